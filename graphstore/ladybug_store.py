@@ -1,0 +1,262 @@
+"""The embedded default store: LadybugDB (the maintained Kuzu fork), on disk or in memory.
+
+Tables are generated from the schema on open; a store written by an older schema gets
+the missing tables, columns and relationship endpoints added in place.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import ladybug
+
+from .cypher_text import check_read_only, quote_reserved_properties
+from .errors import GraphStoreError, QueryError, StoreLocationError, TaskNotFound
+from .schema import KINDS, SCHEMA, NodeType, Property, Schema
+from .store import MEMORY, GraphStore, QueryResult, TaskSummary
+from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
+
+
+def _q(name: str) -> str:
+    return f"`{name}`"
+
+
+def _to_store(prop: Property, value: Any) -> Any:
+    if value is None:
+        return None
+    return json.dumps(value, sort_keys=True) if prop.kind == "json" else value
+
+
+def _from_store(prop: Property, value: Any) -> Any:
+    if value is None:
+        return None
+    return json.loads(value) if prop.kind == "json" else value
+
+
+def _assignments(
+    properties: tuple[Property, ...], rows: list[dict[str, Any]], keep: tuple[str, ...] = ()
+) -> tuple[str, list[dict[str, Any]]]:
+    """The `{key: r.key, ...}` text and the rows for an UNWIND write.
+
+    Columns that are None in every row are left out: UNWIND cannot type them.
+    """
+    present = {k for row in rows for k, v in row.items() if v is not None} | set(keep)
+    sets = ", ".join(f"{_q(p.name)}: r.{_q(p.name)}" for p in properties if p.name in present)
+    return sets, [{k: row.get(k) for k in present} for row in rows]
+
+
+class LadybugStore(GraphStore):
+    """GraphStore on an embedded LadybugDB database."""
+
+    def __init__(self, location: str = MEMORY, schema: Schema = SCHEMA, read_only: bool = False) -> None:
+        self.location = location
+        self.schema = schema
+        self._lock = threading.RLock()
+        path = location
+        if location != MEMORY:
+            p = Path(location).expanduser()
+            if p.exists() and p.is_dir() and not any(p.iterdir()):
+                p.rmdir()  # an empty folder (e.g. from mkdtemp) becomes the database file
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreLocationError(f"cannot create the folder of store {location!r}: {exc}") from None
+            path = str(p)
+        try:
+            self._db = ladybug.Database(path, read_only=read_only) if location != MEMORY else ladybug.Database(MEMORY)
+            self._conn = ladybug.Connection(self._db)
+        except Exception as exc:
+            raise StoreLocationError(f"cannot open embedded store {location!r}: {exc}") from None
+        if not read_only:
+            self._sync_schema()
+
+    # -- schema ---------------------------------------------------------------------
+    def _raw(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        result = self._conn.execute(query, params or {})
+        results = result if isinstance(result, list) else [result]
+        rows = results[-1].get_all()
+        for r in results:
+            r.close()
+        return rows
+
+    def _sync_schema(self) -> None:
+        tables = {name: kind for _, name, kind, *_ in self._raw("CALL show_tables() RETURN *")}
+        for label, node_type in self.schema.nodes.items():
+            if label not in tables:
+                cols = ", ".join(f"{_q(p.name)} {KINDS[p.kind]}" for p in node_type.properties)
+                self._raw(f"CREATE NODE TABLE {_q(label)}({cols}, PRIMARY KEY(uid))")
+            else:
+                self._add_missing_columns(label, node_type.properties)
+        for name, rel in self.schema.rels.items():
+            if name not in tables:
+                pairs = ", ".join(f"FROM {_q(a)} TO {_q(b)}" for a, b in rel.endpoints)
+                cols = "".join(f", {_q(p.name)} {KINDS[p.kind]}" for p in rel.properties)
+                self._raw(f"CREATE REL TABLE {_q(name)}({pairs}{cols})")
+            else:
+                have = {(a, b) for a, b, *_ in self._raw(f"CALL show_connection('{name}') RETURN *")}
+                for a, b in rel.endpoints:
+                    if (a, b) not in have:
+                        self._raw(f"ALTER TABLE {_q(name)} ADD FROM {_q(a)} TO {_q(b)}")
+                self._add_missing_columns(name, rel.properties)
+
+    def _add_missing_columns(self, table: str, properties: tuple[Property, ...]) -> None:
+        have = {row[1]: row[2] for row in self._raw(f"CALL table_info('{table}') RETURN *")}
+        for p in properties:
+            if p.name not in have:
+                self._raw(f"ALTER TABLE {_q(table)} ADD {_q(p.name)} {KINDS[p.kind]}")
+            elif have[p.name] != KINDS[p.kind]:
+                raise StoreLocationError(
+                    f"store {self.location!r}: column {table}.{p.name} is {have[p.name]}, the schema says "
+                    f"{KINDS[p.kind]}; export the tasks and load them into a new store"
+                )
+
+    # -- writing ----------------------------------------------------------------------
+    def put(self, graph: TaskGraph) -> bool:
+        graph.seal()
+        task_id = graph.task_id
+        with self._lock:
+            if self.content_hash(task_id) == graph.task["content_hash"]:
+                return False
+            node_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for local_id, props in graph.nodes():
+                label = graph.label(local_id)
+                node_type = self.schema.nodes[label]
+                row = {p.name: _to_store(p, props.get(p.name)) for p in node_type.properties}
+                row["uid"] = uid_of(task_id, local_id)
+                row["task"] = task_id
+                node_rows[label].append(row)
+            edge_rows: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+            for source, target, data in graph.graph.edges(data=True):
+                rel = self.schema.rels[data["rel"]]
+                row = {p.name: data["props"].get(p.name) for p in rel.properties}
+                row["s"] = uid_of(task_id, source)
+                row["t"] = uid_of(task_id, target)
+                edge_rows[(data["rel"], graph.label(source), graph.label(target))].append(row)
+            self._raw("BEGIN TRANSACTION")
+            try:
+                self._delete_task_nodes(task_id)
+                for label, rows in node_rows.items():
+                    self._create_nodes(self.schema.nodes[label], rows)
+                for (rel_name, a, b), rows in edge_rows.items():
+                    sets, slim = _assignments(self.schema.rels[rel_name].properties, rows, ("s", "t"))
+                    self._raw(
+                        f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: r.s}}), (b:{_q(b)} {{uid: r.t}}) "
+                        f"CREATE (a)-[:{_q(rel_name)} {{{sets}}}]->(b)",
+                        {"rows": slim},
+                    )
+                self._raw("COMMIT")
+            except Exception as exc:
+                self._rollback()
+                raise GraphStoreError(f"writing task {task_id!r} to {self.location!r} failed, nothing written: {exc}") from exc
+        return True
+
+    def _create_nodes(self, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
+        sets, slim = _assignments(node_type.properties, rows)
+        self._raw(f"UNWIND $rows AS r CREATE (:{_q(node_type.label)} {{{sets}}})", {"rows": slim})
+
+    def _delete_task_nodes(self, task_id: str) -> None:
+        for label, node_type in self.schema.nodes.items():
+            if not node_type.shared:
+                self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $t DETACH DELETE n", {"t": task_id})
+
+    def _rollback(self) -> None:
+        try:
+            self._raw("ROLLBACK")
+        except Exception:
+            pass  # the engine already ended the transaction
+
+    def delete(self, task_id: str) -> bool:
+        with self._lock:
+            if self.content_hash(task_id) is None:
+                return False
+            self._raw("BEGIN TRANSACTION")
+            try:
+                self._delete_task_nodes(task_id)
+                self._raw("COMMIT")
+            except Exception as exc:
+                self._rollback()
+                raise GraphStoreError(f"deleting task {task_id!r} failed, nothing deleted: {exc}") from exc
+            return True
+
+    # -- reading ----------------------------------------------------------------------
+    def get(self, task_id: str) -> TaskGraph:
+        with self._lock:
+            task_type = self.schema.nodes["Task"]
+            cols = ", ".join(f"t.{_q(p.name)}" for p in task_type.properties)
+            rows = self._raw(f"MATCH (t:Task) WHERE t.uid = $id RETURN {cols}", {"id": task_id})
+            if not rows:
+                raise TaskNotFound(task_id, self.location)
+            task_props = {
+                p.name: _from_store(p, v) for p, v in zip(task_type.properties, rows[0]) if p.name not in ("uid", "task")
+            }
+            family, name = task_props.pop("family"), task_props.pop("name")
+            graph = TaskGraph(task_id, family, name, schema=self.schema, **{k: v for k, v in task_props.items() if v is not None})
+            prefix = len(task_id) + 1
+            label_of_uid: dict[str, str] = {task_id: "Task"}
+            for label, node_type in self.schema.nodes.items():
+                if label == "Task" or node_type.shared:
+                    continue
+                props = [p for p in node_type.properties if p.name != "task"]
+                cols = ", ".join(f"n.{_q(p.name)}" for p in props)
+                for row in self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $id RETURN {cols}", {"id": task_id}):
+                    values = {p.name: _from_store(p, v) for p, v in zip(props, row)}
+                    uid = values.pop("uid")
+                    graph.add_node(uid[prefix:], label, **values)
+                    label_of_uid[uid] = label
+            for rel_name, rel in self.schema.rels.items():
+                cols = "".join(f", r.{_q(p.name)}" for p in rel.properties)
+                for a, b in rel.endpoints:
+                    query = (
+                        f"MATCH (a:{_q(a)})-[r:{_q(rel_name)}]->(b:{_q(b)}) WHERE a.task = $id "
+                        f"RETURN a.uid, b.uid{cols}"
+                    )
+                    for row in self._raw(query, {"id": task_id}):
+                        source = TASK_LOCAL_ID if row[0] == task_id else row[0][prefix:]
+                        target = TASK_LOCAL_ID if row[1] == task_id else row[1][prefix:]
+                        props = {p.name: _from_store(p, v) for p, v in zip(rel.properties, row[2:])}
+                        graph.add_edge(source, target, rel_name, **props)
+            return graph
+
+    def list(self) -> list[TaskSummary]:
+        with self._lock:
+            rows = self._raw(
+                "MATCH (t:Task) RETURN t.uid, t.family, t.n_states, t.n_actions, t.source, t.content_hash ORDER BY t.uid"
+            )
+        return [TaskSummary(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows]
+
+    def cypher(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:
+        check_read_only(query)
+        text = quote_reserved_properties(query)
+        with self._lock:
+            try:
+                self._raw("BEGIN TRANSACTION READ ONLY")
+            except Exception as exc:
+                raise QueryError(f"cannot start a read-only transaction on {self.location!r}: {exc}") from None
+            try:
+                result = self._conn.execute(text, params or {})
+                columns = result.get_column_names()
+                rows = result.get_all()
+                result.close()
+                self._raw("COMMIT")
+            except Exception as exc:
+                self._rollback()
+                raise QueryError(f"query failed: {exc}") from None
+        return QueryResult(columns, rows)
+
+    def close(self) -> None:
+        with self._lock:
+            for obj in (getattr(self, "_conn", None), getattr(self, "_db", None)):
+                if obj is not None:
+                    try:
+                        obj.close()
+                    except Exception:
+                        pass
+            self._conn = None  # type: ignore[assignment]
+            self._db = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LadybugStore({self.location!r})"

@@ -1,0 +1,274 @@
+"""The typed property-graph schema shared by every store.
+
+Node types and relationship types are declared once here; the embedded store generates
+its tables from them, the Bolt store its constraints, the RDF view its vocabulary.
+Labels and relationship types used in queries come only from this module, never from
+user strings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .errors import SchemaError
+
+# Property kinds and the store type each maps to. JSON values travel as strings.
+KINDS: dict[str, str] = {
+    "str": "STRING",
+    "int": "INT64",
+    "float": "DOUBLE",
+    "bool": "BOOLEAN",
+    "float[]": "DOUBLE[]",
+    "int[]": "INT64[]",
+    "str[]": "STRING[]",
+    "json": "STRING",
+}
+
+
+@dataclass(frozen=True)
+class Property:
+    """One typed property; `required` properties must be present and not None."""
+
+    name: str
+    kind: str
+    required: bool = False
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown property kind {self.kind!r} for {self.name!r}")
+
+
+@dataclass(frozen=True)
+class NodeType:
+    """A node label. Every node has `uid` (globally unique) and `task` (owning task id)."""
+
+    label: str
+    properties: tuple[Property, ...]
+    doc: str = ""
+    shared: bool = False  # shared nodes (e.g. ConceptNet concepts) outlive any one task
+
+    def property(self, name: str) -> Property | None:
+        return _by_name(self.properties).get(name)
+
+
+@dataclass(frozen=True)
+class RelType:
+    """A relationship type with the (from, to) label pairs it may connect."""
+
+    name: str
+    endpoints: tuple[tuple[str, str], ...]
+    properties: tuple[Property, ...] = ()
+    doc: str = ""
+
+    def property(self, name: str) -> Property | None:
+        return _by_name(self.properties).get(name)
+
+
+def _by_name(props: Iterable[Property]) -> dict[str, Property]:
+    return {p.name: p for p in props}
+
+
+BASE_PROPERTIES = (
+    Property("uid", "str", True, "globally unique id: '<task id>/<local id>' (the task id for Task nodes)"),
+    Property("task", "str", True, "id of the task the node belongs to"),
+)
+
+
+@dataclass
+class Schema:
+    """The set of node and relationship types; families extend it with `add_*`."""
+
+    nodes: dict[str, NodeType] = field(default_factory=dict)
+    rels: dict[str, RelType] = field(default_factory=dict)
+
+    def add_node(self, label: str, properties: Iterable[Property], doc: str = "", shared: bool = False) -> NodeType:
+        props = tuple(BASE_PROPERTIES) + tuple(properties)
+        existing = self.nodes.get(label)
+        if existing is not None:
+            merged = {p.name: p for p in existing.properties}
+            for p in props:
+                if p.name in merged and merged[p.name].kind != p.kind:
+                    raise ValueError(f"{label}.{p.name} declared as {merged[p.name].kind} and {p.kind}")
+                merged.setdefault(p.name, p)
+            props = tuple(merged.values())
+            doc = existing.doc or doc
+        node_type = NodeType(label, props, doc, shared)
+        self.nodes[label] = node_type
+        return node_type
+
+    def add_rel(
+        self, name: str, endpoints: Iterable[tuple[str, str]], properties: Iterable[Property] = (), doc: str = ""
+    ) -> RelType:
+        endpoints = tuple(endpoints)
+        existing = self.rels.get(name)
+        if existing is not None:
+            endpoints = existing.endpoints + tuple(e for e in endpoints if e not in existing.endpoints)
+            merged = {p.name: p for p in existing.properties}
+            for p in properties:
+                merged.setdefault(p.name, p)
+            properties = tuple(merged.values())
+            doc = existing.doc or doc
+        rel = RelType(name, endpoints, tuple(properties), doc)
+        self.rels[name] = rel
+        return rel
+
+    def node_type(self, label: str) -> NodeType:
+        try:
+            return self.nodes[label]
+        except KeyError:
+            raise SchemaError(f"unknown node type {label!r}; known: {', '.join(sorted(self.nodes))}") from None
+
+    def rel_type(self, name: str) -> RelType:
+        try:
+            return self.rels[name]
+        except KeyError:
+            raise SchemaError(f"unknown relationship type {name!r}; known: {', '.join(sorted(self.rels))}") from None
+
+    def fingerprint(self) -> str:
+        """A stable text of the whole schema, for stores that record which schema they hold."""
+        payload = {
+            "nodes": {k: [(p.name, p.kind) for p in v.properties] for k, v in sorted(self.nodes.items())},
+            "rels": {
+                k: {"endpoints": list(v.endpoints), "props": [(p.name, p.kind) for p in v.properties]}
+                for k, v in sorted(self.rels.items())
+            },
+        }
+        return json.dumps(payload, sort_keys=True)
+
+
+def check_value(kind: str, value: Any) -> Any:
+    """Return `value` normalised to `kind`, or raise TypeError saying what was expected."""
+    if kind == "str":
+        if isinstance(value, str):
+            return value
+    elif kind == "int":
+        if isinstance(value, bool):
+            raise TypeError(f"expected an integer, got the boolean {value!r}")
+        if isinstance(value, int) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu"):
+            return int(value)
+    elif kind == "float":
+        if isinstance(value, bool):
+            raise TypeError(f"expected a number, got the boolean {value!r}")
+        if isinstance(value, (int, float)) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf"):
+            out = float(value)
+            if math.isnan(out):
+                raise TypeError("expected a number, got NaN")
+            return out
+    elif kind == "bool":
+        if isinstance(value, bool) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "b"):
+            return bool(value)
+    elif kind.endswith("[]"):
+        if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+            items = value.tolist() if hasattr(value, "tolist") else list(value)
+            return [check_value(kind[:-2], v) for v in items]
+    elif kind == "json":
+        try:
+            text = json.dumps(value, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"expected a JSON-serialisable value: {exc}") from None
+        return json.loads(text)
+    raise TypeError(f"expected {kind}, got {type(value).__name__} {value!r}")
+
+
+def validate_properties(owner: str, declared: tuple[Property, ...], props: dict[str, Any]) -> dict[str, Any]:
+    """Check `props` against `declared`; return the normalised dict. `owner` names the node or edge."""
+    known = {p.name: p for p in declared}
+    unknown = sorted(set(props) - set(known))
+    if unknown:
+        raise SchemaError(f"{owner}: unknown propert{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}")
+    out: dict[str, Any] = {}
+    for p in declared:
+        value = props.get(p.name)
+        if value is None:
+            if p.required:
+                raise SchemaError(f"{owner}: required property {p.name!r} ({p.kind}) is missing")
+            continue
+        try:
+            out[p.name] = check_value(p.kind, value)
+        except TypeError as exc:
+            raise SchemaError(f"{owner}: property {p.name!r}: {exc}") from None
+    return out
+
+
+def build_schema() -> Schema:
+    """The graphtasks schema: every family's node and relationship types."""
+    s = Schema()
+    s.add_node(
+        "Task",
+        [
+            Property("family", "str", True, "task family, e.g. 'neuronav/graph' or 'rewardgym'"),
+            Property("name", "str", True, "short human name"),
+            Property("source", "str", False, "where the definition came from (data file, reference, user)"),
+            Property("description", "str"),
+            Property("params", "json", False, "parameters the task was built with"),
+            Property("provenance", "json", False, "references and licences"),
+            Property("content_hash", "str", False, "hash of every node and edge; equal hash = equal task"),
+            Property("reward_on", "str", False, "'arrival' (neuro-nav) or 'terminal' (rewardGym)"),
+            Property("n_states", "int"),
+            Property("n_actions", "int"),
+            Property("schedule", "json", False, "trial-schedule specification (block structure)"),
+        ],
+        "One node per task: its id, family, parameters and provenance.",
+    )
+    s.add_node(
+        "State",
+        [
+            Property("index", "int", True, "state index used by the environment"),
+            Property("name", "str"),
+            Property("terminal", "bool", False, "no outgoing MOVE edges: the episode ends here"),
+            Property("skip", "bool", False, "auto-advances with action 0 whenever reached"),
+            Property("info", "json", False, "free-form annotations returned in the environment's info"),
+        ],
+        "A state of a graph task.",
+    )
+    s.add_node(
+        "Reward",
+        [
+            Property("kind", "str", True, "fixed | probabilistic | drifting | pseudorandom"),
+            Property("values", "float[]", True, "outcome values"),
+            Property("probs", "float[]", False, "probabilities of `values` (probabilistic)"),
+            Property("borders", "float[]", False, "bounds of the drifting probability"),
+            Property("sd", "float", False, "step size of the drifting probability"),
+        ],
+        "A reward source attached to a state.",
+    )
+    s.add_node(
+        "Condition",
+        [
+            Property("name", "str", True),
+            Property("reward", "float", False, "fixed outcome of the trial, overriding the reward source"),
+            Property("available", "json", False, "actions offered per state index in this trial"),
+        ],
+        "A trial condition: per-trial edge overrides (OVERRIDE edges) and fixed outcomes.",
+    )
+    s.add_rel(
+        "MOVE",
+        [("State", "State")],
+        [
+            Property("action", "int", True, "action label"),
+            Property("p", "float", True, "probability of this target given (source, action)"),
+            Property("executed", "int", False, "action actually carried out (differs under slips)"),
+        ],
+        "Transition: taking `action` in the source leads to the target with probability `p`.",
+    )
+    s.add_rel("HAS_REWARD", [("State", "Reward")], doc="The reward source paid at this state.")
+    s.add_rel("START", [("Task", "State")], doc="The start state of the task.")
+    s.add_rel(
+        "OVERRIDE",
+        [("Condition", "State")],
+        [
+            Property("source", "int", True, "state index whose edge is overridden"),
+            Property("action", "int", True),
+            Property("p", "float", True),
+        ],
+        "In this condition, `action` at state `source` goes to the target with probability `p`.",
+    )
+    s.add_rel("HAS_CONDITION", [("Task", "Condition")], doc="The task's named trial conditions.")
+    return s
+
+
+SCHEMA = build_schema()

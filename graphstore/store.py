@@ -1,0 +1,113 @@
+"""The store interface every backend implements, and how a location picks a backend.
+
+Location rules (argument > `GRAPHTASKS_STORE` > default):
+- ':memory:'                  embedded store in memory (tests, throwaway runs)
+- 'bolt://...', 'neo4j://...' Neo4j (or any Bolt server) through the official driver
+- anything else               a path of an on-disk embedded (LadybugDB) store
+The default path is `$XDG_DATA_HOME/graphtasks/store.lbug` (`~/.local/share/...`).
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from .taskgraph import TaskGraph
+
+STORE_ENV_VAR = "GRAPHTASKS_STORE"
+MEMORY = ":memory:"
+
+
+def default_location() -> str:
+    """The store location used when neither an argument nor the environment names one."""
+    if os.environ.get(STORE_ENV_VAR):
+        return os.environ[STORE_ENV_VAR]
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return str(Path(base) / "graphtasks" / "store.lbug")
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """One line of `graphtasks tasks list`."""
+
+    task_id: str
+    family: str
+    n_states: int | None
+    n_actions: int | None
+    source: str
+    content_hash: str
+
+
+@dataclass
+class QueryResult:
+    """Rows of a query with their column names."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row)) for row in self.rows]
+
+
+class GraphStore(ABC):
+    """put / get / list / delete whole tasks, and read-only Cypher."""
+
+    location: str
+
+    @abstractmethod
+    def put(self, graph: TaskGraph) -> bool:
+        """Write the task in one transaction; True if the store changed (False: same content already there)."""
+
+    @abstractmethod
+    def get(self, task_id: str) -> TaskGraph:
+        """Read a whole task; raises TaskNotFound."""
+
+    @abstractmethod
+    def list(self) -> list[TaskSummary]:
+        """Every stored task, sorted by id."""
+
+    @abstractmethod
+    def delete(self, task_id: str) -> bool:
+        """Remove a task and its nodes; True if it was there."""
+
+    @abstractmethod
+    def cypher(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:
+        """Run a read-only Cypher query; writing raises QueryError and changes nothing."""
+
+    def content_hash(self, task_id: str) -> str | None:
+        """The stored content hash of a task, or None if it is not stored."""
+        rows = self.cypher("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash", {"id": task_id}).rows
+        return rows[0][0] if rows else None
+
+    def __contains__(self, task_id: str) -> bool:
+        return self.content_hash(task_id) is not None
+
+    def close(self) -> None:
+        """Release the connection; the store object is unusable afterwards."""
+
+    def __enter__(self) -> "GraphStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(location: str | Path | None = None, **options: Any) -> GraphStore:
+    """Open the store at `location` (see module docstring for the rules)."""
+    loc = str(location) if location is not None else default_location()
+    if loc.startswith(("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")):
+        from .neo4j_store import Neo4jStore  # imported lazily: the driver is only needed for servers
+
+        return Neo4jStore(loc, **options)
+    from .ladybug_store import LadybugStore
+
+    return LadybugStore(loc, **options)

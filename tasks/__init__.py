@@ -1,0 +1,22 @@
+"""tasks: the task catalogue and file formats. Imports only graphstore.
+
+`tasks.build(task_id, **params)` gives a built-in task as a TaskGraph;
+`tasks.builtin_ids()` lists them.
+"""
+
+from .conditions import Condition, parse_condition
+from .data import TaskFileError, data_dir
+from .graph_notation import GraphNotationError, ParsedGraph, parse_graph
+from .registry import (
+    Family, UnknownTask, build, build_from_file, builtin_ids, families, is_builtin, make_task_id,
+    register_family, resolve, split_task_id,
+)
+from .rewards import RandomStream, RewardSpec, make_source, reward_spec, spec_from_props
+from .schedules import trial_schedule
+
+__all__ = [
+    "Condition", "Family", "GraphNotationError", "ParsedGraph", "RandomStream", "RewardSpec", "TaskFileError",
+    "UnknownTask", "build", "build_from_file", "builtin_ids", "data_dir", "families", "is_builtin", "make_source",
+    "make_task_id", "parse_condition", "parse_graph", "register_family", "resolve", "reward_spec", "spec_from_props",
+    "split_task_id", "trial_schedule",
+]

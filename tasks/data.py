@@ -1,0 +1,36 @@
+"""Where the project's data files are, and reading them with errors that name the file."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+
+class TaskFileError(ValueError):
+    """A task definition file cannot be read; the message names the file (and field)."""
+
+
+@lru_cache(maxsize=1)
+def data_dir() -> Path:
+    """The `data/` folder: installed as the `graphtasks.data` resource package, or the checkout's."""
+    try:
+        root = Path(str(resources.files("graphtasks.data")))
+        if (root / "rewardgym").is_dir():
+            return root
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parents[1] / "data"
+
+
+def read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskFileError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TaskFileError(f"{path}, line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}") from None
