@@ -1,0 +1,1 @@
+"""The graphtasks command line (the only code that imports every layer) and the packaged data."""

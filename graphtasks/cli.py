@@ -1,0 +1,52 @@
+"""`graphtasks`: the command line. Thin: parse arguments, call the layers, print.
+
+Each command group lives in its own module under `graphtasks/commands/` with a
+`register(subparsers)` function that adds its sub-commands; list it in COMMAND_MODULES.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMAND_MODULES = [
+    "graphtasks.commands.tasks_cmd",
+    "graphtasks.commands.query_cmd",
+    "graphtasks.commands.run_cmd",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="graphtasks",
+        description="Cognitive-neuroscience tasks as typed property graphs, run as gymnasium environments.",
+    )
+    parser.add_argument(
+        "--store",
+        default=None,
+        help="store location: a path (embedded LadybugDB), ':memory:', or bolt://... / neo4j://... "
+        "(default: $GRAPHTASKS_STORE or ~/.local/share/graphtasks/store.lbug)",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    from graphstore import GraphStoreError
+    from tasks import TaskFileError, UnknownTask
+
+    try:
+        return int(args.func(args) or 0)
+    except (GraphStoreError, TaskFileError, UnknownTask, ValueError) as exc:
+        print(f"graphtasks: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
