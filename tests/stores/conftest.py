@@ -51,22 +51,29 @@ def arcadedb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltSe
     for _attempt in range(3):  # a free port can be taken between probing and binding
         root = tmp_path_factory.mktemp("arcadedb")
         bolt_port, http_port = _free_port(), _free_port()
-        server = server_module.ArcadeDBServer(
-            root_path=str(root),
-            root_password=password,
-            config={
-                "host": "127.0.0.1",
-                "http_port": http_port,
-                "server_plugins": "Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
-                "bolt_port": bolt_port,
-            },
-        )
+        # The JVM writes its logs under ./log of the working directory it starts in: keep
+        # them in the temporary folder, not in the checkout.
+        cwd = os.getcwd()
+        os.environ.setdefault("ARCADEDB_JVM_ERROR_FILE", str(root / "hs_err_pid%p.log"))
         try:
+            os.chdir(root)
+            server = server_module.ArcadeDBServer(
+                root_path=str(root),
+                root_password=password,
+                config={
+                    "host": "127.0.0.1",
+                    "http_port": http_port,
+                    "server_plugins": "Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
+                    "bolt_port": bolt_port,
+                },
+            )
             server.start()
         except Exception as exc:  # noqa: BLE001 - retried with other ports, reported below
             last_error = exc
             time.sleep(0.5)
             continue
+        finally:
+            os.chdir(cwd)
         server.create_database(ARCADE_DATABASE)
         try:
             yield BoltServer("arcadedb", f"bolt://127.0.0.1:{bolt_port}", ARCADE_USER, password, ARCADE_DATABASE)
