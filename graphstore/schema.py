@@ -20,7 +20,7 @@ KINDS: dict[str, str] = {
     "str": "STRING",
     "int": "INT64",
     "float": "DOUBLE",
-    "bool": "BOOLEAN",
+    "bool": "BOOL",
     "float[]": "DOUBLE[]",
     "int[]": "INT64[]",
     "str[]": "STRING[]",

@@ -1,0 +1,157 @@
+"""Compile a stored graph task into arrays, once: `step` never touches the database.
+
+The arrays are the single description the environments (single and vectorised) run on.
+Successors of each (state, action) are sorted by target index, so the same seed gives the
+same trajectory whatever order a store returns edges in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphstore import GraphStore, SchemaError, TaskGraph
+from tasks import Condition, RewardSpec, spec_from_props
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledGraphTask:
+    """Arrays of one graph task. `targets[s, a, k]` with probability `probs[s, a, k]` (padded -1 / 0)."""
+
+    task_id: str
+    content_hash: str
+    family: str
+    reward_on: str  # 'arrival' or 'terminal'
+    start: int
+    terminal: np.ndarray  # bool (n,)
+    skip: np.ndarray  # bool (n,)
+    defined: np.ndarray  # bool (n, A): the node defines this action
+    targets: np.ndarray  # int64 (n, A, K)
+    probs: np.ndarray  # float64 (n, A, K)
+    reward_value: np.ndarray  # float64 (n,): fixed reward (expected value for stochastic sources)
+    reward_specs: tuple[RewardSpec | None, ...]
+    conditions: dict[str, Condition] = field(default_factory=dict)
+    names: tuple[str, ...] = ()
+    info: tuple[dict[str, Any] | None, ...] = ()
+    schedule: dict[str, Any] | None = None
+
+    @property
+    def n_states(self) -> int:
+        return int(self.terminal.shape[0])
+
+    @property
+    def n_actions(self) -> int:
+        return int(self.defined.shape[1])
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every array, by name (for equality checks across stores)."""
+        return {
+            "terminal": self.terminal,
+            "skip": self.skip,
+            "defined": self.defined,
+            "targets": self.targets,
+            "probs": self.probs,
+            "reward_value": self.reward_value,
+            "start": np.array(self.start),
+        }
+
+    def transition_matrix(self) -> np.ndarray:
+        """P[s, a, s'] (undefined actions stay in place)."""
+        n, a_count, _ = self.targets.shape
+        matrix = np.zeros((n, a_count, n))
+        for s in range(n):
+            for a in range(a_count):
+                if not self.defined[s, a]:
+                    matrix[s, a, s] = 1.0
+                    continue
+                for t, p in zip(self.targets[s, a], self.probs[s, a]):
+                    if t >= 0:
+                        matrix[s, a, t] += p
+        return matrix
+
+
+def compile_task(graph: TaskGraph) -> CompiledGraphTask:
+    """Arrays from a TaskGraph (as returned by any store's `get`)."""
+    index_of: dict[str, int] = {}
+    names: dict[int, str] = {}
+    infos: dict[int, Any] = {}
+    skip_set: set[int] = set()
+    for local_id, props in graph.nodes("State"):
+        i = props["index"]
+        if i in names:
+            raise SchemaError(f"task {graph.task_id!r}: two states have index {i}")
+        index_of[local_id] = i
+        names[i] = props.get("name") or str(i)
+        infos[i] = props.get("info")
+        if props.get("skip"):
+            skip_set.add(i)
+    n = len(index_of)
+    if n == 0 or sorted(names) != list(range(n)):
+        raise SchemaError(f"task {graph.task_id!r}: state indices must be 0..n-1, got {sorted(names)}")
+    outcomes: dict[tuple[int, int], list[tuple[int, float]]] = {}
+    start = None
+    reward_specs: list[RewardSpec | None] = [None] * n
+    overrides: dict[str, dict[tuple[int, int], list[tuple[int, float]]]] = {}
+    for source, target, props in _edges_with_rel(graph):
+        rel = props.pop("__rel")
+        if rel == "MOVE":
+            key = (index_of[source], props["action"])
+            outcomes.setdefault(key, []).append((index_of[target], props["p"]))
+        elif rel == "START":
+            start = index_of[target]
+        elif rel == "HAS_REWARD":
+            reward_specs[index_of[source]] = spec_from_props(graph.props(target))
+        elif rel == "OVERRIDE":
+            name = graph.props(source)["name"]
+            key = (props["source"], props["action"])
+            overrides.setdefault(name, {}).setdefault(key, []).append((index_of[target], props["p"]))
+    if start is None:
+        raise SchemaError(f"task {graph.task_id!r}: no START edge from the Task node to a state")
+    n_actions = max((a + 1 for _, a in outcomes), default=1)
+    width = max((len(v) for v in outcomes.values()), default=1)
+    targets = np.full((n, n_actions, width), -1, dtype=np.int64)
+    probs = np.zeros((n, n_actions, width))
+    defined = np.zeros((n, n_actions), dtype=bool)
+    for (s, a), items in outcomes.items():
+        items.sort()
+        defined[s, a] = True
+        for k, (t, p) in enumerate(items):
+            targets[s, a, k] = t
+            probs[s, a, k] = p
+    terminal = ~defined.any(axis=1)
+    conditions = {}
+    for local_id, props in graph.nodes("Condition"):
+        name = props["name"]
+        available = {int(k): tuple(v) for k, v in (props.get("available") or {}).items()}
+        table = {k: tuple(sorted(v)) for k, v in overrides.get(name, {}).items()}
+        conditions[name] = Condition(name, table, props.get("reward"), available)
+    reward_value = np.array([spec.expected if spec is not None else 0.0 for spec in reward_specs])
+    return CompiledGraphTask(
+        task_id=graph.task_id,
+        content_hash=graph.task.get("content_hash") or graph.content_hash(),
+        family=graph.family,
+        reward_on=graph.task.get("reward_on") or "arrival",
+        start=start,
+        terminal=terminal,
+        skip=np.array([i in skip_set for i in range(n)]),
+        defined=defined,
+        targets=targets,
+        probs=probs,
+        reward_value=reward_value,
+        reward_specs=tuple(reward_specs),
+        conditions=dict(sorted(conditions.items())),
+        names=tuple(names[i] for i in range(n)),
+        info=tuple(infos[i] for i in range(n)),
+        schedule=graph.task.get("schedule"),
+    )
+
+
+def _edges_with_rel(graph: TaskGraph):
+    for source, target, data in graph.graph.edges(data=True):
+        yield source, target, {**data["props"], "__rel": data["rel"]}
+
+
+def compile_from_store(store: GraphStore, task_id: str) -> CompiledGraphTask:
+    return compile_task(store.get(task_id))

@@ -1,0 +1,297 @@
+"""GraphTaskEnv: any stored graph task (neuro-nav graphs, rewardGym tasks, user files) as a
+gymnasium environment.
+
+Semantics (documented in the README):
+- action i at a state follows that state's MOVE edges for i; an action the state does not
+  define (or that the trial's condition does not offer) leaves the agent in place with
+  reward 0; the optional no-op (last action) stays in place.
+- skip states advance with their first action whenever they are reached (also at reset).
+- reward_on 'arrival' (neuro-nav): the reward of the state arrived at is paid on every
+  arrival, staying included; 'terminal' (rewardGym): paid only on arriving at a terminal
+  state, drawn from its reward source (or the condition's fixed outcome).
+- `time_penalty` >= 0 is subtracted from every step's reward (one convention for all families).
+- an episode ends when a terminal state (no outgoing edges) is reached, and is truncated
+  after `episode_length` steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from graphstore import GraphStore, TaskGraph
+from tasks import Condition, RandomStream, make_source, parse_condition
+
+from .compile import CompiledGraphTask, compile_task
+from .loading import load_task_graph
+from .observations import build_observation
+
+UNDEFINED = -2
+STOCHASTIC = -1
+
+
+def check_time_penalty(value: float) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0 or value != value:
+        raise ValueError(
+            f"time_penalty: expected a non-negative number (it is subtracted from every step's reward), got {value!r}"
+        )
+    return float(value)
+
+
+def check_probability(name: str, value: float) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name}: expected a probability in [0, 1], got {value!r}")
+    return float(value)
+
+
+def check_episode_length(value: int | None) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"episode_length: expected a positive integer or None, got {value!r}")
+    return int(value)
+
+
+class GraphTaskEnv(gym.Env):
+    """A graph task walked by its probabilistic edges; see the module docstring for the rules."""
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        task: str | TaskGraph | CompiledGraphTask = "neuronav/graph/neighborhood",
+        store: GraphStore | str | None = None,
+        obs_type: str = "index",
+        render_mode: str | None = None,
+        time_penalty: float = 0.0,
+        stochasticity: float = 0.0,
+        use_noop: bool = False,
+        episode_length: int | None = 100,
+        condition: str | dict | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> None:
+        if isinstance(task, CompiledGraphTask):
+            self.compiled = task
+        else:
+            self.compiled = compile_task(load_task_graph(task, store, **(params or {})))
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.obs_type = obs_type
+        self.time_penalty = check_time_penalty(time_penalty)
+        self.stochasticity = check_probability("stochasticity", stochasticity)
+        self.use_noop = bool(use_noop)
+        self.episode_length = check_episode_length(episode_length)
+        self.default_condition = condition
+        c = self.compiled
+        n, a_count = c.n_states, c.n_actions
+        self.noop_action = a_count if self.use_noop else None
+        self.action_space = spaces.Discrete(a_count + int(self.use_noop))
+        self.observation_space, self._table = build_observation(obs_type, c, store)
+        self._build_tables()
+        self._sources = [make_source(spec) if spec is not None else None for spec in c.reward_specs]
+        self._stream: RandomStream | None = None
+        self._state = c.start
+        self._steps = 0
+        self._renderer = None
+
+    # -- compiled arrays as Python lists: indexing lists is the fastest thing in a step ----
+    def _build_tables(self) -> None:
+        c = self.compiled
+        n, a_count = c.n_states, c.n_actions
+        det: list[list[int]] = []
+        dist: dict[tuple[int, int], tuple[list[int], list[float]]] = {}
+        for s in range(n):
+            row = []
+            for a in range(a_count):
+                if not c.defined[s, a]:
+                    row.append(UNDEFINED)
+                    continue
+                k = int((c.targets[s, a] >= 0).sum())
+                if k == 1:
+                    row.append(int(c.targets[s, a, 0]))
+                else:
+                    row.append(STOCHASTIC)
+                    dist[(s, a)] = _distribution(zip(c.targets[s, a, :k].tolist(), c.probs[s, a, :k].tolist()))
+            if self.use_noop:
+                row.append(s)
+            det.append(row)
+        self._base_det, self._base_dist = det, dist
+        self._det, self._dist = det, dist
+        self._terminal = c.terminal.tolist()
+        self._skip = c.skip.tolist()
+        self._skip_first = [int(np.flatnonzero(c.defined[s])[0]) if c.skip[s] else 0 for s in range(n)]
+        pays = c.terminal if c.reward_on == "terminal" else np.ones(n, dtype=bool)
+        self._paid = [bool(p and (spec is not None)) for p, spec in zip(pays, c.reward_specs)]
+        self._fixed = [float(v) for v in c.reward_value]
+        self._is_fixed = [spec is None or spec.kind == "fixed" for spec in c.reward_specs]
+        base_avail = [tuple(int(a) for a in np.flatnonzero(c.defined[s])) for s in range(n)]
+        if self.use_noop:
+            base_avail = [av + (a_count,) for av in base_avail]
+        self._base_avail = base_avail
+        self._avail = base_avail
+        self._outcome: float | None = None
+
+    # -- gymnasium API -------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is not None or self._stream is None:
+            super().reset(seed=seed)
+            self._stream = RandomStream(self.np_random)  # a new session: reward sources start afresh
+            for source in self._sources:
+                if source is not None:
+                    source.reset(self._stream)
+        if options:
+            state = self._reset_options(options)
+        else:
+            if self.default_condition is not None or self._outcome is not None or self._det is not self._base_det:
+                self._apply_condition(self.default_condition)
+            state = self._start_state
+        self._state = state
+        self._steps = 0
+        table = self._table
+        return (state if table is None else table[state].copy()), {"state": state, "available_actions": self._avail[state]}
+
+    def _reset_options(self, options: dict[str, Any]) -> int:
+        unknown = sorted(set(options) - {"condition", "start"})
+        if unknown:
+            raise ValueError(f"reset options: unknown key(s) {', '.join(unknown)}; use 'condition' and 'start'")
+        self._apply_condition(options.get("condition", self.default_condition))
+        start = options.get("start", self.compiled.start)
+        n = self.compiled.n_states
+        if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or not 0 <= start < n:
+            raise ValueError(f"reset options: 'start' must be a state index in 0..{n - 1}, got {start!r}")
+        return self._advance(int(start))
+
+    @property
+    def _start_state(self) -> int:
+        start = self.compiled.start
+        return self._advance(start) if self._skip[start] else start
+
+    def step(self, action):
+        s = self._state
+        stream = self._stream
+        if self.stochasticity and stream.uniform() < self.stochasticity:
+            action = stream.below(self.action_space.n)
+        t = self._det[s][action]
+        if t < 0:
+            if t == UNDEFINED:  # not offered here: stay, no reward
+                return self._finish(s, 0.0)
+            targets, cumulative = self._dist[(s, action)]
+            u = stream.uniform()
+            i = 0
+            while u >= cumulative[i]:
+                i += 1
+            t = targets[i]
+        if self._skip[t]:
+            t = self._advance(t)
+        reward = 0.0
+        if self._paid[t]:
+            reward = self._fixed[t] if self._is_fixed[t] else self._sources[t].draw(stream)
+            if self._outcome is not None and self._terminal[t]:
+                reward = self._outcome
+        return self._finish(t, reward)
+
+    def _finish(self, t: int, reward: float):
+        self._state = t
+        terminated = self._terminal[t]
+        self._steps += 1
+        truncated = not terminated and self.episode_length > 0 and self._steps >= self.episode_length
+        table = self._table
+        return (
+            t if table is None else table[t].copy(),
+            reward - self.time_penalty,
+            terminated,
+            truncated,
+            {"state": t, "available_actions": self._avail[t]},
+        )
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _advance(self, t: int) -> int:
+        """Follow skip states with their first action until a non-skip state."""
+        for _ in range(self.compiled.n_states + 1):
+            if not self._skip[t] or self._terminal[t]:
+                return t
+            t = self._move(t, self._skip_first[t])
+        raise RuntimeError(f"task {self.compiled.task_id!r}: skip states form a cycle at state {t}")
+
+    def _move(self, s: int, action: int) -> int:
+        t = self._det[s][action]
+        if t == STOCHASTIC:
+            targets, cumulative = self._dist[(s, action)]
+            u = self._stream.uniform()
+            i = 0
+            while u >= cumulative[i]:
+                i += 1
+            return targets[i]
+        return s if t == UNDEFINED else t
+
+    def _apply_condition(self, condition: str | dict | Condition | None) -> None:
+        self._det, self._dist, self._avail, self._outcome = self._base_det, self._base_dist, self._base_avail, None
+        if condition is None:
+            return
+        c = self.compiled
+        if isinstance(condition, str):
+            try:
+                condition = c.conditions[condition]
+            except KeyError:
+                known = ", ".join(c.conditions) or "none"
+                raise ValueError(f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})") from None
+        elif isinstance(condition, dict):
+            condition = parse_condition("(given)", condition, c.n_states)
+        det = list(self._base_det)
+        dist = dict(self._base_dist)
+        avail = list(self._base_avail)
+        for (s, a), outcomes in condition.overrides.items():
+            if not 0 <= s < c.n_states or not 0 <= a < c.n_actions:
+                raise ValueError(f"condition {condition.name!r}: state {s}, action {a} is not in the task")
+            row = det[s] = list(det[s])
+            if len(outcomes) == 1:
+                row[a] = outcomes[0][0]
+            else:
+                row[a] = STOCHASTIC
+                dist[(s, a)] = _distribution(outcomes)
+            if a not in avail[s]:
+                avail[s] = tuple(sorted(avail[s] + (a,)))
+        for s, actions in condition.available.items():
+            row = det[s] = list(det[s])
+            for a in range(c.n_actions):
+                if a not in actions:
+                    row[a] = UNDEFINED
+            avail[s] = tuple(a for a in avail[s] if a in actions or a == self.noop_action)
+        self._det, self._dist, self._avail, self._outcome = det, dist, avail, condition.reward
+
+    @property
+    def state(self) -> int:
+        """The current state index."""
+        return self._state
+
+    def render(self):
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        from .render_graph import GraphRenderer
+
+        if self._renderer is None:
+            self._renderer = GraphRenderer(self.compiled)
+        if self.render_mode == "ansi":
+            return self._renderer.ansi(self._state)
+        return self._renderer.rgb(self._state)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_renderer"] = None
+        return state
+
+
+def _distribution(outcomes) -> tuple[list[int], list[float]]:
+    """Targets and cumulative probabilities (last one exactly 1)."""
+    targets, cumulative, total = [], [], 0.0
+    for t, p in sorted(outcomes):
+        total += p
+        targets.append(int(t))
+        cumulative.append(total)
+    cumulative[-1] = 1.0 + 1e-12
+    return targets, cumulative

@@ -1,0 +1,31 @@
+"""gymnasium ids under `graphtasks/`, registered when `gym_bridge` is imported."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+GRAPH_ENTRY = "gym_bridge.graph_env:GraphTaskEnv"
+
+# One id per rewardGym task; the generic id takes any stored or built-in task.
+REWARDGYM_IDS = {
+    "TwoStep-v0": "rewardgym/two-step",
+    "HCP-v0": "rewardgym/hcp",
+    "MID-v0": "rewardgym/mid",
+    "Posner-v0": "rewardgym/posner",
+    "RiskSensitive-v0": "rewardgym/risk-sensitive",
+    "RobotFactory-v0": "rewardgym/robotfactory",
+    "GoNoGo-v0": "rewardgym/gonogo",
+    "TwoArmedBandit-v0": "rewardgym/two-armed-bandit",
+}
+
+
+def registered_ids() -> list[str]:
+    return [env_id for env_id in gym.registry if env_id.startswith("graphtasks/")]
+
+
+def register_all() -> None:
+    if "graphtasks/Graph-v0" in gym.registry:
+        return
+    gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY)
+    for env_id, task_id in REWARDGYM_IDS.items():
+        gym.register(f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, kwargs={"task": task_id})
