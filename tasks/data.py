@@ -18,11 +18,16 @@ def data_dir() -> Path:
     """The `data/` folder: installed as the `graphtasks.data` resource package, or the checkout's."""
     try:
         root = Path(str(resources.files("graphtasks.data")))
-        if (root / "rewardgym").is_dir():
+        if root.is_dir() and any(root.iterdir()):
             return root
     except (ModuleNotFoundError, TypeError):
         pass
-    return Path(__file__).resolve().parents[1] / "data"
+    checkout = Path(__file__).resolve().parents[1] / "data"
+    if not checkout.is_dir():
+        raise TaskFileError(
+            "graphtasks' data files are missing: reinstall the package (pip install .) or run from a checkout"
+        )
+    return checkout
 
 
 def read_json(path: Path) -> Any:

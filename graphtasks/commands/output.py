@@ -1,13 +1,11 @@
-"""Printing query results for people (aligned tables) and programs (JSON, CSV)."""
+"""Printing query results and listings as aligned tables, JSON or CSV."""
 
 from __future__ import annotations
 
 import csv
-import io
 import json
-from typing import Any, Sequence
-
-FORMATS = ("table", "json", "csv")
+import sys
+from typing import Any, Sequence, TextIO
 
 
 def _cell(value: Any) -> str:
@@ -15,34 +13,43 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.6g}"
-    if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, sort_keys=True, default=str)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
     return str(value)
 
 
-def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table") -> str:
-    """The rows as text in `fmt`: 'table' (aligned, with a row count), 'json' (list of objects) or 'csv'."""
+def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table", out: TextIO = sys.stdout) -> None:
     if fmt == "json":
-        return json.dumps([dict(zip(columns, row)) for row in rows], indent=2, default=str)
+        json.dump([dict(zip(columns, row)) for row in rows], out, indent=2, default=str)
+        out.write("\n")
+        return
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
+        writer = csv.writer(out)
         writer.writerow(columns)
-        for row in rows:
-            writer.writerow([_cell(v) for v in row])
-        return buffer.getvalue().rstrip("\n")
-    if fmt != "table":
-        raise ValueError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
-    text = [[_cell(v).replace("\n", "\\n") for v in row] for row in rows]
-    widths = [len(c) for c in columns]
+        writer.writerows([[_cell(v) for v in row] for row in rows])
+        return
+    text = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(columns)]
+    out.write("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip() + "\n")
+    out.write("  ".join("-" * w for w in widths) + "\n")
     for row in text:
-        widths = [max(w, len(v)) for w, v in zip(widths, row)]
-    line = lambda cells: "  ".join(v.ljust(w) for v, w in zip(cells, widths)).rstrip()  # noqa: E731
-    out = [line(columns), line(["-" * w for w in widths])]
-    out += [line(row) for row in text]
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(out)
+        out.write("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
+    out.write(f"({len(rows)} row{'s' if len(rows) != 1 else ''})\n")
 
 
-def add_format_option(parser: Any) -> None:
-    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+def add_format_argument(parser) -> None:
+    parser.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)")
+
+
+def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
+    """KEY=VALUE pairs; VALUE is read as JSON when it parses, else kept as text."""
+    params: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param: expected KEY=VALUE, got {item!r}")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params

@@ -10,7 +10,7 @@ from pathlib import Path
 from graphstore import GraphStoreError, SchemaError, open_store
 from graphstore import rdf as rdf_view
 
-from .output import add_format_option, render
+from .output import add_format_argument, print_rows
 
 RDF_FORMATS = {".ttl": "turtle", ".turtle": "turtle", ".nt": "nt"}
 
@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sparql.add_argument("query", help="the SPARQL query text (or @FILE to read it from a file)")
     sparql.add_argument("--task", action="append", dest="tasks", metavar="ID", help="task to include (repeatable; default all)")
-    add_format_option(sparql)
+    add_format_argument(sparql)
     sparql.set_defaults(func=cmd_sparql)
 
     export = subparsers.add_parser("export", help="write a stored task as Turtle or N-Triples")
@@ -57,7 +57,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     with open_store(args.store) as store:
         graph = rdf_view.store_to_rdf(store, args.tasks)
     result = rdf_view.sparql(graph, with_prefixes(query))
-    sys.stdout.write(render(result.columns, result.rows, args.format) + "\n")
+    print_rows(result.columns, result.rows, args.format, out=sys.stdout)
     return 0
 
 

@@ -17,7 +17,7 @@ from graphstore import SCHEMA, open_store
 from graphstore.inspect import format_summary, summarise
 from graphstore.transfer import copy_tasks
 
-from .output import add_format_option, render
+from .output import add_format_argument, print_rows
 
 
 def subcommands(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse._SubParsersAction:
@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.set_defaults(func=cmd_show)
 
     schema = subparsers.add_parser("schema", help="print the node and relationship types of the schema")
-    add_format_option(schema)
+    add_format_argument(schema)
     schema.set_defaults(func=cmd_schema)
 
 
@@ -95,5 +95,5 @@ def schema_rows() -> tuple[list[str], list[list[str]]]:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     columns, rows = schema_rows()
-    sys.stdout.write(render(columns, rows, args.format) + "\n")
+    print_rows(columns, rows, args.format, out=sys.stdout)
     return 0
