@@ -331,8 +331,12 @@ class Neo4jStore(GraphStore):
             for label, node_type in self.schema.nodes.items():
                 if label == "Task" or node_type.shared:
                     continue
-                query = f"MATCH (n:{_q(label)}) WHERE n.task = $id RETURN n.uid, n"
-                for uid, node in tx.run(query, id=task_id).values():
+                # explicit columns: much faster than whole nodes on some servers (ArcadeDB: 2x)
+                props = [p for p in node_type.properties if p.name not in ("uid", "task")]
+                cols = "".join(f", n.{_q(p.name)} AS {_q(p.name)}" for p in props)
+                query = f"MATCH (n:{_q(label)}) WHERE n.task = $id RETURN n.uid AS uid{cols}"
+                for record in tx.run(query, id=task_id):
+                    uid, node = record["uid"], record
                     if not isinstance(uid, str) or not uid.startswith(prefix):
                         raise GraphStoreError(
                             f"task {task_id!r} in {self.location!r}: {label} node uid {uid!r} does not start "
@@ -343,7 +347,7 @@ class Neo4jStore(GraphStore):
                 for a, b in rel.endpoints:
                     query = (
                         f"MATCH (a:{_q(a)})-[r:{_q(rel_name)}]->(b:{_q(b)}) WHERE a.task = $id "
-                        f"RETURN a.uid, b.uid, r"
+                        f"RETURN a.uid, b.uid, properties(r)"
                     )
                     for s, t, edge in tx.run(query, id=task_id).values():
                         source = TASK_LOCAL_ID if s == task_id else s[len(prefix) :]
