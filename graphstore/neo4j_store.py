@@ -27,7 +27,7 @@ import neo4j
 from neo4j import exceptions as neo4j_errors
 
 from .cypher_text import check_read_only
-from .errors import GraphStoreError, QueryError, StoreLocationError, TaskNotFound
+from .errors import GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
 from .schema import SCHEMA, NodeType, Property, Schema
 from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
@@ -351,7 +351,12 @@ class Neo4jStore(GraphStore):
                     )
                     for s, t, edge in tx.run(query, id=task_id).values():
                         source = TASK_LOCAL_ID if s == task_id else s[len(prefix) :]
-                        target = TASK_LOCAL_ID if t == task_id else t[len(prefix) :]
+                        target = TASK_LOCAL_ID if t == task_id else str(t)[len(prefix) :]
+                        if target not in graph.graph or not str(t).startswith(prefix) and t != task_id:
+                            raise SchemaError(
+                                f"task {task_id!r} in {self.location!r}: {rel_name} edge from {source or '(task)'!r} "
+                                f"to unknown {b} {t!r} (not a node of this task)"
+                            )
                         graph.add_edge(source, target, rel_name, **self._props(rel.properties, edge))
             return graph
 

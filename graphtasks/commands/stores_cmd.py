@@ -1,4 +1,4 @@
-"""Commands across stores and for inspection: `tasks copy`, `tasks show`, `schema`.
+"""Commands across stores and for inspection: `tasks copy`, `tasks show`, `tasks check`, `schema`.
 
 `tasks copy` and `tasks show` join the `tasks` group that `tasks_cmd` creates (this
 module is listed after it in COMMAND_MODULES); if no `tasks` group exists yet, one is
@@ -13,9 +13,10 @@ import argparse
 import json
 import sys
 
-from graphstore import SCHEMA, open_store
+from graphstore import SCHEMA, GraphStoreError, TaskNotFound, open_store
 from graphstore.inspect import format_summary, summarise
 from graphstore.transfer import copy_tasks
+from graphstore.validate import explain
 
 from .output import add_format_argument, print_rows
 
@@ -54,6 +55,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("--format", choices=("text", "json"), default="text")
     show.set_defaults(func=cmd_show)
 
+    check = tasks_group.add_parser(
+        "check", help="explain what a stored (e.g. hand-written) task lacks before it can run as an environment"
+    )
+    check.add_argument("task_id", metavar="ID")
+    check.set_defaults(func=cmd_check)
+
     schema = subparsers.add_parser("schema", help="print the node and relationship types of the schema")
     add_format_argument(schema)
     schema.set_defaults(func=cmd_schema)
@@ -75,6 +82,23 @@ def cmd_show(args: argparse.Namespace) -> int:
         summary = summarise(store.get(args.task_id))
     print(json.dumps(summary, indent=2, default=str) if args.format == "json" else format_summary(summary))
     return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        try:
+            problems = explain(store.get(args.task_id))
+        except TaskNotFound:
+            raise
+        except GraphStoreError as exc:  # the task cannot even be read as a graph
+            problems = [str(exc)]
+    if not problems:
+        print(f"{args.task_id}: ok, the task can run")
+        return 0
+    print(f"{args.task_id}: {len(problems)} problem(s)")
+    for problem in problems:
+        print(f"  - {problem}")
+    return 1
 
 
 def schema_rows() -> tuple[list[str], list[list[str]]]:
