@@ -18,7 +18,10 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table", out: TextIO = sys.stdout) -> None:
+def print_rows(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table", out: TextIO | None = None
+) -> None:
+    out = out or sys.stdout  # looked up per call: a default bound at import would miss redirections
     if fmt == "json":
         json.dump([dict(zip(columns, row)) for row in rows], out, indent=2, default=str)
         out.write("\n")
