@@ -15,7 +15,7 @@ from typing import Any
 import ladybug
 
 from .cypher_text import check_read_only, quote_reserved_properties
-from .errors import GraphStoreError, QueryError, StoreLocationError, TaskNotFound
+from .errors import ConflictError, GraphStoreError, QueryError, StoreLocationError, TaskNotFound
 from .schema import KINDS, SCHEMA, NodeType, Property, Schema
 from .store import MEMORY, GraphStore, QueryResult, TaskSummary
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
@@ -118,12 +118,18 @@ class LadybugStore(GraphStore):
                 )
 
     # -- writing ----------------------------------------------------------------------
-    def put(self, graph: TaskGraph) -> bool:
+    def put(self, graph: TaskGraph, expected_hash: str | None = None) -> bool:
         graph.seal()
         task_id = graph.task_id
-        with self._lock:
-            if self.content_hash(task_id) == graph.task["content_hash"]:
+        with self._lock:  # one connection, serialised by the lock: the check and the write are atomic here
+            stored = self.content_hash(task_id)
+            if stored == graph.task["content_hash"]:
                 return False
+            if expected_hash is not None and stored != expected_hash:
+                raise ConflictError(
+                    f"task {task_id!r} in {self.location!r} changed since it was read "
+                    f"(content hash {stored or 'none: deleted'}, expected {expected_hash}); nothing written"
+                )
             node_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
             for local_id, props in graph.nodes():
                 label = graph.label(local_id)

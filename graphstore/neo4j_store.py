@@ -27,7 +27,7 @@ import neo4j
 from neo4j import exceptions as neo4j_errors
 
 from .cypher_text import check_read_only
-from .errors import GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
+from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
 from .schema import SCHEMA, NodeType, Property, Schema
 from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
@@ -211,7 +211,7 @@ class Neo4jStore(GraphStore):
 
     # -- schema: constraints and indexes ---------------------------------------------------
     def _ensure_schema(self) -> None:
-        """Create the uid uniqueness constraints and task indexes once per store object.
+        """Create the schema's declared constraints and indexes once per store object.
 
         Neo4j 5 syntax; servers with other DDL (older Neo4j, some Bolt servers) keep working
         without them: the failure is logged and kept in `schema_warnings`.
@@ -219,12 +219,14 @@ class Neo4jStore(GraphStore):
         if self._schema_ready:
             return
         statements = []
-        for label in self.schema.nodes:
-            low = label.lower()
-            statements.append(
-                f"CREATE CONSTRAINT graphtasks_{low}_uid IF NOT EXISTS FOR (n:{_q(label)}) REQUIRE n.uid IS UNIQUE"
-            )
-            statements.append(f"CREATE INDEX graphtasks_{low}_task IF NOT EXISTS FOR (n:{_q(label)}) ON (n.task)")
+        for index in self.schema.indexes():  # declared in the schema: uid unique, task, (task, group)
+            keys = ", ".join(f"n.{_q(p)}" for p in index.properties)
+            if index.unique:
+                statements.append(
+                    f"CREATE CONSTRAINT {index.name} IF NOT EXISTS FOR (n:{_q(index.label)}) REQUIRE {keys} IS UNIQUE"
+                )
+            else:
+                statements.append(f"CREATE INDEX {index.name} IF NOT EXISTS FOR (n:{_q(index.label)}) ON ({keys})")
         with self._session() as session:
             for statement in statements:
                 try:
@@ -257,7 +259,7 @@ class Neo4jStore(GraphStore):
             edge_rows[key].append({"s": uid_of(task_id, source), "t": uid_of(task_id, target), "p": props})
         return node_rows, edge_rows
 
-    def put(self, graph: TaskGraph) -> bool:
+    def put(self, graph: TaskGraph, expected_hash: str | None = None) -> bool:
         graph.seal()
         task_id = graph.task_id
         new_hash = graph.task["content_hash"]
@@ -267,6 +269,12 @@ class Neo4jStore(GraphStore):
             old = tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash AS h", id=task_id).values()
             if old and old[0][0] == new_hash:
                 return False
+            stored = old[0][0] if old else None
+            if expected_hash is not None and stored != expected_hash:
+                raise ConflictError(
+                    f"task {task_id!r} in {self.location!r} changed since it was read "
+                    f"(content hash {stored or 'none: deleted'}, expected {expected_hash}); nothing written"
+                )
             if old:
                 self._delete_in(tx, task_id)
             for label, rows in node_rows.items():

@@ -64,8 +64,12 @@ class GraphStore(ABC):
     location: str
 
     @abstractmethod
-    def put(self, graph: TaskGraph) -> bool:
-        """Write the task in one transaction; True if the store changed (False: same content already there)."""
+    def put(self, graph: TaskGraph, expected_hash: str | None = None) -> bool:
+        """Write the task in one transaction; True if the store changed (False: same content already there).
+
+        `expected_hash`: the content hash the stored task must still have (read-modify-write
+        such as the registry's `create`); otherwise ConflictError and nothing is written.
+        """
 
     @abstractmethod
     def get(self, task_id: str) -> TaskGraph:

@@ -11,12 +11,13 @@ from .registry import (
     Family, UnknownTask, build, build_from_file, builtin_ids, families, is_builtin, make_task_id,
     register_family, resolve, split_task_id,
 )
+from .entities import EntityClass, add_entities, create, entity_space, register_entity_class
 from .rewards import RandomStream, RewardSpec, make_source, reward_spec, spec_from_props
 from .schedules import trial_schedule
 
 __all__ = [
-    "Condition", "Family", "GraphNotationError", "ParsedGraph", "RandomStream", "RewardSpec", "TaskFileError",
-    "UnknownTask", "build", "build_from_file", "builtin_ids", "data_dir", "families", "is_builtin", "make_source",
-    "make_task_id", "parse_condition", "parse_graph", "register_family", "resolve", "reward_spec", "spec_from_props",
+    "Condition", "EntityClass", "Family", "GraphNotationError", "ParsedGraph", "RandomStream", "RewardSpec", "TaskFileError",
+    "UnknownTask", "add_entities", "build", "create", "entity_space", "build_from_file", "builtin_ids", "data_dir", "families", "is_builtin", "make_source",
+    "make_task_id", "parse_condition", "parse_graph", "register_entity_class", "register_family", "resolve", "reward_spec", "spec_from_props",
     "split_task_id", "trial_schedule",
 ]
