@@ -40,6 +40,9 @@ DEFAULT_BATCH_SIZE = 5000  # rows per UNWIND; ArcadeDB and Neo4j both take this 
 
 log = logging.getLogger(__name__)
 
+NodeRows = dict[tuple[str, tuple[str, ...]], list[list[Any]]]
+EdgeRows = dict[tuple[str, str, str, tuple[str, ...]], dict[str, list[list[Any]]]]
+
 
 def _q(name: str) -> str:
     """Backtick a label, type or key that comes from the schema (never from users)."""
@@ -90,6 +93,20 @@ def _plain(value: Any) -> Any:
 def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
+
+
+def _edge_batches(sources: dict[str, list[list[Any]]], size: int) -> Iterable[tuple[list[list[Any]], int]]:
+    """Rows [source, [[target, values...], ...]] in batches of about `size` edges, with each batch's edge count."""
+    batch: list[list[Any]] = []
+    count = 0
+    for source, out in sources.items():
+        batch.append([source, out])
+        count += len(out)
+        if count >= size:
+            yield batch, count
+            batch, count = [], 0
+    if batch:
+        yield batch, count
 
 
 def split_credentials(uri: str) -> tuple[str, str | None, str | None]:
@@ -240,30 +257,44 @@ class Neo4jStore(GraphStore):
         self._schema_ready = True
 
     # -- writing ---------------------------------------------------------------------------
-    def _rows(self, graph: TaskGraph) -> tuple[dict[str, list[dict[str, Any]]], dict[tuple[str, str, str], list[dict[str, Any]]]]:
-        """Node rows per label and edge rows per (type, source label, target label); no None values."""
+    # Rows travel as short positional lists with local ids (the server adds the task prefix):
+    # the driver's packing of many small maps with repeated keys and long uids was a third
+    # of the time of putting a 17x17 grid.
+    def _rows(self, graph: TaskGraph) -> tuple[NodeRows, EdgeRows, dict[str, list[dict[str, Any]]]]:
+        """Per-task node rows per (label, keys), edge rows per (type, labels, keys) grouped by
+        source, and dict rows of shared nodes (merged by their global uid); no None values."""
         task_id = graph.task_id
-        node_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        nodes: NodeRows = defaultdict(list)
+        shared: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for local_id, props in graph.nodes():
             label = graph.label(local_id)
             node_type = self.schema.nodes[label]
-            row = {p.name: _to_store(p, props[p.name]) for p in node_type.properties if props.get(p.name) is not None}
-            row["uid"] = uid_of(task_id, local_id)
-            row["task"] = task_id
-            node_rows[label].append(row)
-        edge_rows: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+            present = [p for p in node_type.properties if p.name not in ("uid", "task") and props.get(p.name) is not None]
+            if node_type.shared:
+                row = {p.name: _to_store(p, props[p.name]) for p in present}
+                shared[label].append({**row, "uid": uid_of(task_id, local_id), "task": task_id})
+                continue
+            key = (label, tuple(p.name for p in present))
+            nodes[key].append([local_id, *(_to_store(p, props[p.name]) for p in present)])
+        edges: EdgeRows = defaultdict(lambda: defaultdict(list))
+        labels = {local_id: data["label"] for local_id, data in graph.graph.nodes(data=True)}
         for source, target, data in graph.graph.edges(data=True):
             rel = self.schema.rels[data["rel"]]
-            props = {p.name: data["props"][p.name] for p in rel.properties if data["props"].get(p.name) is not None}
-            key = (data["rel"], graph.label(source), graph.label(target))
-            edge_rows[key].append({"s": uid_of(task_id, source), "t": uid_of(task_id, target), "p": props})
-        return node_rows, edge_rows
+            values = data["props"]
+            present = tuple(p.name for p in rel.properties if values.get(p.name) is not None)
+            key = (data["rel"], labels[source], labels[target], present)
+            edges[key][source].append([target, *(values[name] for name in present)])
+        return nodes, edges, shared
+
+    def _prefix(self, task_id: str, label: str) -> str:
+        """What the server puts before a local id to make the uid (the Task node's local id is '')."""
+        return task_id if label == "Task" else task_id + "/"
 
     def put(self, graph: TaskGraph, expected_hash: str | None = None) -> bool:
         graph.seal()
         task_id = graph.task_id
         new_hash = graph.task["content_hash"]
-        node_rows, edge_rows = self._rows(graph)
+        nodes, edges, shared = self._rows(graph)
 
         def work(tx: neo4j.ManagedTransaction) -> bool:
             old = tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash AS h", id=task_id).values()
@@ -277,36 +308,55 @@ class Neo4jStore(GraphStore):
                 )
             if old:
                 self._delete_in(tx, task_id)
-            for label, rows in node_rows.items():
-                self._create_nodes(tx, self.schema.nodes[label], rows)
-            for (rel_name, a, b), rows in edge_rows.items():
-                self._create_edges(tx, rel_name, a, b, rows)
+            for label, rows in shared.items():
+                query = f"UNWIND $rows AS r MERGE (n:{_q(label)} {{uid: r.uid}}) SET n += r"
+                for chunk in _chunks(rows, self.batch_size):
+                    tx.run(query, rows=chunk).consume()
+            for (label, keys), rows in nodes.items():
+                self._create_nodes(tx, task_id, label, keys, rows)
+            for (rel_name, a, b, keys), sources in edges.items():
+                self._create_edges(tx, task_id, rel_name, a, b, keys, sources)
             return True
 
         return self._write(f"writing task {task_id!r}", work)
 
-    def _create_nodes(self, tx: neo4j.ManagedTransaction, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
-        label = _q(node_type.label)
-        if node_type.shared:  # shared nodes (e.g. concepts) are merged, never duplicated
-            query = f"UNWIND $rows AS r MERGE (n:{label} {{uid: r.uid}}) SET n += r"
-        else:
-            query = f"UNWIND $rows AS r CREATE (n:{label}) SET n = r"
+    def _create_nodes(
+        self, tx: neo4j.ManagedTransaction, task_id: str, label: str, keys: tuple[str, ...], rows: list[list[Any]]
+    ) -> None:
+        props = "".join(f", {_q(k)}: r[{i}]" for i, k in enumerate(keys, 1))
+        query = f"UNWIND $rows AS r CREATE (n:{_q(label)} {{uid: $prefix + r[0], task: $task{props}}})"
         for chunk in _chunks(rows, self.batch_size):
-            tx.run(query, rows=chunk).consume()
+            tx.run(query, rows=chunk, prefix=self._prefix(task_id, label), task=task_id).consume()
 
     def _create_edges(
-        self, tx: neo4j.ManagedTransaction, rel_name: str, a: str, b: str, rows: list[dict[str, Any]]
+        self,
+        tx: neo4j.ManagedTransaction,
+        task_id: str,
+        rel_name: str,
+        a: str,
+        b: str,
+        keys: tuple[str, ...],
+        sources: dict[str, list[list[Any]]],
     ) -> None:
+        """Edges grouped by source node, properties written inline from the schema.
+
+        One row per source (its outgoing edges in a list) looks each source up once by its
+        indexed uid; inline properties avoid a map SET per edge. On ArcadeDB this halves the
+        server time of the MOVE edges of a 17x17 grid against one row per edge with `SET e = r.p`.
+        """
+        inline = ", ".join(f"{_q(k)}: o[{i}]" for i, k in enumerate(keys, 1))
         query = (
-            f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: r.s}}) MATCH (b:{_q(b)} {{uid: r.t}}) "
-            f"CREATE (a)-[e:{_q(rel_name)}]->(b) SET e = r.p RETURN count(e) AS n"
+            f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: $pa + r[0]}}) UNWIND r[1] AS o "
+            f"MATCH (b:{_q(b)} {{uid: $pb + o[0]}}) CREATE (a)-[e:{_q(rel_name)}{' {' + inline + '}' if inline else ''}]->(b) "
+            f"RETURN count(e) AS n"
         )
-        for chunk in _chunks(rows, self.batch_size):
-            created = tx.run(query, rows=chunk).single()
-            if created is None or created["n"] != len(chunk):
+        pa, pb = self._prefix(task_id, a), self._prefix(task_id, b)
+        for chunk, expected in _edge_batches(sources, self.batch_size):
+            created = tx.run(query, rows=chunk, pa=pa, pb=pb).single()
+            if created is None or created["n"] != expected:
                 got = created["n"] if created is not None else 0
                 raise GraphStoreError(
-                    f"{rel_name} edges {a}->{b}: created {got} of {len(chunk)}; an endpoint node was not found"
+                    f"{rel_name} edges {a}->{b}: created {got} of {expected}; an endpoint node was not found"
                 )
 
     def _delete_in(self, tx: neo4j.ManagedTransaction, task_id: str) -> None:
