@@ -260,13 +260,18 @@ class Neo4jStore(GraphStore):
     # Rows travel as short positional lists with local ids (the server adds the task prefix):
     # the driver's packing of many small maps with repeated keys and long uids was a third
     # of the time of putting a 17x17 grid.
-    def _rows(self, graph: TaskGraph) -> tuple[NodeRows, EdgeRows, dict[str, list[dict[str, Any]]]]:
+    def _rows(
+        self, graph: TaskGraph, only: set[str] | None = None
+    ) -> tuple[NodeRows, EdgeRows, dict[str, list[dict[str, Any]]]]:
         """Per-task node rows per (label, keys), edge rows per (type, labels, keys) grouped by
-        source, and dict rows of shared nodes (merged by their global uid); no None values."""
+        source, and dict rows of shared nodes (merged by their global uid); no None values.
+        With `only`: just those nodes and the edges touching them."""
         task_id = graph.task_id
         nodes: NodeRows = defaultdict(list)
         shared: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for local_id, props in graph.nodes():
+            if only is not None and local_id not in only:
+                continue
             label = graph.label(local_id)
             node_type = self.schema.nodes[label]
             present = [p for p in node_type.properties if p.name not in ("uid", "task") and props.get(p.name) is not None]
@@ -279,6 +284,8 @@ class Neo4jStore(GraphStore):
         edges: EdgeRows = defaultdict(lambda: defaultdict(list))
         labels = {local_id: data["label"] for local_id, data in graph.graph.nodes(data=True)}
         for source, target, data in graph.graph.edges(data=True):
+            if only is not None and source not in only and target not in only:
+                continue
             rel = self.schema.rels[data["rel"]]
             values = data["props"]
             present = tuple(p.name for p in rel.properties if values.get(p.name) is not None)
@@ -291,10 +298,17 @@ class Neo4jStore(GraphStore):
         return task_id if label == "Task" else task_id + "/"
 
     def put(self, graph: TaskGraph, expected_hash: str | None = None) -> bool:
+        return self._put(graph, expected_hash, None)
+
+    def extend(self, graph: TaskGraph, new_nodes: Iterable[str], expected_hash: str) -> bool:
+        """Write only `new_nodes` and their edges, and the new content hash (see GraphStore.extend)."""
+        return self._put(graph, expected_hash, set(new_nodes))
+
+    def _put(self, graph: TaskGraph, expected_hash: str | None, only: set[str] | None) -> bool:
         graph.seal()
         task_id = graph.task_id
         new_hash = graph.task["content_hash"]
-        nodes, edges, shared = self._rows(graph)
+        nodes, edges, shared = self._rows(graph, only)
 
         def work(tx: neo4j.ManagedTransaction) -> bool:
             old = tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash AS h", id=task_id).values()
@@ -306,7 +320,9 @@ class Neo4jStore(GraphStore):
                     f"task {task_id!r} in {self.location!r} changed since it was read "
                     f"(content hash {stored or 'none: deleted'}, expected {expected_hash}); nothing written"
                 )
-            if old:
+            if only is not None:
+                tx.run("MATCH (t:Task) WHERE t.uid = $id SET t.content_hash = $h", id=task_id, h=new_hash).consume()
+            elif old:
                 self._delete_in(tx, task_id)
             for label, rows in shared.items():
                 query = f"UNWIND $rows AS r MERGE (n:{_q(label)} {{uid: r.uid}}) SET n += r"

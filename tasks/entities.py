@@ -9,8 +9,9 @@ Three stages, as the seed names them:
    their own classes with `register_entity_class`;
 3. dynamic creation: `create(store, task_id, {type: {"params": {...}, "count": k,
    "group": "name"}})` adds typed nodes to a stored task. It is a new version of the
-   task (new content hash), written whole in one transaction that checks nobody else
-   changed the task meanwhile; putting the same content again changes nothing.
+   task (new content hash), written in one transaction that checks nobody else changed
+   the task meanwhile and adds only the new nodes and edges (`GraphStore.extend`);
+   putting the same content again changes nothing.
 
 Selections (by uid, group, type) are `graphstore.entities.select`.
 """
@@ -281,5 +282,6 @@ def create(store: GraphStore, task_id: str, request: Mapping[str, Any]) -> list[
     base = graph.task.get("content_hash") or graph.content_hash()
     uids = add_entities(graph, request)
     graph.seal()
-    store.put(graph, expected_hash=base)
+    prefix = len(task_id) + 1
+    store.extend(graph, [uid[prefix:] for uid in uids], expected_hash=base)  # only the new nodes and edges travel
     return uids

@@ -136,7 +136,24 @@ def test_stale_version_is_refused(store):
     tasks.add_entities(mine, {"Reward": {"params": {"state": 2, "value": 7}}})
     with pytest.raises(ConflictError, match="changed since it was read"):
         store.put(mine, expected_hash=stale)
+    with pytest.raises(ConflictError, match="changed since it was read"):
+        store.extend(mine, ["created/reward/0"], expected_hash=stale)
     assert store.content_hash(TASK) == current
+    assert len(select(store, TASK, type="Reward")) == 2
+
+
+def test_extend_writes_only_the_new_nodes_and_reads_back_whole(store):
+    chain(store)
+    tasks.create(store, TASK, {"Reward": {"params": {"state": 1, "value": 1}}})
+    tasks.create(store, TASK, {"Reward": {"params": {"state": [0, 2], "value": 2}, "count": 2, "group": "more"}})
+    expected = small_task(TASK, n=4)
+    tasks.add_entities(expected, {"Reward": {"params": {"state": 1, "value": 1}}})
+    tasks.add_entities(expected, {"Reward": {"params": {"state": [0, 2], "value": 2}, "count": 2, "group": "more"}})
+    expected.seal()
+    back = store.get(TASK)
+    assert back == expected and store.content_hash(TASK) == expected.task["content_hash"] == back.content_hash()
+    rows = store.cypher("MATCH (s:State)-[:HAS_REWARD]->(r:Reward) WHERE s.task = $t RETURN count(r)", {"t": TASK}).rows
+    assert rows[0][0] == 4  # each reward attached once, nothing duplicated
 
 
 def test_builtin_task_gains_entities_and_keeps_its_own_as_default(store):
