@@ -1,0 +1,84 @@
+"""The registry on grid tasks: rewards, keys, doors, warps created on cells take effect in GridEnv.
+
+Needs the grid family (Cell and object node types, branch issue-3-grid); skipped without it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import tasks
+from graphstore import SCHEMA, SchemaError
+from graphstore.entities import select
+
+pytestmark = pytest.mark.skipif("Cell" not in SCHEMA.nodes, reason="grid family (Cell/Key/Door node types) not merged")
+
+TASK = "neuronav/grid/four_rooms/small"
+
+
+def setup(store):
+    from gym_bridge import compile_grid_from_store
+
+    store.put(tasks.build(TASK))
+    grid = compile_grid_from_store(store, TASK)
+    start = grid.start
+    open_dirs = [d for d in range(4) if grid.move[start, d] != start]
+    assert len(open_dirs) >= 2, "the test needs a start cell with two open neighbours"
+    return grid, start, open_dirs
+
+
+def cell(grid, index: int) -> list[int]:
+    return list(divmod(int(index), grid.n))
+
+
+def env_for(store):
+    from gym_bridge import GridEnv
+
+    env = GridEnv(task=TASK, store=store, obs_type="index")
+    env.reset(seed=0)
+    return env
+
+
+def test_created_reward_on_a_cell_pays(store):
+    grid, start, (d, *_) = setup(store)
+    target = grid.move[start, d]
+    assert env_for(store).step(d)[1] == 0.0
+    tasks.create(store, TASK, {"Reward": {"params": {"cell": cell(grid, target), "value": 3}, "group": "bonus"}})
+    obs, reward, terminated, _, _ = env_for(store).step(d)
+    assert (obs, reward, terminated) == (target, 3.0, True)
+    (entity,) = select(store, TASK, group="bonus")
+    assert entity.type == "Reward" and entity.props["values"] == [3.0] and entity.props["visible"] is True
+
+
+def test_created_door_blocks_until_a_created_key_is_picked_up(store):
+    grid, start, (d, k, *_) = setup(store)
+    door_cell, key_cell = grid.move[start, d], grid.move[start, k]
+    tasks.create(store, TASK, {"Door": {"params": {"cell": cell(grid, door_cell)}, "group": "locks"}})
+    env = env_for(store)
+    assert env.step(d)[0] == start  # closed, no key
+    tasks.create(store, TASK, {"Key": {"params": {"cell": cell(grid, key_cell)}, "group": "locks"}})
+    env = env_for(store)
+    assert env.step(k)[0] == key_cell  # picks the key up
+    assert env.step((k + 2) % 4)[0] == start
+    assert env.step(d)[0] == door_cell  # the key opens the door
+    assert {e.type for e in select(store, TASK, group="locks")} == {"Door", "Key"}
+
+
+def test_created_warp_moves_the_agent(store):
+    grid, start, (d, *_) = setup(store)
+    free = [i for i in range(grid.n_cells) if not grid.wall.reshape(-1)[i] and i not in (start, grid.move[start, d])]
+    far = free[0]
+    tasks.create(store, TASK, {"Warp": {"params": {"cell": cell(grid, grid.move[start, d]), "to": cell(grid, far)}}})
+    assert env_for(store).step(d)[0] == far
+
+
+def test_grid_errors_name_the_cell(store):
+    grid, start, _ = setup(store)
+    wall = [list(map(int, rc)) for rc in zip(*grid.wall.nonzero())][0]
+    with pytest.raises(SchemaError, match=r"is a wall"):
+        tasks.create(store, TASK, {"Key": {"params": {"cell": wall}}})
+    with pytest.raises(SchemaError, match=r"has no cell \(99, 99\)"):
+        tasks.create(store, TASK, {"Key": {"params": {"cell": [99, 99]}}})
+    tasks.create(store, TASK, {"Key": {"params": {"cell": cell(grid, start)}}})
+    with pytest.raises(SchemaError, match=r"already holds a Key"):
+        tasks.create(store, TASK, {"Key": {"params": {"cell": cell(grid, start)}}})
