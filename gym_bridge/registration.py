@@ -29,3 +29,26 @@ def register_all() -> None:
     gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY)
     for env_id, task_id in REWARDGYM_IDS.items():
         gym.register(f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, kwargs={"task": task_id})
+    register_grid()
+
+
+GRID_ENTRY = "gym_bridge.grid_env:GridEnv"
+
+
+def grid_env_id(template: str) -> str:
+    """'four_rooms' -> 'graphtasks/GridFourRooms-v0'."""
+    return "graphtasks/Grid" + "".join(part.capitalize() for part in template.split("_")) + "-v0"
+
+
+def register_grid() -> None:
+    """The generic `graphtasks/Grid-v0` (pass template=, size=) and one id per built-in template.
+
+    No TimeLimit wrapper: GridEnv truncates by its own `episode_length`.
+    """
+    from tasks.data import data_dir
+
+    if "graphtasks/Grid-v0" in gym.registry:
+        return
+    gym.register("graphtasks/Grid-v0", entry_point=GRID_ENTRY)
+    for path in sorted((data_dir() / "neuronav" / "grids").glob("*.txt")):
+        gym.register(grid_env_id(path.stem), entry_point=GRID_ENTRY, kwargs={"template": path.stem})
