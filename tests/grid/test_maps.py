@@ -11,12 +11,9 @@ import tasks
 from tasks import TaskFileError
 from tasks.grid_tasks import layout, parse_template, template_names
 
+from grid_reference import REDESIGNED, START_FREED
+
 SIZES = ("micro", "small", "large")
-# Micro layouts the reference gets wrong (cells outside the grid, start, reward or warp in walls):
-# replaced by valid layouts, documented in the map files and docs/readme-grid.md.
-REDESIGNED = {("two_step", "micro"), ("narrow", "micro"), ("four_rooms_split", "micro"), ("hairpin", "micro"),
-              ("four_rooms", "micro")}
-START_FREED = {("s_maze", "micro")}  # the reference lists the start cell as a wall as well
 
 
 def reference_objects(ref_layout: dict) -> dict:
