@@ -616,3 +616,5 @@ class GridEnv(gym.Env):
             self._observe = observe
         if self.obs_type in ("window", "window_tight"):
             self._windows = {}
+        if self.obs_type.startswith("symbolic"):
+            self._symflat = self._sym.reshape(-1)  # pickling made the view a copy: view again
