@@ -11,7 +11,7 @@ import tasks
 from tasks import TaskFileError
 from tasks.grid_tasks import layout, parse_template, template_names
 
-from grid_reference import REDESIGNED, START_FREED
+from .grid_reference import REDESIGNED, START_FREED
 
 SIZES = ("micro", "small", "large")
 

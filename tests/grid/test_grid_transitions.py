@@ -10,7 +10,7 @@ import pytest
 from gym_bridge.grid_env import GridEnv
 from tasks.grid_tasks import layout
 
-from grid_reference import REDESIGNED, START_FREED
+from .grid_reference import REDESIGNED, START_FREED
 
 MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))
 
