@@ -22,6 +22,7 @@ objects with the agent stamped in.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import gymnasium as gym
@@ -31,7 +32,7 @@ from gymnasium import spaces
 import tasks
 from graphstore import GraphStore, TaskGraph
 from tasks import GridObjects, RandomStream, objects_from_dict
-from tasks.grid_tasks import grid_task_id
+from tasks.grid_tasks import PREFIX, grid_task_id
 
 from .graph_env import check_episode_length, check_probability, check_time_penalty
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
@@ -100,11 +101,22 @@ def load_compiled_grid(task: str | TaskGraph | CompiledGrid, store: GraphStore |
         raise ValueError(f"task: expected a grid task id such as 'neuronav/grid/four_rooms/small', got {task!r}")
 
     def fetch(s: GraphStore) -> CompiledGrid:
-        if task not in s and tasks.is_builtin(task):
-            s.put(tasks.build(task))
+        if task.startswith(PREFIX) and tasks.is_builtin(task):
+            # the map file is the source of truth: (re)put the task when the file changed
+            template, _, size = task[len(PREFIX) :].partition("/")
+            source = Path(tasks.grid_tasks.layout(template, size).source)
+            key = (task, str(source), source.stat().st_mtime)
+            built = _BUILT_HASHES.get(key)
+            if built is None or s.content_hash(task) != built:
+                graph = tasks.build(task)
+                s.put(graph)
+                _BUILT_HASHES[key] = graph.task["content_hash"]
         return compile_grid_from_store(s, task)
 
     return with_store(store, fetch)
+
+
+_BUILT_HASHES: dict[tuple[str, str, float], str] = {}  # (task id, map file, mtime) -> content hash
 
 
 def _flat_pixels(mask: np.ndarray, y0: int, x0: int, res: int) -> np.ndarray:

@@ -86,3 +86,20 @@ def test_a_stored_user_grid_with_stochastic_moves_is_refused(store):
         break
     with pytest.raises(SchemaError):
         compile_grid(graph)
+
+
+def test_an_edited_map_file_replaces_the_stored_task(tmp_path, monkeypatch, store):
+    folder = tmp_path / "maps"
+    folder.mkdir()
+    path = folder / "box.txt"
+    path.write_text("name box\n[micro]\n#####\n#A.R#\n#...#\n#...#\n#####\nreward 1 3 1\n")
+    monkeypatch.setenv("GRAPHTASKS_GRID_TEMPLATES", str(folder))
+    first = GridEnv("box", "micro", store=store)
+    assert first.compiled.objects.rewards == {(1, 3): (1.0, True, None)}
+    path.write_text("name box\n[micro]\n#####\n#A..#\n#..R#\n#...#\n#####\nreward 2 3 5\n")
+    import os
+
+    os.utime(path, (time.time() + 5, time.time() + 5))
+    second = GridEnv("box", "micro", store=store)
+    assert second.compiled.objects.rewards == {(2, 3): (5.0, True, None)}
+    assert store.get("neuronav/grid/box/micro").task["content_hash"] == second.compiled.content_hash
