@@ -273,7 +273,7 @@ class GridEnv(gym.Env):
             if kind == "visual":
                 self._picture = self._painter_().full(self.resolution, view)
             else:
-                self._windows = {}
+                self._windows = self._painter_().window_table(view)
 
     def _object_view(self) -> ObjectView:
         if self._view is None:
@@ -452,7 +452,7 @@ class GridEnv(gym.Env):
         pos = self._pos
         base = self._windows.get(pos)
         if base is None:
-            base = self._windows[pos] = self._painter_().window(self._rc[pos], self._radius, self.resolution, self._object_view())
+            base = self._painter_().window(self._rc[pos], self._radius, self.resolution, self._object_view())
         image = base.copy()
         image.reshape(-1)[self._center_px[self._o]] = 0
         return image
@@ -616,6 +616,7 @@ class GridEnv(gym.Env):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_observe", None)  # a bound method: rebound on unpickling
+        state["_windows"] = {}  # cached pictures are redrawn, not pickled
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -627,6 +628,6 @@ class GridEnv(gym.Env):
         if observe is not None:
             self._observe = observe
         if self.obs_type in ("window", "window_tight"):
-            self._windows = {}
+            self._windows = self._painter_().window_table(self._object_view())
         if self.obs_type.startswith("symbolic"):
             self._symflat = self._sym.reshape(-1)  # pickling made the view a copy: view again

@@ -25,7 +25,8 @@ KEY = (235, 200, 20)  # yellow
 DOOR = (20, 150, 50)  # green
 WARP = (140, 40, 200)  # purple
 AGENT = (0, 0, 0)
-CACHE_CONFIGS = 8  # object configurations whose pictures are kept
+CACHE_CONFIGS = 8  # object configurations whose full pictures are kept
+WINDOW_CACHE_BYTES = 64 * 2**20  # window pictures kept per painter
 
 Cell = tuple[int, int]
 
@@ -111,19 +112,31 @@ class GridPainter:
                 self._full.popitem(last=False)
         return image
 
-    def window(self, cell: Cell, radius: int, res: int, objects: "ObjectView") -> np.ndarray:
-        """The (2*radius+1)^2 cells around `cell` with the current objects, no agent (cached)."""
+    def window_table(self, objects: "ObjectView") -> dict:
+        """The cache of window pictures for one object configuration (keyed by cell index)."""
         table = self._windows.get(objects.key)
         if table is None:
             table = self._windows[objects.key] = {}
-            if len(self._windows) > CACHE_CONFIGS:
-                self._windows.popitem(last=False)
-        key = (cell[0] * self.n + cell[1], radius, res)
+        self._windows.move_to_end(objects.key)
+        return table
+
+    def window(self, cell: Cell, radius: int, res: int, objects: "ObjectView") -> np.ndarray:
+        """The (2*radius+1)^2 cells around `cell` with the current objects, no agent (cached
+        within a memory budget: older configurations go first, then the current one)."""
+        table = self.window_table(objects)
+        key = cell[0] * self.n + cell[1]
         image = table.get(key)
         if image is None:
             size = 2 * radius + 1
             image = self.draw_region(cell[0] - radius, cell[1] - radius, size, res, objects)
             image.flags.writeable = False
+            used = sum(len(t) for t in self._windows.values()) * image.nbytes
+            while used + image.nbytes > WINDOW_CACHE_BYTES and len(self._windows) > 1:
+                _, old = self._windows.popitem(last=False)
+                used -= len(old) * image.nbytes
+                old.clear()
+            if used + image.nbytes > WINDOW_CACHE_BYTES:
+                table.clear()
             table[key] = image
         return image
 
