@@ -63,23 +63,32 @@ def register_grid_observation(name: str, builder: GridBuilder) -> None:
 def register_grid_cypher_observation(name: str, query: str, low: float = -np.inf, high: float = np.inf) -> None:
     """A grid observation from a Cypher query run once per environment with `$task` bound.
 
-    The query returns the cell index (row * n + col) first and one feature per further
-    column, one row per cell; the observation is the agent's cell's row.
+    The query returns an index first and one feature per further column. Indices below
+    n*n are cells (row * n + col; one row per cell, the observation is the agent's
+    cell's row); a query that also returns indices n*n..4*n*n-1 gives one row per
+    variable-orientation state (orientation * n * n + cell).
     """
 
     def builder(compiled: CompiledGrid, store: GraphStore | str | None):
         result = with_store(store, lambda s: s.cypher(query, {"task": compiled.task_id}))
         if len(result.columns) < 2:
-            raise ValueError(f"observation {name!r}: the query must return a cell index and at least one feature")
-        table = np.full((compiled.n_cells, len(result.columns) - 1), np.nan, dtype=np.float32)
+            raise ValueError(f"observation {name!r}: the query must return a cell or state index and at least one feature")
+        nn = compiled.n_cells
+        indices = [row[0] for row in result.rows]
+        for index in indices:
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < 4 * nn:
+                raise ValueError(
+                    f"observation {name!r}: first column must be a cell index 0..{nn - 1} or a state index "
+                    f"0..{4 * nn - 1}, got {index!r}"
+                )
+        rows = 4 * nn if any(i >= nn for i in indices) else nn
+        table = np.full((rows, len(result.columns) - 1), np.nan, dtype=np.float32)
         for row in result.rows:
-            index = row[0]
-            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < compiled.n_cells:
-                raise ValueError(f"observation {name!r}: first column must be a cell index 0..{compiled.n_cells - 1}, got {index!r}")
-            table[index] = [np.nan if v is None else float(v) for v in row[1:]]
+            table[row[0]] = [np.nan if v is None else float(v) for v in row[1:]]
         missing = sorted({int(i) for i in np.flatnonzero(np.isnan(table).any(axis=1))})
         if missing:
-            raise ValueError(f"observation {name!r}: no complete row for cell(s) {missing[:10]}")
+            what = "cell" if rows == nn else "state"
+            raise ValueError(f"observation {name!r}: no complete row for {what}(s) {missing[:10]}")
         lo = np.float32(low if np.isfinite(low) else table.min())
         hi = np.float32(high if np.isfinite(high) else table.max())
         return spaces.Box(lo, hi, (table.shape[1],), np.float32), table
@@ -359,9 +368,15 @@ class GridEnv(gym.Env):
         else:
             space, cell_table = _GRID_BUILDERS[kind](self.compiled, store)
             cell_table = np.asarray(cell_table)
-            if cell_table.shape[0] != nn:
-                raise ValueError(f"observation {kind!r}: the builder returned {cell_table.shape[0]} rows, expected {nn} (one per cell)")
-            self._set_table(space, cell_table[cells])
+            if cell_table.shape[0] == nn:
+                self._set_table(space, cell_table[cells])
+            elif cell_table.shape[0] == 4 * nn and self._variable:
+                self._set_table(space, cell_table)
+            else:
+                raise ValueError(
+                    f"observation {kind!r}: the builder returned {cell_table.shape[0]} rows, expected {nn} (one per cell)"
+                    + (f" or {4 * nn} (one per state)" if self._variable else "")
+                )
 
     def _set_table(self, space: spaces.Box, table: np.ndarray) -> None:
         table = np.ascontiguousarray(table, dtype=space.dtype)

@@ -342,3 +342,26 @@ def test_reset_options():
         env.reset(options={"start": 1})
     with pytest.raises(ValueError, match="action: expected 0..3"):
         env.step(7)
+
+
+def test_custom_cypher_observation_per_state_in_variable_mode():
+    # orientation as a feature: one row per (orientation, cell) state, built with UNWIND
+    register_grid_cypher_observation(
+        "test_heading",
+        "MATCH (c:Cell) WHERE c.task = $task UNWIND [0, 1, 2, 3] AS o RETURN o * 121 + c.index, o * 1.0",
+        low=0.0,
+        high=3.0,
+    )
+    env = GridEnv("four_rooms", "small", obs_type="test_heading", orientation="variable")
+    obs, _ = env.reset(seed=0)
+    assert obs.tolist() == [0.0]
+    obs, *_ = env.step(0)  # turn left: facing west
+    assert obs.tolist() == [3.0]
+    with pytest.raises(ValueError, match="expected 121 \\(one per cell\\)"):
+        GridEnv("four_rooms", "small", obs_type="test_heading")  # per-state rows need variable mode
+
+
+def test_custom_cypher_observation_errors():
+    register_grid_cypher_observation("test_gappy", "MATCH (c:Cell) WHERE c.task = $task AND c.row > 0 RETURN c.index, 1.0")
+    with pytest.raises(ValueError, match="no complete row for cell"):
+        GridEnv("four_rooms", "small", obs_type="test_gappy")
