@@ -365,3 +365,10 @@ def test_custom_cypher_observation_errors():
     register_grid_cypher_observation("test_gappy", "MATCH (c:Cell) WHERE c.task = $task AND c.row > 0 RETURN c.index, 1.0")
     with pytest.raises(ValueError, match="no complete row for cell"):
         GridEnv("four_rooms", "small", obs_type="test_gappy")
+
+
+def test_ascii_with_list_format_rewards_and_hidden_rewards():
+    objects = {"rewards": {(1, 1): [1.0, True, True], (1, 2): [-1.0, True, False], (1, 3): [5.0, False, True]}}
+    env = GridEnv("empty", "small", obs_type="ascii", objects=objects)
+    text, _ = env.reset(seed=0)
+    assert text.split("\n")[1][:5] == "BRL  "  # the hidden reward at (1, 3) is not shown
