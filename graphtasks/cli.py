@@ -14,6 +14,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.tasks_cmd",
     "graphtasks.commands.query_cmd",
     "graphtasks.commands.run_cmd",
+    "graphtasks.commands.poge_cmd",
 ]
 
 

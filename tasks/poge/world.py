@@ -146,3 +146,21 @@ def _meaningful(ch: str, layout_ch: str) -> str | None:
     if ch in (" ", "#") or ch == layout_ch:
         return None
     return ch
+
+
+def statistics(world: PogeWorld) -> dict:
+    """The parsed statistics SEMANTICS.md tabulates for the example worlds."""
+    values = dict(world.reward_values)
+    used = sorted({world.reward_symbol(r, c) for r, c in world.reward_tiles}, key=[s for s, _ in world.reward_values].index)
+    return {
+        "rows": world.rows,
+        "cols": world.cols,
+        "doors": len(world.tiles_of("door")),
+        "floor_states": world.floor_states,
+        "rules": world.rule_ids,
+        "goals": world.goals,
+        "terminals": world.terminals,
+        "toggles": world.toggles,
+        "reward_tiles": len(world.reward_tiles),
+        "reward_values": {s: values[s] for s in used},
+    }
