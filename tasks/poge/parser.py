@@ -133,7 +133,7 @@ def _layout(source: str, header: _Line, rows: list[_Line]) -> tuple[str, ...]:
     layout = tuple(line.text for line in rows)
     starts = [(line, i) for line in rows for i, ch in enumerate(line.text) if ch == "E"]
     if not starts:
-        raise PogeFormatError(source, header.number, header.col(), "no start tile: the Layout needs exactly one 'E'")
+        raise PogeFormatError(source, header.number, header.col(), "no start tile; expected exactly one 'E' in the Layout")
     if len(starts) > 1:
         (first, fi), (line, i) = starts[0], starts[1]
         raise PogeFormatError(
@@ -141,7 +141,7 @@ def _layout(source: str, header: _Line, rows: list[_Line]) -> tuple[str, ...]:
             f"a second start tile 'E' (the first is at line {first.number}, column {first.col(fi)}); expected exactly one",
         )
     if not any("G" in line.text for line in rows):
-        raise PogeFormatError(source, header.number, header.col(), "no goal tile: the Layout needs at least one 'G'")
+        raise PogeFormatError(source, header.number, header.col(), "no goal tile; expected at least one 'G' in the Layout")
     for r, line in enumerate(rows):
         for c, ch in enumerate(line.text):
             if ch == "D":
@@ -289,7 +289,7 @@ def _check_meaning(source: str, world: PogeWorld, sections: dict, rules: dict) -
                 known = ", ".join(sorted(on_map)) or "none"
                 raise PogeFormatError(
                     source, line.number, line.col(),
-                    f"unknown rule id {rid!r}: it is not on the Behaviour map (rule ids on the map: {known})",
+                    f"unknown rule id {rid!r}; expected a rule id used on the Behaviour map ({known})",
                 )
     if world.rewards is not None:
         values = dict(world.reward_values)
