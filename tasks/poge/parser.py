@@ -21,6 +21,11 @@ from .world import ACTION_INDEX, ACTIONS, DELTAS, SECTIONS, PogeWorld, Rule
 PROBABILITY_TOLERANCE = 1e-6
 _HEADER = re.compile(r"^=+\s*([A-Za-z]+)\s*=+$")
 _INT = re.compile(r"^[+-]?\d+$")
+_DECLARATION = {  # a line of this shape ends a section's map
+    "Abstraction": re.compile(r"^[^#\s]\s*:\s*[A-Za-z_][\w ]*$"),
+    "Behaviour": re.compile(r"^\S\s*-\s*[A-Za-z]+\s*-\s*\["),
+    "Rewards": re.compile(r"^[^#\s]\s*:\s*[+-]?\d+$"),
+}
 _FLOAT = re.compile(r"^(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
@@ -99,7 +104,13 @@ def parse_world(text: str, source: str = "<string>") -> PogeWorld:
                 source, head.number, head.col(),
                 f"the {name} map has {len(grid)} row(s), expected {n_rows} (as many as the Layout)",
             )
-        for line in grid:
+        for i, line in enumerate(grid):
+            if _DECLARATION[name].match(line.text):
+                raise PogeFormatError(
+                    source, line.number, line.col(),
+                    f"the {name} map has {i} row(s), expected {n_rows} (as many as the Layout); "
+                    "this line is a declaration",
+                )
             _check_width(source, name, line, n_cols)
         return tuple(line.text for line in grid), lines[n_rows:]
 
