@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -178,3 +179,28 @@ def test_mutated_worlds_fail_clearly_and_store_nothing(world: PogeWorld, kind: s
     if line is not None:
         assert err.line == line, (kind, message, text)
     assert 1 <= err.column <= max(len(t) for t in text.splitlines()) + 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds(), st.booleans(), st.booleans(), st.integers(0, 2**16))
+def test_env_runs_any_valid_world(world: PogeWorld, partial: bool, flags: bool, seed: int) -> None:
+    """Every observation an episode produces is in the vocabulary, and every one names a real tile state."""
+    from gym_bridge.poge_env import PogeEnv
+
+    env = PogeEnv(
+        world_to_graph(world, "test/poge"), is_partially_obs=partial, indicate_slip=flags, indicate_wall=flags,
+        max_ep_len=30,
+    )
+    obs, info = env.reset(seed=seed)
+    assert env.observation_space.contains(obs) and env.tile == world.start
+    rng = np.random.default_rng(seed)
+    for a in rng.integers(0, 4, 300).tolist():
+        before = env.tile
+        obs, reward, terminated, truncated, info = env.step(a)
+        assert env.observation_space.contains(obs)
+        assert env.observation_names[obs] == info["observation"]
+        assert world.kind(*env.tile) not in ("wall", "door")
+        assert abs(env.tile[0] - before[0]) + abs(env.tile[1] - before[1]) in (0, 1, 2)
+        assert terminated == (world.kind(*env.tile) in ENDS_EPISODE)
+        if terminated or truncated:
+            env.reset()
