@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from gym_bridge.poge_env import PogeEnv
 from graphstore import open_store
+from gym_bridge.poge_env import PogeEnv
 
 REFERENCE_LOW, REFERENCE_HIGH = 450_000, 760_000
 TARGET = 1_000_000
@@ -52,7 +52,8 @@ def main() -> None:
         env = PogeEnv("poge/world1", store=store, **kwargs).unwrapped
         best = max(throughput(env, actions) for _ in range(args.repeats))
         print(
-            f"  {label}: {best:,.0f} steps/s; x{best / REFERENCE_HIGH:.2f} to x{best / REFERENCE_LOW:.2f} the reference "
+            f"  {label}: {best:,.0f} steps/s; "
+            f"x{best / REFERENCE_HIGH:.2f} to x{best / REFERENCE_LOW:.2f} the reference "
             f"({REFERENCE_LOW:,}-{REFERENCE_HIGH:,}); target {TARGET:,}: {'met' if best >= TARGET else 'NOT met'}"
         )
     store.close()

@@ -75,7 +75,9 @@ class PogeEnv(gym.Env):
         if obs_type not in OBS_TYPES:
             raise ValueError(f"obs_type: expected one of {', '.join(OBS_TYPES)}, got {obs_type!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
         if isinstance(max_ep_len, bool) or not isinstance(max_ep_len, (int, np.integer)) or max_ep_len < 1:
             raise ValueError(f"max_ep_len: expected a positive integer, got {max_ep_len!r}")
         for name, value in (("goal_reward", goal_reward), ("step_penalty", step_penalty)):
@@ -145,7 +147,9 @@ class PogeEnv(gym.Env):
             if on:
                 found = moves.get((tile, action))
                 if not found:
-                    raise ValueError(f"task {graph.task_id!r}: tile {divmod(tile, cols)} has no MOVE edges for {ACTIONS[action]}")
+                    raise ValueError(
+                        f"task {graph.task_id!r}: tile {divmod(tile, cols)} has no MOVE edges for {ACTIONS[action]}"
+                    )
                 return [(p, e, t, t == tile) for e, p, t in found]
             (tr, tc), _ = w.target(*divmod(tile, cols), action)
             t = tr * cols + tc
@@ -329,8 +333,13 @@ class PogeEnv(gym.Env):
 
 
 _COLOURS = {
-    "wall": (40, 40, 40), "door": (150, 100, 50), "floor": (235, 235, 235), "start": (235, 235, 235),
-    "goal": (60, 180, 75), "terminal": (200, 40, 40), "toggle": (70, 130, 220),
+    "wall": (40, 40, 40),
+    "door": (150, 100, 50),
+    "floor": (235, 235, 235),
+    "start": (235, 235, 235),
+    "goal": (60, 180, 75),
+    "terminal": (200, 40, 40),
+    "toggle": (70, 130, 220),
 }
 
 
@@ -345,4 +354,3 @@ def _picture(world: PogeWorld, player: tuple[int, int], size: int = 12) -> np.nd
     r, c = player
     img[r * size + 3 : (r + 1) * size - 3, c * size + 3 : (c + 1) * size - 3] = (20, 20, 120)
     return img
-

@@ -34,7 +34,12 @@ def world_to_graph(
 ) -> TaskGraph:
     """The sealed TaskGraph of a world (validated: every MOVE distribution sums to 1)."""
     sections = ["Layout"] + [
-        s for s, present in (("Abstraction", world.abstraction), ("Behaviour", world.behaviour), ("Rewards", world.rewards))
+        s
+        for s, present in (
+            ("Abstraction", world.abstraction),
+            ("Behaviour", world.behaviour),
+            ("Rewards", world.rewards),
+        )
         if present is not None
     ]
     params = {
@@ -46,17 +51,31 @@ def world_to_graph(
         "reward_values": [list(pair) for pair in world.reward_values],
     }
     graph = TaskGraph(
-        task_id, FAMILY, name, source=source, description=description or "POGE gridworld",
-        params=params, provenance=provenance or {}, n_states=world.floor_states, n_actions=len(ACTIONS),
+        task_id,
+        FAMILY,
+        name,
+        source=source,
+        description=description or "POGE gridworld",
+        params=params,
+        provenance=provenance or {},
+        n_states=world.floor_states,
+        n_actions=len(ACTIONS),
     )
     for r in range(world.rows):
         for c in range(world.cols):
             graph.add_node(
-                tile_id(r, c), "Tile",
-                row=r, col=c, index=r * world.cols + c, kind=world.kind(r, c), char=world.char(r, c),
-                symbol=_raw(world.abstraction, r, c), abstraction=world.abstraction_name(r, c),
+                tile_id(r, c),
+                "Tile",
+                row=r,
+                col=c,
+                index=r * world.cols + c,
+                kind=world.kind(r, c),
+                char=world.char(r, c),
+                symbol=_raw(world.abstraction, r, c),
+                abstraction=world.abstraction_name(r, c),
                 rule=_raw(world.behaviour, r, c),
-                reward_symbol=_raw(world.rewards, r, c), reward=world.reward(r, c),
+                reward_symbol=_raw(world.rewards, r, c),
+                reward=world.reward(r, c),
             )
     graph.add_edge("", tile_id(*world.start), "START")
     for r in range(world.rows):
@@ -68,7 +87,12 @@ def world_to_graph(
                 for executed, p in world.slip(r, c, action):
                     (tr, tc), door = world.target(r, c, executed)
                     graph.add_edge(
-                        tile_id(r, c), tile_id(tr, tc), "MOVE", action=action, executed=executed, p=p,
+                        tile_id(r, c),
+                        tile_id(tr, tc),
+                        "MOVE",
+                        action=action,
+                        executed=executed,
+                        p=p,
                         via=tile_id(*door) if door else None,
                     )
     return graph.seal()
@@ -90,7 +114,9 @@ def graph_to_world(graph: TaskGraph) -> PogeWorld:
         sections = set(params["sections"])
     except (KeyError, TypeError, ValueError):
         raise SchemaError(f"task {graph.task_id!r}: the Task node's params lack rows, cols and sections") from None
-    grids: dict[str, list[list[str]]] = {k: [[" "] * cols for _ in range(rows)] for k in ("char", "symbol", "rule", "reward_symbol")}
+    grids: dict[str, list[list[str]]] = {
+        k: [[" "] * cols for _ in range(rows)] for k in ("char", "symbol", "rule", "reward_symbol")
+    }
     seen = 0
     for _, props in graph.nodes("Tile"):
         r, c = props["row"], props["col"]

@@ -74,12 +74,16 @@ def parse_world(text: str, source: str = "<string>") -> PogeWorld:
             name = header.group(1)
             if name not in SECTIONS:
                 raise PogeFormatError(
-                    source, number, line.col(stripped.index(name)),
+                    source,
+                    number,
+                    line.col(stripped.index(name)),
                     f"unknown section {name!r}; expected one of {', '.join(SECTIONS)}",
                 )
             if name in sections:
                 first = sections[name][0].number
-                raise PogeFormatError(source, number, line.col(), f"section {name} appears twice (first at line {first})")
+                raise PogeFormatError(
+                    source, number, line.col(), f"section {name} appears twice (first at line {first})"
+                )
             if name != "Layout" and "Layout" not in sections:
                 raise PogeFormatError(source, number, line.col(), f"expected the ===Layout=== section before {name}")
             current = []
@@ -101,13 +105,17 @@ def parse_world(text: str, source: str = "<string>") -> PogeWorld:
         grid = lines[:n_rows]
         if len(grid) < n_rows:
             raise PogeFormatError(
-                source, head.number, head.col(),
+                source,
+                head.number,
+                head.col(),
                 f"the {name} map has {len(grid)} row(s), expected {n_rows} (as many as the Layout)",
             )
         for i, line in enumerate(grid):
             if _DECLARATION[name].match(line.text):
                 raise PogeFormatError(
-                    source, line.number, line.col(),
+                    source,
+                    line.number,
+                    line.col(),
                     f"the {name} map has {i} row(s), expected {n_rows} (as many as the Layout); "
                     "this line is a declaration",
                 )
@@ -144,15 +152,22 @@ def _layout(source: str, header: _Line, rows: list[_Line]) -> tuple[str, ...]:
     layout = tuple(line.text for line in rows)
     starts = [(line, i) for line in rows for i, ch in enumerate(line.text) if ch == "E"]
     if not starts:
-        raise PogeFormatError(source, header.number, header.col(), "no start tile; expected exactly one 'E' in the Layout")
+        raise PogeFormatError(
+            source, header.number, header.col(), "no start tile; expected exactly one 'E' in the Layout"
+        )
     if len(starts) > 1:
         (first, fi), (line, i) = starts[0], starts[1]
         raise PogeFormatError(
-            source, line.number, line.col(i),
-            f"a second start tile 'E' (the first is at line {first.number}, column {first.col(fi)}); expected exactly one",
+            source,
+            line.number,
+            line.col(i),
+            f"a second start tile 'E' (the first is at line {first.number}, column {first.col(fi)}); "
+            "expected exactly one",
         )
     if not any("G" in line.text for line in rows):
-        raise PogeFormatError(source, header.number, header.col(), "no goal tile; expected at least one 'G' in the Layout")
+        raise PogeFormatError(
+            source, header.number, header.col(), "no goal tile; expected at least one 'G' in the Layout"
+        )
     for r, line in enumerate(rows):
         for c, ch in enumerate(line.text):
             if ch == "D":
@@ -170,13 +185,17 @@ def _check_door(source: str, layout: tuple[str, ...], line: _Line, r: int, c: in
         tr, tc = r + dr, c + dc
         if not (0 <= tr < rows and 0 <= tc < cols):
             raise PogeFormatError(
-                source, line.number, line.col(c),
+                source,
+                line.number,
+                line.col(c),
                 f"the door entered moving {ACTIONS[a]} from row {fr}, column {fc} leads off the map; "
                 "expected a walkable tile behind every door",
             )
         if layout[tr][tc] in "#D":
             raise PogeFormatError(
-                source, line.number, line.col(c),
+                source,
+                line.number,
+                line.col(c),
                 f"the door entered moving {ACTIONS[a]} from row {fr}, column {fc} leads into "
                 f"{'a wall' if layout[tr][tc] == '#' else 'another door'} at row {tr}, column {tc}; "
                 "expected a walkable tile behind every door",
@@ -186,8 +205,11 @@ def _check_door(source: str, layout: tuple[str, ...], line: _Line, r: int, c: in
 def _check_width(source: str, section: str, line: _Line, width: int) -> None:
     if len(line.text) != width:
         raise PogeFormatError(
-            source, line.number, line.col(min(len(line.text), width)),
-            f"this {section} map row has {len(line.text)} column(s), expected {width} (as many as the Layout's first row)",
+            source,
+            line.number,
+            line.col(min(len(line.text), width)),
+            f"this {section} map row has {len(line.text)} column(s), "
+            f"expected {width} (as many as the Layout's first row)",
         )
 
 
@@ -204,7 +226,9 @@ def _declarations(source: str, section: str, lines: list[_Line], n_cols: int, pa
 def _not_a_declaration(source: str, section: str, line: _Line, n_cols: int, expected: str) -> PogeFormatError:
     if len(line.text) == n_cols and ":" not in line.text:
         return PogeFormatError(
-            source, line.number, line.col(),
+            source,
+            line.number,
+            line.col(),
             f"the {section} map has more rows than the Layout; expected a declaration {expected}",
         )
     return PogeFormatError(source, line.number, line.col(), f"expected a declaration {expected}, got {line.text!r}")
@@ -255,7 +279,9 @@ def _rule(source: str, line: _Line, n_cols: int) -> tuple[str, int, Rule]:
 
     rid, action_name, body = m.group(1), m.group(2), m.group(3)
     if rid in "#-[]:,":
-        raise PogeFormatError(source, line.number, col(0), f"rule id {rid!r} is not allowed; expected a letter, digit or symbol")
+        raise PogeFormatError(
+            source, line.number, col(0), f"rule id {rid!r} is not allowed; expected a letter, digit or symbol"
+        )
     action = _action(source, line.number, col(2), action_name)
     outcomes: list[tuple[int, float]] = []
     pos = m.start(3)
@@ -264,12 +290,16 @@ def _rule(source: str, line: _Line, n_cols: int) -> tuple[str, int, Rule]:
     for part in body.split(","):
         name, sep, prob = part.partition(":")
         if not sep or not name:
-            raise PogeFormatError(source, line.number, col(min(pos, len(chars) - 1)), f"expected 'action:probability', got {part!r}")
+            raise PogeFormatError(
+                source, line.number, col(min(pos, len(chars) - 1)), f"expected 'action:probability', got {part!r}"
+            )
         executed = _action(source, line.number, col(pos), name)
         ppos = pos + len(name) + 1
         if not _FLOAT.match(prob) or float(prob) > 1.0:
             raise PogeFormatError(
-                source, line.number, col(min(ppos, len(chars) - 1)),
+                source,
+                line.number,
+                col(min(ppos, len(chars) - 1)),
                 f"expected a probability between 0 and 1 for {name!r}, got {prob!r}",
             )
         if any(e == executed for e, _ in outcomes):
@@ -288,7 +318,9 @@ def _action(source: str, number: int, column: int, name: str) -> int:
     try:
         return ACTION_INDEX[name]
     except KeyError:
-        raise PogeFormatError(source, number, column, f"unknown action {name!r}; expected one of {', '.join(ACTIONS)}") from None
+        raise PogeFormatError(
+            source, number, column, f"unknown action {name!r}; expected one of {', '.join(ACTIONS)}"
+        ) from None
 
 
 # -- cross-section checks -----------------------------------------------------------------
@@ -299,7 +331,9 @@ def _check_meaning(source: str, world: PogeWorld, sections: dict, rules: dict) -
             if rid not in on_map:
                 known = ", ".join(sorted(on_map)) or "none"
                 raise PogeFormatError(
-                    source, line.number, line.col(),
+                    source,
+                    line.number,
+                    line.col(),
                     f"unknown rule id {rid!r}; expected a rule id used on the Behaviour map ({known})",
                 )
     if world.rewards is not None:
@@ -310,6 +344,9 @@ def _check_meaning(source: str, world: PogeWorld, sections: dict, rules: dict) -
                 sym = world.reward_symbol(r, c)
                 if sym is not None and sym not in values:
                     raise PogeFormatError(
-                        source, line.number, line.col(c),
-                        f"reward symbol {sym!r} has no value; expected a declaration '{sym}:<integer>' after the Rewards map",
+                        source,
+                        line.number,
+                        line.col(c),
+                        f"reward symbol {sym!r} has no value; "
+                        f"expected a declaration '{sym}:<integer>' after the Rewards map",
                     )

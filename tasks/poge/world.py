@@ -151,7 +151,9 @@ def _meaningful(ch: str, layout_ch: str) -> str | None:
 def statistics(world: PogeWorld) -> dict:
     """The parsed statistics SEMANTICS.md tabulates for the example worlds."""
     values = dict(world.reward_values)
-    used = sorted({world.reward_symbol(r, c) for r, c in world.reward_tiles}, key=[s for s, _ in world.reward_values].index)
+    used = sorted(
+        {world.reward_symbol(r, c) for r, c in world.reward_tiles}, key=[s for s, _ in world.reward_values].index
+    )
     return {
         "rows": world.rows,
         "cols": world.cols,

@@ -6,8 +6,8 @@ import argparse
 import importlib
 
 import pytest
-
 from conftest import DATA
+
 from graphstore import open_store
 from graphtasks.commands import poge_cmd
 from gym_bridge.poge_env import PogeEnv

@@ -8,10 +8,10 @@ from collections import Counter
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import DATA, WORLDS
 from gymnasium.utils.env_checker import check_env
 
 import gym_bridge  # noqa: F401  registers graphtasks/Poge-v0
-from conftest import DATA, WORLDS
 from graphstore import open_store
 from gym_bridge.poge_env import PogeEnv
 
@@ -184,7 +184,7 @@ def test_onehot_matches_index() -> None:
     obs, info = env.reset(seed=0)
     assert obs.shape == (len(env.observation_names),) and obs.sum() == 1.0
     assert env.observation_names[int(obs.argmax())] == info["observation"]
-    obs2, *_ , info2 = env.step(RIGHT)
+    obs2, *_, info2 = env.step(RIGHT)
     assert env.observation_names[int(obs2.argmax())] == info2["observation"]
     obs2[0] = 7.0  # the caller's copy: the next observation is unaffected
     assert env.step(LEFT)[0].max() == 1.0

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from conftest import DATA, WORLDS
 
 import tasks
 from graphstore import open_store
 from tasks import TaskFileError
 from tasks.poge import graph_to_world, load_world
-from conftest import DATA, WORLDS
 
 
 def moves(graph, tile: str, action: int) -> dict[tuple[str, int], tuple[float, str | None]]:
@@ -53,7 +53,8 @@ def test_store_round_trip_of_example_worlds(name: str, isolated_store: str) -> N
         store.put(graph)
         got = store.get(f"poge/{name}")
         rows = store.cypher(
-            "MATCH (a:Tile)-[m:MOVE]->(b:Tile) WHERE a.task = $id RETURN a.uid, m.action, sum(m.p)", {"id": f"poge/{name}"}
+            "MATCH (a:Tile)-[m:MOVE]->(b:Tile) WHERE a.task = $id RETURN a.uid, m.action, sum(m.p)",
+            {"id": f"poge/{name}"},
         ).rows
     assert got == graph
     assert graph_to_world(got) == load_world(DATA / f"{name}.txt")

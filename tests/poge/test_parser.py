@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import DATA, WORLDS
+
 from tasks.poge import PogeFormatError, load_world, parse_world, statistics, write_world
 
 # SEMANTICS.md's table of parsed statistics.
 TABLE = {
     "world0": dict(rows=5, cols=7, doors=0, floor_states=13, goals=[(3, 1)], terminals=[], toggles=[], reward_tiles=0),
-    "world1": dict(rows=9, cols=9, doors=3, floor_states=36, goals=[(5, 6)], terminals=[(1, 6)], toggles=[], reward_tiles=6),
-    "world2": dict(rows=5, cols=34, doors=0, floor_states=77, goals=[(1, 30)], terminals=[], toggles=[], reward_tiles=14),
-    "world3": dict(rows=7, cols=11, doors=0, floor_states=38, goals=[(4, 9)], terminals=[], toggles=[(5, 2)], reward_tiles=0),
+    "world1": dict(
+        rows=9, cols=9, doors=3, floor_states=36, goals=[(5, 6)], terminals=[(1, 6)], toggles=[], reward_tiles=6
+    ),
+    "world2": dict(
+        rows=5, cols=34, doors=0, floor_states=77, goals=[(1, 30)], terminals=[], toggles=[], reward_tiles=14
+    ),
+    "world3": dict(
+        rows=7, cols=11, doors=0, floor_states=38, goals=[(4, 9)], terminals=[], toggles=[(5, 2)], reward_tiles=0
+    ),
     "scaled_world0": dict(
         rows=8, cols=17, doors=0, floor_states=78, goals=[(6, 11)], terminals=[], toggles=[], reward_tiles=0
     ),
@@ -43,7 +49,9 @@ def test_later_rule_wins_and_spaces_are_ignored() -> None:
     world = load_world(DATA / "world2.txt")  # declares 1-down twice
     rule = {(rid, a): outcomes for rid, a, outcomes in world.rules}[("1", 1)]
     assert rule == ((1, 0.75), (3, 0.25))
-    text = "===Layout===\n#####\n#E G#\n#####\n===Behaviour===\n#####\n#1  #\n#####\n 1 - up - [ up : 0.5 , down:0.5 ]\n"
+    text = (
+        "===Layout===\n#####\n#E G#\n#####\n===Behaviour===\n#####\n#1  #\n#####\n 1 - up - [ up : 0.5 , down:0.5 ]\n"
+    )
     assert parse_world(text).slip(1, 1, 0) == ((0, 0.5), (1, 0.5))
 
 
@@ -73,7 +81,12 @@ def error_of(text: str) -> PogeFormatError:
         (LAYOUT + "===Behaviour===\n#######\n# 1   #\n#######\n2-up-[up:1.0]\n", 10, 1, "unknown rule id '2'"),
         (LAYOUT + "===Behaviour===\n#######\n# 1   #\n#######\n1-up-[up:0.5, down:0.4]\n", 10, 6, "sum to 0.9"),
         (LAYOUT + "===Behaviour===\n#######\n# 1   #\n#######\n1-jump-[up:1.0]\n", 10, 3, "unknown action 'jump'"),
-        (LAYOUT + "===Behaviour===\n#######\n# 1   #\n#######\n1-up-[up:0.5, fly:0.5]\n", 10, 15, "unknown action 'fly'"),
+        (
+            LAYOUT + "===Behaviour===\n#######\n# 1   #\n#######\n1-up-[up:0.5, fly:0.5]\n",
+            10,
+            15,
+            "unknown action 'fly'",
+        ),
         (LAYOUT + "===Rewards===\n#######\n#  a b#\n#######\na:1\n", 8, 6, "reward symbol 'b' has no value"),
         (LAYOUT + "===Rewards===\n#######\n#  a  #\n#######\na:x\n", 10, 3, "expected an integer"),
         ("===Layout===\n#####\n#  G#\n#####\n", 1, 1, "no start tile"),

@@ -8,13 +8,25 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from worldgen import worlds
 
 from graphstore import open_store
 from tasks.poge import PogeFormatError, PogeWorld, graph_to_world, parse_world, tile_id, world_to_graph, write_world
 from tasks.poge.world import ENDS_EPISODE
-from worldgen import worlds
 
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+def fixed(examples: int) -> settings:
+    """Reproducible runs: hypothesis draws from a fixed seed, no example database."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
+SETTINGS = fixed(80)
 
 
 @SETTINGS
@@ -54,7 +66,7 @@ def test_graph_round_trip_and_reachable_distributions_sum_to_one(world: PogeWorl
     assert all(graph.props(n)["kind"] not in ("wall", "door") for n in seen)
 
 
-@settings(max_examples=10, deadline=None)
+@fixed(10)
 @given(worlds())
 def test_store_round_trip(world: PogeWorld) -> None:
     graph = world_to_graph(world, "test/poge")
@@ -68,8 +80,16 @@ def test_store_round_trip(world: PogeWorld) -> None:
 
 # -- invalid worlds -------------------------------------------------------------------------
 MUTATIONS = (
-    "wide_row", "short_section", "unknown_rule", "bad_sum", "unknown_action", "reward_without_value",
-    "no_start", "two_starts", "no_goal", "door_off_map",
+    "wide_row",
+    "short_section",
+    "unknown_rule",
+    "bad_sum",
+    "unknown_action",
+    "reward_without_value",
+    "no_start",
+    "two_starts",
+    "no_goal",
+    "door_off_map",
 )
 
 
@@ -79,8 +99,13 @@ def _mutate(world: PogeWorld, kind: str, data: st.DataObject) -> tuple[str, int 
 
     def with_layout() -> PogeWorld:
         return PogeWorld(
-            tuple("".join(r) for r in layout), world.abstraction, world.names, world.behaviour, world.rules,
-            world.rewards, world.reward_values,
+            tuple("".join(r) for r in layout),
+            world.abstraction,
+            world.names,
+            world.behaviour,
+            world.rules,
+            world.rewards,
+            world.reward_values,
         )
 
     def line_of(section: str, row: int) -> int:
@@ -89,7 +114,11 @@ def _mutate(world: PogeWorld, kind: str, data: st.DataObject) -> tuple[str, int 
 
     cells = [(r, c) for r in range(world.rows) for c in range(world.cols)]
     if kind == "wide_row":
-        sections = [s for s in ("Layout", "Abstraction", "Behaviour", "Rewards") if s == "Layout" or getattr(world, s.lower()) is not None]
+        sections = [
+            s
+            for s in ("Layout", "Abstraction", "Behaviour", "Rewards")
+            if s == "Layout" or getattr(world, s.lower()) is not None
+        ]
         section = data.draw(st.sampled_from(sections))
         row = data.draw(st.integers(1, world.rows - 1))  # not the first Layout row: that sets the width
         lines = write_world(world).splitlines()
@@ -108,12 +137,20 @@ def _mutate(world: PogeWorld, kind: str, data: st.DataObject) -> tuple[str, int 
         text = write_world(world)
         if world.behaviour is None:
             text += "\n===Behaviour===\n\n" + "\n".join(world.layout) + "\n"
-        declared = {"unknown_rule": "9-up-[up:1.0]", "bad_sum": "9-up-[up:0.5, left:0.25]", "unknown_action": "9-jump-[up:1.0]"}
+        declared = {
+            "unknown_rule": "9-up-[up:1.0]",
+            "bad_sum": "9-up-[up:0.5, left:0.25]",
+            "unknown_action": "9-jump-[up:1.0]",
+        }
         lines = text.splitlines()
         after = lines.index("===Behaviour===") + 1
         end = next((i for i in range(after, len(lines)) if lines[i].startswith("===")), len(lines))
         lines.insert(end, declared[kind])
-        words = {"unknown_rule": "unknown rule id '9'", "bad_sum": "sum to 0.75", "unknown_action": "unknown action 'jump'"}
+        words = {
+            "unknown_rule": "unknown rule id '9'",
+            "bad_sum": "sum to 0.75",
+            "unknown_action": "unknown action 'jump'",
+        }
         return "\n".join(lines) + "\n", end + 1, words[kind]
     if kind == "reward_without_value":
         floor = [(r, c) for r, c in cells if world.kind(r, c) == "floor"]
@@ -123,8 +160,13 @@ def _mutate(world: PogeWorld, kind: str, data: st.DataObject) -> tuple[str, int 
         grid = [list(row) for row in (world.rewards or world.layout)]
         grid[r][c] = "q"
         broken = PogeWorld(
-            world.layout, world.abstraction, world.names, world.behaviour, world.rules,
-            tuple("".join(row) for row in grid), world.reward_values,
+            world.layout,
+            world.abstraction,
+            world.names,
+            world.behaviour,
+            world.rules,
+            tuple("".join(row) for row in grid),
+            world.reward_values,
         )
         text = write_world(broken)
         n = text.splitlines().index("===Rewards===") + 3 + r
@@ -146,10 +188,13 @@ def _mutate(world: PogeWorld, kind: str, data: st.DataObject) -> tuple[str, int 
         return write_world(with_layout()), 1, "no goal tile"
     # door_off_map: a door in the border next to a walkable tile
     border = [
-        (r, c) for r, c in cells
+        (r, c)
+        for r, c in cells
         if (r in (0, world.rows - 1)) != (c in (0, world.cols - 1))
-        and any(world.inside(r + dr, c + dc) and world.kind(r + dr, c + dc) not in ("wall", "door")
-                for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)))
+        and any(
+            world.inside(r + dr, c + dc) and world.kind(r + dr, c + dc) not in ("wall", "door")
+            for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1))
+        )
     ]
     if not border:
         return _mutate(world, "no_goal", data)
@@ -158,11 +203,13 @@ def _mutate(world: PogeWorld, kind: str, data: st.DataObject) -> tuple[str, int 
     return write_world(with_layout()), 3 + r, "leads off the map"
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fixed(120)
 @given(worlds(), st.sampled_from(MUTATIONS), st.data())
 def test_mutated_worlds_fail_clearly_and_store_nothing(world: PogeWorld, kind: str, data: st.DataObject) -> None:
+    import pathlib
+    import tempfile
+
     from tasks.poge import build_from_world_file
-    import tempfile, pathlib
 
     text, line, words = _mutate(world, kind, data)
     with tempfile.TemporaryDirectory() as folder:
@@ -181,14 +228,17 @@ def test_mutated_worlds_fail_clearly_and_store_nothing(world: PogeWorld, kind: s
     assert 1 <= err.column <= max(len(t) for t in text.splitlines()) + 1
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fixed(40)
 @given(worlds(), st.booleans(), st.booleans(), st.integers(0, 2**16))
 def test_env_runs_any_valid_world(world: PogeWorld, partial: bool, flags: bool, seed: int) -> None:
     """Every observation an episode produces is in the vocabulary, and every one names a real tile state."""
     from gym_bridge.poge_env import PogeEnv
 
     env = PogeEnv(
-        world_to_graph(world, "test/poge"), is_partially_obs=partial, indicate_slip=flags, indicate_wall=flags,
+        world_to_graph(world, "test/poge"),
+        is_partially_obs=partial,
+        indicate_slip=flags,
+        indicate_wall=flags,
         max_ep_len=30,
     )
     obs, info = env.reset(seed=seed)

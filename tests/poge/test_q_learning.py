@@ -13,8 +13,15 @@ from gym_bridge.poge_env import PogeEnv
 SETTINGS = dict(indicate_wall=True, indicate_slip=True, step_penalty=-0.1)
 
 
-def q_learning(env: PogeEnv, seed: int, episodes: int = 10_000, alpha: float = 0.1, gamma: float = 0.6,
-               epsilon: float = 0.1, tests: int = 100) -> tuple[int, float]:
+def q_learning(
+    env: PogeEnv,
+    seed: int,
+    episodes: int = 10_000,
+    alpha: float = 0.1,
+    gamma: float = 0.6,
+    epsilon: float = 0.1,
+    tests: int = 100,
+) -> tuple[int, float]:
     """Train epsilon-greedy, then run greedy test episodes: (goals reached, mean steps of those)."""
     rng = np.random.default_rng(seed)
     q = [[0.0] * 4 for _ in range(env.observation_space.n)]

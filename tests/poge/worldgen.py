@@ -52,7 +52,8 @@ def worlds(draw: st.DrawFn) -> PogeWorld:
 
     def section_map(alphabet: str) -> tuple[str, ...]:
         return tuple(
-            "".join("#" if grid[r][c] == "#" else draw(st.sampled_from(alphabet)) for c in range(cols)) for r in range(rows)
+            "".join("#" if grid[r][c] == "#" else draw(st.sampled_from(alphabet)) for c in range(cols))
+            for r in range(rows)
         )
 
     abstraction = names = None
@@ -80,8 +81,13 @@ def worlds(draw: st.DrawFn) -> PogeWorld:
         extra = ["z"] if draw(st.booleans()) else []
         values = tuple((s, draw(st.integers(-10, 10))) for s in used + extra)
     return PogeWorld(
-        layout=layout, abstraction=abstraction, names=names or (), behaviour=behaviour, rules=rules,
-        rewards=rewards, reward_values=values,
+        layout=layout,
+        abstraction=abstraction,
+        names=names or (),
+        behaviour=behaviour,
+        rules=rules,
+        rewards=rewards,
+        reward_values=values,
     )
 
 
