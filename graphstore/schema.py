@@ -277,7 +277,7 @@ def build_schema() -> Schema:
             Property("kind", "str", True, "floor | wall | door | start | goal | terminal | toggle"),
             Property("char", "str", True, "the tile's character in the Layout map"),
             Property("symbol", "str", False, "abstraction symbol (character of the Abstraction map; absent: blank)"),
-            Property("abstraction", "str", False, "readable abstraction name (the symbol's `id:name`, else the symbol)"),
+            Property("abstraction", "str", False, "readable abstraction name (its `id:name`, else the symbol)"),
             Property("reward_symbol", "str", False, "character of the Rewards map on this tile"),
             Property("reward", "int", False, "reward paid on entering (from the symbol's `symbol:int`)"),
             Property("rule", "str", False, "character of the Behaviour map on this tile (a slip rule id)"),
