@@ -65,3 +65,28 @@ def test_builtin_worlds_take_no_parameters() -> None:
     assert {f"poge/{n}" for n in WORLDS} <= set(tasks.builtin_ids())
     with pytest.raises(TaskFileError, match="take no parameters"):
         tasks.build("poge/world0", size=3)
+
+
+def test_a_store_made_before_tiles_existed_is_migrated(tmp_path) -> None:
+    """An existing store (schema without Tile, MOVE Tile->Tile, MOVE.via) gets them added on open."""
+    from dataclasses import replace
+
+    from graphstore.ladybug_store import LadybugStore
+    from graphstore.schema import build_schema
+
+    old = build_schema()
+    del old.nodes["Tile"]
+    old.rels["MOVE"] = replace(
+        old.rels["MOVE"],
+        endpoints=(("State", "State"),),
+        properties=tuple(p for p in old.rels["MOVE"].properties if p.name != "via"),
+    )
+    old.rels["START"] = replace(old.rels["START"], endpoints=(("Task", "State"),))
+    location = str(tmp_path / "old.lbug")
+    with LadybugStore(location, schema=old) as store:
+        store.put(tasks.build("rewardgym/two-step"))
+    with open_store(location) as store:
+        graph = tasks.build("poge/world1")
+        assert store.put(graph)
+        assert store.get("poge/world1") == graph
+        assert store.get("rewardgym/two-step") == tasks.build("rewardgym/two-step")
