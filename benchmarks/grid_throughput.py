@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import tasks  # noqa: E402
+from benchmarks.common import python_loop_baseline, save  # noqa: E402
 from graphstore import open_store  # noqa: E402
 from gym_bridge.grid_compile import compile_grid_from_store  # noqa: E402
 from gym_bridge.grid_env import GridEnv  # noqa: E402
@@ -91,8 +92,10 @@ def main() -> None:
                         "ratio": round(rate / reference, 2), "target": target,
                         "meets_target": None if target is None else rate >= target})
     compile_time = compile_ms(max(5, args.repeats))
+    payload = {"cases": results, "compile_large_ms": round(compile_time, 2), "python_loop_per_s": round(python_loop_baseline())}
+    path = save("grid_throughput", payload)
     if args.json:
-        print(json.dumps({"cases": results, "compile_large_ms": round(compile_time, 2)}, indent=2))
+        print(json.dumps(payload, indent=2))
         return
     print(f"{'case':<36}{'steps/s':>12}{'reference':>12}{'ratio':>8}{'target':>10}  ok")
     for r in results:
@@ -101,6 +104,7 @@ def main() -> None:
         print(f"{r['case']:<36}{r['steps_per_s']:>12,}{r['reference']:>12,}{r['ratio']:>8.2f}{target:>10}  {ok}")
     ok = "yes" if compile_time < COMPILE_TARGET_MS else "NO"
     print(f"compile four_rooms large from the embedded store: {compile_time:.1f} ms (target < {COMPILE_TARGET_MS:.0f} ms)  {ok}")
+    print(f"empty Python loop on this machine: {payload['python_loop_per_s']:,} iterations/s; results saved to {path}")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ from .store import MEMORY, GraphStore, QueryResult, TaskSummary
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 
+BATCH = 5000  # rows per UNWIND statement
+
+
 def _q(name: str) -> str:
     return f"`{name}`"
 
@@ -143,11 +146,14 @@ class LadybugStore(GraphStore):
                     self._create_nodes(self.schema.nodes[label], rows)
                 for (rel_name, a, b), rows in edge_rows.items():
                     sets, slim = _assignments(self.schema.rels[rel_name].properties, rows, ("s", "t"))
-                    self._raw(
-                        f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: r.s}}), (b:{_q(b)} {{uid: r.t}}) "
-                        f"CREATE (a)-[:{_q(rel_name)} {{{sets}}}]->(b)",
-                        {"rows": slim},
+                    # Two chained MATCHes: each endpoint is a primary-key lookup. One MATCH
+                    # with both patterns joins instead (25x slower at 40,000 edges).
+                    query = (
+                        f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: r.s}}) WITH a, r "
+                        f"MATCH (b:{_q(b)} {{uid: r.t}}) CREATE (a)-[:{_q(rel_name)} {{{sets}}}]->(b)"
                     )
+                    for start in range(0, len(slim), BATCH):
+                        self._raw(query, {"rows": slim[start : start + BATCH]})
                 self._raw("COMMIT")
             except Exception as exc:
                 self._rollback()
@@ -156,7 +162,8 @@ class LadybugStore(GraphStore):
 
     def _create_nodes(self, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
         sets, slim = _assignments(node_type.properties, rows)
-        self._raw(f"UNWIND $rows AS r CREATE (:{_q(node_type.label)} {{{sets}}})", {"rows": slim})
+        for start in range(0, len(slim), BATCH):
+            self._raw(f"UNWIND $rows AS r CREATE (:{_q(node_type.label)} {{{sets}}})", {"rows": slim[start : start + BATCH]})
 
     def _delete_task_nodes(self, task_id: str) -> None:
         for label, node_type in self.schema.nodes.items():

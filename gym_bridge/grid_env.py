@@ -34,6 +34,7 @@ from graphstore import GraphStore, TaskGraph
 from tasks import GridObjects, RandomStream, objects_from_dict
 from tasks.grid_tasks import PREFIX, grid_task_id
 
+from .factory import register_env_factory
 from .graph_env import check_episode_length, check_probability, check_time_penalty
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
 from .loading import with_store
@@ -646,3 +647,10 @@ class GridEnv(gym.Env):
             self._windows = self._painter_().window_table(self._object_view())
         if self.obs_type.startswith("symbolic"):
             self._symflat = self._sym.reshape(-1)  # pickling made the view a copy: view again
+
+
+def _grid_factory(task: str, store: GraphStore | str | None = None, **kwargs: Any) -> GridEnv:
+    return GridEnv(task=task, store=store, **kwargs)
+
+
+register_env_factory(PREFIX, _grid_factory)  # `make_env` / `graphtasks run` on grid task ids

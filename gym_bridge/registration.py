@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 GRAPH_ENTRY = "gym_bridge.graph_env:GraphTaskEnv"
+POGE_ENTRY = "gym_bridge.poge_env:PogeEnv"
 
 # One id per rewardGym task; the generic id takes any stored or built-in task.
 REWARDGYM_IDS = {
@@ -24,12 +25,22 @@ def registered_ids() -> list[str]:
 
 
 def register_all() -> None:
+    register_poge()
+    register_grid()
     if "graphtasks/Graph-v0" in gym.registry:
         return
     gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY)
     for env_id, task_id in REWARDGYM_IDS.items():
         gym.register(f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, kwargs={"task": task_id})
-    register_grid()
+
+
+def register_poge() -> None:
+    """`graphtasks/Poge-v0`: `world=` a world file path or a stored world id (default 'poge/world0').
+
+    No max_episode_steps: the environment truncates itself after `max_ep_len` steps.
+    """
+    if "graphtasks/Poge-v0" not in gym.registry:
+        gym.register("graphtasks/Poge-v0", entry_point=POGE_ENTRY)
 
 
 GRID_ENTRY = "gym_bridge.grid_env:GridEnv"

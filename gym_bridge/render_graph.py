@@ -31,9 +31,36 @@ def _layout(graph: nx.DiGraph, start: int) -> list[tuple[float, float]]:
         for node in graph:
             graph.nodes[node]["layer"] = depth[node]
         pos = nx.multipartite_layout(graph, subset_key="layer")
-    else:
-        pos = nx.spring_layout(graph, seed=0)
-    return [tuple(pos[i]) for i in range(graph.number_of_nodes())]
+        return [tuple(pos[i]) for i in range(graph.number_of_nodes())]
+    return _distance_layout(graph)
+
+
+def _distance_layout(graph: nx.DiGraph) -> list[tuple[float, float]]:
+    """Classical multidimensional scaling of shortest-path distances: nodes sit as far apart
+    as the graph says they are (what Kamada-Kawai aims at, with numpy alone)."""
+    n = graph.number_of_nodes()
+    lengths = dict(nx.all_pairs_shortest_path_length(graph.to_undirected()))
+    distance = np.full((n, n), np.nan)
+    for a, row in lengths.items():
+        for b, d in row.items():
+            distance[a, b] = d
+    distance[np.isnan(distance)] = np.nanmax(distance) + 1 if n > 1 else 0
+    centre = np.eye(n) - 1.0 / n
+    gram = -0.5 * centre @ (distance**2) @ centre
+    values, vectors = np.linalg.eigh(gram)
+    order = np.argsort(values)[::-1][:2]
+    xy = vectors[:, order] * np.sqrt(np.clip(values[order], 1e-9, None))
+    if xy.shape[1] < 2:
+        xy = np.column_stack([xy, np.zeros(n)])
+    xy = xy + np.random.default_rng(0).normal(0, 1e-3, xy.shape)  # separate coincident nodes
+    for _ in range(200):  # SMACOF: move towards positions whose distances match the graph's
+        gap = np.linalg.norm(xy[:, None] - xy[None], axis=-1)
+        np.fill_diagonal(gap, 1.0)
+        b = -distance / gap
+        np.fill_diagonal(b, 0.0)
+        np.fill_diagonal(b, -b.sum(axis=1))
+        xy = b @ xy / n
+    return [tuple(p) for p in xy]
 
 
 class GraphRenderer:
@@ -51,7 +78,7 @@ class GraphRenderer:
         span[span == 0] = 1.0
         margin = 0.1 * size
         self.positions = ((xy - xy.min(axis=0)) / span * (size - 2 * margin) + margin).tolist()
-        self.radius = max(6.0, min(18.0, size / (3.0 * math.sqrt(compiled.n_states) + 2)))
+        self.radius = max(5.0, min(16.0, size / (4.5 * math.sqrt(compiled.n_states) + 4)))
         self.background = self._draw_static(graph)
 
     def _draw_static(self, graph: nx.DiGraph) -> Image.Image:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from importlib import resources
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,20 @@ class TaskFileError(ValueError):
 @lru_cache(maxsize=1)
 def data_dir() -> Path:
     """The `data/` folder: installed as the `graphtasks.data` resource package, or the checkout's."""
-    try:
-        root = Path(str(resources.files("graphtasks.data")))
-        if (root / "rewardgym").is_dir():
+    try:  # installed: a namespace package whose search location is the data folder
+        spec = importlib.util.find_spec("graphtasks.data")
+    except ModuleNotFoundError:
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        root = Path(location)
+        if root.is_dir() and any(p.suffix == ".json" for p in root.rglob("*.json")):
             return root
-    except (ModuleNotFoundError, TypeError):
-        pass
-    return Path(__file__).resolve().parents[1] / "data"
+    checkout = Path(__file__).resolve().parents[1] / "data"
+    if not checkout.is_dir():
+        raise TaskFileError(
+            "graphtasks' data files are missing: reinstall the package (pip install .) or run from a checkout"
+        )
+    return checkout
 
 
 def read_json(path: Path) -> Any:

@@ -1,0 +1,165 @@
+"""Store benchmarks (issue: Bolt store and RDF view).
+
+1. Put a large grid task into the Bolt store and get + compile it back. The Bolt server is
+   `GRAPHTASKS_BENCH_BOLT` (with GRAPHTASKS_NEO4J_USER / _PASSWORD / _DATABASE) if set,
+   else an ArcadeDB server (`arcadedb-embedded`) started here on 127.0.0.1. Baseline: the
+   same task put into / read from the embedded LadybugDB store in this run.
+2. SPARQL "rewards per task" over all built-in tasks on Oxigraph (oxrdflib); baseline:
+   the same query on rdflib's default in-memory store, in this run.
+
+Targets (issue 4): put and compile-back each under 1 s; SPARQL under 50 ms on Oxigraph.
+
+    python benchmarks/stores_bench.py [--size N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import tasks  # noqa: E402
+from benchmarks.common import best_time, save  # noqa: E402
+from graphstore import TaskGraph  # noqa: E402
+from graphstore import rdf as R  # noqa: E402
+from graphstore.ladybug_store import LadybugStore  # noqa: E402
+from graphstore.neo4j_store import Neo4jStore  # noqa: E402
+from gym_bridge import compile_task  # noqa: E402
+
+REWARDS_PER_TASK = """
+PREFIX gt: <https://graphtasks.dev/ns#>
+SELECT ?task (COUNT(?r) AS ?rewards) (SUM(?v) AS ?first_values) WHERE {
+  ?s a gt:State ; gt:task ?task ; gt:HAS_REWARD ?r .
+  ?r gt:values/rdf:first ?v .
+} GROUP BY ?task ORDER BY ?task
+"""
+
+
+def grid_task(size: int) -> TaskGraph:
+    """An open size x size grid, 4 actions, wall bumps as self-loops, a reward in the far corner."""
+    g = TaskGraph(f"bench/grid/{size}", "neuronav/graph", reward_on="arrival", n_states=size * size, n_actions=4)
+    for r in range(size):
+        for c in range(size):
+            g.add_node(f"s{r * size + c}", "State", index=r * size + c, name=f"{r},{c}", terminal=False, skip=False)
+    for r in range(size):
+        for c in range(size):
+            for action, (dr, dc) in enumerate(((-1, 0), (0, 1), (1, 0), (0, -1))):
+                nr, nc = r + dr, c + dc
+                if not (0 <= nr < size and 0 <= nc < size):
+                    nr, nc = r, c
+                g.add_edge(f"s{r * size + c}", f"s{nr * size + nc}", "MOVE", action=action, p=1.0)
+    g.add_node("goal", "Reward", kind="fixed", values=[1.0])
+    g.add_edge(f"s{size * size - 1}", "goal", "HAS_REWARD")
+    g.add_edge("", "s0", "START")
+    return g.seal()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def bolt_store(folder: str):
+    """(store, stop) for the configured Bolt server or a fresh local ArcadeDB."""
+    uri = os.environ.get("GRAPHTASKS_BENCH_BOLT")
+    if uri:
+        return Neo4jStore(uri), lambda: None
+    from arcadedb_embedded.server import ArcadeDBServer
+
+    cwd, port, password = os.getcwd(), free_port(), "bench-" + os.urandom(6).hex()
+    os.chdir(folder)  # the JVM logs under ./log
+    try:
+        server = ArcadeDBServer(root_path=folder, root_password=password, config={
+            "host": "127.0.0.1", "http_port": free_port(),
+            "server_plugins": "Bolt:com.arcadedb.bolt.BoltProtocolPlugin", "bolt_port": port})
+        server.start()
+    finally:
+        os.chdir(cwd)
+    server.create_database("bench")
+    return Neo4jStore(f"bolt://127.0.0.1:{port}", user="root", password=password, database="bench"), server.stop
+
+
+def timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def bench_bolt(sizes: list[int]) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        bolt, stop = bolt_store(folder)
+        try:
+            bolt.put(grid_task(3))  # constraints and indexes are created on first write
+            for size in sizes:
+                graph = grid_task(size)
+                embedded = LadybugStore(str(Path(folder) / f"embedded-{size}.lbug"))
+                e_put, _ = timed(lambda: embedded.put(graph))
+                e_get, back_e = timed(lambda: compile_task(embedded.get(graph.task_id)))
+                b_put, _ = timed(lambda: bolt.put(graph))
+                b_again, changed = timed(lambda: bolt.put(graph))
+                b_get, back_b = timed(lambda: compile_task(bolt.get(graph.task_id)))
+                assert changed is False and (back_b.targets == back_e.targets).all()
+                bolt.delete(graph.task_id)
+                embedded.close()
+                rows.append({"size": size, "states": size * size, "edges": graph.graph.number_of_edges(),
+                             "bolt_put_s": b_put, "bolt_put_unchanged_s": b_again, "bolt_get_compile_s": b_get,
+                             "embedded_put_s": e_put, "embedded_get_compile_s": e_get})
+        finally:
+            bolt.close()
+            stop()
+    return rows
+
+
+def bench_sparql() -> dict:
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as folder:
+        store = LadybugStore(str(Path(folder) / "s.lbug"))
+        for task_id in tasks.builtin_ids():
+            store.put(tasks.build(task_id))
+        for name, backend in (("oxigraph", R.OXIGRAPH), ("rdflib_memory", "default")):
+            build, graph = timed(lambda: R.store_to_rdf(store, rdf_store=backend))
+            rows = R.sparql(graph, REWARDS_PER_TASK).rows
+            out[name] = {"build_s": build, "query_s": best_time(lambda: R.sparql(graph, REWARDS_PER_TASK), 5),
+                         "triples": len(graph), "rows": len(rows)}
+        store.close()
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, action="append", help="grid side (repeatable; default 17 and 100)")
+    args = parser.parse_args()
+    sizes = args.size or [17, 100]
+    print("Bolt store: put a grid task, put it again (unchanged), get + compile it back; baseline embedded LadybugDB")
+    print(f"{'grid':>8} {'states':>7} {'edges':>7} {'put s':>8} {'again s':>8} {'get+compile s':>14} "
+          f"{'embedded put':>13} {'embedded get':>13} {'put ratio':>10} {'get ratio':>10}")
+    bolt_rows = bench_bolt(sizes)
+    for r in bolt_rows:
+        print(f"{r['size']:>4}x{r['size']:<3} {r['states']:>7} {r['edges']:>7} {r['bolt_put_s']:>8.3f} "
+              f"{r['bolt_put_unchanged_s']:>8.3f} {r['bolt_get_compile_s']:>14.3f} {r['embedded_put_s']:>13.3f} "
+              f"{r['embedded_get_compile_s']:>13.3f} {r['bolt_put_s'] / r['embedded_put_s']:>10.1f} "
+              f"{r['bolt_get_compile_s'] / r['embedded_get_compile_s']:>10.1f}")
+    sparql = bench_sparql()
+    ox, mem = sparql["oxigraph"], sparql["rdflib_memory"]
+    print(f"\nSPARQL rewards per task over {len(tasks.builtin_ids())} built-in tasks ({ox['triples']} triples, "
+          f"{ox['rows']} rows)")
+    print(f"  Oxigraph        query {ox['query_s'] * 1000:8.2f} ms   build {ox['build_s'] * 1000:8.1f} ms")
+    print(f"  rdflib memory   query {mem['query_s'] * 1000:8.2f} ms   build {mem['build_s'] * 1000:8.1f} ms")
+    print(f"  ratio rdflib/Oxigraph (query): {mem['query_s'] / ox['query_s']:.1f}x")
+    ok = all(r["bolt_put_s"] < 1 and r["bolt_get_compile_s"] < 1 for r in bolt_rows if r["size"] <= 17)
+    ok = ok and ox["query_s"] < 0.05
+    path = save("stores", {"bolt": bolt_rows, "sparql": sparql, "targets_met": ok})
+    print(f"\ntargets (four_rooms-sized grid put and get < 1 s, SPARQL < 50 ms): {'met' if ok else 'NOT met'}; {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,421 @@
+"""The server store: Neo4j (or any Bolt server, e.g. ArcadeDB) through the official driver.
+
+Same contract as the embedded store: a task is written in one transaction (delete its
+old nodes, then batched `UNWIND $rows` creates: one round trip per label and per
+relationship type / endpoint pair, per batch), the same content hash changes nothing,
+a failure leaves the store as it was, and `cypher` only reads.
+
+Connection settings (argument > environment > default):
+- URI:      argument, else `GRAPHTASKS_STORE` (must be bolt://, neo4j:// or a +s/+ssc variant)
+- user:     `GRAPHTASKS_NEO4J_USER`, default 'neo4j'
+- password: `GRAPHTASKS_NEO4J_PASSWORD` (a 'user:password@' part of the URI also works)
+- database: `GRAPHTASKS_NEO4J_DATABASE`, default: the server's default database
+The password never appears in `location`, in error messages or in `repr`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections import defaultdict
+from typing import Any, Callable, Iterable
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import neo4j
+from neo4j import exceptions as neo4j_errors
+
+from .cypher_text import check_read_only
+from .errors import GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
+from .schema import SCHEMA, NodeType, Property, Schema
+from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary
+from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
+
+USER_ENV_VAR = "GRAPHTASKS_NEO4J_USER"
+PASSWORD_ENV_VAR = "GRAPHTASKS_NEO4J_PASSWORD"
+DATABASE_ENV_VAR = "GRAPHTASKS_NEO4J_DATABASE"
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+DEFAULT_BATCH_SIZE = 5000  # rows per UNWIND; ArcadeDB and Neo4j both take this comfortably
+
+log = logging.getLogger(__name__)
+
+
+def _q(name: str) -> str:
+    """Backtick a label, type or key that comes from the schema (never from users)."""
+    return f"`{name}`"
+
+
+def _to_store(prop: Property, value: Any) -> Any:
+    return json.dumps(value, sort_keys=True) if prop.kind == "json" else value
+
+
+def _coerce(kind: str, value: Any) -> Any:
+    """Bring a value read from the server back to the schema's Python type.
+
+    Servers may widen or narrow numbers (e.g. 1.0 read back as 1); the task graph must
+    compare equal and hash the same as what was written.
+    """
+    if value is None:
+        return None
+    if kind == "json":
+        return json.loads(value) if isinstance(value, str) else value
+    if kind.endswith("[]"):
+        return [_coerce(kind[:-2], v) for v in value]
+    if kind == "float":
+        return float(value)
+    if kind == "int":
+        return int(value)
+    if kind == "bool":
+        return bool(value)
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """Driver graph values as plain data, so query results print and serialise like the embedded store's."""
+    if isinstance(value, neo4j.graph.Node):
+        labels = sorted(value.labels)
+        return {"_label": labels[0] if len(labels) == 1 else labels, **{k: _plain(v) for k, v in value.items()}}
+    if isinstance(value, neo4j.graph.Relationship):
+        return {"_label": value.type, **{k: _plain(v) for k, v in value.items()}}
+    if isinstance(value, neo4j.graph.Path):
+        return {"_nodes": [_plain(n) for n in value.nodes], "_rels": [_plain(r) for r in value.relationships]}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+def split_credentials(uri: str) -> tuple[str, str | None, str | None]:
+    """Remove a 'user:password@' part from a Bolt URI; return (clean uri, user, password)."""
+    parts = urlsplit(uri)
+    if parts.username is None and parts.password is None:
+        return uri, None, None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    user = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password else None
+    return clean, user, password
+
+
+class Neo4jStore(GraphStore):
+    """GraphStore on a Bolt server (Neo4j 5, ArcadeDB) through the official `neo4j` driver."""
+
+    def __init__(
+        self,
+        uri: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+        schema: Schema = SCHEMA,
+        read_only: bool = False,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        **driver_options: Any,
+    ) -> None:
+        raw_uri = uri or os.environ.get(STORE_ENV_VAR) or ""
+        scheme = raw_uri.split("://", 1)[0].lower() if "://" in raw_uri else ""
+        if scheme not in BOLT_SCHEMES:
+            raise StoreLocationError(
+                f"not a Bolt URI: {split_credentials(raw_uri)[0] if raw_uri else '(none given)'!r}; "
+                f"use bolt://host:7687 or neo4j://host:7687 (argument or ${STORE_ENV_VAR})"
+            )
+        clean_uri, uri_user, uri_password = split_credentials(raw_uri)
+        self.uri = clean_uri
+        self.user = user or uri_user or os.environ.get(USER_ENV_VAR) or "neo4j"
+        self._password = password if password is not None else (uri_password or os.environ.get(PASSWORD_ENV_VAR, ""))
+        self.database = database or os.environ.get(DATABASE_ENV_VAR) or None
+        self.location = clean_uri + (f" (database {self.database})" if self.database else "")
+        self.schema = schema
+        self.read_only = read_only
+        self.batch_size = max(1, int(batch_size))
+        self.schema_warnings: list[str] = []
+        self._schema_ready = False
+        self._lock = threading.RLock()
+        try:
+            self._driver = neo4j.GraphDatabase.driver(clean_uri, auth=(self.user, self._password), **driver_options)
+        except (neo4j_errors.ConfigurationError, ValueError, TypeError) as exc:
+            raise StoreLocationError(f"cannot use Bolt URI {self.location!r}: {self._scrub(exc)}") from None
+        try:
+            with self._session() as session:
+                session.run("RETURN 1").consume()
+        except Exception as exc:
+            self._driver.close()
+            raise self._connection_error(exc) from None
+
+    # -- connection and errors -----------------------------------------------------------
+    def _session(self, access_mode: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
+        return self._driver.session(database=self.database, default_access_mode=access_mode, fetch_size=-1)
+
+    def _scrub(self, exc: BaseException | str) -> str:
+        """The error text with the password blanked out, whatever the server echoed."""
+        text = str(exc)
+        if self._password:
+            text = text.replace(self._password, "***")
+        return text
+
+    def _connection_error(self, exc: BaseException) -> GraphStoreError:
+        if isinstance(exc, neo4j_errors.AuthError):
+            return StoreLocationError(
+                f"authentication to {self.location!r} as user {self.user!r} failed; set the user and password "
+                f"(${USER_ENV_VAR}, ${PASSWORD_ENV_VAR}): {self._scrub(exc.message or exc)}"
+            )
+        if isinstance(exc, (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError)):
+            return StoreLocationError(f"cannot connect to {self.location!r}: {self._scrub(exc)}")
+        if isinstance(exc, neo4j_errors.Neo4jError) and "Database" in (exc.code or ""):
+            return StoreLocationError(
+                f"database {self.database!r} is not available on {self.uri!r} (set ${DATABASE_ENV_VAR}): "
+                f"{self._scrub(exc.message or exc)}"
+            )
+        if isinstance(exc, neo4j_errors.Neo4jError):
+            return StoreLocationError(f"{self.location!r} refused the connection: {self._scrub(exc.message or exc)}")
+        return StoreLocationError(f"cannot use {self.location!r}: {type(exc).__name__}: {self._scrub(exc)}")
+
+    def _failure(self, what: str, exc: BaseException) -> GraphStoreError:
+        if isinstance(exc, GraphStoreError):
+            return exc
+        if isinstance(exc, (neo4j_errors.AuthError, neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired)):
+            return self._connection_error(exc)
+        message = exc.message if isinstance(exc, neo4j_errors.Neo4jError) and exc.message else exc
+        return GraphStoreError(f"{what} on {self.location!r} failed, nothing written: {self._scrub(message)}")
+
+    def _write(self, what: str, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
+        """Run `work` in one managed write transaction; the driver retries transient errors."""
+        if self.read_only:
+            raise GraphStoreError(f"store {self.location!r} was opened read-only; cannot {what}")
+        with self._lock:
+            self._ensure_schema()
+            try:
+                with self._session() as session:
+                    return session.execute_write(work)
+            except Exception as exc:
+                raise self._failure(what, exc) from exc
+
+    def _read(self, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
+        with self._lock:
+            try:
+                with self._session(neo4j.READ_ACCESS) as session:
+                    return session.execute_read(work)
+            except GraphStoreError:
+                raise
+            except (neo4j_errors.AuthError, neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+                raise self._connection_error(exc) from None
+
+    # -- schema: constraints and indexes ---------------------------------------------------
+    def _ensure_schema(self) -> None:
+        """Create the uid uniqueness constraints and task indexes once per store object.
+
+        Neo4j 5 syntax; servers with other DDL (older Neo4j, some Bolt servers) keep working
+        without them: the failure is logged and kept in `schema_warnings`.
+        """
+        if self._schema_ready:
+            return
+        statements = []
+        for label in self.schema.nodes:
+            low = label.lower()
+            statements.append(
+                f"CREATE CONSTRAINT graphtasks_{low}_uid IF NOT EXISTS FOR (n:{_q(label)}) REQUIRE n.uid IS UNIQUE"
+            )
+            statements.append(f"CREATE INDEX graphtasks_{low}_task IF NOT EXISTS FOR (n:{_q(label)}) ON (n.task)")
+        with self._session() as session:
+            for statement in statements:
+                try:
+                    session.run(statement).consume()
+                except (neo4j_errors.AuthError, neo4j_errors.ServiceUnavailable) as exc:
+                    raise self._connection_error(exc) from None
+                except neo4j_errors.Neo4jError as exc:
+                    warning = f"{self.location}: could not run {statement!r}: {self._scrub(exc.message or exc)}"
+                    log.warning(warning)
+                    self.schema_warnings.append(warning)
+        self._schema_ready = True
+
+    # -- writing ---------------------------------------------------------------------------
+    def _rows(self, graph: TaskGraph) -> tuple[dict[str, list[dict[str, Any]]], dict[tuple[str, str, str], list[dict[str, Any]]]]:
+        """Node rows per label and edge rows per (type, source label, target label); no None values."""
+        task_id = graph.task_id
+        node_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for local_id, props in graph.nodes():
+            label = graph.label(local_id)
+            node_type = self.schema.nodes[label]
+            row = {p.name: _to_store(p, props[p.name]) for p in node_type.properties if props.get(p.name) is not None}
+            row["uid"] = uid_of(task_id, local_id)
+            row["task"] = task_id
+            node_rows[label].append(row)
+        edge_rows: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        for source, target, data in graph.graph.edges(data=True):
+            rel = self.schema.rels[data["rel"]]
+            props = {p.name: data["props"][p.name] for p in rel.properties if data["props"].get(p.name) is not None}
+            key = (data["rel"], graph.label(source), graph.label(target))
+            edge_rows[key].append({"s": uid_of(task_id, source), "t": uid_of(task_id, target), "p": props})
+        return node_rows, edge_rows
+
+    def put(self, graph: TaskGraph) -> bool:
+        graph.seal()
+        task_id = graph.task_id
+        new_hash = graph.task["content_hash"]
+        node_rows, edge_rows = self._rows(graph)
+
+        def work(tx: neo4j.ManagedTransaction) -> bool:
+            old = tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash AS h", id=task_id).values()
+            if old and old[0][0] == new_hash:
+                return False
+            if old:
+                self._delete_in(tx, task_id)
+            for label, rows in node_rows.items():
+                self._create_nodes(tx, self.schema.nodes[label], rows)
+            for (rel_name, a, b), rows in edge_rows.items():
+                self._create_edges(tx, rel_name, a, b, rows)
+            return True
+
+        return self._write(f"writing task {task_id!r}", work)
+
+    def _create_nodes(self, tx: neo4j.ManagedTransaction, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
+        label = _q(node_type.label)
+        if node_type.shared:  # shared nodes (e.g. concepts) are merged, never duplicated
+            query = f"UNWIND $rows AS r MERGE (n:{label} {{uid: r.uid}}) SET n += r"
+        else:
+            query = f"UNWIND $rows AS r CREATE (n:{label}) SET n = r"
+        for chunk in _chunks(rows, self.batch_size):
+            tx.run(query, rows=chunk).consume()
+
+    def _create_edges(
+        self, tx: neo4j.ManagedTransaction, rel_name: str, a: str, b: str, rows: list[dict[str, Any]]
+    ) -> None:
+        query = (
+            f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: r.s}}) MATCH (b:{_q(b)} {{uid: r.t}}) "
+            f"CREATE (a)-[e:{_q(rel_name)}]->(b) SET e = r.p RETURN count(e) AS n"
+        )
+        for chunk in _chunks(rows, self.batch_size):
+            created = tx.run(query, rows=chunk).single()
+            if created is None or created["n"] != len(chunk):
+                got = created["n"] if created is not None else 0
+                raise GraphStoreError(
+                    f"{rel_name} edges {a}->{b}: created {got} of {len(chunk)}; an endpoint node was not found"
+                )
+
+    def _delete_in(self, tx: neo4j.ManagedTransaction, task_id: str) -> None:
+        for label, node_type in self.schema.nodes.items():
+            if not node_type.shared:
+                tx.run(f"MATCH (n:{_q(label)}) WHERE n.task = $t DETACH DELETE n", t=task_id).consume()
+
+    def delete(self, task_id: str) -> bool:
+        def work(tx: neo4j.ManagedTransaction) -> bool:
+            if not tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.uid", id=task_id).values():
+                return False
+            self._delete_in(tx, task_id)
+            return True
+
+        return self._write(f"deleting task {task_id!r}", work)
+
+    # -- reading ---------------------------------------------------------------------------
+    def get(self, task_id: str) -> TaskGraph:
+        def work(tx: neo4j.ManagedTransaction) -> TaskGraph | None:
+            rows = tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t", id=task_id).values()
+            if not rows:
+                return None
+            task_type = self.schema.nodes["Task"]
+            task_props = self._props(task_type.properties, rows[0][0], skip=("uid", "task"))
+            family, name = task_props.pop("family", None), task_props.pop("name", None)
+            if family is None:
+                raise GraphStoreError(f"task {task_id!r} in {self.location!r}: the Task node has no 'family'")
+            graph = TaskGraph(task_id, family, name, schema=self.schema, **task_props)
+            prefix = task_id + "/"
+            for label, node_type in self.schema.nodes.items():
+                if label == "Task" or node_type.shared:
+                    continue
+                # explicit columns: much faster than whole nodes on some servers (ArcadeDB: 2x)
+                props = [p for p in node_type.properties if p.name not in ("uid", "task")]
+                cols = "".join(f", n.{_q(p.name)} AS {_q(p.name)}" for p in props)
+                query = f"MATCH (n:{_q(label)}) WHERE n.task = $id RETURN n.uid AS uid{cols}"
+                for record in tx.run(query, id=task_id):
+                    uid, node = record["uid"], record
+                    if not isinstance(uid, str) or not uid.startswith(prefix):
+                        raise GraphStoreError(
+                            f"task {task_id!r} in {self.location!r}: {label} node uid {uid!r} does not start "
+                            f"with {prefix!r}"
+                        )
+                    graph.add_node(uid[len(prefix) :], label, **self._props(node_type.properties, node, ("uid", "task")))
+            for rel_name, rel in self.schema.rels.items():
+                for a, b in rel.endpoints:
+                    query = (
+                        f"MATCH (a:{_q(a)})-[r:{_q(rel_name)}]->(b:{_q(b)}) WHERE a.task = $id "
+                        f"RETURN a.uid, b.uid, properties(r)"
+                    )
+                    for s, t, edge in tx.run(query, id=task_id).values():
+                        source = TASK_LOCAL_ID if s == task_id else s[len(prefix) :]
+                        target = TASK_LOCAL_ID if t == task_id else str(t)[len(prefix) :]
+                        if target not in graph.graph or not str(t).startswith(prefix) and t != task_id:
+                            raise SchemaError(
+                                f"task {task_id!r} in {self.location!r}: {rel_name} edge from {source or '(task)'!r} "
+                                f"to unknown {b} {t!r} (not a node of this task)"
+                            )
+                        graph.add_edge(source, target, rel_name, **self._props(rel.properties, edge))
+            return graph
+
+        graph = self._read(work)
+        if graph is None:
+            raise TaskNotFound(task_id, self.location)
+        return graph
+
+    @staticmethod
+    def _props(declared: tuple[Property, ...], entity: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+        """Declared properties of a driver node/relationship, typed as the schema says."""
+        out = {}
+        for p in declared:
+            if p.name in skip:
+                continue
+            value = entity.get(p.name)
+            if value is not None:
+                out[p.name] = _coerce(p.kind, value)
+        return out
+
+    def list(self) -> list[TaskSummary]:
+        query = (
+            "MATCH (t:Task) RETURN t.uid, t.family, t.n_states, t.n_actions, t.source, t.content_hash ORDER BY t.uid"
+        )
+        rows = self._read(lambda tx: tx.run(query).values())
+        return [TaskSummary(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows]
+
+    def content_hash(self, task_id: str) -> str | None:
+        rows = self._read(lambda tx: tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash", id=task_id).values())
+        return rows[0][0] if rows else None
+
+    def cypher(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:
+        """Run a read-only query: checked lexically, then run in a read transaction.
+
+        Neo4j also refuses writes in read transactions; some Bolt servers (ArcadeDB) do not,
+        so the lexical check is what stops writes there.
+        """
+        check_read_only(query)
+
+        def work(tx: neo4j.ManagedTransaction) -> QueryResult:
+            result = tx.run(query, params or {})
+            columns = list(result.keys())
+            rows = [[_plain(v) for v in record.values()] for record in result]
+            return QueryResult(columns, rows)
+
+        try:
+            return self._read(work)
+        except GraphStoreError:
+            raise
+        except neo4j_errors.Neo4jError as exc:
+            raise QueryError(f"query failed on {self.location!r}: {self._scrub(exc.message or exc)}") from None
+        except neo4j_errors.DriverError as exc:
+            raise QueryError(f"query failed on {self.location!r}: {self._scrub(exc)}") from None
+
+    def close(self) -> None:
+        driver = getattr(self, "_driver", None)
+        if driver is not None:
+            driver.close()
+            self._driver = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Neo4jStore({self.location!r}, user={self.user!r})"

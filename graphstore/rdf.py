@@ -1,0 +1,409 @@
+"""The RDF view of task graphs: a published vocabulary, conversion both ways, SPARQL, Turtle / N-Triples.
+
+Vocabulary (namespace `https://graphtasks.dev/ns#`, prefix `gt:`), generated from the schema:
+- every node is the IRI `https://graphtasks.dev/id/<uid, percent-encoded>` with
+  `rdf:type gt:<Label>` (gt:Task, gt:State, gt:Reward, gt:Condition) and `gt:uid`, `gt:task`;
+- every attribute is the property `gt:<attribute>` (gt:index, gt:name, gt:p, ...), typed
+  xsd:string / xsd:integer / xsd:double / xsd:boolean; list attributes are RDF collections
+  (`gt:values (1.0 0.0)`); JSON attributes are `rdf:JSON` literals;
+- every relationship is the property `gt:<TYPE>` in its Cypher spelling (gt:MOVE,
+  gt:HAS_REWARD, gt:START, gt:OVERRIDE, gt:HAS_CONDITION) from source to target;
+- a relationship that carries properties (MOVE, OVERRIDE) is also reified as a
+  `gt:Edge` node `<task IRI>#e<n>` with `gt:relation gt:MOVE`, `gt:from`, `gt:to` and its
+  attributes (`gt:action`, `gt:p`, `gt:executed`); the direct `gt:MOVE` triple stays for
+  easy navigation, the Edge node is what import reads.
+`vocabulary()` returns the vocabulary itself as RDFS with the schema's documentation.
+
+SPARQL runs on Oxigraph through `oxrdflib` (`rdflib.Graph(store="Oxigraph")`). Turtle
+is written by `to_turtle` (rdflib's own Turtle writer prints doubles with 6 digits, which
+would break the exact round trip); N-Triples by rdflib.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import defaultdict
+from typing import Any, Iterable
+from urllib.parse import quote
+
+from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib.collection import Collection
+
+from .errors import QueryError, SchemaError
+from .schema import SCHEMA, Property, Schema
+from .store import GraphStore, QueryResult
+from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
+
+NS = "https://graphtasks.dev/ns#"
+ID_BASE = "https://graphtasks.dev/id/"
+GT = Namespace(NS)
+EDGE = GT.Edge
+RELATION, FROM, TO = GT.relation, GT["from"], GT.to
+OXIGRAPH = "Oxigraph"
+_XSD_OF_KIND = {"str": XSD.string, "int": XSD.integer, "float": XSD.double, "bool": XSD.boolean, "json": RDF.JSON}
+
+
+def node_iri(uid: str) -> URIRef:
+    """The IRI of the node with global id `uid` (reversible: every unsafe character is percent-encoded)."""
+    return URIRef(ID_BASE + quote(uid, safe="/"))
+
+
+def new_graph(store: str = OXIGRAPH) -> Graph:
+    """An empty rdflib graph on Oxigraph (default) or rdflib's own memory store (`store='default'`)."""
+    graph = Graph(store=store)
+    graph.bind("gt", GT, override=True)
+    return graph
+
+
+def _literal(kind: str, value: Any) -> Literal:
+    if kind == "json":
+        return Literal(json.dumps(value, sort_keys=True), datatype=RDF.JSON)
+    if kind == "float":
+        return Literal(repr(float(value)), datatype=XSD.double)
+    if kind == "bool":
+        return Literal("true" if value else "false", datatype=XSD.boolean)
+    if kind == "int":
+        return Literal(str(int(value)), datatype=XSD.integer)
+    return Literal(value, datatype=XSD.string)
+
+
+def _add_value(rdf: Graph, subject: URIRef | BNode, prop: Property, value: Any) -> None:
+    if prop.kind.endswith("[]"):
+        # an RDF collection with blank-node labels derived from the owner: same task, same text
+        digest = hashlib.sha1(f"{subject}|{prop.name}".encode()).hexdigest()[:16]
+        cells = [BNode(f"l{digest}x{i}") for i in range(len(value))]
+        for i, (cell, item) in enumerate(zip(cells, value)):
+            rdf.add((cell, RDF.first, _literal(prop.kind[:-2], item)))
+            rdf.add((cell, RDF.rest, cells[i + 1] if i + 1 < len(cells) else RDF.nil))
+        rdf.add((subject, GT[prop.name], cells[0] if cells else RDF.nil))
+        return
+    rdf.add((subject, GT[prop.name], _literal(prop.kind, value)))
+
+
+def to_rdf(task: TaskGraph, rdf: Graph | None = None, store: str = OXIGRAPH) -> Graph:
+    """Add `task` to `rdf` (a new Oxigraph-backed graph if None) and return it."""
+    rdf = rdf if rdf is not None else new_graph(store)
+    schema = task.schema
+    task_id = task.task_id
+    for local_id, props in task.nodes():
+        label = task.label(local_id)
+        node_type = schema.node_type(label)
+        uid = uid_of(task_id, local_id)
+        subject = node_iri(uid)
+        rdf.add((subject, RDF.type, GT[label]))
+        rdf.add((subject, GT.uid, _literal("str", uid)))
+        rdf.add((subject, GT.task, _literal("str", task_id)))
+        for prop in node_type.properties:
+            value = props.get(prop.name)
+            if value is not None and prop.name not in ("uid", "task"):
+                _add_value(rdf, subject, prop, value)
+    edges = sorted(
+        ((s, t, d["rel"], d["props"]) for s, t, d in task.graph.edges(data=True)),
+        key=lambda e: json.dumps([e[0], e[1], e[2], e[3]], sort_keys=True),
+    )
+    task_iri = str(node_iri(task_id))
+    for n, (source, target, rel_name, props) in enumerate(edges):
+        rel = schema.rel_type(rel_name)
+        s, t = node_iri(uid_of(task_id, source)), node_iri(uid_of(task_id, target))
+        rdf.add((s, GT[rel_name], t))
+        if rel.properties:
+            edge = URIRef(f"{task_iri}#e{n}")
+            rdf.add((edge, RDF.type, EDGE))
+            rdf.add((edge, RELATION, GT[rel_name]))
+            rdf.add((edge, FROM, s))
+            rdf.add((edge, TO, t))
+            rdf.add((edge, GT.task, _literal("str", task_id)))
+            for prop in rel.properties:
+                if props.get(prop.name) is not None:
+                    _add_value(rdf, edge, prop, props[prop.name])
+    return rdf
+
+
+def store_to_rdf(store: GraphStore, task_ids: Iterable[str] | None = None, rdf_store: str = OXIGRAPH) -> Graph:
+    """One RDF graph holding the given stored tasks (every task if `task_ids` is None)."""
+    ids = [t.task_id for t in store.list()] if task_ids is None else list(task_ids)
+    rdf = new_graph(rdf_store)
+    for task_id in ids:
+        to_rdf(store.get(task_id), rdf)
+    return rdf
+
+
+# -- from RDF ---------------------------------------------------------------------------------
+def _python(kind: str, obj: Any, where: str, rdf: Graph) -> Any:
+    if kind.endswith("[]"):
+        if obj == RDF.nil:
+            return []
+        if not isinstance(obj, BNode):
+            raise SchemaError(f"{where}: expected an RDF list ( ... ), got {obj}")
+        return [_python(kind[:-2], item, where, rdf) for item in Collection(rdf, obj)]
+    if not isinstance(obj, Literal):
+        raise SchemaError(f"{where}: expected a literal, got {obj}")
+    try:
+        if kind == "json":
+            return json.loads(str(obj))
+        if kind == "str":
+            return str(obj)
+        if kind == "bool":
+            if str(obj) not in ("true", "false", "1", "0"):
+                raise ValueError(f"not a boolean: {str(obj)!r}")
+            return str(obj) in ("true", "1")
+        if kind == "int":
+            value = obj.toPython()
+            if isinstance(value, bool) or not isinstance(value, int):
+                value = int(str(obj))
+            return value
+        if kind == "float":
+            value = float(str(obj))
+            if math.isnan(value):
+                raise ValueError("NaN")
+            return value
+    except ValueError as exc:
+        raise SchemaError(f"{where}: {str(obj)!r} is not a valid {kind}: {exc}") from None
+    raise SchemaError(f"{where}: unsupported kind {kind}")
+
+
+def _attributes(rdf: Graph, subject: Any, declared: tuple[Property, ...], skip: set[str], where: str) -> dict[str, Any]:
+    """The declared gt: attributes of `subject`; unknown gt: predicates and repeated values are errors."""
+    known = {p.name: p for p in declared}
+    out: dict[str, Any] = {}
+    for pred, obj in rdf.predicate_objects(subject):
+        if pred == RDF.type or not str(pred).startswith(NS):
+            continue
+        name = str(pred)[len(NS) :]
+        if name in skip:
+            continue
+        prop = known.get(name)
+        if prop is None:
+            raise SchemaError(f"{where}: unknown property gt:{name} (declared: {', '.join(sorted(known))})")
+        if name in out:
+            raise SchemaError(f"{where}: gt:{name} has several values; it takes one")
+        out[name] = _python(prop.kind, obj, f"{where}, gt:{name}", rdf)
+    return out
+
+
+def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
+    """Every task described in `rdf`, as TaskGraphs (not yet validated; `put` or `seal` does that).
+
+    Errors name the subject and the property that is wrong.
+    """
+    rel_names = set(schema.rels)
+    nodes: dict[Any, tuple[str, str, str]] = {}  # subject -> (task id, local id, label)
+    by_task: dict[str, list[Any]] = defaultdict(list)
+    for label in schema.nodes:
+        for subject in rdf.subjects(RDF.type, GT[label]):
+            where = f"{label} {subject}"
+            uid = rdf.value(subject, GT.uid)
+            task_id = rdf.value(subject, GT.task)
+            if uid is None or task_id is None:
+                raise SchemaError(f"{where}: gt:uid and gt:task are required")
+            uid, task_id = str(uid), str(task_id)
+            if label == "Task":
+                if uid != task_id:
+                    raise SchemaError(f"{where}: a Task's gt:uid ({uid!r}) must equal its gt:task ({task_id!r})")
+                local = TASK_LOCAL_ID
+            elif uid.startswith(task_id + "/") and len(uid) > len(task_id) + 1:
+                local = uid[len(task_id) + 1 :]
+            else:
+                raise SchemaError(f"{where}: gt:uid {uid!r} must be '<task>/<local id>' with task {task_id!r}")
+            if subject in nodes:
+                raise SchemaError(f"{subject}: typed as both {nodes[subject][2]} and {label}")
+            nodes[subject] = (task_id, local, label)
+            by_task[task_id].append(subject)
+    graphs: dict[str, TaskGraph] = {}
+    for task_id, subjects in sorted(by_task.items()):
+        task_subjects = [s for s in subjects if nodes[s][2] == "Task"]
+        if not task_subjects:
+            raise SchemaError(f"task {task_id!r}: nodes refer to it but there is no gt:Task with gt:uid {task_id!r}")
+        task_props = _attributes(
+            rdf, task_subjects[0], schema.nodes["Task"].properties, {"uid", "task"} | rel_names, f"Task {task_id!r}"
+        )
+        for required in ("family", "name"):
+            if required not in task_props:
+                raise SchemaError(f"Task {task_id!r}: required property gt:{required} is missing")
+        family, name = task_props.pop("family"), task_props.pop("name")
+        graph = TaskGraph(task_id, family, name, schema=schema, **task_props)
+        for subject in subjects:
+            _, local, label = nodes[subject]
+            if label == "Task":
+                continue
+            where = f"task {task_id!r}, {label} {local!r}"
+            props = _attributes(rdf, subject, schema.nodes[label].properties, {"uid", "task"} | rel_names, where)
+            graph.add_node(local, label, **props)
+        graphs[task_id] = graph
+    for subject, (task_id, local, _label) in nodes.items():  # property-less relationships: direct triples
+        for rel_name in rel_names:
+            if schema.rels[rel_name].properties:
+                continue
+            for obj in rdf.objects(subject, GT[rel_name]):
+                if obj not in nodes or nodes[obj][0] != task_id:
+                    raise SchemaError(f"task {task_id!r}: gt:{rel_name} from {local or '(task)'!r} to unknown node {obj}")
+                graphs[task_id].add_edge(local, nodes[obj][1], rel_name)
+    for edge in rdf.subjects(RDF.type, EDGE):
+        rel_iri = rdf.value(edge, RELATION)
+        rel_name = str(rel_iri)[len(NS) :] if rel_iri is not None and str(rel_iri).startswith(NS) else None
+        if rel_name not in rel_names:
+            raise SchemaError(f"Edge {edge}: gt:relation {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}")
+        ends = [rdf.value(edge, FROM), rdf.value(edge, TO)]
+        for end, pred in zip(ends, ("from", "to")):
+            if end not in nodes:
+                raise SchemaError(f"{rel_name} Edge {edge}: gt:{pred} {end} is not a node of any task")
+        task_id = nodes[ends[0]][0]
+        if nodes[ends[1]][0] != task_id:
+            raise SchemaError(f"{rel_name} Edge {edge}: connects two different tasks")
+        props = _attributes(
+            rdf, edge, schema.rels[rel_name].properties, {"relation", "from", "to", "task"}, f"{rel_name} Edge {edge}"
+        )
+        graphs[task_id].add_edge(nodes[ends[0]][1], nodes[ends[1]][1], rel_name, **props)
+    return list(graphs.values())
+
+
+def parse(data: str, fmt: str = "turtle") -> Graph:
+    """Parse Turtle / N-Triples text into an Oxigraph-backed graph."""
+    rdf = new_graph()
+    try:
+        rdf.parse(data=data, format=fmt)
+    except Exception as exc:  # the parsers raise many types; all mean bad input
+        raise SchemaError(f"cannot parse {fmt}: {exc}") from None
+    return rdf
+
+
+# -- SPARQL ------------------------------------------------------------------------------------
+def _value(term: Any) -> Any:
+    if term is None:
+        return None
+    if isinstance(term, Literal):
+        if term.datatype == RDF.JSON:
+            return str(term)
+        value = term.toPython()
+        return value if not isinstance(value, Literal) else str(value)
+    if isinstance(term, BNode):
+        return f"_:{term}"
+    return str(term)
+
+
+def sparql(rdf: Graph, query: str) -> QueryResult:
+    """Run a SPARQL SELECT / ASK / CONSTRUCT / DESCRIBE query; rows of plain Python values."""
+    try:
+        result = rdf.query(query)
+    except Exception as exc:
+        raise QueryError(f"SPARQL query failed: {exc}") from None
+    if result.type == "ASK":
+        return QueryResult(["ask"], [[bool(result.askAnswer)]])
+    if result.type in ("CONSTRUCT", "DESCRIBE"):
+        return QueryResult(["subject", "predicate", "object"], [[_value(t) for t in triple] for triple in result])
+    columns = [str(v) for v in result.vars or []]
+    return QueryResult(columns, [[_value(row[i]) for i in range(len(columns))] for row in result])
+
+
+# -- serialisation -----------------------------------------------------------------------------
+def _turtle_term(term: Any, prefixes: dict[str, str]) -> str:
+    if isinstance(term, Literal):
+        if term.datatype in (XSD.integer, XSD.boolean):
+            return str(term)
+        text = str(term).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+        if term.datatype in (None, XSD.string) and not term.language:
+            return f'"{text}"'
+        if term.language:
+            return f'"{text}"@{term.language}'
+        return f'"{text}"^^{_turtle_term(URIRef(term.datatype), prefixes)}'
+    if isinstance(term, BNode):
+        return f"_:{term}"
+    text = str(term)
+    for prefix, base in prefixes.items():
+        local = text[len(base) :]
+        if text.startswith(base) and local and all(c.isalnum() or c == "_" for c in local) and local[0].isalpha():
+            return f"{prefix}:{local}"
+    return f"<{text}>"
+
+
+def to_turtle(rdf: Graph) -> str:
+    """Deterministic, exact Turtle: sorted subjects, doubles in their full lexical form, lists inline."""
+    prefixes = {"gt": NS, "rdf": str(RDF), "xsd": str(XSD), "rdfs": str(RDFS)}
+    referenced: dict[Any, int] = defaultdict(int)
+    for obj in rdf.objects():
+        if isinstance(obj, BNode):
+            referenced[obj] += 1
+
+    def as_list(node: Any) -> list[Any] | None:
+        items, seen = [], set()
+        while node != RDF.nil:
+            if not isinstance(node, BNode) or node in seen or referenced[node] != 1:
+                return None
+            seen.add(node)
+            preds = set(rdf.predicates(node))
+            if preds != {RDF.first, RDF.rest}:
+                return None
+            items.append(rdf.value(node, RDF.first))
+            node = rdf.value(node, RDF.rest)
+        return items
+
+    def obj_text(obj: Any) -> str:
+        if obj == RDF.nil:
+            return "()"
+        items = as_list(obj) if isinstance(obj, BNode) else None
+        if items is not None:
+            return "( " + " ".join(obj_text(i) for i in items) + " )"
+        return _turtle_term(obj, prefixes)
+
+    inlined = set()
+    for obj in rdf.objects():
+        if isinstance(obj, BNode) and as_list(obj) is not None:
+            node = obj
+            while node != RDF.nil:
+                inlined.add(node)
+                node = rdf.value(node, RDF.rest)
+    lines = [f"@prefix {p}: <{b}> ." for p, b in prefixes.items()] + [""]
+    subjects = sorted({s for s in rdf.subjects() if s not in inlined}, key=lambda s: (isinstance(s, BNode), str(s)))
+    for subject in subjects:
+        pairs = sorted(rdf.predicate_objects(subject), key=lambda po: (po[0] != RDF.type, str(po[0]), str(po[1])))
+        body = " ;\n    ".join(
+            f"{'a' if p == RDF.type else _turtle_term(p, prefixes)} {obj_text(o)}" for p, o in pairs
+        )
+        lines.append(f"{_turtle_term(subject, prefixes)}\n    {body} .\n")
+    return "\n".join(lines)
+
+
+def serialize(rdf: Graph, fmt: str) -> str:
+    """Text of `rdf` in 'ttl' / 'turtle' or 'nt' / 'ntriples' (sorted lines)."""
+    if fmt in ("ttl", "turtle"):
+        return to_turtle(rdf)
+    if fmt in ("nt", "ntriples", "n-triples"):
+        text = rdf.serialize(format="nt")
+        return "\n".join(sorted(line for line in text.splitlines() if line.strip())) + "\n"
+    raise ValueError(f"--format: expected ttl or nt, got {fmt!r}")
+
+
+def vocabulary(schema: Schema = SCHEMA) -> Graph:
+    """The gt: vocabulary as RDFS: classes, attribute and relationship properties, with their docs."""
+    rdf = new_graph()
+    rdf.add((EDGE, RDF.type, RDFS.Class))
+    rdf.add((EDGE, RDFS.comment, Literal("A relationship that carries properties, reified.")))
+    for pred, doc in ((RELATION, "The relationship type of an Edge."), (FROM, "Source node of an Edge."),
+                      (TO, "Target node of an Edge.")):
+        rdf.add((pred, RDF.type, RDF.Property))
+        rdf.add((pred, RDFS.comment, Literal(doc)))
+        rdf.add((pred, RDFS.domain, EDGE))
+    for label, node_type in schema.nodes.items():
+        rdf.add((GT[label], RDF.type, RDFS.Class))
+        rdf.add((GT[label], RDFS.comment, Literal(node_type.doc)))
+        for prop in node_type.properties:
+            rdf.add((GT[prop.name], RDF.type, RDF.Property))
+            rdf.add((GT[prop.name], RDFS.domain, GT[label]))
+            if prop.doc:
+                rdf.add((GT[prop.name], RDFS.comment, Literal(prop.doc)))
+            kind = prop.kind[:-2] if prop.kind.endswith("[]") else prop.kind
+            rdf.add((GT[prop.name], RDFS.range, RDF.List if prop.kind.endswith("[]") else _XSD_OF_KIND[kind]))
+    for name, rel in schema.rels.items():
+        rdf.add((GT[name], RDF.type, RDF.Property))
+        rdf.add((GT[name], RDFS.comment, Literal(rel.doc)))
+        for a, b in rel.endpoints:
+            rdf.add((GT[name], RDFS.domain, GT[a]))
+            rdf.add((GT[name], RDFS.range, GT[b]))
+        for prop in rel.properties:
+            rdf.add((GT[prop.name], RDF.type, RDF.Property))
+            rdf.add((GT[prop.name], RDFS.domain, EDGE))
+            if prop.doc:
+                rdf.add((GT[prop.name], RDFS.comment, Literal(prop.doc)))
+    return rdf

@@ -1,0 +1,97 @@
+"""RDF commands: `sparql`, `export`, `import` (see graphstore/rdf.py for the vocabulary)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from graphstore import GraphStoreError, SchemaError, open_store
+from graphstore import rdf as rdf_view
+
+from .output import add_format_argument, print_rows
+
+RDF_FORMATS = {".ttl": "turtle", ".turtle": "turtle", ".nt": "nt"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    sparql = subparsers.add_parser(
+        "sparql",
+        help="run a SPARQL query over stored tasks (RDF view, Oxigraph)",
+        description="Run SPARQL over the RDF view of one, several or all stored tasks. "
+        "Prefixes gt:, rdf:, rdfs:, xsd: are predeclared.",
+    )
+    sparql.add_argument("query", help="the SPARQL query text (or @FILE to read it from a file)")
+    sparql.add_argument("--task", action="append", dest="tasks", metavar="ID", help="task to include (repeatable; default all)")
+    add_format_argument(sparql)
+    sparql.set_defaults(func=cmd_sparql)
+
+    export = subparsers.add_parser("export", help="write a stored task as Turtle or N-Triples")
+    export.add_argument("task_ids", nargs="+", metavar="ID")
+    export.add_argument("--format", choices=("ttl", "nt"), default="ttl")
+    export.add_argument("-o", "--output", help="output file (default: standard output)")
+    export.set_defaults(func=cmd_export)
+
+    imp = subparsers.add_parser("import", help="load tasks from a Turtle (.ttl) or N-Triples (.nt) file into the store")
+    imp.add_argument("file")
+    imp.set_defaults(func=cmd_import)
+
+
+PREFIXES = {
+    "gt": rdf_view.NS,
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+}
+
+
+def with_prefixes(query: str) -> str:
+    """Prepend the standard prefixes the query does not declare itself."""
+    missing = [p for p in PREFIXES if not re.search(rf"(?i)\bPREFIX\s+{p}\s*:", query)]
+    return "".join(f"PREFIX {p}: <{PREFIXES[p]}>\n" for p in missing) + query
+
+
+def cmd_sparql(args: argparse.Namespace) -> int:
+    query = Path(args.query[1:]).read_text() if args.query.startswith("@") else args.query
+    with open_store(args.store) as store:
+        graph = rdf_view.store_to_rdf(store, args.tasks)
+    result = rdf_view.sparql(graph, with_prefixes(query))
+    print_rows(result.columns, result.rows, args.format, out=sys.stdout)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        graph = rdf_view.store_to_rdf(store, args.task_ids)
+    text = rdf_view.serialize(graph, args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {', '.join(args.task_ids)} to {args.output} ({len(graph)} triples)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    fmt = RDF_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{path}: expected a .ttl or .nt file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror}") from None
+    try:
+        graphs = rdf_view.from_rdf(rdf_view.parse(text, fmt))
+        if not graphs:
+            raise SchemaError("no gt:Task in the file")
+        for graph in graphs:  # validate every task before writing any
+            graph.seal()
+    except GraphStoreError as exc:
+        raise SchemaError(f"{path}: {exc}") from None
+    with open_store(args.store) as store:
+        for graph in graphs:
+            changed = store.put(graph)
+            print(f"{'loaded   ' if changed else 'unchanged'} {graph.task_id}")
+    return 0

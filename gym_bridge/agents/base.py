@@ -1,0 +1,52 @@
+"""The agent protocol used by the runner, and choice rules shared by the agents."""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+import numpy as np
+
+
+class Agent(Protocol):
+    def begin_episode(self) -> None: ...
+    def act(self, state: int, available: Sequence[int]) -> int: ...
+    def learn(
+        self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
+    ) -> None: ...
+
+
+AGENT_STREAM = 0x6167656E74  # "agent"
+
+
+def agent_rng(seed: int | None) -> np.random.Generator:
+    """The agent's generator: a stream of its own, even when given the same seed as the env.
+
+    `np.random.default_rng(s)` and gymnasium's `reset(seed=s)` build the same PCG64 stream;
+    an agent drawing from it would see the very numbers that decide its rewards.
+    """
+    if seed is None:
+        return np.random.default_rng()
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(AGENT_STREAM,)))
+
+
+def softmax_choice(rng: np.random.Generator, values: np.ndarray, beta: float) -> int:
+    """Index drawn with probability proportional to exp(beta * value); beta is an inverse temperature."""
+    z = beta * (values - values.max())
+    p = np.exp(z)
+    return int(rng.choice(len(values), p=p / p.sum()))
+
+
+class RandomAgent:
+    """Uniform over the offered actions; learns nothing (a baseline)."""
+
+    def __init__(self, n_states: int, n_actions: int, seed: int | None = None) -> None:
+        self.rng = agent_rng(seed)
+
+    def begin_episode(self) -> None:
+        pass
+
+    def act(self, state: int, available: Sequence[int]) -> int:
+        return int(available[self.rng.integers(len(available))])
+
+    def learn(self, *args: object) -> None:
+        pass

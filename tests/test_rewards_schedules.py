@@ -1,0 +1,76 @@
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from tasks import RandomStream, make_source, reward_spec, trial_schedule
+from tasks.rewards import RewardSpecError
+
+
+def stream(seed=0):
+    return RandomStream(np.random.default_rng(seed))
+
+
+def test_fixed_and_probabilistic():
+    s = stream()
+    assert make_source(reward_spec(2.5)).draw(s) == 2.5
+    source = make_source(reward_spec({"kind": "probabilistic", "values": [-0.5, 0, 1], "probs": [0.4, 0.2, 0.4]}))
+    counts = Counter(source.draw(s) for _ in range(50_000))
+    assert counts[-0.5] / 50_000 == pytest.approx(0.4, abs=0.01)
+    assert counts[0.0] / 50_000 == pytest.approx(0.2, abs=0.01)
+
+
+def test_drifting_stays_within_borders_and_moves():
+    s = stream(1)
+    source = make_source(reward_spec({"kind": "drifting", "values": [1, 0], "borders": [0.25, 0.75], "sd": 0.025}))
+    source.reset(s)
+    ps = []
+    for _ in range(5000):
+        source.draw(s)
+        ps.append(source.p)
+    assert 0.25 <= min(ps) and max(ps) <= 0.75
+    assert np.ptp(ps) > 0.2  # it really drifts
+
+
+def test_pseudorandom_deals_whole_decks_without_replacement():
+    s = stream(2)
+    deck = [40] * 4 + [0] * 4
+    source = make_source(reward_spec({"kind": "pseudorandom", "values": deck}))
+    source.reset(s)
+    for _ in range(5):
+        assert sorted(source.draw(s) for _ in range(8)) == sorted(deck)
+
+
+def test_same_seed_same_draws():
+    spec = reward_spec({"kind": "drifting", "values": [1, 0]})
+    a, b = make_source(spec), make_source(spec)
+    sa, sb = stream(7), stream(7)
+    a.reset(sa), b.reset(sb)
+    assert [a.draw(sa) for _ in range(100)] == [b.draw(sb) for _ in range(100)]
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ({"kind": "lottery", "values": [1]}, "'kind' must be one of"),
+        ({"kind": "probabilistic", "values": [0, 1], "probs": [0.5]}, "one probability per value"),
+        ({"kind": "probabilistic", "values": [0, 1], "probs": [0.5, 0.6]}, "sum to 1"),
+        ({"kind": "drifting", "values": [1, 0], "borders": [0.8, 0.2]}, "'borders'"),
+        ({"kind": "fixed", "values": ["a"]}, "'values' must hold numbers"),
+    ],
+)
+def test_bad_reward_specs_name_the_field(value, message):
+    with pytest.raises(RewardSpecError, match=message):
+        reward_spec(value, "rewards[3]")
+
+
+def test_two_step_schedule_structure():
+    spec = {"repeat": 9, "blocks": [{"counts": {"expected": 14, "unexpected": 6}, "no_repeat": ["unexpected"]}]}
+    order = trial_schedule(spec, np.random.default_rng(0))
+    assert len(order) == 180
+    for b in range(9):
+        block = order[20 * b : 20 * (b + 1)]
+        assert Counter(block) == {"expected": 14, "unexpected": 6}
+        assert not any(x == y == "unexpected" for x, y in zip(block, block[1:]))
+    assert order == trial_schedule(spec, np.random.default_rng(0))
+    assert order != trial_schedule(spec, np.random.default_rng(1))
