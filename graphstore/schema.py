@@ -318,7 +318,60 @@ def build_schema() -> Schema:
         "In this condition, `action` at state `source` goes to the target with probability `p`.",
     )
     s.add_rel("HAS_CONDITION", [("Task", "Condition")], doc="The task's named trial conditions.")
+    s.add_node(
+        "Tile",
+        [
+            Property("row", "int", True, "row of the tile (0 at the top)"),
+            Property("col", "int", True, "column of the tile (0 at the left)"),
+            Property("index", "int", True, "row-major tile index: row * cols + col"),
+            Property("kind", "str", True, "floor | wall | door | start | goal | terminal | toggle"),
+            Property("char", "str", True, "the tile's character in the Layout map"),
+            Property("symbol", "str", False, "abstraction symbol (character of the Abstraction map; absent: blank)"),
+            Property("abstraction", "str", False, "readable abstraction name (its `id:name`, else the symbol)"),
+            Property("reward_symbol", "str", False, "character of the Rewards map on this tile"),
+            Property("reward", "int", False, "reward paid on entering (from the symbol's `symbol:int`)"),
+            Property("rule", "str", False, "character of the Behaviour map on this tile (a slip rule id)"),
+        ],
+        "A POGE gridworld tile.",
+    )
+    s.add_rel("MOVE", [("Tile", "Tile")], [Property("via", "str", False, "local id of a door passed on the way")])
+    s.add_rel("START", [("Task", "Tile")])
+    add_grid_types(s)
     return s
+
+
+def add_grid_types(s: Schema) -> None:
+    """Grid worlds (neuro-nav GridEnv family): cells, their objects, moves between cells."""
+    s.add_node(
+        "Cell",
+        [
+            Property("row", "int", True, "0 is the north row"),
+            Property("col", "int", True, "0 is the west column"),
+            Property("index", "int", True, "row * n + col"),
+            Property("wall", "bool", True, "walls cannot be entered"),
+        ],
+        "A cell of a grid world.",
+    )
+    s.add_node(
+        "Reward",
+        [
+            Property("visible", "bool", False, "grid rewards: shown in pictures and symbolic observations"),
+            Property("terminate", "bool", False, "grid rewards: ends the episode when collected (unset: the env's terminate_on_reward)"),
+        ],
+    )
+    s.add_node("Key", [], "A consumable key lying on a cell; a door takes one to open.")
+    s.add_node("Door", [Property("orientation", "str", True, "'h' or 'v' (how it is drawn)")], "A locked door on a cell.")
+    s.add_node("Warp", [], "Teleports the agent to the WARPS_TO cell after reward and key handling.")
+    s.add_node("Marker", [Property("color", "int[]", True, "RGB 0-255")], "A coloured cell in pictures only.")
+    s.add_rel("MOVE", [("Cell", "Cell")])
+    s.add_rel("START", [("Task", "Cell")])
+    s.add_rel("HAS_REWARD", [("Cell", "Reward")])
+    s.add_rel(
+        "HAS_OBJECT",
+        [("Cell", "Key"), ("Cell", "Door"), ("Cell", "Warp"), ("Cell", "Marker")],
+        doc="A grid object lying on a cell.",
+    )
+    s.add_rel("WARPS_TO", [("Warp", "Cell")], doc="Where a warp takes the agent.")
 
 
 SCHEMA = build_schema()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 GRAPH_ENTRY = "gym_bridge.graph_env:GraphTaskEnv"
+POGE_ENTRY = "gym_bridge.poge_env:PogeEnv"
 
 # One id per rewardGym task; the generic id takes any stored or built-in task.
 REWARDGYM_IDS = {
@@ -24,8 +25,41 @@ def registered_ids() -> list[str]:
 
 
 def register_all() -> None:
+    register_poge()
+    register_grid()
     if "graphtasks/Graph-v0" in gym.registry:
         return
     gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY)
     for env_id, task_id in REWARDGYM_IDS.items():
         gym.register(f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, kwargs={"task": task_id})
+
+
+def register_poge() -> None:
+    """`graphtasks/Poge-v0`: `world=` a world file path or a stored world id (default 'poge/world0').
+
+    No max_episode_steps: the environment truncates itself after `max_ep_len` steps.
+    """
+    if "graphtasks/Poge-v0" not in gym.registry:
+        gym.register("graphtasks/Poge-v0", entry_point=POGE_ENTRY)
+
+
+GRID_ENTRY = "gym_bridge.grid_env:GridEnv"
+
+
+def grid_env_id(template: str) -> str:
+    """'four_rooms' -> 'graphtasks/GridFourRooms-v0'."""
+    return "graphtasks/Grid" + "".join(part.capitalize() for part in template.split("_")) + "-v0"
+
+
+def register_grid() -> None:
+    """The generic `graphtasks/Grid-v0` (pass template=, size=) and one id per built-in template.
+
+    No TimeLimit wrapper: GridEnv truncates by its own `episode_length`.
+    """
+    from tasks.data import data_dir
+
+    if "graphtasks/Grid-v0" in gym.registry:
+        return
+    gym.register("graphtasks/Grid-v0", entry_point=GRID_ENTRY)
+    for path in sorted((data_dir() / "neuronav" / "grids").glob("*.txt")):
+        gym.register(grid_env_id(path.stem), entry_point=GRID_ENTRY, kwargs={"template": path.stem})
