@@ -162,3 +162,42 @@ def groups(store: GraphStore, task_id: str, schema: Schema = SCHEMA) -> dict[str
     counts[ALL] = sum(counts.values())
     counts.setdefault(DEFAULT, 0)
     return dict(sorted(counts.items()))
+
+
+def created_part(graph: TaskGraph) -> tuple[set[str], list[tuple[str, str, str, dict[str, Any]]]]:
+    """Local ids of the entities created after the task was built (they have a group), and
+    every edge touching them as (source, target, type, properties)."""
+    created = {local_id for local_id, props in graph.nodes() if props.get(GROUP_PROPERTY) is not None}
+    edges = [
+        (s, t, data["rel"], dict(data["props"]))
+        for s, t, data in graph.graph.edges(data=True)
+        if s in created or t in created
+    ]
+    return created, edges
+
+
+def rebase(stored: TaskGraph, built: TaskGraph) -> TaskGraph:
+    """`built` (a task rebuilt from its definition) plus the entities created in `stored`.
+
+    For families whose definition file is the source of truth (grid maps): rebuilding after
+    the file changed must not drop what users created with the registry. Raises SchemaError
+    naming the entity when it no longer fits (e.g. its cell became a wall).
+    """
+    created, edges = created_part(stored)
+    out = TaskGraph(built.task_id, built.family, schema=built.schema)
+    out.graph = built.graph.copy()
+    for node in out.graph.nodes:
+        out.graph.nodes[node]["props"] = dict(out.graph.nodes[node]["props"])
+    for local_id in sorted(created):
+        if local_id in out.graph:
+            raise SchemaError(f"task {built.task_id!r}: created entity {local_id!r} clashes with a node of the rebuilt task")
+        out.add_node(local_id, stored.label(local_id), **stored.props(local_id))
+    for source, target, rel, props in edges:
+        missing = [end for end in (source, target) if end not in out.graph]
+        if missing:
+            raise SchemaError(
+                f"task {built.task_id!r}: created entity {uid_of(built.task_id, source if source in created else target)!r} "
+                f"is attached to {missing[0]!r}, which the rebuilt task no longer has; delete and re-create it"
+            )
+        out.add_edge(source, target, rel, **props)
+    return out.seal()

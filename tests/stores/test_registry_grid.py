@@ -82,3 +82,21 @@ def test_grid_errors_name_the_cell(store):
     tasks.create(store, TASK, {"Key": {"params": {"cell": cell(grid, start)}}})
     with pytest.raises(SchemaError, match=r"already holds a Key"):
         tasks.create(store, TASK, {"Key": {"params": {"cell": cell(grid, start)}}})
+
+
+def test_rebuilding_a_grid_keeps_created_entities_or_names_the_lost_one():
+    from graphstore.entities import rebase
+
+    built = tasks.build(TASK)
+    stored = tasks.build(TASK)
+    grid_cells = {(p["row"], p["col"]): p for _, p in stored.nodes("Cell")}
+    free = sorted(rc for rc, p in grid_cells.items() if not p["wall"])
+    tasks.add_entities(stored, {"Key": {"params": {"cell": list(free[0])}, "group": "g"}})
+    stored.seal()
+    assert rebase(stored, built) == stored
+    # the map changed: that cell is a wall now and lost its MOVE edges; the key's cell still exists
+    changed = tasks.build(TASK)
+    local = next(l for l, p in changed.nodes("Cell") if (p["row"], p["col"]) == free[0])
+    changed.graph.remove_node(local)
+    with pytest.raises(SchemaError, match=r"created entity .*created/key/0.* no longer has"):
+        rebase(stored, changed)
