@@ -10,6 +10,7 @@ needs a family's entity classes and defaults) lives in `tasks.entities`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -130,8 +131,6 @@ def select(
 
 def _typed(kind: str, value: Any) -> Any:
     """Values as the schema types them (JSON kept as text by the stores; numbers a server may widen)."""
-    import json
-
     if kind == "json" and isinstance(value, str):
         return json.loads(value)
     if kind == "float":
