@@ -280,8 +280,7 @@ def create(store: GraphStore, task_id: str, request: Mapping[str, Any]) -> list[
     """
     graph = store.get(task_id)
     base = graph.task.get("content_hash") or graph.content_hash()
-    uids = add_entities(graph, request)
-    graph.seal()
+    uids = add_entities(graph, request)  # validated there; extend seals (hash) before writing
     prefix = len(task_id) + 1
     store.extend(graph, [uid[prefix:] for uid in uids], expected_hash=base)  # only the new nodes and edges travel
     return uids
