@@ -310,8 +310,17 @@ class Neo4jStore(GraphStore):
         new_hash = graph.task["content_hash"]
         nodes, edges, shared = self._rows(graph, only)
 
+        # A version-checked write first takes the Task node's write lock (a no-op SET), so on
+        # Neo4j a concurrent writer waits and then sees the committed hash; optimistic servers
+        # (ArcadeDB) fail one of two racing transactions instead, reported as a conflict below.
+        read_hash = (
+            "MATCH (t:Task) WHERE t.uid = $id SET t.content_hash = t.content_hash RETURN t.content_hash AS h"
+            if expected_hash is not None
+            else "MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash AS h"
+        )
+
         def work(tx: neo4j.ManagedTransaction) -> bool:
-            old = tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash AS h", id=task_id).values()
+            old = tx.run(read_hash, id=task_id).values()
             if old and old[0][0] == new_hash:
                 return False
             stored = old[0][0] if old else None
@@ -334,7 +343,20 @@ class Neo4jStore(GraphStore):
                 self._create_edges(tx, task_id, rel_name, a, b, keys, sources)
             return True
 
-        return self._write(f"writing task {task_id!r}", work)
+        try:
+            return self._write(f"writing task {task_id!r}", work)
+        except ConflictError:
+            raise
+        except GraphStoreError as exc:
+            if expected_hash is None:
+                raise
+            stored = self.content_hash(task_id)
+            if stored == expected_hash:
+                raise
+            raise ConflictError(
+                f"task {task_id!r} in {self.location!r} was changed by a concurrent writer "
+                f"(content hash now {stored or 'none: deleted'}, expected {expected_hash}); nothing written"
+            ) from exc
 
     def _create_nodes(
         self, tx: neo4j.ManagedTransaction, task_id: str, label: str, keys: tuple[str, ...], rows: list[list[Any]]

@@ -183,3 +183,74 @@ def test_groups_in_the_rdf_view_and_turtle_round_trip(store):
     assert int(default[0][0]) == 5
     (back,) = R.from_rdf(R.parse(R.to_turtle(rdf)))
     assert back == graph and back.content_hash() == graph.content_hash()
+
+
+def test_concurrent_creates_lose_nothing(store):
+    """Creates racing on one task: each either lands or fails with ConflictError; none is lost
+    and the stored hash always matches the stored content."""
+    import threading
+
+    chain(store, n=9)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def worker(state: int) -> None:
+        try:
+            tasks.create(store, TASK, {"Reward": {"params": {"state": state, "value": state}, "group": f"w{state}"}})
+            result = "ok"
+        except ConflictError:
+            result = "conflict"
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(outcomes) == 6 and "ok" in outcomes
+    created = select(store, TASK, group=None)
+    assert sum(1 for e in created if e.group.startswith("w")) == outcomes.count("ok")
+    back = store.get(TASK)
+    assert back.content_hash() == store.content_hash(TASK)
+
+
+def test_concurrent_creates_from_separate_clients_lose_nothing(bolt_server):
+    """As above with one driver per thread: the server, not the client's lock, serialises them."""
+    import threading
+
+    from .conftest import open_bolt, wipe
+
+    stores = [open_bolt(bolt_server) for _ in range(4)]
+    wipe(stores[0])
+    try:
+        chain(stores[0], n=9)
+        outcomes: list[str] = []
+        guard = threading.Lock()
+        barrier = threading.Barrier(len(stores))
+
+        def worker(i: int) -> None:
+            barrier.wait()
+            try:
+                tasks.create(stores[i], TASK, {"Reward": {"params": {"state": i, "value": i}, "group": f"w{i}"}})
+                result = "ok"
+            except ConflictError:
+                result = "conflict"
+            except Exception as exc:  # noqa: BLE001 - reported in the assertion below
+                result = f"error: {exc}"
+            with guard:
+                outcomes.append(result)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(stores))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(o in ("ok", "conflict") for o in outcomes), outcomes
+        created = [e for e in select(stores[0], TASK) if e.group.startswith("w")]
+        assert len(created) == outcomes.count("ok") >= 1
+        assert stores[0].get(TASK).content_hash() == stores[0].content_hash(TASK)
+    finally:
+        wipe(stores[0])
+        for s in stores:
+            s.close()
