@@ -14,6 +14,8 @@ COMMAND_MODULES = [
     "graphtasks.commands.tasks_cmd",
     "graphtasks.commands.query_cmd",
     "graphtasks.commands.run_cmd",
+    "graphtasks.commands.ingest_cmd",
+    "graphtasks.commands.room_cmd",
 ]
 
 
