@@ -177,30 +177,47 @@ class LadybugStore(GraphStore):
         with self._lock:
             self._raw("BEGIN TRANSACTION")
             try:
+                # MERGE is slow on relationships without an index: look up what exists, then
+                # CREATE the new rows and SET the existing ones.
                 for node_type, rows in node_batches:
                     if not rows:
                         continue
                     label = _q(node_type.label)
-                    before = self._raw(f"MATCH (n:{label}) RETURN count(n)")[0][0]
-                    sets, slim = _assignments(node_type.properties, rows, ("uid",))
-                    updates = ", ".join(f"n.{_q(p.name)} = r.{_q(p.name)}" for p in node_type.properties
-                                        if p.name != "uid" and p.name in slim[0])
-                    self._raw(f"UNWIND $rows AS r MERGE (n:{label} {{uid: r.uid}}) SET {updates}", {"rows": slim})
-                    created_nodes += self._raw(f"MATCH (n:{label}) RETURN count(n)")[0][0] - before
+                    uids = [r["uid"] for r in rows]
+                    have = {x[0] for x in self._raw(f"UNWIND $u AS x MATCH (n:{label}) WHERE n.uid = x RETURN n.uid", {"u": uids})}
+                    fresh = [r for r in rows if r["uid"] not in have]
+                    old = [r for r in rows if r["uid"] in have]
+                    if fresh:
+                        self._create_nodes(node_type, fresh)
+                    if old:
+                        sets, slim = _assignments(node_type.properties, old, ("uid",))
+                        updates = ", ".join(f"n.{_q(p.name)} = r.{_q(p.name)}" for p in node_type.properties
+                                            if p.name != "uid" and p.name in slim[0])
+                        self._raw(f"UNWIND $rows AS r MATCH (n:{label} {{uid: r.uid}}) SET {updates}", {"rows": slim})
+                    created_nodes += len(fresh)
                 for rel, a, b, rows in edge_batches:
                     if not rows:
                         continue
-                    name = _q(rel.name)
-                    before = self._raw(f"MATCH ()-[e:{name}]->() RETURN count(e)")[0][0]
-                    sets, slim = _assignments(rel.properties, rows, ("s", "t", "key"))
-                    updates = ", ".join(f"e.{_q(p.name)} = r.{_q(p.name)}" for p in rel.properties
-                                        if p.name != "key" and p.name in slim[0])
-                    self._raw(
-                        f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: r.s}}), (b:{_q(b)} {{uid: r.t}}) "
-                        f"MERGE (a)-[e:{name} {{key: r.key}}]->(b) SET {updates}",
-                        {"rows": slim},
-                    )
-                    created_edges += self._raw(f"MATCH ()-[e:{name}]->() RETURN count(e)")[0][0] - before
+                    name, qa, qb = _q(rel.name), _q(a), _q(b)
+                    probe = [{"s": r["s"], "t": r["t"], "key": r["key"]} for r in rows]
+                    have = {x[0] for x in self._raw(
+                        f"UNWIND $rows AS r MATCH (a:{qa} {{uid: r.s}})-[e:{name}]->(b:{qb} {{uid: r.t}}) "
+                        f"WHERE e.key = r.key RETURN r.key", {"rows": probe})}
+                    fresh = [r for r in rows if r["key"] not in have]
+                    old = [r for r in rows if r["key"] in have]
+                    if fresh:
+                        sets, slim = _assignments(rel.properties, fresh, ("s", "t", "key"))
+                        self._raw(
+                            f"UNWIND $rows AS r MATCH (a:{qa}) WHERE a.uid = r.s MATCH (b:{qb}) WHERE b.uid = r.t "
+                            f"CREATE (a)-[:{name} {{{sets}}}]->(b)", {"rows": slim})  # 60x faster than MATCH (a {{..}}), (b {{..}})
+                    if old:
+                        sets, slim = _assignments(rel.properties, old, ("s", "t", "key"))
+                        updates = ", ".join(f"e.{_q(p.name)} = r.{_q(p.name)}" for p in rel.properties
+                                            if p.name != "key" and p.name in slim[0])
+                        self._raw(
+                            f"UNWIND $rows AS r MATCH (a:{qa} {{uid: r.s}})-[e:{name}]->(b:{qb} {{uid: r.t}}) "
+                            f"WHERE e.key = r.key SET {updates}", {"rows": slim})
+                    created_edges += len(fresh)
                 self._raw("COMMIT")
             except Exception as exc:
                 self._rollback()

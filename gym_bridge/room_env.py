@@ -104,6 +104,7 @@ class RoomEnv(gym.Env):
         self.max_step = _positive_int("max_step", max_step)
         self.num_agents = _positive_int("num_agents", num_agents)
         self.weighting_mode = weighting_mode
+        self._highest = weighting_mode == "highest"
         self.reference_noncommonsense = bool(reference_noncommonsense)
         self.text_info = bool(text_info)
         self.render_mode = render_mode
@@ -158,7 +159,7 @@ class RoomEnv(gym.Env):
         """A location for `head` from two uniforms: commonsense with p_commonsense, else a
         non-commonsense one (what that means depends on `reference_noncommonsense`)."""
         if u_cs < self.p_commonsense:
-            if self.weighting_mode == "highest":
+            if self._highest:
                 return self._cs_top[head]
             cum = self._cs_cum[head]
             i = 0
@@ -255,10 +256,15 @@ class RoomEnv(gym.Env):
         if self._single:
             slot = self._cycle0[t % self.n_slots]
             p = name[slot]
-            obs = (((p * nh + obj[slot], 0, p * self._nt + loc[slot], t),), question)
-        else:
-            obs = (self._seen(), question)
-        return obs, reward, t >= self.max_step, False, (self._info() if self.text_info else {})
+            h, tail = p * nh + obj[slot], p * self._nt + loc[slot]
+            obs = (((h, 0, tail, t),), question)
+            if self.text_info:
+                info = {"observations_text": [[self._head_text[h], RELATION, self._tail_text[tail], t]],
+                        "question_text": (self._head_text[question[0]], RELATION)}
+            else:
+                info = {}
+            return obs, reward, t >= self.max_step, False, info
+        return (self._seen(), question), reward, t >= self.max_step, False, (self._info() if self.text_info else {})
 
     def _seen(self) -> tuple:
         t, n = self._t, self.n_slots

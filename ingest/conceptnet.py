@@ -170,16 +170,21 @@ def merge_into(batch: dict[str, Assertion], assertion: Assertion) -> None:
 
 # -- the store side ---------------------------------------------------------------------------
 _STORED = (
-    "MATCH (a:Concept)-[e:ASSERTS]->(b:Concept) WHERE e.key IN $keys RETURN e.key, e.weight, e.surface_text, "
-    "e.dataset, e.license, e.sources, e.edge_uris, e.start_senses, e.end_senses, e.fetched_at, a.label, b.label"
+    "UNWIND $rows AS r MATCH (a:Concept)-[e:ASSERTS]->(b:Concept) WHERE a.uid = r.s AND b.uid = r.t AND e.key = r.key "
+    "RETURN e.key, e.weight, e.surface_text, e.dataset, e.license, e.sources, e.edge_uris, e.start_senses, "
+    "e.end_senses, e.fetched_at, a.label, b.label"
 )
 
 
 def stored_assertions(store: GraphStore, keys: list[str]) -> dict[str, tuple[Assertion, str | None]]:
-    """The stored assertions with these keys, and their first fetch times."""
+    """The stored assertions with these keys, and their first fetch times (looked up by endpoints)."""
     out: dict[str, tuple[Assertion, str | None]] = {}
-    for i in range(0, len(keys), 2000):
-        for row in store.cypher(_STORED, {"keys": keys[i : i + 2000]}).rows:
+    for i in range(0, len(keys), 5000):
+        rows = []
+        for key in keys[i : i + 5000]:
+            _, s, t = key.split("|")
+            rows.append({"s": s, "t": t, "key": key})
+        for row in store.cypher(_STORED, {"rows": rows}).rows:
             rel_uri, s, e = row[0].split("|")
             a = Assertion(
                 rel_uri, parse_concept(s), parse_concept(e), row[1], row[2], row[3], row[4],

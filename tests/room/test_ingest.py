@@ -241,3 +241,31 @@ def test_cli_ingest_commands_print_summaries(conceptnet_server, tmp_path, capsys
     assert "15 lines read, 10 rows kept, 0 new assertions" in capsys.readouterr().out
     assert run_cli(["ingest", "dump", str(tmp_path / "missing.gz")]) == 1
     assert "missing.gz: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tick", [1, 2, 7])
+def test_line_checkpoints_lose_no_row_at_the_boundary(tmp_path, temp_store, monkeypatch, tick):
+    """A failure after a line-count checkpoint (not a full batch) resumes on the next line."""
+    import ingest.conceptnet_dump as dump_mod
+
+    edges = snapshot_edges()[:40]
+    dump = write_dump(tmp_path / "d.csv.gz", edges, filler=40)  # matches and fillers alternate
+    monkeypatch.setattr(dump_mod, "CHECKPOINT_LINES", tick)
+    real, calls = dump_mod.commit_batch, [0]
+
+    def flaky(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 9:
+            raise RuntimeError("injected failure")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dump_mod, "commit_batch", flaky)
+    with open_store(temp_store) as s:
+        with pytest.raises(RuntimeError, match="injected"):
+            ingest_dump(s, dump, batch_size=3)
+        assert 0 < count_edges(s) < 40
+        r = ingest_dump(s, dump, batch_size=3)
+        assert r.done and r.resumed_at > 0
+        assert count_edges(s) == 40
+        expected = {k: v for k, v in snapshot_assertions().items() if k in all_assertions(s)}
+        assert len(expected) == 40 and all_assertions(s) == expected
