@@ -269,3 +269,35 @@ def test_line_checkpoints_lose_no_row_at_the_boundary(tmp_path, temp_store, monk
         assert count_edges(s) == 40
         expected = {k: v for k, v in snapshot_assertions().items() if k in all_assertions(s)}
         assert len(expected) == 40 and all_assertions(s) == expected
+
+
+@pytest.mark.parametrize("chunk", [40, 333, 1 << 22])
+@pytest.mark.parametrize("skip", [0, 5, 17, 101])
+def test_chunked_scan_equals_line_filter(tmp_path, monkeypatch, chunk, skip):
+    import ingest.conceptnet_dump as dump_mod
+
+    path = write_dump(tmp_path / "d.csv.gz", snapshot_edges()[:60], filler=90)
+    rels, langs = frozenset({"/r/AtLocation", "/r/IsA"}), frozenset({"en"})
+    slow = list(dump_mod.filter_rows(dump_mod.open_lines(path), rels, langs, str(path), skip, 10**9))
+    monkeypatch.setattr(dump_mod, "CHUNK", chunk)
+    fast = list(dump_mod.scan_dump(path, rels, langs, skip, 10**9))
+    key = lambda rows: [(n, a.key) for n, a in rows if a is not None]  # noqa: E731
+    assert key(fast) == key(slow) and len(key(fast)) > 0
+    assert fast[-1] == (150, None) and slow[-1] == (150, None)
+
+
+def test_chunked_scan_reports_malformed_line(tmp_path, monkeypatch):
+    import ingest.conceptnet_dump as dump_mod
+
+    path = tmp_path / "d.csv.gz"
+    rows = [dump_row_text(i) for i in range(30)]
+    rows[22] = "broken line without tabs\n"
+    with gzip.open(path, "wt") as f:
+        f.writelines(rows)
+    monkeypatch.setattr(dump_mod, "CHUNK", 100)
+    with pytest.raises(IngestError, match=r"d\.csv\.gz, line 23: expected 5 tab-separated columns, found 1"):
+        list(dump_mod.scan_dump(path, frozenset({"/r/AtLocation"}), frozenset({"en"})))
+
+
+def dump_row_text(i: int) -> str:
+    return f"/a/[/r/AtLocation/,/c/en/a{i}/,/c/en/b{i}/]\t/r/AtLocation\t/c/en/a{i}\t/c/en/b{i}\t{{\"weight\": 1.0}}\n"
