@@ -120,7 +120,7 @@ def _sources(value: Any, where: str) -> list[Any]:
         return []
     if not isinstance(value, list):
         raise IngestError(f"{where}: field 'sources' must be a list, got {type(value).__name__}")
-    return _union_json(value, [])
+    return list(value) if len(value) < 2 else _union_json(value, [])
 
 
 def from_jsonld(edge: Any, where: str) -> Assertion:

@@ -152,13 +152,20 @@ def _scan_block(block: bytes, first: int, needles: list[bytes], relations: froze
             if a is not None:
                 yield number, a
         return
+    prefixes = tuple(f"/c/{lang}/" for lang in languages) if languages is not None else None
+    prefix_bytes = tuple(x.encode() for x in prefixes) if prefixes is not None else None
     starts = set()
     for needle in needles:
+        size = len(needle)
         pos = block.find(needle)
         while pos >= 0:
-            starts.add(block.rfind(b"\n", 0, pos) + 1)
-            pos = block.find(needle, pos + 1)
-    prefixes = tuple(f"/c/{lang}/" for lang in languages) if languages is not None else None
+            start_col = pos + size  # column 3 starts here; test both ends' language on the bytes
+            if prefix_bytes is None or (
+                block.startswith(prefix_bytes, start_col)
+                and block.startswith(prefix_bytes, block.index(b"\t", start_col) + 1)
+            ):
+                starts.add(block.rfind(b"\n", 0, pos) + 1)
+            pos = block.find(needle, start_col)
     counted, number = 0, first - 1
     for start in sorted(starts):
         number += block.count(b"\n", counted, start)
