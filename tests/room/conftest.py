@@ -100,6 +100,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(429, b'{"error": "rate limited"}', extra={"Retry-After": "0.01"})
         if fault == "slow":
             time.sleep(0.6)
+        if fault == "hang":  # a page that takes long: the test kills the client meanwhile
+            time.sleep(20)
         body = json.dumps(srv.page(query)).encode()
         if fault == "broken":
             return self._send(200, body[: len(body) // 2])

@@ -301,3 +301,48 @@ def test_chunked_scan_reports_malformed_line(tmp_path, monkeypatch):
 
 def dump_row_text(i: int) -> str:
     return f"/a/[/r/AtLocation/,/c/en/a{i}/,/c/en/b{i}/]\t/r/AtLocation\t/c/en/a{i}\t/c/en/b{i}\t{{\"weight\": 1.0}}\n"
+
+
+API_CLIENT = """
+import sys
+from graphstore import open_store
+from ingest.conceptnet_api import ApiClient, RetryPolicy, ingest_api
+store = open_store(sys.argv[1])
+ingest_api(store, "/r/AtLocation", page_size=100, client=ApiClient(sys.argv[2], RetryPolicy(timeout=60), rate_limit=0))
+"""
+
+
+def test_killed_api_run_restarts_after_its_last_committed_page(conceptnet_server, temp_store):
+    import signal
+    import time
+
+    conceptnet_server.fail_from = {400: "hang"}
+    proc = subprocess.Popen([sys.executable, "-c", API_CLIENT, temp_store, conceptnet_server.base_url],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while not any("offset=400&" in p for p in conceptnet_server.log):
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.time() < deadline, "the client never asked for page 5"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    conceptnet_server.fail_from = {}
+    with open_store(temp_store) as s:
+        assert count_edges(s) == 400
+        conceptnet_server.log.clear()
+        r = ingest_api(s, "/r/AtLocation", page_size=100, client=fast_client(conceptnet_server))
+        assert r.resumed and r.pages == 4 and r.new_assertions == 340
+        assert all("offset=0&" not in p for p in conceptnet_server.log)
+        assert count_edges(s) == 740 and all_assertions(s) == snapshot_assertions()
+
+
+def test_cli_ingest_status_lists_jobs_and_counts(capsys):
+    assert run_cli(["ingest", "snapshot"]) == 0
+    assert run_cli(["ingest", "status"]) == 0
+    out = capsys.readouterr().out
+    assert "done     snapshot atlocation-room-env.json" in out and "AtLocation: 740 assertions" in out
+    assert "concepts" in out
