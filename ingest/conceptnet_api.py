@@ -45,7 +45,7 @@ class ApiClient:
 
     base_url: str = DEFAULT_BASE_URL
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    rate_limit: float = 10.0  # the public API allows 600/min; <= 0 disables the limit
+    rate_limit: float = 1.6  # requests/s: the public API allows 600/min and 6000/hour; <= 0 disables
     sleep: Callable[[float], None] = time.sleep
     session: requests.Session = field(default_factory=requests.Session)
     attempts_made: int = 0
@@ -184,6 +184,8 @@ def ingest_api(
             next_url = view.get("nextPage") if isinstance(view, dict) else None
             if next_url is not None and not isinstance(next_url, str):
                 raise IngestError(f"{url}: field view.nextPage must be a URL string, got {next_url!r}")
+            if next_url == url:
+                raise IngestError(f"{url}: field view.nextPage points at the same page; stopping instead of looping")
             pages += 1
             stats = {"pages": stats["pages"] + 1, "edges_seen": stats["edges_seen"] + len(data["edges"]),
                      "edges_kept": stats["edges_kept"] + len(batch), "new": stats["new"]}
@@ -230,7 +232,8 @@ def add_api_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retries", type=int, default=6, help="attempts per page before giving up (default 6)")
     parser.add_argument("--backoff", type=float, default=0.5, help="first backoff in seconds, doubling (default 0.5)")
     parser.add_argument("--backoff-max", type=float, default=30.0, help="longest backoff in seconds (default 30)")
-    parser.add_argument("--rate-limit", type=float, default=10.0, help="requests per second, 0 = unlimited (default 10)")
+    parser.add_argument("--rate-limit", type=float, default=1.6,
+                        help="requests per second, 0 = unlimited (default 1.6: under the API's 6000/hour)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the backoff jitter")
     parser.add_argument("--restart", action="store_true", help="fetch again from the first page")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -3,8 +3,8 @@
 `graphtasks room baselines` runs the four handcrafted memory agents over seeds and
 capacities and prints the table beside the published figures. The Room task reads its
 locations from the store's ConceptNet AtLocation assertions; when the store has none, the
-bundled snapshot is loaded first (said on stderr). The lead's `graphtasks run room` can
-call `run_baselines(args)` with the same arguments (see `add_baseline_arguments`).
+bundled snapshot is loaded first (said on stderr). `graphtasks run room` is the same
+command: the `run` group adds it with `register_run(its subparsers)`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("--room-size", choices=["small", "big"], default="small")
     show.set_defaults(func=_show)
     group.set_defaults(func=lambda args: group.print_help() or 2)
+
+
+def register_run(run_subparsers: argparse._SubParsersAction) -> None:
+    """Add `room` under the lead's `graphtasks run` group: `graphtasks run room` = `graphtasks room baselines`."""
+    run = run_subparsers.add_parser("room", help="the Room baselines of the paper (handcrafted memory agents)")
+    add_baseline_arguments(run)
+    run.set_defaults(func=run_baselines)
 
 
 def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:

@@ -173,3 +173,19 @@ def test_cli_room_baselines_loads_snapshot_when_needed(capsys):
     assert "episodic" in captured.out and "( 399.8)" in captured.out
     assert run_cli(["room", "baselines", "--agents", "clever"]) == 1
     assert "--agents: unknown kind(s) clever" in capsys.readouterr().err
+
+
+def test_run_room_hook_for_the_run_group(store, capsys):
+    import argparse
+
+    from graphtasks.commands import room_cmd
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--store")
+    run = parser.add_subparsers().add_parser("run").add_subparsers()
+    room_cmd.register_run(run)
+    args = parser.parse_args(["--store", store, "run", "room", "--capacities", "32", "--seeds", "0", "--json",
+                              "--agents", "episodic_semantic_pretrain"])
+    assert args.func(args) == 0
+    score = float(__import__("json").loads(capsys.readouterr().out)["episodic_semantic_pretrain"]["32"])
+    assert 550 < score < 800
