@@ -189,3 +189,29 @@ def test_run_room_hook_for_the_run_group(store, capsys):
     assert args.func(args) == 0
     score = float(__import__("json").loads(capsys.readouterr().out)["episodic_semantic_pretrain"]["32"])
     assert 550 < score < 800
+
+
+def test_weighted_mode_draws_commonsense_locations_by_weight(store):
+    env = RoomEnv("big", store=store, weighting_mode="weighted")
+    cat = env.heads.index("cat")
+    cs = env.knowledge.commonsense[cat]
+    total = sum(w for _, w in cs)
+    n = 20000
+    counts: dict[int, int] = {}
+    for i in range(n):
+        t = env._tail_for(cat, 0.0, (i + 0.5) / n)  # u_cs = 0: always commonsense
+        counts[t] = counts.get(t, 0) + 1
+    for t, w in cs:
+        assert counts.get(t, 0) / n == pytest.approx(w / total, abs=2 / n)
+    highest = RoomEnv("big", store=store)
+    assert {highest._tail_for(cat, 0.0, u / 10) for u in range(10)} == {cs[0][0]}
+    assert env.tails[cs[0][0]] == "lap"
+
+
+def test_ansi_render_shows_the_room(store):
+    env = RoomEnv(store=store, render_mode="ansi")
+    env.reset(seed=2)
+    text = env.render()
+    assert text.startswith("t=0") and text.count("AtLocation") == 11 and "question:" in text
+    with pytest.raises(ValueError, match="render_mode"):
+        RoomEnv(store=store, render_mode="human")
