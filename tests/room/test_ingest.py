@@ -346,3 +346,18 @@ def test_cli_ingest_status_lists_jobs_and_counts(capsys):
     out = capsys.readouterr().out
     assert "done     snapshot atlocation-room-env.json" in out and "AtLocation: 740 assertions" in out
     assert "concepts" in out
+
+
+@pytest.mark.parametrize(
+    "fault, message",
+    [("502", "last error: HTTP 502"), ("429", "last error: HTTP 429"), ("broken", "last error: invalid JSON"),
+     ("slow", "last error: (ReadTimeout|ConnectionError)"), ("drop", "last error: (ChunkedEncodingError|ConnectionError)")],
+)
+def test_each_fault_kind_names_itself_after_the_retry_budget(conceptnet_server, temp_store, fault, message):
+    conceptnet_server.fail_from = {0: fault}
+    client = fast_client(conceptnet_server, max_attempts=2)
+    with open_store(temp_store) as s:
+        with pytest.raises(IngestError, match=r"offset=0&limit=50: giving up after 2 attempts; " + message):
+            ingest_api(s, "/r/AtLocation", start="/c/en/cat", page_size=50, client=client)
+        assert count_edges(s) == 0
+    assert client.attempts_made == 2
