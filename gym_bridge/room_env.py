@@ -141,6 +141,7 @@ class RoomEnv(gym.Env):
             if empty:
                 raise ValueError(f"task {self.task_id!r}: objects {empty} have every location as commonsense; "
                                  "there is no non-commonsense location to draw")
+        self._non_top = [[t for t in non if t != top] for non, top in zip(self._non_cs, self._cs_top)]
         self._head_text = [f"{n}'s {h}" for n in self.names for h in self.heads]
         self._tail_text = [f"{n}'s {t}" for n in self.names for t in self.tails]
         self._tail_lower = {t.lower(): i for i, t in enumerate(self.tails)}
@@ -167,7 +168,7 @@ class RoomEnv(gym.Env):
                 i += 1
             return self._cs_tails[head][i]
         options = self._non_cs[head]
-        return options[min(int(u_pick * len(options)), len(options) - 1)]
+        return options[int(u_pick * len(options))]  # u_pick < 1
 
     def _draw_block(self) -> None:
         """Everything random about the next BLOCK steps, in a few numpy calls.
@@ -232,16 +233,21 @@ class RoomEnv(gym.Env):
             for e in range(first, last):
                 slot, kind, u_head, u_cs, u_pick = ev_slot[e], ev_kind[e], ev_head[e], ev_cs[e], ev_pick[e]
                 if kind == 1:  # another object, placed anew
-                    h = min(int(u_head * self._n_other), self._n_other - 1)
+                    h = int(u_head * self._n_other)  # u_head < 1
                     if h >= obj[slot]:
                         h += 1
                     obj[slot] = h
                     loc[slot] = tail_for(h, u_cs, u_pick)
-                else:  # the same object somewhere else
-                    old = loc[slot]
-                    new = tail_for(obj[slot], u_cs, u_pick)
+                else:  # the same object somewhere else: a new draw, redrawn until it differs
+                    old, h = loc[slot], obj[slot]
+                    if old == self._cs_top[h] and self._highest:
+                        # the redraw loop's outcome in one draw: uniform over the other locations
+                        others = self._non_top[h]
+                        loc[slot] = others[int(u_pick * len(others))]
+                        continue
+                    new = tail_for(h, u_cs, u_pick)
                     while new == old:
-                        new = tail_for(obj[slot], self._stream.uniform(), self._stream.uniform())
+                        new = tail_for(h, self._stream.uniform(), self._stream.uniform())
                     loc[slot] = new
         pair = self._switch[k]
         if pair is not None:
