@@ -2,9 +2,8 @@
 keeping English AtLocation rows (the `graphtasks ingest dump` loop before any write).
 
 Generates a 1,000,000-row dump in the real 5-column format (mix of relations and
-languages, about 3.4 % English AtLocation as in a slice of ConceptNet 5.7 is not needed:
-the mix here is 10 % English-English, of which 8 % AtLocation), then times
-`count_matching`. Also times loading the matching rows into a temp store. Baseline: a
+languages: 10 % English at both ends, of which 8 % AtLocation), then times `count_matching`
+(best of 3). Also times loading the matching rows into a temp store. Baseline: a
 plain `for line in gzip: line.split('\\t')` pass over the same file, printed as a ratio.
 Target: >= 300,000 rows/s.
 
@@ -61,10 +60,14 @@ def main() -> int:
     base = n / (time.perf_counter() - t)
     print(f"baseline (gzip read + split):    {base:12,.0f} rows/s")
 
-    t = time.perf_counter()
-    lines, kept = count_matching(path, frozenset({"/r/AtLocation"}), frozenset({"en"}))
-    rate = lines / (time.perf_counter() - t)
-    print(f"filter (AtLocation, en-en):      {rate:12,.0f} rows/s  ({kept:,} kept; {rate / base:.2f}x baseline; target 300,000)")
+    best, best_cpu = 0.0, 0.0
+    for _ in range(3):
+        t, cpu = time.perf_counter(), time.process_time()
+        lines, kept = count_matching(path, frozenset({"/r/AtLocation"}), frozenset({"en"}))
+        best = max(best, lines / (time.perf_counter() - t))
+        best_cpu = max(best_cpu, lines / (time.process_time() - cpu))
+    print(f"filter (AtLocation, en-en):      {best:12,.0f} rows/s  ({kept:,} kept; {best / base:.2f}x baseline; "
+          f"{best_cpu:,.0f} rows/s in CPU time; target 300,000)")
 
     if not args.no_load:
         with open_store(folder / "store.lbug") as s:
