@@ -28,7 +28,7 @@ from neo4j import exceptions as neo4j_errors
 
 from .cypher_text import check_read_only
 from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
-from .schema import SCHEMA, NodeType, Property, Schema
+from .schema import SCHEMA, NodeType, Property, Schema, validate_properties
 from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 NodeRows = dict[tuple[str, tuple[str, ...]], list[list[Any]]]
 EdgeRows = dict[tuple[str, str, str, tuple[str, ...]], dict[str, list[list[Any]]]]
+SharedEdgeRows = dict[tuple[str, str, str], list[dict[str, Any]]]
 
 
 def _q(name: str) -> str:
@@ -88,6 +89,12 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+def _shared_props(declared: tuple[Property, ...], owner: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A merge row checked against the schema, JSON as text, without nulls (SET += would erase)."""
+    checked = validate_properties(f"{owner} {row.get('uid') or row.get('key')!r}", declared, row)
+    return {p.name: _to_store(p, checked[p.name]) for p in declared if checked.get(p.name) is not None}
 
 
 def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
@@ -262,9 +269,10 @@ class Neo4jStore(GraphStore):
     # of the time of putting a 17x17 grid.
     def _rows(
         self, graph: TaskGraph, only: set[str] | None = None
-    ) -> tuple[NodeRows, EdgeRows, dict[str, list[dict[str, Any]]]]:
+    ) -> tuple[NodeRows, EdgeRows, dict[str, list[dict[str, Any]]], SharedEdgeRows]:
         """Per-task node rows per (label, keys), edge rows per (type, labels, keys) grouped by
-        source, and dict rows of shared nodes (merged by their global uid); no None values.
+        source, dict rows of shared nodes (merged by their global uid) and of edges touching
+        them (matched by global uid); no None values.
         With `only`: just those nodes and the edges touching them."""
         task_id = graph.task_id
         nodes: NodeRows = defaultdict(list)
@@ -282,16 +290,22 @@ class Neo4jStore(GraphStore):
             key = (label, tuple(p.name for p in present))
             nodes[key].append([local_id, *(_to_store(p, props[p.name]) for p in present)])
         edges: EdgeRows = defaultdict(lambda: defaultdict(list))
+        shared_edges: SharedEdgeRows = defaultdict(list)
         labels = {local_id: data["label"] for local_id, data in graph.graph.nodes(data=True)}
         for source, target, data in graph.graph.edges(data=True):
             if only is not None and source not in only and target not in only:
                 continue
             rel = self.schema.rels[data["rel"]]
             values = data["props"]
+            if self.schema.nodes[labels[source]].shared or self.schema.nodes[labels[target]].shared:
+                props = {p.name: values[p.name] for p in rel.properties if values.get(p.name) is not None}
+                row = {"s": uid_of(task_id, source), "t": uid_of(task_id, target), "p": props}
+                shared_edges[(data["rel"], labels[source], labels[target])].append(row)
+                continue
             present = tuple(p.name for p in rel.properties if values.get(p.name) is not None)
             key = (data["rel"], labels[source], labels[target], present)
             edges[key][source].append([target, *(values[name] for name in present)])
-        return nodes, edges, shared
+        return nodes, edges, shared, shared_edges
 
     def _prefix(self, task_id: str, label: str) -> str:
         """What the server puts before a local id to make the uid (the Task node's local id is '')."""
@@ -308,7 +322,7 @@ class Neo4jStore(GraphStore):
         graph.seal()
         task_id = graph.task_id
         new_hash = graph.task["content_hash"]
-        nodes, edges, shared = self._rows(graph, only)
+        nodes, edges, shared, shared_edges = self._rows(graph, only)
 
         # A version-checked write first takes the Task node's write lock (a no-op SET), so on
         # Neo4j a concurrent writer waits and then sees the committed hash; optimistic servers
@@ -341,6 +355,8 @@ class Neo4jStore(GraphStore):
                 self._create_nodes(tx, task_id, label, keys, rows)
             for (rel_name, a, b, keys), sources in edges.items():
                 self._create_edges(tx, task_id, rel_name, a, b, keys, sources)
+            for (rel_name, a, b), rows in shared_edges.items():  # edges touching shared nodes: global uids
+                self._create_edges_by_uid(tx, rel_name, a, b, rows)
             return True
 
         try:
@@ -395,6 +411,76 @@ class Neo4jStore(GraphStore):
                 got = created["n"] if created is not None else 0
                 raise GraphStoreError(
                     f"{rel_name} edges {a}->{b}: created {got} of {expected}; an endpoint node was not found"
+                )
+
+    def merge_shared(
+        self,
+        nodes: list[tuple[str, list[dict[str, Any]]]],
+        edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
+    ) -> tuple[int, int]:
+        """Create or update shared knowledge (see GraphStore.merge_shared) in one transaction."""
+        node_batches = []
+        for label, rows in nodes:
+            node_type = self.schema.node_type(label)
+            if not node_type.shared:
+                raise SchemaError(f"merge_shared: {label!r} is not a shared node type; tasks are written with put()")
+            node_batches.append((node_type, [_shared_props(node_type.properties, label, r) for r in rows]))
+        edge_batches = []
+        for rel_name, a, b, rows in edges:
+            rel = self.schema.rel_type(rel_name)
+            if (a, b) not in rel.endpoints:
+                raise SchemaError(f"merge_shared: {rel_name} does not connect {a} to {b}")
+            if rel.property("key") is None:
+                raise SchemaError(f"merge_shared: {rel_name} has no 'key' property to merge on")
+            checked = []
+            for r in rows:
+                for end in ("s", "t"):
+                    if not isinstance(r.get(end), str):
+                        raise SchemaError(f"{rel_name}: edge row needs endpoint uid {end!r} as a string, got {r.get(end)!r}")
+                props = _shared_props(rel.properties, rel_name, {k: v for k, v in r.items() if k not in ("s", "t")})
+                checked.append({"s": r["s"], "t": r["t"], "key": props["key"], "p": props})
+            edge_batches.append((rel_name, a, b, checked))
+
+        def work(tx: neo4j.ManagedTransaction) -> tuple[int, int]:
+            created_nodes = created_edges = 0
+            for node_type, rows in node_batches:
+                label = _q(node_type.label)
+                for chunk in _chunks(rows, self.batch_size):
+                    found = tx.run(f"UNWIND $u AS x MATCH (n:{label} {{uid: x}}) RETURN n.uid AS uid", u=[r["uid"] for r in chunk])
+                    have = {record["uid"] for record in found}
+                    created_nodes += sum(r["uid"] not in have for r in chunk)
+                    tx.run(f"UNWIND $rows AS r MERGE (n:{label} {{uid: r.uid}}) SET n += r", rows=chunk).consume()
+            for rel_name, a, b, rows in edge_batches:
+                pattern = f"(a:{_q(a)} {{uid: r.s}})-[e:{_q(rel_name)}]->(b:{_q(b)} {{uid: r.t}})"
+                for chunk in _chunks(rows, self.batch_size):
+                    probe = [{"s": r["s"], "t": r["t"], "key": r["key"]} for r in chunk]
+                    found = tx.run(f"UNWIND $rows AS r MATCH {pattern} WHERE e.key = r.key RETURN r.key AS key", rows=probe)
+                    have = {record["key"] for record in found}
+                    fresh = [r for r in chunk if r["key"] not in have]
+                    old = [r for r in chunk if r["key"] in have]
+                    if fresh:
+                        self._create_edges_by_uid(tx, rel_name, a, b, fresh)
+                    if old:
+                        tx.run(f"UNWIND $rows AS r MATCH {pattern} WHERE e.key = r.key SET e += r.p", rows=old).consume()
+                    created_edges += len(fresh)
+            return created_nodes, created_edges
+
+        return self._write("merging shared knowledge", work)
+
+    def _create_edges_by_uid(
+        self, tx: neo4j.ManagedTransaction, rel_name: str, a: str, b: str, rows: list[dict[str, Any]]
+    ) -> None:
+        """Edges between nodes named by global uid (shared knowledge): rows {s, t, p}."""
+        query = (
+            f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: r.s}}) MATCH (b:{_q(b)} {{uid: r.t}}) "
+            f"CREATE (a)-[e:{_q(rel_name)}]->(b) SET e = r.p RETURN count(e) AS n"
+        )
+        for chunk in _chunks(rows, self.batch_size):
+            created = tx.run(query, rows=chunk).single()
+            if created is None or created["n"] != len(chunk):
+                got = created["n"] if created is not None else 0
+                raise GraphStoreError(
+                    f"{rel_name} edges {a}->{b}: created {got} of {len(chunk)}; an endpoint node was not found"
                 )
 
     def _delete_in(self, tx: neo4j.ManagedTransaction, task_id: str) -> None:

@@ -22,6 +22,7 @@ objects with the agent stamped in.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -49,6 +50,7 @@ OBS_TYPES = (
 ORIENTATIONS = ("fixed", "variable")
 ASCII_CHARSET = " ABRLKDW\n"
 SYMBOLIC_CHANNELS = ("agent", "reward", "key", "door", "wall", "warp")
+SYMBOLIC_CACHE_CONFIGS = 4  # object configurations whose symbolic tables are kept
 WINDOW_RADIUS = {"window": 2, "window_tight": 1, "symbolic_window": 2, "symbolic_window_tight": 1, "symbolic": 0}
 
 GridBuilder = Callable[[CompiledGrid, "GraphStore | str | None"], tuple[spaces.Box, np.ndarray]]
@@ -278,7 +280,7 @@ class GridEnv(gym.Env):
         self._view = None
         kind = self.obs_type
         if kind in ("symbolic", "symbolic_window", "symbolic_window_tight"):
-            self._build_symbolic()
+            self._table = self._symbolic_table()
         elif kind == "ascii":
             self._ascii = self._ascii_base()
         elif kind == "boundary" and doors_changed:
@@ -353,7 +355,8 @@ class GridEnv(gym.Env):
                 self._radius = radius
                 self._observe = self._obs_window
         elif kind in ("symbolic", "symbolic_window", "symbolic_window_tight"):
-            self._obs_kind = 2
+            # one table of per-state observations per object configuration, kept (LRU):
+            # a step copies a row, like onehot; a taken reward or opened door swaps the table
             radius = WINDOW_RADIUS[kind]
             side = n if radius == 0 else 2 * radius + 1
             low = np.zeros((side, side, 6), np.float32)
@@ -361,10 +364,7 @@ class GridEnv(gym.Env):
             low[..., 1], high[..., 1] = self._reward_bounds
             self.observation_space = spaces.Box(low, high, (side, side, 6), np.float32)
             self._radius = radius
-            width = n + 2 * radius
-            self._agent_flat = [((r + radius) * width + (c + radius)) * 6 for r, c in self._rc]
-            self._agent_value = [1.0] * 4 if not self._variable else [0.25, 0.5, 0.75, 1.0]
-            self._observe = self._obs_symbolic
+            self._sym_tables: OrderedDict[tuple, np.ndarray] = OrderedDict()
         elif kind == "ascii":
             self._obs_kind = 2
             length = n * n + n - 1
@@ -414,13 +414,19 @@ class GridEnv(gym.Env):
         table.flags.writeable = False
         return table
 
-    def _build_symbolic(self) -> None:
-        n, radius = self.n, self._radius
+    def _symbolic_table(self) -> np.ndarray:
+        """Per-state symbolic observations for the objects present now (cached per configuration)."""
+        key = (tuple(sorted(self._rewards)), tuple(sorted(self._keyset)), tuple(sorted(self._doors)))
+        table = self._sym_tables.get(key)
+        if table is not None:
+            self._sym_tables.move_to_end(key)
+            return table
+        n, radius, nn = self.n, self._radius, self.n * self.n
         width = n + 2 * radius
-        sym = np.zeros((width, width, 6), np.float32)
-        inner = sym[radius : radius + n, radius : radius + n]
+        base = np.zeros((width, width, 6), np.float32)
+        inner = base[radius : radius + n, radius : radius + n]
         if self.visible_walls:
-            sym[..., 4] = 1.0  # off-grid padding looks like wall
+            base[..., 4] = 1.0  # off-grid padding looks like wall
             inner[..., 4] = self.compiled.wall
         rc = self._rc
         for cell, (v, visible, _) in self._reward_info.items():
@@ -432,10 +438,24 @@ class GridEnv(gym.Env):
             inner[rc[cell] + (3,)] = 1.0
         for cell in self._warps:
             inner[rc[cell] + (5,)] = 1.0
-        self._sym = sym
-        self._symflat = sym.reshape(-1)
-        self._marked = 0
-        self._symflat_agent_clear = True
+        states = np.arange(self.n_states)
+        cells, orient = states % nn, states // nn
+        rows, cols = cells // n, cells % n
+        # the agent channel: 1, or (orientation + 1) / 4 in variable mode
+        agent = (orient + 1) / 4.0 if self._variable else np.ones(len(states))
+        if radius == 0:
+            table = np.repeat(base[None], len(states), axis=0)
+            table[states, rows, cols, 0] = agent
+        else:
+            side = 2 * radius + 1
+            crops = np.lib.stride_tricks.sliding_window_view(base, (side, side), axis=(0, 1))  # (.., .., 6, side, side)
+            table = np.ascontiguousarray(crops[rows, cols].transpose(0, 2, 3, 1))
+            table[:, radius, radius, 0] = agent
+        table.flags.writeable = False
+        self._sym_tables[key] = table
+        if len(self._sym_tables) > SYMBOLIC_CACHE_CONFIGS:
+            self._sym_tables.popitem(last=False)
+        return table
 
     def _ascii_base(self) -> list[str]:
         n, rc = self.n, self._rc
@@ -452,18 +472,6 @@ class GridEnv(gym.Env):
         return list("\n".join("".join(row) for row in rows))
 
     # -- dynamic observations ------------------------------------------------------------
-    def _obs_symbolic(self) -> np.ndarray:
-        flat = self._symflat
-        flat[self._marked] = 0.0
-        m = self._agent_flat[self._pos]
-        flat[m] = self._agent_value[self._o]
-        self._marked = m
-        radius = self._radius
-        if radius == 0:
-            return self._sym.copy()
-        r, c = self._rc[self._pos]
-        return self._sym[r : r + 2 * radius + 1, c : c + 2 * radius + 1].copy()
-
     def _obs_visual(self) -> np.ndarray:
         image = self._picture.copy()
         image.reshape(-1)[self._agent_px[self._pos][self._o]] = 0  # the agent: black triangle
@@ -638,20 +646,19 @@ class GridEnv(gym.Env):
         state = self.__dict__.copy()
         state.pop("_observe", None)  # a bound method: rebound on unpickling
         state["_windows"] = {}  # cached pictures are redrawn, not pickled
+        if "_sym_tables" in state:
+            state["_sym_tables"] = OrderedDict()  # rebuilt on the next change of objects
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         observe = {
             "visual": self._obs_visual, "window": self._obs_window, "window_tight": self._obs_window, "ascii": self._obs_ascii,
-            "symbolic": self._obs_symbolic, "symbolic_window": self._obs_symbolic, "symbolic_window_tight": self._obs_symbolic,
         }.get(self.obs_type)
         if observe is not None:
             self._observe = observe
         if self.obs_type in ("window", "window_tight"):
             self._windows = self._painter_().window_table(self._object_view())
-        if self.obs_type.startswith("symbolic"):
-            self._symflat = self._sym.reshape(-1)  # pickling made the view a copy: view again
 
 
 def _grid_factory(task: str, store: GraphStore | str | None = None, **kwargs: Any) -> GridEnv:

@@ -15,6 +15,7 @@ from .entities import EntityClass, add_entities, create, entity_space, register_
 from .rewards import RandomStream, RewardSpec, make_source, reward_spec, spec_from_props
 from .schedules import trial_schedule
 from . import poge  # noqa: F401, I001  (importing it registers the POGE family)
+from . import room  # noqa: E402,F401  (registers the Room family)
 from .grid_tasks import GridLayout, GridObjects, add_template_folder, build_grid_task, grid_family, objects_from_dict
 
 register_family(grid_family())
