@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 GRAPH_ENTRY = "gym_bridge.graph_env:GraphTaskEnv"
+GRAPH_VECTOR_ENTRY = "gym_bridge.vector.graph_vector_env:make_graph_vector_env"  # make_vec(..., "vector_entry_point")
 
 # One id per rewardGym task; the generic id takes any stored or built-in task.
 REWARDGYM_IDS = {
@@ -26,6 +27,8 @@ def registered_ids() -> list[str]:
 def register_all() -> None:
     if "graphtasks/Graph-v0" in gym.registry:
         return
-    gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY)
+    gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY)
     for env_id, task_id in REWARDGYM_IDS.items():
-        gym.register(f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, kwargs={"task": task_id})
+        gym.register(
+            f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY, kwargs={"task": task_id}
+        )
