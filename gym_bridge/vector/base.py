@@ -69,8 +69,7 @@ class BatchedVectorEnv(VectorEnv):
         self.n_actions = int(single_action_space.n)
         self.episode_length = int(episode_length)  # 0: never truncate
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
-        self._done = np.zeros(self.num_envs, dtype=bool)
-        self._any_done = False
+        self._pending: np.ndarray | None = None  # copies that ended last step (NEXT_STEP resets them next)
         self._started = False
 
     # -- hooks for a family ----------------------------------------------------------------
@@ -122,19 +121,22 @@ class BatchedVectorEnv(VectorEnv):
         self._reset_copies(mask)
         if mask is None:
             self._steps[:] = 0
-            self._done[:] = False
-            self._any_done = False
+            self._pending = None
         else:
             self._steps[mask] = 0
-            self._done[mask] = False
-            self._any_done = bool(self._done.any())
+            if self._pending is not None:
+                self._pending = self._pending & ~mask
+                if not self._pending.any():
+                    self._pending = None
         return self._observe(), self._info()
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
             raise ValueError(f"actions: expected an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}")
-        if actions.max() >= self.n_actions or actions.min() < 0:
+        # one reduction: as unsigned, a negative action is a huge number
+        unsigned = actions.view(actions.dtype.str.replace("i", "u")) if actions.dtype.kind == "i" else actions
+        if unsigned.max() >= self.n_actions:
             raise ValueError(f"actions: every action must be in 0..{self.n_actions - 1}, got {actions.min()}..{actions.max()}")
         return actions
 
@@ -143,7 +145,7 @@ class BatchedVectorEnv(VectorEnv):
             raise RuntimeError("step() before reset(): call reset(seed=...) first")
         actions = self._check_actions(actions)
         mode = self.autoreset_mode
-        pending = self._done if (self._any_done and mode is AutoresetMode.NEXT_STEP) else None
+        pending = self._pending if mode is AutoresetMode.NEXT_STEP else None
         reward, terminated = self._transition(actions, None if pending is None else ~pending)
         steps = self._steps
         steps += 1
@@ -154,18 +156,20 @@ class BatchedVectorEnv(VectorEnv):
             terminated[pending] = False
         if self.episode_length:
             truncated = (steps >= self.episode_length) > terminated
+            any_done = bool(terminated.any()) or bool(truncated.any())
         else:
             truncated = np.zeros(self.num_envs, dtype=bool)
-        done = terminated | truncated
-        any_done = bool(done.any())
+            any_done = bool(terminated.any())
+        # our own mask (the returned arrays are the caller's to modify)
+        self._pending = (terminated | truncated) if any_done else None
         if mode is AutoresetMode.SAME_STEP and any_done:
-            info = {"final_obs": self._observe(), "_final_obs": done, "final_info": self._info(), "_final_info": done.copy()}
+            done = self._pending
+            info = {"final_obs": self._observe(), "_final_obs": done.copy(), "final_info": self._info(), "_final_info": done.copy()}
             self._reset_copies(done)
             steps[done] = 0
             info.update(self._info())
-            self._done, self._any_done = done, False
+            self._pending = None
             return self._observe(), reward, terminated, truncated, info
-        self._done, self._any_done = done, any_done
         return self._observe(), reward, terminated, truncated, self._info()
 
     @property

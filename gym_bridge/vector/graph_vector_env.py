@@ -339,9 +339,8 @@ class GraphVectorEnv(BatchedVectorEnv):
             actions = np.where(replace, rng.integers(0, T.n_actions, self.num_envs), actions)
         rows = self.state * T.n_actions + actions
         if T.fast:
-            t = T.fast_next[rows]
-            self.state = t
-            return T.fast_reward[rows], T.fast_terminal[rows]
+            t = self.state = T.fast_next.take(rows)
+            return T.fast_reward.take(rows), T.fast_terminal.take(rows)
         t = T.next1[rows] if T.deterministic else self._sample(rows)
         if self._has_skip:
             t = self._advance(t)
