@@ -56,6 +56,7 @@ class GraphTables:
     source_kind: np.ndarray  # int8 (S,): which stochastic source pays on arriving, NO_SOURCE if none
     any_stochastic_source: bool
     start: int  # the start state after its skip chain, or -1 when that chain is random
+    overridden: np.ndarray | None  # bool (S,): pay fixed_reward (the outcome) after the source drew, or None
     fast: bool  # deterministic transitions, skip chains and rewards: use the three tables below
     fast_next: np.ndarray | None = None  # int64 (S*A,): next state after skip chains
     fast_reward: np.ndarray | None = None  # float64 (S*A,): reward minus time_penalty
@@ -109,12 +110,16 @@ def build_tables(
     pays = terminal if c.reward_on == "terminal" else np.ones(n, dtype=bool)
     fixed_reward = np.zeros(n)
     source_kind = np.zeros(n, dtype=np.int8)
+    overridden = np.zeros(n, dtype=bool)  # a stateful source draws, the condition's outcome is paid
     kinds = {"probabilistic": PROBABILISTIC, "drifting": DRIFTING, "pseudorandom": PSEUDORANDOM}
     for s, spec in enumerate(c.reward_specs):
         if spec is None or not pays[s]:
             continue
         if outcome_reward is not None and terminal[s]:
             fixed_reward[s] = outcome_reward
+            if spec.kind in ("drifting", "pseudorandom"):  # GraphTaskEnv still draws: the source's state moves on
+                source_kind[s] = kinds[spec.kind]
+                overridden[s] = True
         elif spec.kind == "fixed":
             fixed_reward[s] = c.reward_value[s]
         else:
@@ -138,6 +143,7 @@ def build_tables(
         n_actions=a1, targets=targets, cumulative=cumulative, next1=next1, deterministic=deterministic,
         undefined=undefined, any_undefined=bool(undefined.any()), fixed_reward=fixed_reward,
         source_kind=source_kind, any_stochastic_source=bool(source_kind.any()), start=start,
+        overridden=overridden if overridden.any() else None,
     )
     resolved = np.array([resolve(t) for t in range(n)], dtype=np.int64)
     fast = deterministic and not source_kind.any() and bool((resolved >= 0).all())
@@ -357,7 +363,10 @@ class GraphVectorEnv(BatchedVectorEnv):
                 draw &= active
             if draw.any():
                 sel = np.flatnonzero(draw)
-                reward[sel] = self._draw(sel, t[sel])
+                drawn = self._draw(sel, t[sel])
+                if T.overridden is not None:
+                    drawn = np.where(T.overridden[t[sel]], T.fixed_reward[t[sel]], drawn)
+                reward[sel] = drawn
         if self.time_penalty:
             reward -= self.time_penalty
         self.state = t

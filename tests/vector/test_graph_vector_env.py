@@ -384,3 +384,28 @@ def test_bad_arguments_are_named():
         GraphVectorEnv(0, task=compiled("neuronav/graph/ring"))
     with pytest.raises(ValueError, match="reset_mask"):
         venv.reset(options={"reset_mask": np.array([1, 0, 1])})
+
+
+def test_a_fixed_outcome_still_deals_from_a_stateful_deck_like_the_single_env():
+    definition = {
+        "name": "deck", "reward_on": "terminal", "start": 0, "graph": {"0": [1], "1": []},
+        "rewards": {"1": {"kind": "pseudorandom", "values": [1, 2, 3, 4]}},
+        "conditions": {"fixed": {"reward": 9}},
+    }
+    c = compile_task(tasks.graph_tasks.build_graph_task("user/deck", "user", definition))
+    single = GraphTaskEnv(c, condition="fixed")
+    single.reset(seed=0)
+    assert single.step(0)[1] == 9.0 and len(single._sources[1].pending) == 3  # one card dealt, outcome paid
+    venv = GraphVectorEnv(8, task=c, episode_length=None)
+    venv.reset(seed=0, options={"condition": "fixed"})
+    _, reward, term, _, _ = venv.step(np.zeros(8, dtype=np.int64))
+    assert reward.tolist() == [9.0] * 8 and term.all() and venv.deck_position[:, 0].tolist() == [1] * 8
+    dealt = venv._deck_values[0, venv.deck_order[:, 0, 0]]
+    venv.reset()  # the default condition: the deck goes on where it was
+    rest = []
+    for _ in range(3):
+        _, reward, _, _, _ = venv.step(np.zeros(8, dtype=np.int64))
+        rest.append(reward)
+        venv.step(np.zeros(8, dtype=np.int64))  # NEXT_STEP: the reset step
+    for i in range(8):
+        assert sorted([dealt[i]] + [r[i] for r in rest]) == [1.0, 2.0, 3.0, 4.0]
