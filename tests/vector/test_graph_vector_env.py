@@ -409,3 +409,21 @@ def test_a_fixed_outcome_still_deals_from_a_stateful_deck_like_the_single_env():
         venv.step(np.zeros(8, dtype=np.int64))  # NEXT_STEP: the reset step
     for i in range(8):
         assert sorted([dealt[i]] + [r[i] for r in rest]) == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_each_copy_pays_a_drifting_source_with_its_own_probability():
+    definition = {
+        "name": "drift", "reward_on": "terminal", "start": 0, "graph": {"0": [1], "1": []},
+        "rewards": {"1": {"kind": "drifting", "values": [1, 0], "borders": [0.05, 0.95], "sd": 0.0}},
+    }
+    c = compile_task(tasks.graph_tasks.build_graph_task("user/drift", "user", definition))
+    venv = GraphVectorEnv(128, task=c, episode_length=None)
+    venv.reset(seed=4)
+    p = venv.drift_p[:, 0].copy()
+    assert p.std() > 0.15  # copies start from different probabilities
+    total = np.zeros(128)
+    for _ in range(300):
+        total += venv.step(np.zeros(128, dtype=np.int64))[1]
+        venv.step(np.zeros(128, dtype=np.int64))  # NEXT_STEP: the reset step pays 0
+    np.testing.assert_array_equal(venv.drift_p[:, 0], p)  # sd 0: p never moves
+    assert np.abs(total / 300 - p).max() < 0.15
