@@ -268,6 +268,24 @@ def build_schema() -> Schema:
         "In this condition, `action` at state `source` goes to the target with probability `p`.",
     )
     s.add_rel("HAS_CONDITION", [("Task", "Condition")], doc="The task's named trial conditions.")
+    s.add_node(
+        "Tile",
+        [
+            Property("row", "int", True, "row of the tile (0 at the top)"),
+            Property("col", "int", True, "column of the tile (0 at the left)"),
+            Property("index", "int", True, "row-major tile index: row * cols + col"),
+            Property("kind", "str", True, "floor | wall | door | start | goal | terminal | toggle"),
+            Property("char", "str", True, "the tile's character in the Layout map"),
+            Property("symbol", "str", False, "abstraction symbol (character of the Abstraction map; absent: blank)"),
+            Property("abstraction", "str", False, "readable abstraction name (its `id:name`, else the symbol)"),
+            Property("reward_symbol", "str", False, "character of the Rewards map on this tile"),
+            Property("reward", "int", False, "reward paid on entering (from the symbol's `symbol:int`)"),
+            Property("rule", "str", False, "character of the Behaviour map on this tile (a slip rule id)"),
+        ],
+        "A POGE gridworld tile.",
+    )
+    s.add_rel("MOVE", [("Tile", "Tile")], [Property("via", "str", False, "local id of a door passed on the way")])
+    s.add_rel("START", [("Task", "Tile")])
     return s
 
 

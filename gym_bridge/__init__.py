@@ -7,11 +7,12 @@ from .compile import CompiledGraphTask, compile_from_store, compile_task
 from .graph_env import GraphTaskEnv
 from .loading import load_task_graph
 from .observations import register_cypher_observation, register_observation, state_images
-from .registration import register_all, registered_ids
+from .poge_env import PogeEnv
+from .registration import register_all, register_poge, registered_ids
 
 register_all()
 
 __all__ = [
-    "CompiledGraphTask", "GraphTaskEnv", "compile_from_store", "compile_task", "load_task_graph",
-    "register_all", "register_cypher_observation", "register_observation", "registered_ids", "state_images",
+    "CompiledGraphTask", "GraphTaskEnv", "PogeEnv", "compile_from_store", "compile_task", "load_task_graph",
+    "register_all", "register_cypher_observation", "register_poge", "register_observation", "registered_ids", "state_images",
 ]

@@ -6,6 +6,7 @@ import gymnasium as gym
 
 GRAPH_ENTRY = "gym_bridge.graph_env:GraphTaskEnv"
 GRAPH_VECTOR_ENTRY = "gym_bridge.vector.graph_vector_env:make_graph_vector_env"  # make_vec(..., "vector_entry_point")
+POGE_ENTRY = "gym_bridge.poge_env:PogeEnv"
 
 # One id per rewardGym task; the generic id takes any stored or built-in task.
 REWARDGYM_IDS = {
@@ -25,6 +26,7 @@ def registered_ids() -> list[str]:
 
 
 def register_all() -> None:
+    register_poge()
     if "graphtasks/Graph-v0" in gym.registry:
         return
     gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY)
@@ -32,3 +34,12 @@ def register_all() -> None:
         gym.register(
             f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY, kwargs={"task": task_id}
         )
+
+
+def register_poge() -> None:
+    """`graphtasks/Poge-v0`: `world=` a world file path or a stored world id (default 'poge/world0').
+
+    No max_episode_steps: the environment truncates itself after `max_ep_len` steps.
+    """
+    if "graphtasks/Poge-v0" not in gym.registry:
+        gym.register("graphtasks/Poge-v0", entry_point=POGE_ENTRY)
