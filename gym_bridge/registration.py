@@ -7,6 +7,7 @@ import gymnasium as gym
 GRAPH_ENTRY = "gym_bridge.graph_env:GraphTaskEnv"
 GRAPH_VECTOR_ENTRY = "gym_bridge.vector.graph_vector_env:make_graph_vector_env"  # make_vec(..., "vector_entry_point")
 POGE_ENTRY = "gym_bridge.poge_env:PogeEnv"
+POGE_VECTOR_ENTRY = "gym_bridge.vector.poge_vector_env:make_poge_vector_env"
 
 # One id per rewardGym task; the generic id takes any stored or built-in task.
 REWARDGYM_IDS = {
@@ -42,4 +43,4 @@ def register_poge() -> None:
     No max_episode_steps: the environment truncates itself after `max_ep_len` steps.
     """
     if "graphtasks/Poge-v0" not in gym.registry:
-        gym.register("graphtasks/Poge-v0", entry_point=POGE_ENTRY)
+        gym.register("graphtasks/Poge-v0", entry_point=POGE_ENTRY, vector_entry_point=POGE_VECTOR_ENTRY)

@@ -69,26 +69,31 @@ class BatchedVectorEnv(VectorEnv):
         self.n_actions = int(single_action_space.n)
         self.episode_length = int(episode_length)  # 0: never truncate
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
-        self._pending: np.ndarray | None = None  # copies that ended last step (NEXT_STEP resets them next)
+        # copies that ended last step, as (mask, indices): NEXT_STEP resets them on the next step
+        self._pending: tuple[np.ndarray, np.ndarray] | None = None
         self._started = False
 
     # -- hooks for a family ----------------------------------------------------------------
     def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Move every copy; return (reward float64 (N,), terminated bool (N,)).
+        """Move every copy; return new arrays (reward float64 (N,), terminated bool (N,)).
 
-        `active` is None when every copy takes a real step, else the mask of copies that do
+        `active` is None when every copy takes a real step, else the bool mask of copies that do
         (the others are about to be reset by NEXT_STEP and must not change per-copy sources).
         """
         raise NotImplementedError
 
-    def _reset_copies(self, mask: np.ndarray | None) -> None:
-        """Put the copies in `mask` (all when None) at their start state."""
+    def _reset_copies(self, copies: np.ndarray | None) -> None:
+        """Put the copies with these indices (all when None) at their start state.
+
+        Indices, not a mask: few copies end per step, and indexing with a short index array
+        costs far less than scanning an N-long mask once per per-copy array.
+        """
         raise NotImplementedError
 
-    def _new_session(self, mask: np.ndarray | None) -> None:
+    def _new_session(self, copies: np.ndarray | None) -> None:
         """Restart per-copy session state (reward sources) after a seeded reset."""
 
-    def _reset_options(self, options: dict[str, Any], mask: np.ndarray | None) -> None:
+    def _reset_options(self, options: dict[str, Any], copies: np.ndarray | None) -> None:
         """Apply family reset options (before `_reset_copies`)."""
         if options:
             raise ValueError(f"reset options: unknown key(s) {', '.join(sorted(options))}; only 'reset_mask' is known")
@@ -114,20 +119,20 @@ class BatchedVectorEnv(VectorEnv):
             self._np_random, self._np_random_seed = seeding.np_random(seed)
         if not self._started:
             mask = None  # the first reset starts every copy
+        copies = None if mask is None else np.flatnonzero(mask)
         if seed is not None or not self._started:
-            self._new_session(mask)
+            self._new_session(copies)
             self._started = True
-        self._reset_options(options, mask)
-        self._reset_copies(mask)
+        self._reset_options(options, copies)
+        self._reset_copies(copies)
         if mask is None:
             self._steps[:] = 0
             self._pending = None
         else:
-            self._steps[mask] = 0
+            self._steps[copies] = 0
             if self._pending is not None:
-                self._pending = self._pending & ~mask
-                if not self._pending.any():
-                    self._pending = None
+                done = self._pending[0] & ~mask
+                self._pending = (done, np.flatnonzero(done)) if done.any() else None
         return self._observe(), self._info()
 
     def _check_actions(self, actions: Any) -> np.ndarray:
@@ -146,27 +151,30 @@ class BatchedVectorEnv(VectorEnv):
         actions = self._check_actions(actions)
         mode = self.autoreset_mode
         pending = self._pending if mode is AutoresetMode.NEXT_STEP else None
-        reward, terminated = self._transition(actions, None if pending is None else ~pending)
+        reward, terminated = self._transition(actions, None if pending is None else ~pending[0])
         steps = self._steps
         steps += 1
         if pending is not None:
-            self._reset_copies(pending)
-            steps[pending] = 0
-            reward[pending] = 0.0
-            terminated[pending] = False
+            copies = pending[1]
+            self._reset_copies(copies)
+            steps[copies] = 0
+            reward[copies] = 0.0
+            terminated[copies] = False
         if self.episode_length:
             truncated = (steps >= self.episode_length) > terminated
             any_done = bool(terminated.any()) or bool(truncated.any())
         else:
             truncated = np.zeros(self.num_envs, dtype=bool)
             any_done = bool(terminated.any())
-        # our own mask (the returned arrays are the caller's to modify)
-        self._pending = (terminated | truncated) if any_done else None
+        self._pending = None
+        if any_done:  # our own mask and indices (the returned arrays are the caller's to modify)
+            done = terminated | truncated
+            self._pending = (done, np.flatnonzero(done))
         if mode is AutoresetMode.SAME_STEP and any_done:
-            done = self._pending
+            done, copies = self._pending
             info = {"final_obs": self._observe(), "_final_obs": done.copy(), "final_info": self._info(), "_final_info": done.copy()}
-            self._reset_copies(done)
-            steps[done] = 0
+            self._reset_copies(copies)
+            steps[copies] = 0
             info.update(self._info())
             self._pending = None
             return self._observe(), reward, terminated, truncated, info

@@ -261,9 +261,9 @@ class GraphVectorEnv(BatchedVectorEnv):
         self.deck_order = np.tile(np.arange(size, dtype=np.int64), (n_envs, len(decks), 1))
         self.deck_position = np.zeros((n_envs, len(decks)), dtype=np.int64)
 
-    def _new_session(self, mask: np.ndarray | None) -> None:
+    def _new_session(self, copies: np.ndarray | None) -> None:
         """A seeded reset: drifting probabilities start uniformly in their borders, decks are shuffled."""
-        copies = np.arange(self.num_envs) if mask is None else np.flatnonzero(mask)
+        copies = np.arange(self.num_envs) if copies is None else copies
         rng = self.np_random
         n_drift = self._drift_low.shape[0]
         if n_drift:
@@ -372,30 +372,32 @@ class GraphVectorEnv(BatchedVectorEnv):
         self.state = t
         return reward, self._terminal[t]
 
-    def _reset_copies(self, mask: np.ndarray | None) -> None:
+    def _reset_copies(self, copies: np.ndarray | None) -> None:
         start = self._start_override
         if start is None:
             start = self.tables.start
             if start < 0:  # a random skip chain from the start state
                 start = self.compiled.start
-        if mask is None:
+        if copies is None:
             state = np.empty(self.num_envs, dtype=np.int64)
             state[:] = start
             self.state = self._advance(state) if self._has_skip else state
             return
-        count = int(mask.sum())
-        values = np.empty(count, dtype=np.int64)
-        values[:] = start[mask] if isinstance(start, np.ndarray) else start
-        self.state[mask] = self._advance(values) if self._has_skip else values
+        if not self._has_skip and not isinstance(start, np.ndarray):
+            self.state[copies] = start
+            return
+        values = np.empty(copies.size, dtype=np.int64)
+        values[:] = start[copies] if isinstance(start, np.ndarray) else start
+        self.state[copies] = self._advance(values) if self._has_skip else values
 
-    def _reset_options(self, options: dict[str, Any], mask: np.ndarray | None) -> None:
+    def _reset_options(self, options: dict[str, Any], copies: np.ndarray | None) -> None:
         unknown = sorted(set(options) - {"condition", "start"})
         if unknown:
             raise ValueError(f"reset options: unknown key(s) {', '.join(unknown)}; use 'condition', 'start' and 'reset_mask'")
-        if mask is None or "condition" in options:  # a full reset returns to the default condition, as GraphTaskEnv
+        if copies is None or "condition" in options:  # a full reset returns to the default condition, as GraphTaskEnv
             tables = self._tables_for(options.get("condition", self._default_condition))
             if tables is not self.tables:
-                if mask is not None:
+                if copies is not None:
                     raise ValueError("reset options: 'condition' applies to the whole batch; change it on a reset without 'reset_mask'")
                 self.tables = tables
         self._start_override = None

@@ -34,8 +34,9 @@ def is_deterministic(task_id: str) -> bool:
     return c.targets.shape[2] == 1 and all(s is None or s.kind == "fixed" for s in c.reward_specs)
 
 
-DETERMINISTIC = [t for t in tasks.builtin_ids() if is_deterministic(t)]
-STOCHASTIC = [t for t in tasks.builtin_ids() if not is_deterministic(t)]
+GRAPH_TASKS = [t for t in tasks.builtin_ids() if t.startswith(("neuronav/graph/", "rewardgym/"))]
+DETERMINISTIC = [t for t in GRAPH_TASKS if is_deterministic(t)]
+STOCHASTIC = [t for t in GRAPH_TASKS if not is_deterministic(t)]
 
 
 def single_next_step_stream(env: GraphTaskEnv, actions: np.ndarray, seed: int) -> list[tuple]:
@@ -229,7 +230,7 @@ def test_pickled_env_continues_identically():
 
 
 # -- gymnasium conventions --------------------------------------------------------------------------
-VEC_IDS = sorted(gym_bridge.registered_ids())
+VEC_IDS = sorted(i for i in gym_bridge.registered_ids() if gym.spec(i).entry_point == "gym_bridge.graph_env:GraphTaskEnv")
 
 
 @pytest.mark.parametrize("env_id", VEC_IDS)
