@@ -62,6 +62,20 @@ class GraphTables:
     fast_reward: np.ndarray | None = None  # float64 (S*A,): reward minus time_penalty
     fast_terminal: np.ndarray | None = None  # bool (S*A,)
 
+    @property
+    def width(self) -> int:
+        return int(self.targets.shape[1])
+
+    @property
+    def flat_targets(self) -> np.ndarray:
+        """targets as one array: outcome k of row r at r * width + k."""
+        return self.targets.reshape(-1)
+
+    @property
+    def boundaries(self) -> list[np.ndarray]:
+        """One 1-D array per outcome boundary (gathering rows of a 2-D array is much slower)."""
+        return [self.cumulative[:, k].copy() for k in range(self.width - 1)]
+
 
 def build_tables(
     compiled: CompiledGraphTask, condition: Condition | None, use_noop: bool, time_penalty: float
@@ -205,7 +219,7 @@ class GraphVectorEnv(BatchedVectorEnv):
         self._skip_first = _skip_first(c)
         self._tables_cache: dict[Any, GraphTables] = {}
         self._default_condition = condition
-        self.tables = self._tables_for(condition)
+        self._use_tables(self._tables_for(condition))
         self._init_sources()
         self.state = np.full(self.num_envs, c.start, dtype=np.int64)
         self._start_override: np.ndarray | int | None = None
@@ -224,6 +238,10 @@ class GraphVectorEnv(BatchedVectorEnv):
         if key not in self._tables_cache or not isinstance(key, (str, type(None))):
             self._tables_cache[key] = build_tables(c, condition, self.use_noop, self.time_penalty)
         return self._tables_cache[key]
+
+    def _use_tables(self, tables: GraphTables) -> None:
+        self.tables = tables
+        self._sampling = (tables.flat_targets, tables.boundaries)
 
     # -- per-copy reward sources ---------------------------------------------------------------
     def _init_sources(self) -> None:
@@ -290,9 +308,11 @@ class GraphVectorEnv(BatchedVectorEnv):
         if m.any():
             st = states[m]
             u = rng.random(st.size)
-            k = (u[:, None] >= self._prob_cumulative[st]).sum(axis=1)
-            np.minimum(k, self._prob_values.shape[1] - 1, out=k)
-            out[m] = self._prob_values[st, k]
+            width = self._prob_values.shape[1]
+            flat = st * width
+            for k in range(width - 1):  # the last value takes every u past the other boundaries
+                flat += u >= self._prob_cumulative[:, k].take(st)
+            out[m] = self._prob_values.reshape(-1).take(flat)
         m = kind == DRIFTING
         if m.any():
             cp, d = copies[m], self._drift_index[states[m]]
@@ -305,7 +325,9 @@ class GraphVectorEnv(BatchedVectorEnv):
         if m.any():
             cp, q = copies[m], self._deck_index[states[m]]
             pos = self.deck_position[cp, q]
-            out[m] = self._deck_values[q, self.deck_order[cp, q, pos]]
+            n_decks, size = self.deck_order.shape[1:]
+            card = self.deck_order.reshape(-1).take((cp * n_decks + q) * size + pos)
+            out[m] = self._deck_values.reshape(-1).take(q * size + card)
             pos += 1
             self.deck_position[cp, q] = pos
             empty = pos >= self._deck_size[q]
@@ -316,13 +338,12 @@ class GraphVectorEnv(BatchedVectorEnv):
     # -- dynamics -------------------------------------------------------------------------------
     def _sample(self, rows: np.ndarray) -> np.ndarray:
         """One outcome per row from the cumulative probabilities, one uniform per copy."""
-        T = self.tables
+        targets, boundaries = self._sampling
         u = self.np_random.random(rows.size)
-        if T.cumulative.shape[1] == 2:
-            k = (u >= T.cumulative[rows, 0]).astype(np.int64)
-        else:
-            k = (u[:, None] >= T.cumulative[rows]).sum(axis=1)
-        return T.targets[rows, k]
+        flat = rows * len(boundaries) + rows
+        for boundary in boundaries:  # outcome k: the number of boundaries u is past
+            flat += u >= boundary.take(rows)
+        return targets.take(flat)
 
     def _advance(self, t: np.ndarray) -> np.ndarray:
         """Follow skip states with their first action (vectorised over copies; loops over chain depth)."""
@@ -399,7 +420,7 @@ class GraphVectorEnv(BatchedVectorEnv):
             if tables is not self.tables:
                 if copies is not None:
                     raise ValueError("reset options: 'condition' applies to the whole batch; change it on a reset without 'reset_mask'")
-                self.tables = tables
+                self._use_tables(tables)
         self._start_override = None
         if "start" in options:
             n = self.compiled.n_states
