@@ -179,6 +179,9 @@ def room_cases(suite: Suite) -> None:
                 reference=reference,
                 reference_note="room-env 3.0.6",
                 single_target=200_000 if size == "small" else None,
+                # read people, objects and AtLocation knowledge from the store (what making the env costs)
+                compile=lambda s=size: room_env.RoomEnv(s, store=store, text_info=False),
+                compile_key=f"room/{size}",
             )
         )
 
