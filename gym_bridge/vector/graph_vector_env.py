@@ -217,7 +217,7 @@ class GraphVectorEnv(BatchedVectorEnv):
         self._skip_live = c.skip & ~c.terminal  # skip states that advance
         self._has_skip = bool(self._skip_live.any())
         self._skip_first = _skip_first(c)
-        self._tables_cache: dict[Any, GraphTables] = {}
+        self._tables_cache: dict[str | None, GraphTables] = {}
         self._default_condition = condition
         self._use_tables(self._tables_for(condition))
         self._init_sources()
@@ -227,7 +227,10 @@ class GraphVectorEnv(BatchedVectorEnv):
     # -- tables and conditions -----------------------------------------------------------------
     def _tables_for(self, condition: str | dict | Condition | None) -> GraphTables:
         c = self.compiled
-        key = condition if isinstance(condition, (str, type(None))) else id(condition)
+        named = isinstance(condition, (str, type(None)))  # names are cached; given dicts are built each time
+        if named and condition in self._tables_cache:
+            return self._tables_cache[condition]
+        key = condition
         if isinstance(condition, str):
             if condition not in c.conditions:
                 known = ", ".join(c.conditions) or "none"
@@ -235,9 +238,10 @@ class GraphVectorEnv(BatchedVectorEnv):
             condition = c.conditions[condition]
         elif isinstance(condition, dict):
             condition = parse_condition("(given)", condition, c.n_states)
-        if key not in self._tables_cache or not isinstance(key, (str, type(None))):
-            self._tables_cache[key] = build_tables(c, condition, self.use_noop, self.time_penalty)
-        return self._tables_cache[key]
+        tables = build_tables(c, condition, self.use_noop, self.time_penalty)
+        if named:
+            self._tables_cache[key] = tables
+        return tables
 
     def _use_tables(self, tables: GraphTables) -> None:
         self.tables = tables

@@ -428,3 +428,13 @@ def test_each_copy_pays_a_drifting_source_with_its_own_probability():
         venv.step(np.zeros(128, dtype=np.int64))  # NEXT_STEP: the reset step pays 0
     np.testing.assert_array_equal(venv.drift_p[:, 0], p)  # sd 0: p never moves
     assert np.abs(total / 300 - p).max() < 0.15
+
+
+def test_a_condition_given_as_a_dict_forces_the_edge_in_every_copy():
+    venv = GraphVectorEnv(500, task=compiled("rewardgym/two-step"))
+    venv.reset(seed=0, options={"condition": {0: {0: 2}}})
+    _, _, _, _, info = venv.step(np.zeros(500, dtype=np.int64))
+    assert (info["state"] == 2).all()
+    venv.reset(seed=0)  # back to the task's own 70/30 edge
+    _, _, _, _, info = venv.step(np.zeros(500, dtype=np.int64))
+    assert 0.6 < (info["state"] == 1).mean() < 0.8
