@@ -15,8 +15,8 @@ from typing import Any
 import ladybug
 
 from .cypher_text import check_read_only, quote_reserved_properties
-from .errors import GraphStoreError, QueryError, StoreLocationError, TaskNotFound
-from .schema import KINDS, SCHEMA, NodeType, Property, Schema
+from .errors import GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
+from .schema import KINDS, SCHEMA, NodeType, Property, Schema, validate_properties
 from .store import MEMORY, GraphStore, QueryResult, TaskSummary
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
@@ -159,6 +159,88 @@ class LadybugStore(GraphStore):
                 self._rollback()
                 raise GraphStoreError(f"writing task {task_id!r} to {self.location!r} failed, nothing written: {exc}") from exc
         return True
+
+    def merge_shared(
+        self,
+        nodes: list[tuple[str, list[dict[str, Any]]]],
+        edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
+    ) -> tuple[int, int]:
+        node_batches = []
+        for label, rows in nodes:
+            node_type = self.schema.node_type(label)
+            if not node_type.shared:
+                raise SchemaError(f"merge_shared: {label!r} is not a shared node type; tasks are written with put()")
+            node_batches.append((node_type, [self._shared_row(node_type.properties, label, r, ()) for r in rows]))
+        edge_batches = []
+        for rel_name, a, b, rows in edges:
+            rel = self.schema.rel_type(rel_name)
+            if (a, b) not in rel.endpoints:
+                raise SchemaError(f"merge_shared: {rel_name} does not connect {a} to {b}")
+            if rel.property("key") is None:
+                raise SchemaError(f"merge_shared: {rel_name} has no 'key' property to merge on")
+            edge_batches.append((rel, a, b, [self._shared_row(rel.properties, rel_name, r, ("s", "t")) for r in rows]))
+        created_nodes = created_edges = 0
+        with self._lock:
+            self._raw("BEGIN TRANSACTION")
+            try:
+                # MERGE is slow on relationships without an index: look up what exists, then
+                # CREATE the new rows and SET the existing ones.
+                for node_type, rows in node_batches:
+                    if not rows:
+                        continue
+                    label = _q(node_type.label)
+                    uids = [r["uid"] for r in rows]
+                    have = {x[0] for x in self._raw(f"UNWIND $u AS x MATCH (n:{label}) WHERE n.uid = x RETURN n.uid", {"u": uids})}
+                    fresh = [r for r in rows if r["uid"] not in have]
+                    old = [r for r in rows if r["uid"] in have]
+                    if fresh:
+                        self._create_nodes(node_type, fresh)
+                    if old:
+                        sets, slim = _assignments(node_type.properties, old, ("uid",))
+                        updates = ", ".join(f"n.{_q(p.name)} = r.{_q(p.name)}" for p in node_type.properties
+                                            if p.name != "uid" and p.name in slim[0])
+                        self._raw(f"UNWIND $rows AS r MATCH (n:{label} {{uid: r.uid}}) SET {updates}", {"rows": slim})
+                    created_nodes += len(fresh)
+                for rel, a, b, rows in edge_batches:
+                    if not rows:
+                        continue
+                    name, qa, qb = _q(rel.name), _q(a), _q(b)
+                    probe = [{"s": r["s"], "t": r["t"], "key": r["key"]} for r in rows]
+                    have = {x[0] for x in self._raw(
+                        f"UNWIND $rows AS r MATCH (a:{qa} {{uid: r.s}})-[e:{name}]->(b:{qb} {{uid: r.t}}) "
+                        f"WHERE e.key = r.key RETURN r.key", {"rows": probe})}
+                    fresh = [r for r in rows if r["key"] not in have]
+                    old = [r for r in rows if r["key"] in have]
+                    if fresh:
+                        sets, slim = _assignments(rel.properties, fresh, ("s", "t", "key"))
+                        self._raw(
+                            f"UNWIND $rows AS r MATCH (a:{qa}) WHERE a.uid = r.s MATCH (b:{qb}) WHERE b.uid = r.t "
+                            f"CREATE (a)-[:{name} {{{sets}}}]->(b)", {"rows": slim})  # 60x faster than MATCH (a {{..}}), (b {{..}})
+                    if old:
+                        sets, slim = _assignments(rel.properties, old, ("s", "t", "key"))
+                        updates = ", ".join(f"e.{_q(p.name)} = r.{_q(p.name)}" for p in rel.properties
+                                            if p.name != "key" and p.name in slim[0])
+                        self._raw(
+                            f"UNWIND $rows AS r MATCH (a:{qa} {{uid: r.s}})-[e:{name}]->(b:{qb} {{uid: r.t}}) "
+                            f"WHERE e.key = r.key SET {updates}", {"rows": slim})
+                    created_edges += len(fresh)
+                self._raw("COMMIT")
+            except Exception as exc:
+                self._rollback()
+                raise GraphStoreError(f"merging shared knowledge into {self.location!r} failed, nothing written: {exc}") from exc
+        return created_nodes, created_edges
+
+    @staticmethod
+    def _shared_row(declared: tuple[Property, ...], owner: str, row: dict[str, Any], ends: tuple[str, ...]) -> dict[str, Any]:
+        """Validate one merge row against the schema; JSON properties travel as text."""
+        for end in ends:
+            if not isinstance(row.get(end), str):
+                raise SchemaError(f"{owner}: edge row needs endpoint uid {end!r} as a string, got {row.get(end)!r}")
+        props = {k: v for k, v in row.items() if k not in ends}
+        checked = validate_properties(f"{owner} {row.get('uid') or row.get('key')!r}", declared, props)
+        out = {p.name: _to_store(p, checked.get(p.name)) for p in declared}
+        out.update({end: row[end] for end in ends})
+        return out
 
     def _create_nodes(self, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
         sets, slim = _assignments(node_type.properties, rows)

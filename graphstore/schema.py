@@ -286,7 +286,71 @@ def build_schema() -> Schema:
     )
     s.add_rel("MOVE", [("Tile", "Tile")], [Property("via", "str", False, "local id of a door passed on the way")])
     s.add_rel("START", [("Task", "Tile")])
+    _add_conceptnet_types(s)
     return s
+
+
+def _add_conceptnet_types(s: Schema) -> None:
+    """ConceptNet knowledge shared by every task (Room reads its locations from it) and
+    the checkpoints of the ingest jobs that write it (committed with each batch)."""
+    s.add_node(
+        "Concept",
+        [
+            Property("name", "str", True, "bare term text, e.g. 'laptop' (uid is the concept URI '/c/en/laptop')"),
+            Property("language", "str", True, "language code of the concept URI, e.g. 'en'"),
+            Property("label", "str", False, "ConceptNet's display label, e.g. 'a laptop'"),
+        ],
+        "A ConceptNet concept (sense suffixes stripped); shared, never deleted with a task.",
+        shared=True,
+    )
+    s.add_node(
+        "IngestJob",
+        [
+            Property("kind", "str", True, "api | dump | snapshot"),
+            Property("cursor", "json", False, "where to continue: next page URL or next line number"),
+            Property("done", "bool", False, "the job reached the end of its input"),
+            Property("stats", "json", False, "counters so far (pages, lines, assertions)"),
+            Property("updated_at", "str", False, "UTC time of the last committed batch"),
+        ],
+        "Checkpoint of a resumable ingest job, written in the same transaction as its batch.",
+        shared=True,
+    )
+    s.add_rel(
+        "ASSERTS",
+        [("Concept", "Concept")],
+        [
+            Property("key", "str", True, "'<relation URI>|<start concept>|<end concept>': one edge per key"),
+            Property("relation", "str", True, "relation label, e.g. 'AtLocation'"),
+            Property("weight", "float", True, "ConceptNet weight (the largest of merged duplicates)"),
+            Property("dataset", "str", False, "ConceptNet dataset, e.g. '/d/conceptnet/4/en'"),
+            Property("license", "str", False, "licence of the assertion, e.g. 'cc:by/4.0'"),
+            Property("sources", "json", False, "ConceptNet sources of every merged edge"),
+            Property("surface_text", "str", False, "natural-language sentence of the strongest edge"),
+            Property("edge_uris", "str[]", False, "ConceptNet edge URIs merged into this assertion"),
+            Property("start_senses", "str[]", False, "sense suffixes seen on the start, e.g. 'n/wn/artifact'"),
+            Property("end_senses", "str[]", False, "sense suffixes seen on the end"),
+            Property("origin", "str", False, "how it came in: api <url> | dump <file> | snapshot <file>"),
+            Property("fetched_at", "str", False, "UTC time the assertion was first fetched or loaded"),
+        ],
+        "A weighted ConceptNet assertion between two concepts, with its provenance.",
+    )
+    s.add_node(
+        "RoomPerson",
+        [Property("name", "str", True, "first name, e.g. 'James'"), Property("order", "int", True)],
+        "A person of a Room task (RoomEnv-v0).",
+    )
+    s.add_node(
+        "RoomObject",
+        [
+            Property("name", "str", True, "object term, e.g. 'laptop'"),
+            Property("concept", "str", True, "uid of the ConceptNet Concept whose AtLocation tails are its locations"),
+            Property("locations", "str[]", False, "allowed location terms (curated rooms); absent = every stored tail"),
+            Property("order", "int", True),
+        ],
+        "An object of a Room task; its commonsense locations are read from the stored assertions.",
+    )
+    s.add_rel("HAS_PERSON", [("Task", "RoomPerson")], doc="The people of a Room task.")
+    s.add_rel("HAS_OBJECT", [("Task", "RoomObject")], doc="The objects of a Room task.")
 
 
 SCHEMA = build_schema()

@@ -83,6 +83,22 @@ class GraphStore(ABC):
     def cypher(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:
         """Run a read-only Cypher query; writing raises QueryError and changes nothing."""
 
+    def merge_shared(
+        self,
+        nodes: list[tuple[str, list[dict[str, Any]]]],
+        edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
+    ) -> tuple[int, int]:
+        """Create or update shared knowledge in one transaction (ingest jobs' write path).
+
+        `nodes`: (label, rows) with labels declared `shared`; a row is matched by `uid` and its
+        other properties are overwritten. `edges`: (relationship, from label, to label, rows);
+        a row has `s` and `t` (endpoint uids) and the relationship's properties, and is
+        matched by (s, t, `key`), so writing the same rows twice changes nothing.
+        Returns (nodes created, edges created). A failure leaves the store as it was.
+        Not abstract so stores written before it still open; each backend overrides it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot write shared knowledge yet")
+
     def content_hash(self, task_id: str) -> str | None:
         """The stored content hash of a task, or None if it is not stored."""
         rows = self.cypher("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash", {"id": task_id}).rows

@@ -17,6 +17,8 @@ COMMAND_MODULES = [
     "graphtasks.commands.stores_cmd",  # after tasks_cmd: adds `tasks copy` / `tasks show` to its group
     "graphtasks.commands.rdf_cmd",
     "graphtasks.commands.poge_cmd",
+    "graphtasks.commands.ingest_cmd",
+    "graphtasks.commands.room_cmd",
     "graphtasks.commands.bench_cmd",
 ]
 

@@ -88,7 +88,12 @@ def compile_task(graph: TaskGraph) -> CompiledGraphTask:
         if props.get("skip"):
             skip_set.add(i)
     n = len(index_of)
-    if n == 0 or sorted(names) != list(range(n)):
+    if n == 0:
+        raise SchemaError(
+            f"task {graph.task_id!r} (family {graph.family!r}) has no State nodes: it is not a graph task; "
+            "gym_bridge.factory.make_env (and `graphtasks run`) picks the environment for its family"
+        )
+    if sorted(names) != list(range(n)):
         raise SchemaError(f"task {graph.task_id!r}: state indices must be 0..n-1, got {sorted(names)}")
     outcomes: dict[tuple[int, int], list[tuple[int, float]]] = {}
     start = None

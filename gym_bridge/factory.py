@@ -10,6 +10,7 @@ from typing import Any, Callable
 import gymnasium as gym
 
 from .graph_env import GraphTaskEnv
+from .poge_env import PogeEnv
 
 _FACTORIES: dict[str, Callable[..., gym.Env]] = {}
 
@@ -23,3 +24,6 @@ def make_env(task_id: str, store: Any = None, **kwargs: Any) -> gym.Env:
         if task_id.startswith(prefix):
             return _FACTORIES[prefix](task=task_id, store=store, **kwargs)
     return GraphTaskEnv(task=task_id, store=store, **kwargs)
+
+
+register_env_factory("poge/", lambda task, store=None, **kw: PogeEnv(world=task, store=store, **kw))

@@ -26,8 +26,19 @@ def registered_ids() -> list[str]:
     return [env_id for env_id in gym.registry if env_id.startswith("graphtasks/")]
 
 
+ROOM_ID = "graphtasks/Room-v0"
+ROOM_ENTRY = "gym_bridge.room_env:RoomEnv"
+
+
+def register_room() -> None:
+    """The Room memory task; kwargs such as room_size='big' or store=... go to gym.make."""
+    if ROOM_ID not in gym.registry:
+        gym.register(ROOM_ID, entry_point=ROOM_ENTRY)
+
+
 def register_all() -> None:
     register_poge()
+    register_room()
     if "graphtasks/Graph-v0" in gym.registry:
         return
     gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+import gymnasium as gym
 import numpy as np
 
 from tasks import trial_schedule
@@ -58,8 +59,24 @@ class RunLog:
         }
 
 
+def agent_state_count(env) -> int:
+    """How many states a tabular agent needs: `info["state"]` indices or the observations."""
+    compiled = getattr(env.unwrapped, "compiled", None)
+    if compiled is not None and hasattr(compiled, "n_states"):
+        return int(compiled.n_states)
+    if isinstance(env.observation_space, gym.spaces.Discrete):
+        return int(env.observation_space.n)
+    raise ValueError("tabular agents need a state index: use obs_type='index' for this environment")
+
+
+def _view(obs: Any, info: dict[str, Any], all_actions: tuple[int, ...]) -> tuple[int, Sequence[int]]:
+    """The agent's state (`info["state"]`, else the Discrete observation) and the offered actions."""
+    state = info["state"] if "state" in info else int(obs)
+    return state, info.get("available_actions", all_actions)
+
+
 def run_episodes(
-    env: GraphTaskEnv,
+    env: gym.Env,
     agent: Agent,
     episodes: int,
     seed: int | None = 0,
@@ -71,32 +88,36 @@ def run_episodes(
         raise ValueError(f"episodes: expected a positive number, got {episodes}")
     conditions: list[str | None] = [None] * episodes
     if schedule:
-        spec = env.compiled.schedule
+        spec = getattr(getattr(env, "compiled", None), "schedule", None)
         if not spec:
-            raise ValueError(f"task {env.compiled.task_id!r} has no trial schedule")
+            raise ValueError("this task has no trial schedule")
         order = trial_schedule(spec, schedule_rng(seed))
         conditions = [order[i % len(order)] for i in range(episodes)]
-    log = RunLog(env.compiled.task_id)
+    all_actions = tuple(range(int(env.action_space.n)))
+    compiled = getattr(env, "compiled", None)
+    log = RunLog(getattr(compiled, "task_id", None) or str(getattr(env, "task_id", env)))
     start = time.perf_counter()
-    _, info = env.reset(seed=seed)
+    obs, info = env.reset(seed=seed)
     for episode in range(episodes):
         if episode:
             options = {"condition": conditions[episode]} if conditions[episode] else None
-            _, info = env.reset(options=options)
+            obs, info = env.reset(options=options)
         elif conditions[0]:
-            _, info = env.reset(options={"condition": conditions[0]})
+            obs, info = env.reset(options={"condition": conditions[0]})
         agent.begin_episode()
-        state, total, length = info["state"], 0.0, 0
+        state, available = _view(obs, info, all_actions)
+        total, length = 0.0, 0
         while True:
-            action = agent.act(state, info["available_actions"])
-            _, reward, terminated, truncated, info = env.step(action)
-            agent.learn(state, action, reward, info["state"], terminated, info["available_actions"])
+            action = agent.act(state, available)
+            obs, reward, terminated, truncated, info = env.step(action)
+            next_state, available = _view(obs, info, all_actions)
+            agent.learn(state, action, reward, next_state, terminated, available)
             if length == 0:
                 log.first_actions.append(action)
-                log.first_states.append(info["state"])
+                log.first_states.append(next_state)
             total += reward
             length += 1
-            state = info["state"]
+            state = next_state
             if terminated or truncated:
                 break
         log.rewards.append(total)

@@ -14,6 +14,7 @@ from .registry import (
 from .rewards import RandomStream, RewardSpec, make_source, reward_spec, spec_from_props
 from .schedules import trial_schedule
 from . import poge  # noqa: F401, I001  (importing it registers the POGE family)
+from . import room  # noqa: E402,F401  (registers the Room family)
 
 __all__ = [
     "Condition", "Family", "GraphNotationError", "ParsedGraph", "RandomStream", "RewardSpec", "TaskFileError",

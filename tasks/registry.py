@@ -78,8 +78,9 @@ def resolve(task_id: str) -> tuple[Family, str]:
     raise UnknownTask(f"unknown task {task_id!r}; built-in tasks: `graphtasks tasks list --builtin`")
 
 
-def builtin_ids() -> list[str]:
-    return [f.prefix + n for f in _FAMILIES.values() for n in f.names()]
+def builtin_ids(family: str | None = None) -> list[str]:
+    """Every built-in task id, or those of one family (e.g. 'rewardgym', 'poge')."""
+    return [f.prefix + n for f in _FAMILIES.values() if family in (None, f.name) for n in f.names()]
 
 
 def is_builtin(task_id: str) -> bool:

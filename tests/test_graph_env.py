@@ -26,8 +26,11 @@ def rollout(env, seed, steps=300):
     return out
 
 
+GRAPH_TASKS = tasks.builtin_ids("neuronav/graph") + tasks.builtin_ids("rewardgym")
+
+
 def test_every_builtin_compiles_the_same_from_the_store(loaded_store):
-    for task_id in tasks.builtin_ids():
+    for task_id in GRAPH_TASKS:
         from_store = compile_from_store(loaded_store, task_id)
         in_memory = compile_task(tasks.build(task_id))
         for name, array in in_memory.arrays().items():
@@ -36,7 +39,8 @@ def test_every_builtin_compiles_the_same_from_the_store(loaded_store):
         assert from_store.reward_specs == in_memory.reward_specs
 
 
-ENV_CASES = [(env_id, obs) for env_id in sorted(gym_bridge.registered_ids()) for obs in ("index", "onehot", "images")]
+GRAPH_ENV_IDS = ["graphtasks/Graph-v0"] + [f"graphtasks/{name}" for name in gym_bridge.registration.REWARDGYM_IDS]
+ENV_CASES = [(env_id, obs) for env_id in GRAPH_ENV_IDS for obs in ("index", "onehot", "images")]
 
 
 @pytest.mark.parametrize("env_id, obs_type", ENV_CASES)
@@ -49,7 +53,7 @@ def test_check_env_passes_without_warnings(env_id, obs_type):
     assert [str(w.message) for w in caught] == []
 
 
-@pytest.mark.parametrize("task_id", tasks.builtin_ids())
+@pytest.mark.parametrize("task_id", GRAPH_TASKS)
 def test_same_seed_same_trajectory_and_pickling(task_id):
     env = GraphTaskEnv(task_id, stochasticity=0.1)
     first, second = rollout(env, 3), rollout(env, 3)
@@ -207,6 +211,11 @@ def test_rendering():
     text = GraphTaskEnv("rewardgym/two-step", render_mode="ansi")
     text.reset(seed=0)
     assert "state 0 (first stage)" in text.render() and "p=0.70" in text.render()
+
+
+def test_a_task_of_another_family_is_refused_clearly():
+    with pytest.raises(Exception, match=r"task 'poge/world0' \(family 'poge'\) has no State nodes: it is not a graph task"):
+        GraphTaskEnv("poge/world0")
 
 
 def test_task_from_a_store_object_and_from_a_graph(memory_store):
