@@ -438,3 +438,52 @@ def test_a_condition_given_as_a_dict_forces_the_edge_in_every_copy():
     venv.reset(seed=0)  # back to the task's own 70/30 edge
     _, _, _, _, info = venv.step(np.zeros(500, dtype=np.int64))
     assert 0.6 < (info["state"] == 1).mean() < 0.8
+
+
+# -- random deterministic graphs: every copy equals the single env ------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def deterministic_graphs(draw):
+    """Graphs with undefined actions, terminal nodes and acyclic skip chains (skip edges go forward)."""
+    n = draw(st.integers(2, 8))
+    n_actions = draw(st.integers(1, 3))
+    graph, rewards = {}, {}
+    for i in range(n):
+        if i > 0 and draw(st.booleans()) and draw(st.booleans()):
+            graph[str(i)] = []
+            continue
+        actions = draw(st.lists(st.integers(0, n_actions - 1), min_size=1, max_size=n_actions, unique=True))
+        skip = i < n - 1 and draw(st.integers(0, 4)) == 0
+        node = {}
+        for a in sorted(actions):
+            low = i + 1 if skip and a == min(actions) else 0  # a skip node advances forward: no skip cycle
+            node[str(a)] = draw(st.integers(low, n - 1))
+        if skip:
+            node["skip"] = True
+        graph[str(i)] = node
+    for i in range(n):
+        if draw(st.booleans()):
+            rewards[str(i)] = draw(st.integers(-3, 3))
+    return {"name": "random", "reward_on": draw(st.sampled_from(["arrival", "terminal"])), "start": 0,
+            "graph": graph, "rewards": rewards}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(definition=deterministic_graphs(), use_noop=st.booleans(), penalty=st.sampled_from([0.0, 0.25]),
+       length=st.integers(1, 9), seed=st.integers(0, 1000))
+def test_random_deterministic_graphs_match_the_single_env(definition, use_noop, penalty, length, seed):
+    c = compile_task(tasks.graph_tasks.build_graph_task("user/random", "user", definition))
+    settings_ = dict(use_noop=use_noop, time_penalty=penalty, episode_length=length)
+    venv = GraphVectorEnv(4, task=c, **settings_)
+    assert venv.tables.fast  # the fast path is what this checks
+    actions = np.random.default_rng(seed).integers(0, venv.n_actions, (30, 4))
+    got = vector_stream(venv, actions, seed=seed)
+    for i in range(4):
+        assert got[i] == single_next_step_stream(GraphTaskEnv(c, **settings_), actions[:, i], seed=seed)
+    # the general path (no fast tables) must give the same batch
+    slow = GraphVectorEnv(4, task=c, **settings_)
+    object.__setattr__(slow.tables, "fast", False)
+    assert vector_stream(slow, actions, seed=seed) == got
