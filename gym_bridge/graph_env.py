@@ -176,7 +176,8 @@ class GraphTaskEnv(gym.Env):
         self._state = state
         self._steps = 0
         rows = self._rows
-        return (state if rows is None else rows[state].copy()), {"state": state, "available_actions": self._avail[state]}
+        obs = state if rows is None else rows[state].copy()
+        return obs, {"state": state, "available_actions": self._avail[state]}
 
     def _reset_options(self, options: dict[str, Any]) -> int:
         unknown = sorted(set(options) - {"condition", "start"})

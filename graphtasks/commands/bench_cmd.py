@@ -21,7 +21,9 @@ def _suite():
         if (checkout / "benchmarks" / "run_all.py").is_file():
             sys.path.insert(0, str(checkout))
             return importlib.import_module("benchmarks.run_all")
-    raise ValueError("bench: benchmarks/run_all.py was not found; run this command from a source checkout of graphtasks")
+    raise ValueError(
+        "bench: benchmarks/run_all.py was not found; run this command from a source checkout of graphtasks"
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -39,6 +39,16 @@ def parse_autoreset_mode(value: str | AutoresetMode) -> AutoresetMode:
     raise ValueError(f"autoreset_mode: expected one of {known} (or gymnasium.vector.AutoresetMode), got {value!r}")
 
 
+def tighter_limit(length: int, max_episode_steps: int | None) -> int:
+    """The episode length once make_vec's `max_episode_steps` (from a spec) applies: the tighter wins; 0 = none."""
+    if max_episode_steps is None:
+        return length
+    valid = isinstance(max_episode_steps, (int, np.integer)) and not isinstance(max_episode_steps, bool)
+    if not valid or max_episode_steps < 1:
+        raise ValueError(f"max_episode_steps: expected a positive integer or None, got {max_episode_steps!r}")
+    return min(length, int(max_episode_steps)) if length else int(max_episode_steps)
+
+
 def check_num_envs(value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"num_envs: expected a positive integer, got {value!r}")
@@ -112,7 +122,10 @@ class BatchedVectorEnv(VectorEnv):
         if mask is not None:
             mask = np.asarray(mask)
             if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
-                raise ValueError(f"reset options: 'reset_mask' must be a bool array of shape ({self.num_envs},), got {mask.dtype} {mask.shape}")
+                raise ValueError(
+                    f"reset options: 'reset_mask' must be a bool array of shape ({self.num_envs},), "
+                    f"got {mask.dtype} {mask.shape}"
+                )
             if not mask.any():
                 raise ValueError("reset options: 'reset_mask' must select at least one copy")
         if seed is not None:
@@ -138,11 +151,15 @@ class BatchedVectorEnv(VectorEnv):
     def _check_actions(self, actions: Any) -> np.ndarray:
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions: expected an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}")
+            raise ValueError(
+                f"actions: expected an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
+            )
         # one reduction: as unsigned, a negative action is a huge number
         unsigned = actions.view(actions.dtype.str.replace("i", "u")) if actions.dtype.kind == "i" else actions
         if unsigned.max() >= self.n_actions:
-            raise ValueError(f"actions: every action must be in 0..{self.n_actions - 1}, got {actions.min()}..{actions.max()}")
+            raise ValueError(
+                f"actions: every action must be in 0..{self.n_actions - 1}, got {actions.min()}..{actions.max()}"
+            )
         return actions
 
     def step(self, actions: Any):
@@ -172,7 +189,10 @@ class BatchedVectorEnv(VectorEnv):
             self._pending = (done, np.flatnonzero(done))
         if mode is AutoresetMode.SAME_STEP and any_done:
             done, copies = self._pending
-            info = {"final_obs": self._observe(), "_final_obs": done.copy(), "final_info": self._info(), "_final_info": done.copy()}
+            info = {
+                "final_obs": self._observe(), "_final_obs": done.copy(),
+                "final_info": self._info(), "_final_info": done.copy(),
+            }
             self._reset_copies(copies)
             steps[copies] = 0
             info.update(self._info())

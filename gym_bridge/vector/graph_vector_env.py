@@ -35,7 +35,7 @@ from ..compile import CompiledGraphTask, compile_task
 from ..graph_env import check_episode_length, check_probability, check_time_penalty
 from ..loading import load_task_graph
 from ..observations import build_observation
-from .base import BatchedVectorEnv
+from .base import BatchedVectorEnv, tighter_limit
 
 NO_SOURCE, PROBABILISTIC, DRIFTING, PSEUDORANDOM = 0, 1, 2, 3
 PAD = 2.0  # cumulative probability of padding slots: never reached by a uniform in [0, 1)
@@ -172,7 +172,8 @@ def build_tables(
 
 def _skip_first(c: CompiledGraphTask) -> np.ndarray:
     """The first defined action of each skip state (what a skip state advances with)."""
-    return np.array([int(np.flatnonzero(c.defined[s])[0]) if c.skip[s] else 0 for s in range(c.n_states)], dtype=np.int64)
+    first = [int(np.flatnonzero(c.defined[s])[0]) if c.skip[s] else 0 for s in range(c.n_states)]
+    return np.array(first, dtype=np.int64)
 
 
 class GraphVectorEnv(BatchedVectorEnv):
@@ -207,12 +208,10 @@ class GraphVectorEnv(BatchedVectorEnv):
         self.time_penalty = check_time_penalty(time_penalty)
         self.stochasticity = check_probability("stochasticity", stochasticity)
         self.use_noop = bool(use_noop)
-        length = check_episode_length(episode_length)
-        if max_episode_steps is not None:  # what make_vec passes from a spec: the tighter limit wins
-            limit = check_episode_length(max_episode_steps)
-            length = min(length, limit) if length else limit
+        length = tighter_limit(check_episode_length(episode_length), max_episode_steps)
         single_obs, self._table = build_observation(obs_type, c, store)
-        super().__init__(num_envs, single_obs, spaces.Discrete(c.n_actions + int(self.use_noop)), length, autoreset_mode)
+        single_action = spaces.Discrete(c.n_actions + int(self.use_noop))
+        super().__init__(num_envs, single_obs, single_action, length, autoreset_mode)
         self._terminal = c.terminal.copy()
         self._skip_live = c.skip & ~c.terminal  # skip states that advance
         self._has_skip = bool(self._skip_live.any())
@@ -418,19 +417,28 @@ class GraphVectorEnv(BatchedVectorEnv):
     def _reset_options(self, options: dict[str, Any], copies: np.ndarray | None) -> None:
         unknown = sorted(set(options) - {"condition", "start"})
         if unknown:
-            raise ValueError(f"reset options: unknown key(s) {', '.join(unknown)}; use 'condition', 'start' and 'reset_mask'")
+            raise ValueError(
+                f"reset options: unknown key(s) {', '.join(unknown)}; use 'condition', 'start' and 'reset_mask'"
+            )
         if copies is None or "condition" in options:  # a full reset returns to the default condition, as GraphTaskEnv
             tables = self._tables_for(options.get("condition", self._default_condition))
             if tables is not self.tables:
                 if copies is not None:
-                    raise ValueError("reset options: 'condition' applies to the whole batch; change it on a reset without 'reset_mask'")
+                    raise ValueError(
+                        "reset options: 'condition' applies to the whole batch; "
+                        "change it on a reset without 'reset_mask'"
+                    )
                 self._use_tables(tables)
         self._start_override = None
         if "start" in options:
             n = self.compiled.n_states
             start = np.asarray(options["start"])
-            if start.dtype.kind not in "iu" or start.shape not in ((), (self.num_envs,)) or start.min() < 0 or start.max() >= n:
-                raise ValueError(f"reset options: 'start' must be a state index in 0..{n - 1} or one per copy, got {options['start']!r}")
+            valid = start.dtype.kind in "iu" and start.shape in ((), (self.num_envs,))
+            if not valid or start.min() < 0 or start.max() >= n:
+                raise ValueError(
+                    f"reset options: 'start' must be a state index in 0..{n - 1} or one per copy, "
+                    f"got {options['start']!r}"
+                )
             self._start_override = int(start) if start.shape == () else start.astype(np.int64)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

@@ -24,7 +24,7 @@ from graphstore import GraphStore, TaskGraph
 
 from ..grid_compile import CompiledGrid
 from ..grid_env import GridEnv
-from .base import BatchedVectorEnv
+from .base import BatchedVectorEnv, tighter_limit
 
 OBS_TYPES = ("index", "onehot", "twohot", "geometric", "images")
 
@@ -71,11 +71,7 @@ class GridVectorEnv(BatchedVectorEnv):
             time_penalty=time_penalty, episode_length=episode_length, store=store, task=task,
             **{k: v for k, v in ignored_picture_options.items() if k in ("visible_walls", "resolution")},
         )
-        length = env.episode_length
-        if max_episode_steps is not None:  # what make_vec passes from a spec: the tighter limit wins
-            if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1:
-                raise ValueError(f"max_episode_steps: expected a positive integer, got {max_episode_steps!r}")
-            length = min(length, int(max_episode_steps)) if length else int(max_episode_steps)
+        length = tighter_limit(env.episode_length, max_episode_steps)  # make_vec passes a spec's limit
         super().__init__(num_envs, env.observation_space, env.action_space, length, autoreset_mode)
         self.compiled = env.compiled
         self.obs_type = obs_type

@@ -24,7 +24,7 @@ from gymnasium.vector import AutoresetMode
 from graphstore import GraphStore, TaskGraph
 
 from ..poge_env import PogeEnv
-from .base import BatchedVectorEnv
+from .base import BatchedVectorEnv, tighter_limit
 
 OBS_TYPES = ("index", "onehot")
 
@@ -60,11 +60,7 @@ class PogeVectorEnv(BatchedVectorEnv):
             is_partially_obs=is_partially_obs, indicate_wall=indicate_wall, max_ep_len=max_ep_len,
             goal_reward=goal_reward, one_time_rewards=one_time_rewards, step_penalty=step_penalty, obs_type=obs_type,
         )
-        length = env.max_ep_len
-        if max_episode_steps is not None:  # what make_vec passes from a spec: the tighter limit wins
-            if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1:
-                raise ValueError(f"max_episode_steps: expected a positive integer, got {max_episode_steps!r}")
-            length = min(length, int(max_episode_steps))
+        length = tighter_limit(env.max_ep_len, max_episode_steps)  # make_vec passes a spec's limit
         super().__init__(num_envs, env.observation_space, env.action_space, length, autoreset_mode)
         self.task_id = env.task_id
         self.obs_type = obs_type

@@ -24,6 +24,11 @@ from gym_bridge.vector.graph_vector_env import _reflect
 
 
 
+def copy_row(obs, r, term, trunc, info, i: int) -> tuple:
+    """Copy i's part of a batch step, in the form the single-env streams use."""
+    return (np.asarray(obs[i]).tolist(), float(r[i]), bool(term[i]), bool(trunc[i]), int(info["state"][i]))
+
+
 @lru_cache(maxsize=None)
 def compiled(task_id: str):
     return compile_task(tasks.build(task_id))
@@ -61,7 +66,7 @@ def vector_stream(venv: GraphVectorEnv, actions: np.ndarray, seed: int) -> list[
     for row in actions:
         obs, r, term, trunc, info = venv.step(row)
         for i in range(venv.num_envs):
-            per_copy[i].append((np.asarray(obs[i]).tolist(), float(r[i]), bool(term[i]), bool(trunc[i]), int(info["state"][i])))
+            per_copy[i].append(copy_row(obs, r, term, trunc, info, i))
     return per_copy
 
 
@@ -124,7 +129,9 @@ def vector_pairs(task_id: str, n_copies: int, n_steps: int, seed: int, **kw):
     for _ in range(n_steps):
         a = rng.integers(0, venv.n_actions, n_copies)
         _, r, term, trunc, info = venv.step(a)
-        arrived = np.where(term | trunc, info["final_info"]["state"], info["state"]) if "final_info" in info else info["state"]
+        arrived = info["state"]
+        if "final_info" in info:  # SAME_STEP: where a copy ended, it arrived at its final state
+            arrived = np.where(term | trunc, info["final_info"]["state"], info["state"])
         yield from zip(s.tolist(), a.tolist(), arrived.tolist(), r.tolist())
         s = info["state"]
 
@@ -144,7 +151,7 @@ def test_transition_frequencies_and_reward_means_match_the_single_env(task_id):
             assert abs(p1 - p2) <= tolerance, f"{task_id} {key} -> {target}: single {p1:.3f} vector {p2:.3f}"
         r1, r2 = np.array(single_rewards[key]), np.array(vec_rewards[key])
         spread = np.sqrt(r1.var() / r1.size + r2.var() / r2.size)
-        assert abs(r1.mean() - r2.mean()) <= 5 * spread + 1e-9, f"{task_id} {key}: reward {r1.mean():.3f} vs {r2.mean():.3f}"
+        assert abs(r1.mean() - r2.mean()) <= 5 * spread + 1e-9, f"{task_id} {key}: {r1.mean():.3f} vs {r2.mean():.3f}"
 
 
 def test_two_step_first_stage_is_70_30_in_every_column():
@@ -159,7 +166,7 @@ def test_two_step_first_stage_is_70_30_in_every_column():
 @pytest.mark.parametrize("task_id", ["rewardgym/gonogo", "rewardgym/robotfactory", "rewardgym/risk-sensitive"])
 def test_pseudorandom_decks_are_dealt_without_replacement_per_copy(task_id):
     c = compiled(task_id)
-    decks = {s: sorted(spec.values) for s, spec in enumerate(c.reward_specs) if spec is not None and spec.kind == "pseudorandom"}
+    decks = {s: sorted(spec.values) for s, spec in enumerate(c.reward_specs) if spec and spec.kind == "pseudorandom"}
     venv = GraphVectorEnv(64, task=c, autoreset_mode="SameStep")
     venv.reset(seed=1)
     rng = np.random.default_rng(0)
@@ -230,7 +237,8 @@ def test_pickled_env_continues_identically():
 
 
 # -- gymnasium conventions --------------------------------------------------------------------------
-VEC_IDS = sorted(i for i in gym_bridge.registered_ids() if gym.spec(i).entry_point == "gym_bridge.graph_env:GraphTaskEnv")
+GRAPH_ENTRY = "gym_bridge.graph_env:GraphTaskEnv"
+VEC_IDS = sorted(i for i in gym_bridge.registered_ids() if gym.spec(i).entry_point == GRAPH_ENTRY)
 
 
 @pytest.mark.parametrize("env_id", VEC_IDS)

@@ -30,6 +30,11 @@ CASES = [
 ]
 
 
+def copy_row(obs, r, term, trunc, info, i: int) -> tuple:
+    """Copy i's part of a batch step, in the form the single-env streams use."""
+    return (np.asarray(obs[i]).tolist(), float(r[i]), bool(term[i]), bool(trunc[i]), int(info["state"][i]))
+
+
 def state_of(env: GridEnv) -> int:
     return env.state
 
@@ -61,7 +66,7 @@ def test_every_copy_equals_the_single_env(template, kwargs):
         picked_keys = max(picked_keys, int(venv.keys_held.max()))
         opened = max(opened, int((~venv.doors_closed).sum()))
         for i in range(8):
-            got[i].append((np.asarray(obs[i]).tolist(), float(r[i]), bool(term[i]), bool(trunc[i]), int(info["state"][i])))
+            got[i].append(copy_row(obs, r, term, trunc, info, i))
     for i in range(8):
         assert got[i] == single_stream(GridEnv(template, "small", **kwargs), actions[:, i]), f"copy {i}"
     if "objects" in kwargs:
@@ -112,7 +117,9 @@ def test_action_noise_and_random_start_match_the_single_env_in_distribution():
 
 
 def test_make_vec_for_grid_ids_and_unsupported_observations():
-    venv = gym.make_vec("graphtasks/GridFourRooms-v0", num_envs=3, vectorization_mode="vector_entry_point", obs_type="onehot")
+    venv = gym.make_vec(
+        "graphtasks/GridFourRooms-v0", num_envs=3, vectorization_mode="vector_entry_point", obs_type="onehot"
+    )
     single = gym.make("graphtasks/GridFourRooms-v0", obs_type="onehot").unwrapped
     assert isinstance(venv.unwrapped, GridVectorEnv)
     assert venv.single_observation_space == single.observation_space

@@ -11,7 +11,8 @@ from graphtasks.cli import main
 
 def test_graphtasks_bench_writes_one_row_per_case_with_every_size(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    args = ["bench", "--families", "graph,poge", "--sizes", "1,3", "--budget", "0.01", "--repeats", "1", "--output", str(out)]
+    args = ["bench", "--families", "graph,poge", "--sizes", "1,3", "--budget", "0.01", "--repeats", "1"]
+    args += ["--output", str(out)]
     assert main(args) == 0
     printed = capsys.readouterr().out
     payload = json.loads(out.read_text())
