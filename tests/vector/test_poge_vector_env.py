@@ -144,3 +144,20 @@ def test_make_vec_spaces_names_and_tile_option():
     assert (info["state"] // 2 == 1 * 9 + 5).all()
     with pytest.raises(ValueError, match="is not a tile the player can reach"):
         venv.reset(options={"tile": (0, 0)})
+
+
+def test_same_seed_same_batch_and_pickled_env_continues_identically():
+    import pickle
+
+    def run(venv, actions):
+        return [tuple(np.asarray(x).tolist() for x in venv.step(row)[:4]) for row in actions]
+
+    actions = np.random.default_rng(0).integers(0, 4, (60, 16))
+    a, b = PogeVectorEnv(16, world=graph("poge/world2")), PogeVectorEnv(16, world=graph("poge/world2"))
+    a.reset(seed=3)
+    b.reset(seed=3)
+    assert run(a, actions[:20]) == run(b, actions[:20])
+    clone = pickle.loads(pickle.dumps(a))
+    assert run(a, actions[20:]) == run(clone, actions[20:])
+    b.reset(seed=4)
+    assert run(b, actions) != run(a, actions)
