@@ -172,7 +172,9 @@ class GraphTaskEnv(gym.Env):
         else:
             if self.default_condition is not None or self._outcome is not None or self._det is not self._base_det:
                 self._apply_condition(self.default_condition)
-            state = self._start_state
+            state = self.compiled.start
+            if self._skip[state]:  # (a skip start may draw: advance it each time)
+                state = self._advance(state)
         self._state = state
         self._steps = 0
         rows = self._rows
