@@ -28,7 +28,7 @@ from neo4j import exceptions as neo4j_errors
 
 from .cypher_text import check_read_only
 from .errors import GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
-from .schema import SCHEMA, NodeType, Property, Schema
+from .schema import SCHEMA, NodeType, Property, Schema, validate_properties
 from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
@@ -85,6 +85,12 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+def _shared_props(declared: tuple[Property, ...], owner: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A merge row checked against the schema, JSON as text, without nulls (SET += would erase)."""
+    checked = validate_properties(f"{owner} {row.get('uid') or row.get('key')!r}", declared, row)
+    return {p.name: _to_store(p, checked[p.name]) for p in declared if checked.get(p.name) is not None}
 
 
 def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
@@ -300,6 +306,60 @@ class Neo4jStore(GraphStore):
                 raise GraphStoreError(
                     f"{rel_name} edges {a}->{b}: created {got} of {len(chunk)}; an endpoint node was not found"
                 )
+
+    def merge_shared(
+        self,
+        nodes: list[tuple[str, list[dict[str, Any]]]],
+        edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
+    ) -> tuple[int, int]:
+        """Create or update shared knowledge (see GraphStore.merge_shared) in one transaction."""
+        node_batches = []
+        for label, rows in nodes:
+            node_type = self.schema.node_type(label)
+            if not node_type.shared:
+                raise SchemaError(f"merge_shared: {label!r} is not a shared node type; tasks are written with put()")
+            node_batches.append((node_type, [_shared_props(node_type.properties, label, r) for r in rows]))
+        edge_batches = []
+        for rel_name, a, b, rows in edges:
+            rel = self.schema.rel_type(rel_name)
+            if (a, b) not in rel.endpoints:
+                raise SchemaError(f"merge_shared: {rel_name} does not connect {a} to {b}")
+            if rel.property("key") is None:
+                raise SchemaError(f"merge_shared: {rel_name} has no 'key' property to merge on")
+            checked = []
+            for r in rows:
+                for end in ("s", "t"):
+                    if not isinstance(r.get(end), str):
+                        raise SchemaError(f"{rel_name}: edge row needs endpoint uid {end!r} as a string, got {r.get(end)!r}")
+                props = _shared_props(rel.properties, rel_name, {k: v for k, v in r.items() if k not in ("s", "t")})
+                checked.append({"s": r["s"], "t": r["t"], "key": props["key"], "p": props})
+            edge_batches.append((rel_name, a, b, checked))
+
+        def work(tx: neo4j.ManagedTransaction) -> tuple[int, int]:
+            created_nodes = created_edges = 0
+            for node_type, rows in node_batches:
+                label = _q(node_type.label)
+                for chunk in _chunks(rows, self.batch_size):
+                    found = tx.run(f"UNWIND $u AS x MATCH (n:{label} {{uid: x}}) RETURN n.uid AS uid", u=[r["uid"] for r in chunk])
+                    have = {record["uid"] for record in found}
+                    created_nodes += sum(r["uid"] not in have for r in chunk)
+                    tx.run(f"UNWIND $rows AS r MERGE (n:{label} {{uid: r.uid}}) SET n += r", rows=chunk).consume()
+            for rel_name, a, b, rows in edge_batches:
+                pattern = f"(a:{_q(a)} {{uid: r.s}})-[e:{_q(rel_name)}]->(b:{_q(b)} {{uid: r.t}})"
+                for chunk in _chunks(rows, self.batch_size):
+                    probe = [{"s": r["s"], "t": r["t"], "key": r["key"]} for r in chunk]
+                    found = tx.run(f"UNWIND $rows AS r MATCH {pattern} WHERE e.key = r.key RETURN r.key AS key", rows=probe)
+                    have = {record["key"] for record in found}
+                    fresh = [r for r in chunk if r["key"] not in have]
+                    old = [r for r in chunk if r["key"] in have]
+                    if fresh:
+                        self._create_edges(tx, rel_name, a, b, fresh)
+                    if old:
+                        tx.run(f"UNWIND $rows AS r MATCH {pattern} WHERE e.key = r.key SET e += r.p", rows=old).consume()
+                    created_edges += len(fresh)
+            return created_nodes, created_edges
+
+        return self._write("merging shared knowledge", work)
 
     def _delete_in(self, tx: neo4j.ManagedTransaction, task_id: str) -> None:
         for label, node_type in self.schema.nodes.items():

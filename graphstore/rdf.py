@@ -9,7 +9,7 @@ Vocabulary (namespace `https://graphtasks.dev/ns#`, prefix `gt:`), generated fro
 - every relationship is the property `gt:<TYPE>` in its Cypher spelling (gt:MOVE,
   gt:HAS_REWARD, gt:START, gt:OVERRIDE, gt:HAS_CONDITION) from source to target;
 - a relationship that carries properties (MOVE, OVERRIDE) is also reified as a
-  `gt:Edge` node `<task IRI>#e<n>` with `gt:relation gt:MOVE`, `gt:from`, `gt:to` and its
+  `gt:Edge` node `<task IRI>#e<n>` with `gt:relationship gt:MOVE`, `gt:from`, `gt:to` and its
   attributes (`gt:action`, `gt:p`, `gt:executed`); the direct `gt:MOVE` triple stays for
   easy navigation, the Edge node is what import reads.
 `vocabulary()` returns the vocabulary itself as RDFS with the schema's documentation.
@@ -40,7 +40,15 @@ NS = "https://graphtasks.dev/ns#"
 ID_BASE = "https://graphtasks.dev/id/"
 GT = Namespace(NS)
 EDGE = GT.Edge
-RELATION, FROM, TO = GT.relation, GT["from"], GT.to
+SHARED_EDGE_BASE = "https://graphtasks.dev/id/shared-edge/"
+REIFICATION = ("relationship", "from", "to")  # predicates of a reified edge: no attribute may use them
+
+
+def _check_vocabulary(schema: Schema) -> None:
+    clashes = [f"{r.name}.{p.name}" for r in schema.rels.values() for p in r.properties if p.name in REIFICATION]
+    if clashes:
+        raise SchemaError(f"relationship properties {', '.join(clashes)} collide with the RDF edge predicates {REIFICATION}")
+RELATION, FROM, TO = GT.relationship, GT["from"], GT.to
 OXIGRAPH = "Oxigraph"
 _XSD_OF_KIND = {"str": XSD.string, "int": XSD.integer, "float": XSD.double, "bool": XSD.boolean, "json": RDF.JSON}
 
@@ -84,6 +92,7 @@ def _add_value(rdf: Graph, subject: URIRef | BNode, prop: Property, value: Any) 
 
 def to_rdf(task: TaskGraph, rdf: Graph | None = None, store: str = OXIGRAPH) -> Graph:
     """Add `task` to `rdf` (a new Oxigraph-backed graph if None) and return it."""
+    _check_vocabulary(task.schema)
     rdf = rdf if rdf is not None else new_graph(store)
     schema = task.schema
     task_id = task.task_id
@@ -121,13 +130,68 @@ def to_rdf(task: TaskGraph, rdf: Graph | None = None, store: str = OXIGRAPH) -> 
     return rdf
 
 
-def store_to_rdf(store: GraphStore, task_ids: Iterable[str] | None = None, rdf_store: str = OXIGRAPH) -> Graph:
-    """One RDF graph holding the given stored tasks (every task if `task_ids` is None)."""
+def store_to_rdf(
+    store: GraphStore, task_ids: Iterable[str] | None = None, rdf_store: str = OXIGRAPH, shared: bool | None = None
+) -> Graph:
+    """One RDF graph holding the given stored tasks (every task if `task_ids` is None).
+
+    `shared` adds the knowledge shared by all tasks (ConceptNet concepts and assertions);
+    by default it comes with the whole store and stays out of a selection of tasks.
+    """
     ids = [t.task_id for t in store.list()] if task_ids is None else list(task_ids)
     rdf = new_graph(rdf_store)
     for task_id in ids:
         to_rdf(store.get(task_id), rdf)
+    if shared if shared is not None else task_ids is None:
+        shared_to_rdf(store, rdf)
     return rdf
+
+
+def shared_to_rdf(store: GraphStore, rdf: Graph, schema: Schema = SCHEMA) -> Graph:
+    """Add the shared nodes and the relationships between them, read with Cypher (any store).
+
+    Same vocabulary as tasks: one class per label, one property per attribute, the
+    relationship as a direct triple plus a reified gt:Edge carrying its properties.
+    """
+    shared = {label for label, t in schema.nodes.items() if t.shared}
+    for label in sorted(shared):
+        declared = schema.nodes[label].properties
+        columns = ", ".join(f"n.{p.name}" for p in declared)
+        for row in store.cypher(f"MATCH (n:{label}) RETURN {columns}").rows:
+            values = dict(zip((p.name for p in declared), row))
+            subject = node_iri(values["uid"])
+            rdf.add((subject, RDF.type, GT[label]))
+            for prop in declared:
+                if values[prop.name] is not None:
+                    _add_value(rdf, subject, prop, _stored_value(prop, values[prop.name]))
+    for rel_name, rel in sorted(schema.rels.items()):
+        for a, b in rel.endpoints:
+            if a not in shared or b not in shared:
+                continue
+            columns = "".join(f", e.{p.name}" for p in rel.properties)
+            for row in store.cypher(f"MATCH (x:{a})-[e:{rel_name}]->(y:{b}) RETURN x.uid, y.uid{columns}").rows:
+                s, t = node_iri(row[0]), node_iri(row[1])
+                rdf.add((s, GT[rel_name], t))
+                if not rel.properties:
+                    continue
+                values = dict(zip((p.name for p in rel.properties), row[2:]))
+                key = values.get("key") or f"{row[0]}|{row[1]}"
+                edge = URIRef(f"{SHARED_EDGE_BASE}{quote(rel_name + '/' + key, safe='')}")
+                rdf.add((edge, RDF.type, EDGE))
+                rdf.add((edge, RELATION, GT[rel_name]))
+                rdf.add((edge, FROM, s))
+                rdf.add((edge, TO, t))
+                for prop in rel.properties:
+                    if values[prop.name] is not None:
+                        _add_value(rdf, edge, prop, _stored_value(prop, values[prop.name]))
+    return rdf
+
+
+def _stored_value(prop: Property, value: Any) -> Any:
+    """A value as a store returns it: JSON properties come back as text."""
+    if prop.kind == "json" and isinstance(value, str):
+        return json.loads(value)
+    return value
 
 
 # -- from RDF ---------------------------------------------------------------------------------
@@ -191,7 +255,9 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
     rel_names = set(schema.rels)
     nodes: dict[Any, tuple[str, str, str]] = {}  # subject -> (task id, local id, label)
     by_task: dict[str, list[Any]] = defaultdict(list)
-    for label in schema.nodes:
+    for label, node_type in schema.nodes.items():
+        if node_type.shared:  # shared knowledge belongs to no task; ingest jobs load it
+            continue
         for subject in rdf.subjects(RDF.type, GT[label]):
             where = f"{label} {subject}"
             uid = rdf.value(subject, GT.uid)
@@ -240,11 +306,16 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
                 if obj not in nodes or nodes[obj][0] != task_id:
                     raise SchemaError(f"task {task_id!r}: gt:{rel_name} from {local or '(task)'!r} to unknown node {obj}")
                 graphs[task_id].add_edge(local, nodes[obj][1], rel_name)
+    shared_subjects = {
+        subject for label, t in schema.nodes.items() if t.shared for subject in rdf.subjects(RDF.type, GT[label])
+    }
     for edge in rdf.subjects(RDF.type, EDGE):
+        if rdf.value(edge, FROM) in shared_subjects:  # knowledge shared by all tasks, not part of one
+            continue
         rel_iri = rdf.value(edge, RELATION)
         rel_name = str(rel_iri)[len(NS) :] if rel_iri is not None and str(rel_iri).startswith(NS) else None
         if rel_name not in rel_names:
-            raise SchemaError(f"Edge {edge}: gt:relation {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}")
+            raise SchemaError(f"Edge {edge}: gt:relationship {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}")
         ends = [rdf.value(edge, FROM), rdf.value(edge, TO)]
         for end, pred in zip(ends, ("from", "to")):
             if end not in nodes:
@@ -253,7 +324,7 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
         if nodes[ends[1]][0] != task_id:
             raise SchemaError(f"{rel_name} Edge {edge}: connects two different tasks")
         props = _attributes(
-            rdf, edge, schema.rels[rel_name].properties, {"relation", "from", "to", "task"}, f"{rel_name} Edge {edge}"
+            rdf, edge, schema.rels[rel_name].properties, {"relationship", "from", "to", "task"}, f"{rel_name} Edge {edge}"
         )
         graphs[task_id].add_edge(nodes[ends[0]][1], nodes[ends[1]][1], rel_name, **props)
     return list(graphs.values())

@@ -40,9 +40,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Commands spelled as another command's arguments: `graphtasks run room ...` is the Room baselines.
+ALIASES = {("run", "room"): ["room", "baselines"]}
+
+
+def expand_aliases(argv: list[str]) -> list[str]:
+    for i in range(len(argv) - 1):
+        if (argv[i], argv[i + 1]) in ALIASES:
+            return argv[:i] + ALIASES[(argv[i], argv[i + 1])] + argv[i + 2 :]
+    return argv
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(expand_aliases(list(sys.argv[1:] if argv is None else argv)))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -11,6 +11,7 @@ import gymnasium as gym
 
 from .graph_env import GraphTaskEnv
 from .poge_env import PogeEnv
+from .room_env import RoomEnv
 
 _FACTORIES: dict[str, Callable[..., gym.Env]] = {}
 
@@ -27,3 +28,6 @@ def make_env(task_id: str, store: Any = None, **kwargs: Any) -> gym.Env:
 
 
 register_env_factory("poge/", lambda task, store=None, **kw: PogeEnv(world=task, store=store, **kw))
+register_env_factory(
+    "room/", lambda task, store=None, **kw: RoomEnv(room_size=task.split("/")[1].split("?")[0], task=task, store=store, **kw)
+)

@@ -73,7 +73,7 @@ def test_turtle_authored_task_is_explained():
 <urn:t> a gt:Task ; gt:uid "my/t" ; gt:task "my/t" ; gt:family "user" ; gt:name "t" .
 <urn:a> a gt:State ; gt:uid "my/t/a" ; gt:task "my/t" ; gt:index 0 .
 <urn:b> a gt:State ; gt:uid "my/t/b" ; gt:task "my/t" ; gt:index 2 .
-<urn:e> a gt:Edge ; gt:relation gt:MOVE ; gt:from <urn:a> ; gt:to <urn:b> ; gt:action 0 ; gt:p 0.9 .
+<urn:e> a gt:Edge ; gt:relationship gt:MOVE ; gt:from <urn:a> ; gt:to <urn:b> ; gt:action 0 ; gt:p 0.9 .
 """
     from graphstore.validate import explain
 

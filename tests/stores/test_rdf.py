@@ -78,7 +78,7 @@ def test_sparql_over_all_some_and_one_task(filled):
     assert some.rows == [["rewardgym/hcp", 2], ["rewardgym/two-step", 4]]
     moves = R.sparql(
         R.store_to_rdf(filled, ["rewardgym/two-step"]),
-        "PREFIX gt: <https://graphtasks.dev/ns#> SELECT ?a ?p WHERE { ?e a gt:Edge ; gt:relation gt:MOVE ; "
+        "PREFIX gt: <https://graphtasks.dev/ns#> SELECT ?a ?p WHERE { ?e a gt:Edge ; gt:relationship gt:MOVE ; "
         "gt:from ?s ; gt:action ?a ; gt:p ?p . ?s gt:index 0 } ORDER BY ?a ?p",
     )
     assert moves.rows == [[0, pytest.approx(0.3)], [0, 0.7], [1, pytest.approx(0.3)], [1, 0.7]]
