@@ -170,6 +170,45 @@ def build_tables(
     )
 
 
+def stack_tables(blocks: list[GraphTables], n_states: int) -> GraphTables:
+    """One table set for several conditions at once: condition k's state s becomes k * n_states + s.
+
+    Copies under different conditions then step through the same arrays (no loop over
+    conditions): each block's transitions stay inside the block.
+    """
+    if len(blocks) == 1:
+        return blocks[0]
+    width = max(b.width for b in blocks)
+    rows = n_states * blocks[0].n_actions
+
+    def padded(b: GraphTables, k: int) -> tuple[np.ndarray, np.ndarray]:
+        targets = np.empty((rows, width), dtype=np.int64)
+        targets[:] = b.targets[:, :1] + k * n_states
+        targets[:, : b.width] = b.targets + k * n_states
+        cumulative = np.full((rows, width), PAD)
+        cumulative[:, : b.width] = b.cumulative
+        return targets, cumulative
+
+    parts = [padded(b, k) for k, b in enumerate(blocks)]
+    targets = np.concatenate([p[0] for p in parts])
+    cumulative = np.concatenate([p[1] for p in parts])
+    fast = all(b.fast for b in blocks)
+    overridden = [b.overridden if b.overridden is not None else np.zeros(n_states, dtype=bool) for b in blocks]
+    source_kind = np.concatenate([b.source_kind for b in blocks])
+    undefined = np.concatenate([b.undefined for b in blocks])
+    return GraphTables(
+        n_actions=blocks[0].n_actions, targets=targets, cumulative=cumulative, next1=targets[:, 0].copy(),
+        deterministic=all(b.deterministic for b in blocks), undefined=undefined, any_undefined=bool(undefined.any()),
+        fixed_reward=np.concatenate([b.fixed_reward for b in blocks]), source_kind=source_kind,
+        any_stochastic_source=bool(source_kind.any()), start=-1,
+        overridden=np.concatenate(overridden) if any(b.overridden is not None for b in blocks) else None,
+        fast=fast,
+        fast_next=np.concatenate([b.fast_next + k * n_states for k, b in enumerate(blocks)]) if fast else None,
+        fast_reward=np.concatenate([b.fast_reward for b in blocks]) if fast else None,
+        fast_terminal=np.concatenate([b.fast_terminal for b in blocks]) if fast else None,
+    )
+
+
 def _skip_first(c: CompiledGraphTask) -> np.ndarray:
     """The first defined action of each skip state (what a skip state advances with)."""
     first = [int(np.flatnonzero(c.defined[s])[0]) if c.skip[s] else 0 for s in range(c.n_states)]
@@ -212,13 +251,13 @@ class GraphVectorEnv(BatchedVectorEnv):
         single_obs, self._table = build_observation(obs_type, c, store)
         single_action = spaces.Discrete(c.n_actions + int(self.use_noop))
         super().__init__(num_envs, single_obs, single_action, length, autoreset_mode)
-        self._terminal = c.terminal.copy()
-        self._skip_live = c.skip & ~c.terminal  # skip states that advance
-        self._has_skip = bool(self._skip_live.any())
-        self._skip_first = _skip_first(c)
+        self._has_skip = bool((c.skip & ~c.terminal).any())
         self._tables_cache: dict[str | None, GraphTables] = {}
         self._default_condition = condition
-        self._use_tables(self._tables_for(condition))
+        # per-copy conditions: copy i runs under self._conditions[self._block_of[i]]; its internal
+        # state is block * n_states + state (see stack_tables); one block when all copies share one
+        self._block_of = np.zeros(self.num_envs, dtype=np.int64)
+        self._set_conditions([condition])
         self._init_sources()
         self.state = np.full(self.num_envs, c.start, dtype=np.int64)
         self._start_override: np.ndarray | int | None = None
@@ -242,9 +281,30 @@ class GraphVectorEnv(BatchedVectorEnv):
             self._tables_cache[key] = tables
         return tables
 
-    def _use_tables(self, tables: GraphTables) -> None:
+    def _set_conditions(self, conditions: list) -> None:
+        """Tables for these conditions, stacked in this order (block k = conditions[k])."""
+        c = self.compiled
+        tables = stack_tables([self._tables_for(name) for name in conditions], c.n_states)
+        k = len(conditions)
+        self._conditions = list(conditions)
         self.tables = tables
         self._sampling = (tables.flat_targets, tables.boundaries)
+        self._terminal = np.tile(c.terminal, k)
+        self._skip_live = np.tile(c.skip & ~c.terminal, k)  # skip states that advance
+        self._skip_first = np.tile(_skip_first(c), k)
+
+    @property
+    def _multi(self) -> bool:
+        return len(self._conditions) > 1
+
+    def _real(self, states: np.ndarray) -> np.ndarray:
+        """Task state indices of internal states (which carry the copy's condition block)."""
+        return states % self.compiled.n_states if len(self._conditions) > 1 else states
+
+    @property
+    def conditions(self) -> list:
+        """The condition of each copy (None: the task's own edges)."""
+        return [self._conditions[k] for k in self._block_of.tolist()]
 
     # -- per-copy reward sources ---------------------------------------------------------------
     def _init_sources(self) -> None:
@@ -306,6 +366,7 @@ class GraphVectorEnv(BatchedVectorEnv):
         """Rewards of the stochastic sources at `states` for `copies` (each copy once)."""
         rng = self.np_random
         kind = self.tables.source_kind[states]
+        states = self._real(states)
         out = np.empty(copies.size)
         m = kind == PROBABILISTIC
         if m.any():
@@ -397,22 +458,23 @@ class GraphVectorEnv(BatchedVectorEnv):
         return reward, self._terminal[t]
 
     def _reset_copies(self, copies: np.ndarray | None) -> None:
+        n = self.compiled.n_states
         start = self._start_override
         if start is None:
-            start = self.tables.start
-            if start < 0:  # a random skip chain from the start state
-                start = self.compiled.start
+            start = self.tables.start if self.tables.start >= 0 else self.compiled.start
+        elif isinstance(start, np.ndarray) and copies is not None:
+            start = start[copies]
+        blocks = self._block_of if copies is None else self._block_of[copies]
+        values = np.empty(self.num_envs if copies is None else copies.size, dtype=np.int64)
+        values[:] = start
+        if self._multi:
+            values += blocks * n
+        if self._has_skip and (self.tables.start < 0 or self._start_override is not None):
+            values = self._advance(values)
         if copies is None:
-            state = np.empty(self.num_envs, dtype=np.int64)
-            state[:] = start
-            self.state = self._advance(state) if self._has_skip else state
-            return
-        if not self._has_skip and not isinstance(start, np.ndarray):
-            self.state[copies] = start
-            return
-        values = np.empty(copies.size, dtype=np.int64)
-        values[:] = start[copies] if isinstance(start, np.ndarray) else start
-        self.state[copies] = self._advance(values) if self._has_skip else values
+            self.state = values
+        else:
+            self.state[copies] = values
 
     def _reset_options(self, options: dict[str, Any], copies: np.ndarray | None) -> None:
         unknown = sorted(set(options) - {"condition", "start"})
@@ -420,15 +482,34 @@ class GraphVectorEnv(BatchedVectorEnv):
             raise ValueError(
                 f"reset options: unknown key(s) {', '.join(unknown)}; use 'condition', 'start' and 'reset_mask'"
             )
-        if copies is None or "condition" in options:  # a full reset returns to the default condition, as GraphTaskEnv
-            tables = self._tables_for(options.get("condition", self._default_condition))
-            if tables is not self.tables:
-                if copies is not None:
-                    raise ValueError(
-                        "reset options: 'condition' applies to the whole batch; "
-                        "change it on a reset without 'reset_mask'"
-                    )
-                self._use_tables(tables)
+        condition = options.get("condition", self._default_condition)
+        per_copy = isinstance(condition, (list, tuple, np.ndarray))
+        if copies is None and not per_copy:  # the whole batch under one condition (the default without options)
+            if self._multi or self._conditions[0] != condition or isinstance(condition, dict):
+                self._set_conditions([condition])
+            self._block_of[:] = 0
+        elif "condition" in options:
+            names = list(condition) if per_copy else [condition] * self.num_envs
+            if len(names) != self.num_envs:
+                raise ValueError(
+                    f"reset options: 'condition' needs one condition per copy ({self.num_envs}), got {len(names)}"
+                )
+            chosen = names if copies is None else [names[i] for i in copies.tolist()]
+            if any(not isinstance(name, (str, type(None))) for name in chosen):
+                raise ValueError("reset options: per-copy conditions are condition names (or None for the task's edges)")
+            known = [] if copies is None else list(self._conditions)
+            for name in chosen:
+                if name not in known:
+                    self._tables_for(name)  # a clear error for an unknown name, before anything changes
+                    known.append(name)
+            if known != self._conditions:  # new blocks are appended: states of the other copies stay valid
+                self._set_conditions(known)
+            index = {name: k for k, name in enumerate(known)}
+            blocks = np.array([index[name] for name in chosen], dtype=np.int64)
+            if copies is None:
+                self._block_of[:] = blocks
+            else:
+                self._block_of[copies] = blocks
         self._start_override = None
         if "start" in options:
             n = self.compiled.n_states
@@ -449,10 +530,14 @@ class GraphVectorEnv(BatchedVectorEnv):
 
     def _observe(self) -> np.ndarray:
         table = self._table
-        return self.state.copy() if table is None else table[self.state]
+        states = self._real(self.state)
+        if table is None:
+            return states.copy() if states is self.state else states
+        return table[states]
 
     def _info(self) -> dict[str, Any]:
-        return {"state": self.state.copy()}
+        states = self._real(self.state)
+        return {"state": states.copy() if states is self.state else states}
 
     def action_masks(self) -> np.ndarray:
         """bool (N, n_actions): the actions each copy's state offers (what `available_actions` lists)."""

@@ -357,8 +357,10 @@ def test_reset_options_condition_and_start():
     ring_env = ring("NextStep")
     _, info = ring_env.reset(seed=0, options={"start": np.array([1, 2, 3])})
     assert info["state"].tolist() == [1, 2, 3]
-    with pytest.raises(ValueError, match="'condition' applies to the whole batch"):
-        hcp.reset(options={"condition": "win", "reset_mask": np.array([True] + [False] * 5)})
+    with pytest.raises(ValueError, match="one condition per copy"):
+        hcp.reset(options={"condition": ["win", "loss"]})
+    with pytest.raises(ValueError, match="per-copy conditions are condition names"):
+        hcp.reset(options={"condition": [{"reward": 3}] * 6})
     with pytest.raises(ValueError, match="no condition 'jackpot'"):
         hcp.reset(options={"condition": "jackpot"})
     with pytest.raises(ValueError, match="'start' must be a state index"):
@@ -495,3 +497,68 @@ def test_random_deterministic_graphs_match_the_single_env(definition, use_noop, 
     slow = GraphVectorEnv(4, task=c, **settings_)
     object.__setattr__(slow.tables, "fast", False)
     assert vector_stream(slow, actions, seed=seed) == got
+
+
+def test_per_copy_conditions_each_copy_plays_its_own_trial():
+    hcp = GraphVectorEnv(6, task=compiled("rewardgym/hcp"))
+    names = ["win", "loss", "neutral", None, "win", "loss"]
+    hcp.reset(seed=0, options={"condition": names})
+    assert hcp.conditions == names
+    _, reward, term, _, info = hcp.step(np.ones(6, dtype=np.int64))
+    assert term.all() and reward[[0, 1, 2, 4, 5]].tolist() == [1.0, -0.5, 0.0, 1.0, -0.5]
+    assert reward[3] in (1.0, -0.5, 0.0) and info["state"].max() < 3  # states are the task's, not internal
+    # a masked reset changes the condition of those copies only; a new condition is added on the fly
+    mask = np.array([True, False, False, False, False, True])
+    hcp.reset(options={"condition": ["neutral"] * 6, "reset_mask": mask})
+    assert hcp.conditions == ["neutral", "loss", "neutral", None, "win", "neutral"]
+    mid = GraphVectorEnv(5, task=compiled("rewardgym/mid"))
+    _, info = mid.reset(seed=1, options={"condition": ["big-loss", "small-loss", "neutral", "small-win", "big-win"]})
+    assert info["state"].tolist() == [1, 2, 3, 4, 5]  # the skip start advanced to each copy's cue
+    _, reward, term, _, _ = mid.step(np.zeros(5, dtype=np.int64))
+    assert term.all() and reward.tolist() == [0.0, 0.0, 0.0, 1.0, 5.0]
+
+
+def test_per_copy_conditions_match_the_single_env_under_the_same_condition():
+    c = compiled("rewardgym/two-step")
+    names = ["expected", "unexpected"] * 200
+    venv = GraphVectorEnv(400, task=c, autoreset_mode="Disabled", episode_length=None)
+    venv.reset(seed=0, options={"condition": names})
+    _, _, _, _, info = venv.step(np.zeros(400, dtype=np.int64))
+    first = info["state"]
+    for name, state in (("expected", 1), ("unexpected", 2)):
+        single = GraphTaskEnv(c, condition=name)
+        single.reset(seed=0)
+        assert single.step(0)[4]["state"] == state
+        assert (first[[i for i, n in enumerate(names) if n == name]] == state).all()
+    # a schedule: every copy gets its next trial's condition on its own reset
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        _, _, term, _, info = venv.step(rng.integers(0, 2, 400))
+        if term.any():
+            trial = rng.choice(["expected", "unexpected"], 400).tolist()
+            _, info = venv.reset(options={"condition": trial, "reset_mask": term})
+            assert all(venv.conditions[i] == trial[i] for i in np.flatnonzero(term))
+
+
+def test_mixed_deterministic_conditions_match_the_single_env_exactly():
+    checked = 0
+    for task_id in STOCHASTIC:
+        c = compiled(task_id)
+        fast = [n for n in c.conditions if GraphVectorEnv(1, task=c, condition=n).tables.fast]
+        if len(fast) < 2:
+            continue
+        names = (fast * 3)[:6]
+        venv = GraphVectorEnv(6, task=c, episode_length=5)
+        actions = np.random.default_rng(4).integers(0, venv.n_actions, (25, 6))
+        venv.reset(seed=0, options={"condition": names})
+        assert venv.tables.fast  # the stacked tables keep the fast path
+        got: list[list[tuple]] = [[] for _ in range(6)]
+        for row in actions:
+            obs, r, term, trunc, info = venv.step(row)
+            for i in range(6):
+                got[i].append(copy_row(obs, r, term, trunc, info, i))
+        for i, name in enumerate(names):
+            single = GraphTaskEnv(c, condition=name, episode_length=5)
+            assert got[i] == single_next_step_stream(single, actions[:, i], seed=0), f"{task_id} {name} copy {i}"
+        checked += 1
+    assert checked >= 2
