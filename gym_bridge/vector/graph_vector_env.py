@@ -15,8 +15,10 @@ only from the batch's generator (`reset(seed=...)`): the same seed gives the sam
 trajectory. The draws differ from the single env's (one generator for the batch), so copy
 i matches the single env in distribution, and exactly on deterministic tasks.
 
-Conditions (rewardGym trials) apply to the whole batch: `condition=` when made, or
-`reset(options={"condition": ...})` on a full reset; they stay until the next such reset.
+Conditions (rewardGym trials): `condition=` when made, or `reset(options={"condition": ...})`
+with one condition for the batch or a list of names, one per copy (with `reset_mask`: for the
+masked copies). Each condition in use is a block of one stacked table set (`stack_tables`),
+so mixed conditions cost one extra modulo per step, not a loop over conditions.
 """
 
 from __future__ import annotations
