@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.poge_cmd",
     "graphtasks.commands.ingest_cmd",
     "graphtasks.commands.room_cmd",
+    "graphtasks.commands.grid_cmd",
     "graphtasks.commands.bench_cmd",
 ]
 

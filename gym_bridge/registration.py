@@ -39,6 +39,7 @@ def register_room() -> None:
 def register_all() -> None:
     register_poge()
     register_room()
+    register_grid()
     if "graphtasks/Graph-v0" in gym.registry:
         return
     gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY)
@@ -55,3 +56,29 @@ def register_poge() -> None:
     """
     if "graphtasks/Poge-v0" not in gym.registry:
         gym.register("graphtasks/Poge-v0", entry_point=POGE_ENTRY, vector_entry_point=POGE_VECTOR_ENTRY)
+
+
+GRID_ENTRY = "gym_bridge.grid_env:GridEnv"
+GRID_VECTOR_ENTRY = "gym_bridge.vector.grid_vector_env:make_grid_vector_env"
+
+
+def grid_env_id(template: str) -> str:
+    """'four_rooms' -> 'graphtasks/GridFourRooms-v0'."""
+    return "graphtasks/Grid" + "".join(part.capitalize() for part in template.split("_")) + "-v0"
+
+
+def register_grid() -> None:
+    """The generic `graphtasks/Grid-v0` (pass template=, size=) and one id per built-in template.
+
+    No TimeLimit wrapper: GridEnv truncates by its own `episode_length`.
+    """
+    from tasks.data import data_dir
+
+    if "graphtasks/Grid-v0" in gym.registry:
+        return
+    gym.register("graphtasks/Grid-v0", entry_point=GRID_ENTRY, vector_entry_point=GRID_VECTOR_ENTRY)
+    for path in sorted((data_dir() / "neuronav" / "grids").glob("*.txt")):
+        gym.register(
+            grid_env_id(path.stem), entry_point=GRID_ENTRY, vector_entry_point=GRID_VECTOR_ENTRY,
+            kwargs={"template": path.stem},
+        )

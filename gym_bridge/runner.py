@@ -61,6 +61,9 @@ class RunLog:
 
 def agent_state_count(env) -> int:
     """How many states a tabular agent needs: `info["state"]` indices or the observations."""
+    n_states = getattr(env.unwrapped, "n_states", None)  # grids: depends on the orientation mode
+    if isinstance(n_states, int):
+        return n_states
     compiled = getattr(env.unwrapped, "compiled", None)
     if compiled is not None and hasattr(compiled, "n_states"):
         return int(compiled.n_states)

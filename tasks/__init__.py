@@ -15,10 +15,14 @@ from .rewards import RandomStream, RewardSpec, make_source, reward_spec, spec_fr
 from .schedules import trial_schedule
 from . import poge  # noqa: F401, I001  (importing it registers the POGE family)
 from . import room  # noqa: E402,F401  (registers the Room family)
+from .grid_tasks import GridLayout, GridObjects, add_template_folder, build_grid_task, grid_family, objects_from_dict
+
+register_family(grid_family())
 
 __all__ = [
     "Condition", "Family", "GraphNotationError", "ParsedGraph", "RandomStream", "RewardSpec", "TaskFileError",
     "UnknownTask", "build", "build_from_file", "builtin_ids", "data_dir", "families", "is_builtin", "make_source",
     "make_task_id", "parse_condition", "parse_graph", "register_family", "resolve", "reward_spec", "spec_from_props",
-    "split_task_id", "trial_schedule",
+    "split_task_id", "trial_schedule", "GridLayout", "GridObjects", "add_template_folder", "build_grid_task",
+    "objects_from_dict",
 ]

@@ -4,7 +4,14 @@ so they work with any observation type and any family."""
 from .base import Agent, RandomAgent, softmax_choice
 from .hybrid import HybridAgent
 from .q_learning import QAgent
+from .dyna import DynaQAgent
+from .mbv import MBVAgent
+from .sr import SRAgent
 
-AGENTS = {"q": QAgent, "hybrid": HybridAgent, "random": RandomAgent}
+AGENTS = {
+    "q": QAgent, "hybrid": HybridAgent, "random": RandomAgent, "sr": SRAgent, "dyna": DynaQAgent, "mbv": MBVAgent,
+}
 
-__all__ = ["AGENTS", "Agent", "HybridAgent", "QAgent", "RandomAgent", "softmax_choice"]
+__all__ = [
+    "AGENTS", "Agent", "DynaQAgent", "HybridAgent", "MBVAgent", "QAgent", "RandomAgent", "SRAgent", "softmax_choice",
+]

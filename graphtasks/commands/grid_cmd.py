@@ -1,0 +1,41 @@
+"""`graphtasks render TEMPLATE --size small -o file.png`: a picture of a grid world,
+drawn from its stored graph (the built-in template is put into the store on first use)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("render", help="draw a grid template (PNG, or text with --ansi)")
+    parser.add_argument("template", help="grid template name (e.g. four_rooms) or grid task id (neuronav/grid/four_rooms/small)")
+    parser.add_argument("--size", default="small", help="micro, small or large (default small)")
+    parser.add_argument("-o", "--output", metavar="FILE.png", help="where to write the picture (default TEMPLATE-SIZE.png)")
+    parser.add_argument("--resolution", type=int, default=512, help="picture width and height in pixels (default 512)")
+    parser.add_argument("--templates", metavar="FOLDER", help="also read grid templates (*.txt maps) from this folder")
+    parser.add_argument("--ansi", action="store_true", help="print the grid as text instead of writing a picture")
+    parser.set_defaults(func=cmd_render)
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from PIL import Image
+
+    from gym_bridge.grid_env import GridEnv
+    from tasks import add_template_folder
+
+    if args.templates:
+        add_template_folder(args.templates)
+    if args.template.startswith("neuronav/grid/"):
+        env = GridEnv(task=args.template, store=args.store, resolution=args.resolution, render_mode="ansi")
+        label = args.template.removeprefix("neuronav/grid/").replace("/", "-")
+    else:
+        env = GridEnv(args.template, args.size, store=args.store, resolution=args.resolution, render_mode="ansi")
+        label = f"{args.template}-{args.size}"
+    env.reset(seed=0)
+    if args.ansi:
+        print(env.render(), end="")
+        return 0
+    path = args.output or f"{label}.png"
+    Image.fromarray(env.picture()).save(path)
+    print(f"wrote {path} ({args.resolution}x{args.resolution})")
+    return 0

@@ -1,0 +1,57 @@
+"""TD successor representation (SR) agent: Q(s, a) = M[a, s] . w.
+
+Why: the SR separates where the agent expects to go (M, learnt by TD) from what it is
+worth (w, the reward of arriving at each state), so a moved reward is relearnt quickly.
+M[a, s] is the discounted expected occupancy of the states visited after taking a in s;
+w[s'] is the mean reward paid on arriving at s'. Acts on the state index (info["state"]).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ._choice import check_sizes, choose
+
+
+class SRAgent:
+    def __init__(
+        self,
+        n_states: int,
+        n_actions: int,
+        lr: float = 0.1,
+        w_lr: float = 0.1,
+        gamma: float = 0.95,
+        beta: float | None = None,
+        epsilon: float = 0.1,
+        seed: int | None = None,
+    ) -> None:
+        check_sizes(n_states, n_actions)
+        self.n_states, self.n_actions = n_states, n_actions
+        self.M = np.zeros((n_actions, n_states, n_states))
+        self.w = np.zeros(n_states)
+        self.lr, self.w_lr, self.gamma, self.beta, self.epsilon = lr, w_lr, gamma, beta, epsilon
+        self.rng = np.random.default_rng(seed)
+
+    def q_values(self, state: int) -> np.ndarray:
+        return self.M[:, state, :] @ self.w
+
+    def begin_episode(self) -> None:
+        pass
+
+    def act(self, state: int, available: Sequence[int]) -> int:
+        return choose(self.rng, self.q_values(state), available, self.beta, self.epsilon)
+
+    def learn(
+        self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
+    ) -> None:
+        self.w[next_state] += self.w_lr * (reward - self.w[next_state])
+        target = np.zeros(self.n_states)
+        target[next_state] = 1.0
+        if not terminated and len(next_available):
+            q_next = self.q_values(next_state)
+            actions = list(next_available)
+            best = actions[int(np.argmax(q_next[actions]))]
+            target += self.gamma * self.M[best, next_state]
+        self.M[action, state] += self.lr * (target - self.M[action, state])
