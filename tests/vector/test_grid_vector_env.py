@@ -9,10 +9,8 @@ import numpy as np
 import pytest
 
 import gym_bridge  # noqa: F401  registers the grid ids
-
-pytest.importorskip("gym_bridge.grid_env", reason="grid worlds (issue 3) are not merged into this branch yet")
-from gym_bridge.grid_env import GridEnv  # noqa: E402
-from gym_bridge.vector.grid_vector_env import GridVectorEnv  # noqa: E402
+from gym_bridge.grid_env import GridEnv
+from gym_bridge.vector.grid_vector_env import GridVectorEnv
 
 OBJECTS = {  # keys, a door, warps and rewards with their own terminate flags, all near the start
     "rewards": {(9, 9): 1.0, (8, 6): [0.5, True, False], (5, 1): [-1.0, True, True]},
