@@ -33,3 +33,7 @@ class QueryError(GraphStoreError):
 
 class StoreLocationError(GraphStoreError):
     """A store location cannot be opened or is not understood."""
+
+
+class ConflictError(GraphStoreError):
+    """The stored task changed since it was read (a concurrent writer); nothing was written."""

@@ -10,12 +10,12 @@ import json
 import threading
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import ladybug
 
 from .cypher_text import check_read_only, quote_reserved_properties
-from .errors import GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
+from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
 from .schema import KINDS, SCHEMA, NodeType, Property, Schema, validate_properties
 from .store import MEMORY, GraphStore, QueryResult, TaskSummary
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
@@ -118,47 +118,80 @@ class LadybugStore(GraphStore):
                 )
 
     # -- writing ----------------------------------------------------------------------
-    def put(self, graph: TaskGraph) -> bool:
+    def put(self, graph: TaskGraph, expected_hash: str | None = None) -> bool:
         graph.seal()
-        task_id = graph.task_id
-        with self._lock:
-            if self.content_hash(task_id) == graph.task["content_hash"]:
+        with self._lock:  # one connection, serialised by the lock: the check and the write are atomic here
+            if not self._check_version(graph, expected_hash):
                 return False
-            node_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-            for local_id, props in graph.nodes():
-                label = graph.label(local_id)
-                node_type = self.schema.nodes[label]
-                row = {p.name: _to_store(p, props.get(p.name)) for p in node_type.properties}
-                row["uid"] = uid_of(task_id, local_id)
-                row["task"] = task_id
-                node_rows[label].append(row)
-            edge_rows: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-            for source, target, data in graph.graph.edges(data=True):
-                rel = self.schema.rels[data["rel"]]
-                row = {p.name: data["props"].get(p.name) for p in rel.properties}
-                row["s"] = uid_of(task_id, source)
-                row["t"] = uid_of(task_id, target)
-                edge_rows[(data["rel"], graph.label(source), graph.label(target))].append(row)
-            self._raw("BEGIN TRANSACTION")
-            try:
-                self._delete_task_nodes(task_id)
-                for label, rows in node_rows.items():
-                    self._create_nodes(self.schema.nodes[label], rows)
-                for (rel_name, a, b), rows in edge_rows.items():
-                    sets, slim = _assignments(self.schema.rels[rel_name].properties, rows, ("s", "t"))
-                    # Two chained MATCHes: each endpoint is a primary-key lookup. One MATCH
-                    # with both patterns joins instead (25x slower at 40,000 edges).
-                    query = (
-                        f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: r.s}}) WITH a, r "
-                        f"MATCH (b:{_q(b)} {{uid: r.t}}) CREATE (a)-[:{_q(rel_name)} {{{sets}}}]->(b)"
-                    )
-                    for start in range(0, len(slim), BATCH):
-                        self._raw(query, {"rows": slim[start : start + BATCH]})
-                self._raw("COMMIT")
-            except Exception as exc:
-                self._rollback()
-                raise GraphStoreError(f"writing task {task_id!r} to {self.location!r} failed, nothing written: {exc}") from exc
+            self._write(graph, None)
         return True
+
+    def extend(self, graph: TaskGraph, new_nodes: Iterable[str], expected_hash: str) -> bool:
+        """Write only `new_nodes` and their edges, and the new content hash (see GraphStore.extend)."""
+        graph.seal()
+        only = set(new_nodes)
+        with self._lock:
+            if not self._check_version(graph, expected_hash):
+                return False
+            self._write(graph, only)
+        return True
+
+    def _check_version(self, graph: TaskGraph, expected_hash: str | None) -> bool:
+        """False if the same content is stored; ConflictError if the stored version is not `expected_hash`."""
+        stored = self.content_hash(graph.task_id)
+        if stored == graph.task["content_hash"]:
+            return False
+        if expected_hash is not None and stored != expected_hash:
+            raise ConflictError(
+                f"task {graph.task_id!r} in {self.location!r} changed since it was read "
+                f"(content hash {stored or 'none: deleted'}, expected {expected_hash}); nothing written"
+            )
+        return True
+
+    def _write(self, graph: TaskGraph, only: set[str] | None) -> None:
+        """One transaction: the whole task (old version removed) or, with `only`, those nodes and their edges."""
+        task_id = graph.task_id
+        node_rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for local_id, props in graph.nodes():
+            if only is not None and local_id not in only:
+                continue
+            label = graph.label(local_id)
+            node_type = self.schema.nodes[label]
+            row = {p.name: _to_store(p, props.get(p.name)) for p in node_type.properties}
+            row["uid"] = uid_of(task_id, local_id)
+            row["task"] = task_id
+            node_rows[label].append(row)
+        edge_rows: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        for source, target, data in graph.graph.edges(data=True):
+            if only is not None and source not in only and target not in only:
+                continue
+            rel = self.schema.rels[data["rel"]]
+            row = {p.name: data["props"].get(p.name) for p in rel.properties}
+            row["s"] = uid_of(task_id, source)
+            row["t"] = uid_of(task_id, target)
+            edge_rows[(data["rel"], graph.label(source), graph.label(target))].append(row)
+        self._raw("BEGIN TRANSACTION")
+        try:
+            if only is None:
+                self._delete_task_nodes(task_id)
+            else:
+                self._raw("MATCH (t:Task) WHERE t.uid = $id SET t.content_hash = $h", {"id": task_id, "h": graph.task["content_hash"]})
+            for label, rows in node_rows.items():
+                self._create_nodes(self.schema.nodes[label], rows)
+            for (rel_name, a, b), rows in edge_rows.items():
+                sets, slim = _assignments(self.schema.rels[rel_name].properties, rows, ("s", "t"))
+                # Two chained MATCHes: each endpoint is a primary-key lookup. One MATCH
+                # with both patterns joins instead (25x slower at 40,000 edges).
+                query = (
+                    f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: r.s}}) WITH a, r "
+                    f"MATCH (b:{_q(b)} {{uid: r.t}}) CREATE (a)-[:{_q(rel_name)} {{{sets}}}]->(b)"
+                )
+                for start in range(0, len(slim), BATCH):
+                    self._raw(query, {"rows": slim[start : start + BATCH]})
+            self._raw("COMMIT")
+        except Exception as exc:
+            self._rollback()
+            raise GraphStoreError(f"writing task {task_id!r} to {self.location!r} failed, nothing written: {exc}") from exc
 
     def merge_shared(
         self,

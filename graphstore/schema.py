@@ -43,16 +43,45 @@ class Property:
 
 
 @dataclass(frozen=True)
+class Index:
+    """An index the Bolt store creates (the embedded store indexes only `uid`, its primary key).
+
+    Declared here so every store and the documentation agree on what lookups are cheap.
+    """
+
+    name: str
+    label: str
+    properties: tuple[str, ...]
+    unique: bool = False
+
+
+@dataclass(frozen=True)
 class NodeType:
-    """A node label. Every node has `uid` (globally unique) and `task` (owning task id)."""
+    """A node label. Every node has `uid` (globally unique) and `task` (owning task id).
+
+    `entity` types are the registry's entity classes (everything a task holds except its
+    Task node): they carry the optional `group` property and can be selected by id,
+    group and type.
+    """
 
     label: str
     properties: tuple[Property, ...]
     doc: str = ""
     shared: bool = False  # shared nodes (e.g. ConceptNet concepts) outlive any one task
+    entity: bool = True
 
     def property(self, name: str) -> Property | None:
         return _by_name(self.properties).get(name)
+
+    def indexes(self) -> tuple[Index, ...]:
+        """uid unique, task; entity types also (task, group) for group selections."""
+        low = self.label.lower()
+        out = [Index(f"graphtasks_{low}_uid", self.label, ("uid",), True)]
+        if not self.shared:
+            out.append(Index(f"graphtasks_{low}_task", self.label, ("task",)))
+        if self.entity and not self.shared:
+            out.append(Index(f"graphtasks_{low}_task_group", self.label, ("task", GROUP_PROPERTY)))
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -72,6 +101,12 @@ def _by_name(props: Iterable[Property]) -> dict[str, Property]:
     return {p.name: p for p in props}
 
 
+GROUP_PROPERTY = "group"
+GROUP_DOC = (
+    "registry group of an entity created after the task was built (`create`); "
+    "absent for the task's own entities, which form the group 'default'"
+)
+
 BASE_PROPERTIES = (
     Property("uid", "str", True, "globally unique id: '<task id>/<local id>' (the task id for Task nodes)"),
     Property("task", "str", True, "id of the task the node belongs to"),
@@ -85,8 +120,13 @@ class Schema:
     nodes: dict[str, NodeType] = field(default_factory=dict)
     rels: dict[str, RelType] = field(default_factory=dict)
 
-    def add_node(self, label: str, properties: Iterable[Property], doc: str = "", shared: bool = False) -> NodeType:
+    def add_node(
+        self, label: str, properties: Iterable[Property], doc: str = "", shared: bool = False, entity: bool = True
+    ) -> NodeType:
+        entity = entity and not shared
         props = tuple(BASE_PROPERTIES) + tuple(properties)
+        if entity:
+            props += (Property(GROUP_PROPERTY, "str", False, GROUP_DOC),)
         existing = self.nodes.get(label)
         if existing is not None:
             merged = {p.name: p for p in existing.properties}
@@ -96,7 +136,8 @@ class Schema:
                 merged.setdefault(p.name, p)
             props = tuple(merged.values())
             doc = existing.doc or doc
-        node_type = NodeType(label, props, doc, shared)
+            entity = existing.entity
+        node_type = NodeType(label, props, doc, shared, entity)
         self.nodes[label] = node_type
         return node_type
 
@@ -121,6 +162,14 @@ class Schema:
             return self.nodes[label]
         except KeyError:
             raise SchemaError(f"unknown node type {label!r}; known: {', '.join(sorted(self.nodes))}") from None
+
+    def entity_types(self) -> list[str]:
+        """Labels of the registry's entity classes, in declaration order."""
+        return [label for label, t in self.nodes.items() if t.entity]
+
+    def indexes(self) -> list[Index]:
+        """Every declared index (see `Index`)."""
+        return [index for t in self.nodes.values() for index in t.indexes()]
 
     def rel_type(self, name: str) -> RelType:
         try:
@@ -213,6 +262,7 @@ def build_schema() -> Schema:
             Property("schedule", "json", False, "trial-schedule specification (block structure)"),
         ],
         "One node per task: its id, family, parameters and provenance.",
+        entity=False,
     )
     s.add_node(
         "State",

@@ -13,7 +13,7 @@ import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from .taskgraph import TaskGraph
 
@@ -64,8 +64,22 @@ class GraphStore(ABC):
     location: str
 
     @abstractmethod
-    def put(self, graph: TaskGraph) -> bool:
-        """Write the task in one transaction; True if the store changed (False: same content already there)."""
+    def put(self, graph: TaskGraph, expected_hash: str | None = None) -> bool:
+        """Write the task in one transaction; True if the store changed (False: same content already there).
+
+        `expected_hash`: the content hash the stored task must still have (read-modify-write
+        such as the registry's `create`); otherwise ConflictError and nothing is written.
+        """
+
+    def extend(self, graph: TaskGraph, new_nodes: Iterable[str], expected_hash: str) -> bool:
+        """Write a new version that only adds nodes (local ids `new_nodes`) and edges touching them.
+
+        For the registry's `create`: one transaction that checks the stored version is still
+        `expected_hash` (else ConflictError), writes the new nodes and edges and the new
+        content hash, and leaves the rest alone, instead of rewriting the whole task. The
+        caller guarantees nothing else changed. This default rewrites the whole task.
+        """
+        return self.put(graph, expected_hash=expected_hash)
 
     @abstractmethod
     def get(self, task_id: str) -> TaskGraph:

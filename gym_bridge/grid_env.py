@@ -32,6 +32,7 @@ from gymnasium import spaces
 
 import tasks
 from graphstore import GraphStore, TaskGraph
+from graphstore.entities import rebase
 from tasks import GridObjects, RandomStream, objects_from_dict
 from tasks.grid_tasks import PREFIX, grid_task_id
 
@@ -119,8 +120,12 @@ def load_compiled_grid(task: str | TaskGraph | CompiledGrid, store: GraphStore |
             source = Path(tasks.grid_tasks.layout(template, size).source)
             key = (task, str(source), source.stat().st_mtime)
             built = _BUILT_HASHES.get(key)
-            if built is None or s.content_hash(task) != built:
+            stored = s.content_hash(task)
+            if built is None or stored != built:
                 graph = tasks.build(task)
+                if stored is not None and stored != graph.task["content_hash"]:
+                    # keep the entities created with the registry (rewards, keys, ... with a group)
+                    graph = rebase(s.get(task), graph)
                 s.put(graph)
                 _BUILT_HASHES[key] = graph.task["content_hash"]
         return compile_grid_from_store(s, task)

@@ -1,0 +1,92 @@
+"""`graphtasks entities ...`: the entity registry of a stored task (create, list, groups, classes)."""
+
+from __future__ import annotations
+
+import argparse
+
+import tasks
+from graphstore import open_store
+from graphstore.entities import CREATED, groups, select
+
+from .output import add_format_argument, parse_params, print_rows
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("entities", help="create and select a task's entities (rewards, keys, ...)")
+    group = parser.add_subparsers(dest="entities_command", metavar="COMMAND")
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+    create = group.add_parser(
+        "create",
+        help="add typed entities to a stored task (a new version of the task, one transaction)",
+        description="Example: graphtasks entities create neuronav/graph/neighborhood --type Reward "
+        "--param state=3 --param value=5 --group bonus",
+    )
+    create.add_argument("task_id", metavar="ID")
+    create.add_argument("--type", required=True, help="entity class, e.g. Reward (see `entities classes ID`)")
+    create.add_argument("--param", action="append", metavar="KEY=VALUE", help="a parameter; JSON values (repeatable)")
+    create.add_argument("--count", type=int, default=1, help="how many (placement given as a list of COUNT)")
+    create.add_argument("--group", default=CREATED, help=f"group of the new entities (default: {CREATED})")
+    create.set_defaults(func=cmd_create)
+
+    listing = group.add_parser("list", help="select entities by group, type and/or id")
+    listing.add_argument("task_id", metavar="ID")
+    listing.add_argument("--group", help="a group name, 'default' (the task's own) or 'all' (default)")
+    listing.add_argument("--type", help="an entity type (node label), e.g. Reward, State")
+    listing.add_argument("--id", dest="uid", help="one entity's uid")
+    add_format_argument(listing)
+    listing.set_defaults(func=cmd_list)
+
+    counts = group.add_parser("groups", help="groups of a task with their sizes")
+    counts.add_argument("task_id", metavar="ID")
+    add_format_argument(counts)
+    counts.set_defaults(func=cmd_groups)
+
+    classes = group.add_parser("classes", help="entity classes a task can create, with their defaults")
+    classes.add_argument("task_id", metavar="ID")
+    add_format_argument(classes)
+    classes.set_defaults(func=cmd_classes)
+
+
+def _stored(store, task_id: str) -> None:
+    """A built-in task is put into the store on first use, as environments do."""
+    if task_id not in store and tasks.is_builtin(task_id):
+        store.put(tasks.build(task_id))
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    request = {args.type: {"params": parse_params(args.param), "count": args.count, "group": args.group}}
+    with open_store(args.store) as store:
+        _stored(store, args.task_id)
+        uids = tasks.create(store, args.task_id, request)
+        new_hash = store.content_hash(args.task_id)
+    for uid in uids:
+        print(uid)
+    print(f"created {len(uids)} {args.type} in group {args.group!r} of {args.task_id} (content hash {new_hash})")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        _stored(store, args.task_id)
+        found = select(store, args.task_id, uid=args.uid, group=args.group, type=args.type)
+    print_rows(["uid", "type", "group", "properties"], [e.row() for e in found], args.format)
+    return 0
+
+
+def cmd_groups(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        _stored(store, args.task_id)
+        counts = groups(store, args.task_id)
+    print_rows(["group", "entities"], list(counts.items()), args.format)
+    return 0
+
+
+def cmd_classes(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        _stored(store, args.task_id)
+        graph = store.get(args.task_id)
+    space = tasks.entity_space(graph.family, graph)
+    rows = [[c.name, c.label, c.placement, dict(c.defaults), c.doc] for c in space.values()]
+    print_rows(["class", "type", "placement", "defaults", "description"], rows, args.format)
+    return 0
