@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.ingest_cmd",
     "graphtasks.commands.room_cmd",
     "graphtasks.commands.grid_cmd",
+    "graphtasks.commands.bench_cmd",
 ]
 
 

@@ -16,6 +16,7 @@ Semantics (documented in the README):
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import gymnasium as gym
@@ -91,8 +92,8 @@ class GraphTaskEnv(gym.Env):
         self.noop_action = a_count if self.use_noop else None
         self.action_space = spaces.Discrete(a_count + int(self.use_noop))
         self.observation_space, self._table = build_observation(obs_type, c, store)
-        self._build_tables()
         self._sources = [make_source(spec) if spec is not None else None for spec in c.reward_specs]
+        self._build_tables()
         self._stream: RandomStream | None = None
         self._state = c.start
         self._steps = 0
@@ -134,6 +135,29 @@ class GraphTaskEnv(gym.Env):
         self._base_avail = base_avail
         self._avail = base_avail
         self._outcome: float | None = None
+        self._limit = self.episode_length or sys.maxsize  # truncation as one comparison per step
+        self._neg_penalty = 0.0 - self.time_penalty  # what an action that is not offered pays
+        self._rows = None if self._table is None else list(self._table)  # row views: no view made per step
+        self._conditions_cache: dict[str, tuple] = {}
+        self._reward_tables()
+        self._base_rew, self._base_src = self._rew, self._src
+
+    def _reward_tables(self) -> None:
+        """Per state, what arriving pays: `_rew[t]` (time_penalty already subtracted) unless
+        `_src[t]` is a source to draw from. Rebuilt when a condition changes the outcome."""
+        tp, outcome = self.time_penalty, self._outcome
+        rew, src = [], []
+        for t, paid in enumerate(self._paid):
+            if paid and not self._is_fixed[t]:
+                rew.append(0.0)
+                src.append(self._sources[t])
+                continue
+            value = 0.0
+            if paid:
+                value = outcome if (outcome is not None and self._terminal[t]) else self._fixed[t]
+            rew.append(value - tp)
+            src.append(None)
+        self._rew, self._src = rew, src
 
     # -- gymnasium API -------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -148,11 +172,14 @@ class GraphTaskEnv(gym.Env):
         else:
             if self.default_condition is not None or self._outcome is not None or self._det is not self._base_det:
                 self._apply_condition(self.default_condition)
-            state = self._start_state
+            state = self.compiled.start
+            if self._skip[state]:  # (a skip start may draw: advance it each time)
+                state = self._advance(state)
         self._state = state
         self._steps = 0
-        table = self._table
-        return (state if table is None else table[state].copy()), {"state": state, "available_actions": self._avail[state]}
+        rows = self._rows
+        obs = state if rows is None else rows[state].copy()
+        return obs, {"state": state, "available_actions": self._avail[state]}
 
     def _reset_options(self, options: dict[str, Any]) -> int:
         unknown = sorted(set(options) - {"condition", "start"})
@@ -171,38 +198,45 @@ class GraphTaskEnv(gym.Env):
         return self._advance(start) if self._skip[start] else start
 
     def step(self, action):
+        # one function, local look-ups only: this is the per-step cost of every graph task
         s = self._state
-        stream = self._stream
-        if self.stochasticity and stream.uniform() < self.stochasticity:
-            action = stream.below(self.action_space.n)
+        if self.stochasticity and self._stream.uniform() < self.stochasticity:
+            action = self._stream.below(self.action_space.n)
         t = self._det[s][action]
         if t < 0:
             if t == UNDEFINED:  # not offered here: stay, no reward
-                return self._finish(s, 0.0)
-            targets, cumulative = self._dist[(s, action)]
-            u = stream.uniform()
-            i = 0
-            while u >= cumulative[i]:
-                i += 1
-            t = targets[i]
-        if self._skip[t]:
-            t = self._advance(t)
-        reward = 0.0
-        if self._paid[t]:
-            reward = self._fixed[t] if self._is_fixed[t] else self._sources[t].draw(stream)
+                t = s
+                reward = self._neg_penalty
+                src = None
+            else:
+                targets, cumulative = self._dist[(s, action)]
+                u = self._stream.uniform()
+                i = 0
+                while u >= cumulative[i]:
+                    i += 1
+                t = targets[i]
+                if self._skip[t]:
+                    t = self._advance(t)
+                src = self._src[t]
+                reward = self._rew[t]
+        else:
+            if self._skip[t]:
+                t = self._advance(t)
+            src = self._src[t]
+            reward = self._rew[t]
+        if src is not None:
+            reward = src.draw(self._stream)
             if self._outcome is not None and self._terminal[t]:
                 reward = self._outcome
-        return self._finish(t, reward)
-
-    def _finish(self, t: int, reward: float):
+            reward -= self.time_penalty
         self._state = t
         terminated = self._terminal[t]
-        self._steps += 1
-        truncated = not terminated and self.episode_length > 0 and self._steps >= self.episode_length
-        table = self._table
+        steps = self._steps = self._steps + 1
+        truncated = steps >= self._limit and not terminated
+        rows = self._rows
         return (
-            t if table is None else table[t].copy(),
-            reward - self.time_penalty,
+            t if rows is None else rows[t].copy(),
+            reward,
             terminated,
             truncated,
             {"state": t, "available_actions": self._avail[t]},
@@ -230,7 +264,12 @@ class GraphTaskEnv(gym.Env):
 
     def _apply_condition(self, condition: str | dict | Condition | None) -> None:
         self._det, self._dist, self._avail, self._outcome = self._base_det, self._base_dist, self._base_avail, None
+        self._rew, self._src = self._base_rew, self._base_src
         if condition is None:
+            return
+        name = condition if isinstance(condition, str) else None
+        if name in self._conditions_cache:  # a schedule resets with the same few conditions every trial
+            self._det, self._dist, self._avail, self._outcome, self._rew, self._src = self._conditions_cache[name]
             return
         c = self.compiled
         if isinstance(condition, str):
@@ -262,6 +301,9 @@ class GraphTaskEnv(gym.Env):
                     row[a] = UNDEFINED
             avail[s] = tuple(a for a in avail[s] if a in actions or a == self.noop_action)
         self._det, self._dist, self._avail, self._outcome = det, dist, avail, condition.reward
+        self._reward_tables()
+        if name is not None:
+            self._conditions_cache[name] = (det, dist, avail, condition.reward, self._rew, self._src)
 
     @property
     def state(self) -> int:

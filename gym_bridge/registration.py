@@ -5,7 +5,9 @@ from __future__ import annotations
 import gymnasium as gym
 
 GRAPH_ENTRY = "gym_bridge.graph_env:GraphTaskEnv"
+GRAPH_VECTOR_ENTRY = "gym_bridge.vector.graph_vector_env:make_graph_vector_env"  # make_vec(..., "vector_entry_point")
 POGE_ENTRY = "gym_bridge.poge_env:PogeEnv"
+POGE_VECTOR_ENTRY = "gym_bridge.vector.poge_vector_env:make_poge_vector_env"
 
 # One id per rewardGym task; the generic id takes any stored or built-in task.
 REWARDGYM_IDS = {
@@ -40,9 +42,11 @@ def register_all() -> None:
     register_grid()
     if "graphtasks/Graph-v0" in gym.registry:
         return
-    gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY)
+    gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY)
     for env_id, task_id in REWARDGYM_IDS.items():
-        gym.register(f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, kwargs={"task": task_id})
+        gym.register(
+            f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY, kwargs={"task": task_id}
+        )
 
 
 def register_poge() -> None:
@@ -51,10 +55,11 @@ def register_poge() -> None:
     No max_episode_steps: the environment truncates itself after `max_ep_len` steps.
     """
     if "graphtasks/Poge-v0" not in gym.registry:
-        gym.register("graphtasks/Poge-v0", entry_point=POGE_ENTRY)
+        gym.register("graphtasks/Poge-v0", entry_point=POGE_ENTRY, vector_entry_point=POGE_VECTOR_ENTRY)
 
 
 GRID_ENTRY = "gym_bridge.grid_env:GridEnv"
+GRID_VECTOR_ENTRY = "gym_bridge.vector.grid_vector_env:make_grid_vector_env"
 
 
 def grid_env_id(template: str) -> str:
@@ -71,6 +76,9 @@ def register_grid() -> None:
 
     if "graphtasks/Grid-v0" in gym.registry:
         return
-    gym.register("graphtasks/Grid-v0", entry_point=GRID_ENTRY)
+    gym.register("graphtasks/Grid-v0", entry_point=GRID_ENTRY, vector_entry_point=GRID_VECTOR_ENTRY)
     for path in sorted((data_dir() / "neuronav" / "grids").glob("*.txt")):
-        gym.register(grid_env_id(path.stem), entry_point=GRID_ENTRY, kwargs={"template": path.stem})
+        gym.register(
+            grid_env_id(path.stem), entry_point=GRID_ENTRY, vector_entry_point=GRID_VECTOR_ENTRY,
+            kwargs={"template": path.stem},
+        )

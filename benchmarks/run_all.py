@@ -1,0 +1,441 @@
+"""One benchmark run, one table, for every family and observation type installed.
+
+For each case: single-env steps/s (random policy, actions drawn in advance, the unwrapped
+env, resets counted in), vector env-steps/s at N = 1, 64, 1024, 4096 (native vector env,
+NEXT_STEP autoreset, actions drawn in advance), compile time from the embedded store, and
+peak memory (tracemalloc, measured in a separate pass so it does not slow the timings).
+Every speed is printed next to the reference implementation's figure
+(shared/reference/*/SEMANTICS.md, a 2-core Xeon, Python 3.11) as a ratio, and the run is
+written as JSON to benchmarks/results/run_all.json.
+
+Families are discovered: graph tasks always; grid worlds, POGE worlds and the Room task when
+their modules are importable (and their vector envs when those exist). A family that is not
+installed, or fails to build, is listed as such instead of stopping the run.
+
+    python benchmarks/run_all.py               # the full table (a few minutes)
+    python benchmarks/run_all.py --quick       # short budgets, to check the script
+    python benchmarks/run_all.py --families graph --sizes 1,4096
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import json
+import platform
+import resource
+import sys
+import tempfile
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from benchmarks.common import RESULTS, python_loop_baseline  # noqa: E402
+
+SIZES = (1, 64, 1024, 4096)
+TARGET_N = 4096  # the vector targets of issue 7 are env-steps/s at this N
+
+
+@dataclass
+class Case:
+    """One row of the table: how to make the single and vector env, and what to compare with."""
+
+    family: str
+    label: str
+    make_single: Callable[[], Any]
+    make_vector: Callable[[int], Any] | None = None
+    reference: float | None = None  # reference single-env steps/s
+    reference_note: str = ""
+    single_target: float | None = None
+    vector_target: float | None = None  # env-steps/s at N = 4096
+    compile: Callable[[], Any] | None = None  # compile this case's task from the embedded store
+    compile_key: str = ""  # cases sharing a task share one compile measurement
+
+
+@dataclass
+class Suite:
+    store: Any
+    cases: list[Case] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# -- families ---------------------------------------------------------------------------------------
+def graph_cases(suite: Suite) -> None:
+    import tasks
+    from gym_bridge import GraphTaskEnv, compile_from_store
+    from gym_bridge.vector import GraphVectorEnv
+
+    store = suite.store
+    rows = [
+        # task, obs, reference, note, single target, vector target
+        ("neuronav/graph/neighborhood", "index", 1_240_000, "neuro-nav GraphEnv", 1_250_000, 30_000_000),
+        ("neuronav/graph/neighborhood", "onehot", 194_000, "neuro-nav GraphEnv", 400_000, None),
+        ("neuronav/graph/neighborhood", "images", None, "", None, None),
+        ("rewardgym/two-step", "index", 134_000, "rewardGym two-step", 400_000, None),
+        ("rewardgym/gonogo", "index", 47_000, "rewardGym other tasks: 47k-94k", None, None),
+    ]
+    for task_id in {r[0] for r in rows}:
+        store.put(tasks.build(task_id))
+    for task_id, obs, reference, note, single_target, vector_target in rows:
+        compiled = compile_from_store(store, task_id)
+        suite.cases.append(
+            Case(
+                family="graph",
+                label=f"{task_id} {obs}",
+                make_single=lambda c=compiled, o=obs: GraphTaskEnv(c, obs_type=o, episode_length=None),
+                make_vector=lambda n, c=compiled, o=obs: GraphVectorEnv(n, task=c, obs_type=o, episode_length=None),
+                reference=reference,
+                reference_note=note,
+                single_target=single_target,
+                vector_target=vector_target,
+                compile=lambda t=task_id: compile_from_store(store, t),
+                compile_key=task_id,
+            )
+        )
+
+
+def grid_cases(suite: Suite) -> None:
+    grid_env = importlib.import_module("gym_bridge.grid_env")
+    grid_compile = importlib.import_module("gym_bridge.grid_compile")
+    import tasks
+
+    vector = _optional("gym_bridge.vector.grid_vector_env")
+    store = suite.store
+    task_id = "neuronav/grid/four_rooms/small"
+    store.put(tasks.build(task_id))
+    compiled = grid_compile.compile_grid_from_store(store, task_id)
+    rows = [
+        ("index", 179_000, 450_000, 15_000_000), ("onehot", 98_000, 250_000, 3_000_000),
+        ("twohot", 149_000, None, None),
+        ("geometric", 154_000, None, None), ("boundary", 25_000, 200_000, None), ("symbolic", 77_000, 200_000, None),
+        ("symbolic_window", 26_000, None, None), ("visual", 1_360, 30_000, None), ("window", 500, 30_000, None),
+    ]
+    vector_obs = set(getattr(vector, "OBS_TYPES", ())) if vector else set()
+    for obs, reference, single_target, vector_target in rows:
+        make_vector = None
+        if obs in vector_obs:
+            make_vector = lambda n, o=obs: vector.GridVectorEnv(n, task=compiled, obs_type=o, episode_length=None)
+        suite.cases.append(
+            Case(
+                family="grid",
+                label=f"four_rooms small {obs}",
+                make_single=lambda o=obs: grid_env.GridEnv(task=compiled, obs_type=o, episode_length=None),
+                make_vector=make_vector,
+                reference=reference,
+                reference_note="neuro-nav GridEnv",
+                single_target=single_target,
+                vector_target=vector_target,
+                compile=lambda: grid_compile.compile_grid_from_store(store, task_id),
+                compile_key=task_id,
+            )
+        )
+
+
+def poge_cases(suite: Suite) -> None:
+    poge_env = importlib.import_module("gym_bridge.poge_env")
+    vector = _optional("gym_bridge.vector.poge_vector_env")
+    store = suite.store
+    poge_env.PogeEnv("poge/world1", store=store)  # puts the built-in world into the benchmark store
+    for label, kwargs in (("world1 partially observable index", {}),
+                          ("world1 fully observable index", {"is_partially_obs": False}),
+                          ("world1 partially observable onehot", {"obs_type": "onehot"})):
+        make_vector = None
+        if vector is not None:
+            make_vector = lambda n, kw=kwargs: vector.PogeVectorEnv(n, world="poge/world1", store=store, **kw)
+        suite.cases.append(
+            Case(
+                family="poge",
+                label=label,
+                make_single=lambda kw=kwargs: poge_env.PogeEnv("poge/world1", store=store, **kw),
+                make_vector=make_vector,
+                reference=760_000,
+                reference_note="POGE: 450k-760k (the higher figure)",
+                single_target=1_000_000 if "obs_type" not in kwargs else None,
+                vector_target=15_000_000 if not kwargs else None,
+                # read the world from the store and compile its outcome tables (what making the env costs)
+                compile=lambda kw=kwargs: poge_env.PogeEnv("poge/world1", store=store, **kw),
+                compile_key=f"poge/world1 {sorted(kwargs.items())}",
+            )
+        )
+
+
+def room_cases(suite: Suite) -> None:
+    room_env = importlib.import_module("gym_bridge.room_env")
+    snapshot = importlib.import_module("ingest.conceptnet_snapshot")
+    store = suite.store
+    snapshot.ingest_snapshot(store)
+    for size, reference in (("small", 108_000), ("big", 50_000)):
+        suite.cases.append(
+            Case(
+                family="room",
+                label=f"RoomEnv {size}, text_info=False",
+                make_single=lambda s=size: room_env.RoomEnv(s, store=store, text_info=False),
+                reference=reference,
+                reference_note="room-env 3.0.6",
+                single_target=200_000 if size == "small" else None,
+                # read people, objects and AtLocation knowledge from the store (what making the env costs)
+                compile=lambda s=size: room_env.RoomEnv(s, store=store, text_info=False),
+                compile_key=f"room/{size}",
+            )
+        )
+
+
+FAMILIES: dict[str, Callable[[Suite], None]] = {
+    "graph": graph_cases, "grid": grid_cases, "poge": poge_cases, "room": room_cases,
+}
+
+
+def _optional(module: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+# -- measurements ---------------------------------------------------------------------------------------
+def single_rate(env: Any, budget: float, repeats: int) -> float:
+    """Best steps/s of a random policy on the unwrapped env over `repeats` runs of about `budget` s."""
+    env = env.unwrapped
+    n = 20_000
+    actions = np.random.default_rng(0).integers(0, env.action_space.n, 2_000_000).tolist()
+    best = 0.0
+    for _ in range(repeats):
+        env.reset(seed=0)
+        step, reset = env.step, env.reset
+        start = time.perf_counter()
+        for a in actions[:n]:
+            _, _, terminated, truncated, _ = step(a)
+            if terminated or truncated:
+                reset()
+        elapsed = time.perf_counter() - start
+        best = max(best, n / elapsed)
+        n = int(min(len(actions), max(1_000, n * budget / max(elapsed, 1e-6))))
+    return best
+
+
+def vector_rate(venv: Any, budget: float, repeats: int) -> float:
+    """Best env-steps/s of the vector env with random actions (a pool of 64 batches drawn in advance)."""
+    n_envs = venv.num_envs
+    pool = np.random.default_rng(0).integers(0, venv.single_action_space.n, (64, n_envs))
+    venv.reset(seed=0)
+    step = venv.step
+    for i in range(5):
+        step(pool[i])
+    steps, best = 20, 0.0
+    for _ in range(repeats + 1):  # the first run only sizes the next ones
+        start = time.perf_counter()
+        for i in range(steps):
+            step(pool[i & 63])
+        elapsed = time.perf_counter() - start
+        best = max(best, steps * n_envs / elapsed)
+        steps = int(max(10, steps * budget / max(elapsed, 1e-6)))
+    return best
+
+
+def peak_memory(fn: Callable[[], Any]) -> float:
+    """Peak traced memory (MiB) while `fn` runs."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def _run_single(case: Case) -> None:
+    env = case.make_single()
+    env.reset(seed=0)
+    for a in np.random.default_rng(0).integers(0, env.action_space.n, 2_000).tolist():
+        if any(env.step(a)[2:4]):
+            env.reset()
+
+
+def _run_vector(case: Case, n: int) -> None:
+    venv = case.make_vector(n)
+    venv.reset(seed=0)
+    for a in np.random.default_rng(0).integers(0, venv.single_action_space.n, (20, n)):
+        venv.step(a)
+
+
+def measure(case: Case, sizes: tuple[int, ...], budget: float, repeats: int, memory: bool, compile_ms: dict) -> dict:
+    row: dict[str, Any] = {"family": case.family, "case": case.label, "reference": case.reference,
+                           "reference_note": case.reference_note, "single_target": case.single_target,
+                           "vector_target": case.vector_target}
+    try:
+        row["single"] = single_rate(case.make_single(), budget, repeats)
+    except Exception as exc:  # a family under construction: report, keep going
+        row["error"] = f"single env: {type(exc).__name__}: {exc}"
+        return row
+    row["vector"] = {}
+    if case.make_vector is not None:
+        for n in sizes:
+            try:
+                row["vector"][str(n)] = vector_rate(case.make_vector(n), budget, repeats)
+            except Exception as exc:
+                row["error"] = f"vector env N={n}: {type(exc).__name__}: {exc}"
+                break
+    if case.compile is not None:
+        if case.compile_key not in compile_ms:
+            case.compile()  # warm the store's caches, as a second make would find them
+            times = []
+            for _ in range(max(3, repeats)):
+                start = time.perf_counter()
+                case.compile()
+                times.append(time.perf_counter() - start)
+            compile_ms[case.compile_key] = 1000 * min(times)
+        row["compile_ms"] = compile_ms[case.compile_key]
+    if memory:
+        row["peak_mib_single"] = peak_memory(lambda: _run_single(case))
+        if case.make_vector is not None and "error" not in row:
+            n = max(sizes)
+            row["peak_mib_vector"] = peak_memory(lambda: _run_vector(case, n))
+            row["peak_mib_vector_n"] = n
+    return row
+
+
+# -- output -------------------------------------------------------------------------------------------------
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 1e6:
+        return f"{value / 1e6:.1f}M"
+    if value >= 1e3:
+        return f"{value / 1e3:.0f}k"
+    return f"{value:.0f}"
+
+
+def _ratio(value: float | None, reference: float | None) -> str:
+    return "-" if value is None or not reference else f"{value / reference:.1f}x"
+
+
+def table(rows: list[dict], sizes: tuple[int, ...]) -> str:
+    header = ["family", "case", "reference", "single", "x ref", *[f"N={n}" for n in sizes], "x ref", "targets",
+              "compile ms", "peak MiB"]
+    lines = []
+    for r in rows:
+        if "single" not in r:
+            failed = [r["family"], r["case"], _num(r["reference"]), "failed", ""]
+            lines.append(failed + [""] * (len(sizes) + 4))
+            continue
+        vec = r.get("vector", {})
+        top = vec.get(str(max(sizes))) if vec else None
+        checks = []
+        if r["single_target"]:
+            checks.append(f"single>={_num(r['single_target'])}:{'ok' if r['single'] >= r['single_target'] else 'NO'}")
+        at_target_n = vec.get(str(TARGET_N)) if vec else None
+        if r["vector_target"] and at_target_n is not None:
+            ok = "ok" if at_target_n >= r["vector_target"] else "NO"
+            checks.append(f"N={TARGET_N}>={_num(r['vector_target'])}:{ok}")
+        memory = "-"
+        if "peak_mib_single" in r:
+            memory = f"{r['peak_mib_single']:.1f}"
+            if "peak_mib_vector" in r:
+                memory += f" / {r['peak_mib_vector']:.1f}"
+        lines.append([
+            r["family"], r["case"], _num(r["reference"]), _num(r["single"]), _ratio(r["single"], r["reference"]),
+            *[_num(vec.get(str(n))) if vec else "-" for n in sizes], _ratio(top, r["reference"]),
+            " ".join(checks) or "-", f"{r['compile_ms']:.1f}" if "compile_ms" in r else "-", memory,
+        ])
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
+    out = ["  ".join(str(x).ljust(w) for x, w in zip(header, widths)).rstrip()]
+    out.append("  ".join("-" * w for w in widths))
+    out += ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() for line in lines]
+    return "\n".join(out)
+
+
+def run(families: list[str], sizes: tuple[int, ...], budget: float, repeats: int, memory: bool,
+        output: Path | None, log=print) -> dict:
+    from graphstore import open_store
+
+    started = time.time()
+    ceiling = python_loop_baseline(1_000_000)
+    log(f"empty Python loop (this machine, now): {ceiling:,.0f} iterations/s")
+    rows, notes = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        store = open_store(Path(folder) / "bench.lbug")
+        try:
+            for name in families:
+                suite = Suite(store)
+                try:
+                    FAMILIES[name](suite)
+                except ImportError as exc:
+                    notes.append(f"{name}: not installed here ({exc})")
+                    continue
+                except Exception as exc:
+                    notes.append(f"{name}: could not be set up ({type(exc).__name__}: {exc})")
+                    continue
+                compile_ms: dict[str, float] = {}
+                for case in suite.cases:
+                    log(f"  measuring {case.family} {case.label} ...")
+                    rows.append(measure(case, sizes, budget, repeats, memory, compile_ms))
+        finally:
+            store.close()
+    text = table(rows, sizes)
+    log("")
+    log("steps/s (single env) and env-steps/s (vector env, N copies); 'x ref' = ours / the reference's single env;")
+    log("peak MiB = tracemalloc peak: single env (2,000 steps) / vector env at the largest N (20 steps)")
+    log(text)
+    for note in notes:
+        log(f"note: {note}")
+    for r in rows:
+        if "error" in r:
+            log(f"error: {r['family']} {r['case']}: {r['error']}")
+    payload = {
+        "machine": platform.processor() or platform.machine(), "python": platform.python_version(),
+        "numpy": np.__version__, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "seconds": round(time.time() - started, 1), "python_loop_ceiling": ceiling, "sizes": list(sizes),
+        "budget_s": budget, "repeats": repeats, "rows": rows, "notes": notes,
+        "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(payload, indent=2))
+        log(f"written {output}")
+    payload["table"] = text
+    return payload
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--families", default=",".join(FAMILIES), help=f"comma-separated, from {', '.join(FAMILIES)}")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="vector sizes N (default 1,64,1024,4096)")
+    parser.add_argument("--budget", type=float, default=0.5, help="seconds per timed run (default 0.5)")
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many timed runs (default 3)")
+    parser.add_argument(
+        "--quick", action="store_true", help="budget 0.05 s, 1 repeat: checks the script, not the speed"
+    )
+    parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
+    parser.add_argument("--output", default=str(RESULTS / "run_all.json"), help="JSON file ('' for none)")
+
+
+def run_from_args(args: argparse.Namespace, log=print) -> dict:
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        raise ValueError(f"--families: unknown {', '.join(unknown)}; choose from {', '.join(FAMILIES)}")
+    try:
+        sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
+    except ValueError:
+        raise ValueError(f"--sizes: expected comma-separated integers, got {args.sizes!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"--sizes: expected positive integers, got {args.sizes!r}")
+    budget, repeats = (0.05, 1) if args.quick else (args.budget, args.repeats)
+    return run(families, sizes, budget, repeats, not args.no_memory, Path(args.output) if args.output else None, log)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    run_from_args(parser.parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

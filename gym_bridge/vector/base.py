@@ -1,0 +1,209 @@
+"""Shared machinery of the natively vectorised environments (graph now, grid and POGE later).
+
+A family's vector env keeps its per-copy state in numpy arrays and implements four hooks:
+`_transition` (move every copy one step), `_reset_copies` (put some copies at their start),
+`_new_session` (restart per-copy reward sources after `reset(seed=...)`) and `_observe`.
+This base owns what is the same for every family: the seeded generator, the step counter
+and truncation, gymnasium's three autoreset modes, `reset_mask`, and action checking, so a
+family never re-implements (or gets subtly wrong) the episode bookkeeping.
+
+Autoreset modes (gymnasium 1.x, `metadata["autoreset_mode"]`):
+- NEXT_STEP (default): the step after a copy terminates or truncates resets that copy; its
+  action is ignored, it returns the start observation with reward 0 and both flags False.
+- SAME_STEP: a copy that ends is reset in the same step; the returned observation is the new
+  start, the last observation is in `info["final_obs"]` (a batched array; valid where
+  `info["_final_obs"]`) and its info in `info["final_info"]`.
+- DISABLED: no automatic reset; call `reset(options={"reset_mask": mask})` yourself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+
+def parse_autoreset_mode(value: str | AutoresetMode) -> AutoresetMode:
+    """Accept the enum or its value / name ('NextStep', 'next_step', ...), with a clear error."""
+    if isinstance(value, AutoresetMode):
+        return value
+    if isinstance(value, str):
+        for mode in AutoresetMode:
+            if value in (mode.value, mode.name) or value.upper() == mode.name:
+                return mode
+    known = ", ".join(m.value for m in AutoresetMode)
+    raise ValueError(f"autoreset_mode: expected one of {known} (or gymnasium.vector.AutoresetMode), got {value!r}")
+
+
+def tighter_limit(length: int, max_episode_steps: int | None) -> int:
+    """The episode length once make_vec's `max_episode_steps` (from a spec) applies: the tighter wins; 0 = none."""
+    if max_episode_steps is None:
+        return length
+    valid = isinstance(max_episode_steps, (int, np.integer)) and not isinstance(max_episode_steps, bool)
+    if not valid or max_episode_steps < 1:
+        raise ValueError(f"max_episode_steps: expected a positive integer or None, got {max_episode_steps!r}")
+    return min(length, int(max_episode_steps)) if length else int(max_episode_steps)
+
+
+def check_num_envs(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"num_envs: expected a positive integer, got {value!r}")
+    return int(value)
+
+
+class BatchedVectorEnv(VectorEnv):
+    """N copies of one compiled task stepped together; subclasses supply the dynamics."""
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int,
+        single_observation_space: spaces.Space,
+        single_action_space: spaces.Discrete,
+        episode_length: int = 0,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+    ) -> None:
+        self.num_envs = check_num_envs(num_envs)
+        self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
+        # per instance: the mode differs between instances of one class
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        self.single_observation_space = single_observation_space
+        self.single_action_space = single_action_space
+        self.observation_space = batch_space(single_observation_space, self.num_envs)
+        self.action_space = batch_space(single_action_space, self.num_envs)
+        self.n_actions = int(single_action_space.n)
+        self.episode_length = int(episode_length)  # 0: never truncate
+        self._steps = np.zeros(self.num_envs, dtype=np.int64)
+        # copies that ended last step, as (mask, indices): NEXT_STEP resets them on the next step
+        self._pending: tuple[np.ndarray, np.ndarray] | None = None
+        self._started = False
+
+    # -- hooks for a family ----------------------------------------------------------------
+    def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Move every copy; return new arrays (reward float64 (N,), terminated bool (N,)).
+
+        `active` is None when every copy takes a real step, else the bool mask of copies that do
+        (the others are about to be reset by NEXT_STEP and must not change per-copy sources).
+        """
+        raise NotImplementedError
+
+    def _reset_copies(self, copies: np.ndarray | None) -> None:
+        """Put the copies with these indices (all when None) at their start state.
+
+        Indices, not a mask: few copies end per step, and indexing with a short index array
+        costs far less than scanning an N-long mask once per per-copy array.
+        """
+        raise NotImplementedError
+
+    def _new_session(self, copies: np.ndarray | None) -> None:
+        """Restart per-copy session state (reward sources) after a seeded reset."""
+
+    def _reset_options(self, options: dict[str, Any], copies: np.ndarray | None) -> None:
+        """Apply family reset options (before `_reset_copies`)."""
+        if options:
+            raise ValueError(f"reset options: unknown key(s) {', '.join(sorted(options))}; only 'reset_mask' is known")
+
+    def _observe(self) -> Any:
+        raise NotImplementedError
+
+    def _info(self) -> dict[str, Any]:
+        return {}
+
+    # -- gymnasium API -----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset every copy (or those in `options["reset_mask"]`); a seed reseeds the one generator of the batch."""
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                raise ValueError(
+                    f"reset options: 'reset_mask' must be a bool array of shape ({self.num_envs},), "
+                    f"got {mask.dtype} {mask.shape}"
+                )
+            if not mask.any():
+                raise ValueError("reset options: 'reset_mask' must select at least one copy")
+        if seed is not None:
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
+        if not self._started:
+            mask = None  # the first reset starts every copy
+        copies = None if mask is None else np.flatnonzero(mask)
+        if seed is not None or not self._started:
+            self._new_session(copies)
+            self._started = True
+        self._reset_options(options, copies)
+        self._reset_copies(copies)
+        if mask is None:
+            self._steps[:] = 0
+            self._pending = None
+        else:
+            self._steps[copies] = 0
+            if self._pending is not None:
+                done = self._pending[0] & ~mask
+                self._pending = (done, np.flatnonzero(done)) if done.any() else None
+        return self._observe(), self._info()
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions: expected an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
+            )
+        # one reduction: as unsigned, a negative action is a huge number
+        unsigned = actions.view(actions.dtype.str.replace("i", "u")) if actions.dtype.kind == "i" else actions
+        if unsigned.max() >= self.n_actions:
+            raise ValueError(
+                f"actions: every action must be in 0..{self.n_actions - 1}, got {actions.min()}..{actions.max()}"
+            )
+        return actions
+
+    def step(self, actions: Any):
+        if not self._started:
+            raise RuntimeError("step() before reset(): call reset(seed=...) first")
+        actions = self._check_actions(actions)
+        mode = self.autoreset_mode
+        pending = self._pending if mode is AutoresetMode.NEXT_STEP else None
+        reward, terminated = self._transition(actions, None if pending is None else ~pending[0])
+        steps = self._steps
+        steps += 1
+        if pending is not None:
+            copies = pending[1]
+            self._reset_copies(copies)
+            steps[copies] = 0
+            reward[copies] = 0.0
+            terminated[copies] = False
+        if self.episode_length:
+            truncated = (steps >= self.episode_length) > terminated
+            any_done = bool(terminated.any()) or bool(truncated.any())
+        else:
+            truncated = np.zeros(self.num_envs, dtype=bool)
+            any_done = bool(terminated.any())
+        self._pending = None
+        if any_done:  # our own mask and indices (the returned arrays are the caller's to modify)
+            done = terminated | truncated
+            self._pending = (done, np.flatnonzero(done))
+        if mode is AutoresetMode.SAME_STEP and any_done:
+            done, copies = self._pending
+            info = {
+                "final_obs": self._observe(), "_final_obs": done.copy(),
+                "final_info": self._info(), "_final_info": done.copy(),
+            }
+            self._reset_copies(copies)
+            steps[copies] = 0
+            info.update(self._info())
+            self._pending = None
+            return self._observe(), reward, terminated, truncated, info
+        return self._observe(), reward, terminated, truncated, self._info()
+
+    @property
+    def elapsed_steps(self) -> np.ndarray:
+        """Steps taken by each copy in its current episode."""
+        return self._steps.copy()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(num_envs={self.num_envs}, autoreset_mode={self.autoreset_mode.value})"

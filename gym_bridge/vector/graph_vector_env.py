@@ -1,0 +1,561 @@
+"""GraphVectorEnv: N copies of one compiled graph task stepped together with numpy.
+
+Each copy follows exactly the rules of `GraphTaskEnv` (see `gym_bridge/graph_env.py`):
+undefined actions stay with reward 0, the optional no-op stays and is paid like an arrival,
+skip states advance with their first action, rewards are paid on arrival or at terminal
+states from fixed, probabilistic, drifting or pseudo-random sources (drifting probabilities
+and pseudo-random decks are kept per copy), `time_penalty` is subtracted every step,
+`stochasticity` replaces the action with a uniformly random one, and an episode is
+truncated after `episode_length` steps.
+
+There is no Python loop over copies. A step is a handful of array operations on tables
+built once per condition; tasks whose transitions and rewards are deterministic take a
+fast path of three table look-ups (next state, reward, terminal) per step. Randomness comes
+only from the batch's generator (`reset(seed=...)`): the same seed gives the same batch
+trajectory. The draws differ from the single env's (one generator for the batch), so copy
+i matches the single env in distribution, and exactly on deterministic tasks.
+
+Conditions (rewardGym trials): `condition=` when made, or `reset(options={"condition": ...})`
+with one condition for the batch or a list of names, one per copy (with `reset_mask`: for the
+masked copies). Each condition in use is a block of one stacked table set (`stack_tables`),
+so mixed conditions cost one extra modulo per step, not a loop over conditions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+
+from graphstore import GraphStore, TaskGraph
+from tasks import Condition, parse_condition
+
+from ..compile import CompiledGraphTask, compile_task
+from ..graph_env import check_episode_length, check_probability, check_time_penalty
+from ..loading import load_task_graph
+from ..observations import build_observation
+from .base import BatchedVectorEnv, tighter_limit
+
+NO_SOURCE, PROBABILISTIC, DRIFTING, PSEUDORANDOM = 0, 1, 2, 3
+PAD = 2.0  # cumulative probability of padding slots: never reached by a uniform in [0, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class GraphTables:
+    """Flat per-(state, action) tables of one condition; row = state * n_actions + action."""
+
+    n_actions: int
+    targets: np.ndarray  # int64 (S*A, K), padded with the row's state
+    cumulative: np.ndarray  # float64 (S*A, K), padded with PAD
+    next1: np.ndarray  # int64 (S*A,): the first target (the only one when deterministic)
+    deterministic: bool
+    undefined: np.ndarray  # bool (S*A,): not offered, stay with reward 0
+    any_undefined: bool
+    fixed_reward: np.ndarray  # float64 (S,): paid fixed reward on arriving (0 if unpaid or stochastic)
+    source_kind: np.ndarray  # int8 (S,): which stochastic source pays on arriving, NO_SOURCE if none
+    any_stochastic_source: bool
+    start: int  # the start state after its skip chain, or -1 when that chain is random
+    overridden: np.ndarray | None  # bool (S,): pay fixed_reward (the outcome) after the source drew, or None
+    fast: bool  # deterministic transitions, skip chains and rewards: use the three tables below
+    fast_next: np.ndarray | None = None  # int64 (S*A,): next state after skip chains
+    fast_reward: np.ndarray | None = None  # float64 (S*A,): reward minus time_penalty
+    fast_terminal: np.ndarray | None = None  # bool (S*A,)
+
+    @property
+    def width(self) -> int:
+        return int(self.targets.shape[1])
+
+    @property
+    def flat_targets(self) -> np.ndarray:
+        """targets as one array: outcome k of row r at r * width + k."""
+        return self.targets.reshape(-1)
+
+    @property
+    def boundaries(self) -> list[np.ndarray]:
+        """One 1-D array per outcome boundary (gathering rows of a 2-D array is much slower)."""
+        return [self.cumulative[:, k].copy() for k in range(self.width - 1)]
+
+
+def build_tables(
+    compiled: CompiledGraphTask, condition: Condition | None, use_noop: bool, time_penalty: float
+) -> GraphTables:
+    """The tables of `compiled` under `condition` (same override rules as GraphTaskEnv)."""
+    c = compiled
+    n, a_count = c.n_states, c.n_actions
+    a1 = a_count + int(use_noop)
+    outcomes: dict[tuple[int, int], list[tuple[int, float]]] = {}
+    for s in range(n):
+        for a in range(a_count):
+            if c.defined[s, a]:
+                k = int((c.targets[s, a] >= 0).sum())
+                outcomes[(s, a)] = list(zip(c.targets[s, a, :k].tolist(), c.probs[s, a, :k].tolist()))
+    outcome_reward = None
+    if condition is not None:
+        for (s, a), items in condition.overrides.items():
+            if not 0 <= s < n or not 0 <= a < a_count:
+                raise ValueError(f"condition {condition.name!r}: state {s}, action {a} is not in the task")
+            outcomes[(s, a)] = [(int(t), float(p)) for t, p in items]
+        for s, actions in condition.available.items():
+            for a in range(a_count):
+                if a not in actions:
+                    outcomes.pop((s, a), None)
+        outcome_reward = condition.reward
+    if use_noop:
+        for s in range(n):
+            outcomes[(s, a_count)] = [(s, 1.0)]
+    width = max(len(v) for v in outcomes.values()) if outcomes else 1
+    targets = np.repeat(np.arange(n, dtype=np.int64), a1)[:, None].repeat(width, axis=1)
+    cumulative = np.full((n * a1, width), PAD)
+    cumulative[:, 0] = 1.0 + 1e-12
+    undefined = np.ones(n * a1, dtype=bool)
+    for (s, a), items in outcomes.items():
+        row = s * a1 + a
+        undefined[row] = False
+        total = 0.0
+        cumulative[row] = PAD
+        for k, (t, p) in enumerate(sorted(items)):
+            total += p
+            targets[row, k] = t
+            cumulative[row, k] = total
+        cumulative[row, len(items) - 1] = 1.0 + 1e-12
+    deterministic = bool((cumulative[:, 1:] == PAD).all()) if width > 1 else True
+    terminal = c.terminal
+    pays = terminal if c.reward_on == "terminal" else np.ones(n, dtype=bool)
+    fixed_reward = np.zeros(n)
+    source_kind = np.zeros(n, dtype=np.int8)
+    overridden = np.zeros(n, dtype=bool)  # a stateful source draws, the condition's outcome is paid
+    kinds = {"probabilistic": PROBABILISTIC, "drifting": DRIFTING, "pseudorandom": PSEUDORANDOM}
+    for s, spec in enumerate(c.reward_specs):
+        if spec is None or not pays[s]:
+            continue
+        if outcome_reward is not None and terminal[s]:
+            fixed_reward[s] = outcome_reward
+            if spec.kind in ("drifting", "pseudorandom"):  # GraphTaskEnv still draws: the source's state moves on
+                source_kind[s] = kinds[spec.kind]
+                overridden[s] = True
+        elif spec.kind == "fixed":
+            fixed_reward[s] = c.reward_value[s]
+        else:
+            source_kind[s] = kinds[spec.kind]
+    next1 = targets[:, 0].copy()
+    skip_first = _skip_first(c)
+
+    def resolve(t: int) -> int:
+        """The end of t's skip chain, or -1 when it is random or cycles."""
+        for _ in range(n + 1):
+            if not c.skip[t] or terminal[t]:
+                return t
+            row = t * a1 + skip_first[t]
+            if cumulative[row, 0] < 1.0:
+                return -1
+            t = int(next1[row])
+        return -1
+
+    start = resolve(c.start)
+    tables = dict(
+        n_actions=a1, targets=targets, cumulative=cumulative, next1=next1, deterministic=deterministic,
+        undefined=undefined, any_undefined=bool(undefined.any()), fixed_reward=fixed_reward,
+        source_kind=source_kind, any_stochastic_source=bool(source_kind.any()), start=start,
+        overridden=overridden if overridden.any() else None,
+    )
+    resolved = np.array([resolve(t) for t in range(n)], dtype=np.int64)
+    fast = deterministic and not source_kind.any() and bool((resolved >= 0).all())
+    if not fast:
+        return GraphTables(**tables, fast=False)
+    fast_next = np.where(undefined, np.repeat(np.arange(n), a1), resolved[next1])
+    fast_reward = np.where(undefined, 0.0, fixed_reward[fast_next]) - time_penalty
+    return GraphTables(
+        **tables, fast=True, fast_next=fast_next, fast_reward=fast_reward, fast_terminal=terminal[fast_next].copy()
+    )
+
+
+def stack_tables(blocks: list[GraphTables], n_states: int) -> GraphTables:
+    """One table set for several conditions at once: condition k's state s becomes k * n_states + s.
+
+    Copies under different conditions then step through the same arrays (no loop over
+    conditions): each block's transitions stay inside the block.
+    """
+    if len(blocks) == 1:
+        return blocks[0]
+    width = max(b.width for b in blocks)
+    rows = n_states * blocks[0].n_actions
+
+    def padded(b: GraphTables, k: int) -> tuple[np.ndarray, np.ndarray]:
+        targets = np.empty((rows, width), dtype=np.int64)
+        targets[:] = b.targets[:, :1] + k * n_states
+        targets[:, : b.width] = b.targets + k * n_states
+        cumulative = np.full((rows, width), PAD)
+        cumulative[:, : b.width] = b.cumulative
+        return targets, cumulative
+
+    parts = [padded(b, k) for k, b in enumerate(blocks)]
+    targets = np.concatenate([p[0] for p in parts])
+    cumulative = np.concatenate([p[1] for p in parts])
+    fast = all(b.fast for b in blocks)
+    overridden = [b.overridden if b.overridden is not None else np.zeros(n_states, dtype=bool) for b in blocks]
+    source_kind = np.concatenate([b.source_kind for b in blocks])
+    undefined = np.concatenate([b.undefined for b in blocks])
+    return GraphTables(
+        n_actions=blocks[0].n_actions, targets=targets, cumulative=cumulative, next1=targets[:, 0].copy(),
+        deterministic=all(b.deterministic for b in blocks), undefined=undefined, any_undefined=bool(undefined.any()),
+        fixed_reward=np.concatenate([b.fixed_reward for b in blocks]), source_kind=source_kind,
+        any_stochastic_source=bool(source_kind.any()), start=-1,
+        overridden=np.concatenate(overridden) if any(b.overridden is not None for b in blocks) else None,
+        fast=fast,
+        fast_next=np.concatenate([b.fast_next + k * n_states for k, b in enumerate(blocks)]) if fast else None,
+        fast_reward=np.concatenate([b.fast_reward for b in blocks]) if fast else None,
+        fast_terminal=np.concatenate([b.fast_terminal for b in blocks]) if fast else None,
+    )
+
+
+def _skip_first(c: CompiledGraphTask) -> np.ndarray:
+    """The first defined action of each skip state (what a skip state advances with)."""
+    first = [int(np.flatnonzero(c.defined[s])[0]) if c.skip[s] else 0 for s in range(c.n_states)]
+    return np.array(first, dtype=np.int64)
+
+
+class GraphVectorEnv(BatchedVectorEnv):
+    """`num_envs` copies of one graph task; parameters as `GraphTaskEnv`, plus the autoreset mode."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        task: str | TaskGraph | CompiledGraphTask = "neuronav/graph/neighborhood",
+        store: GraphStore | str | None = None,
+        obs_type: str = "index",
+        time_penalty: float = 0.0,
+        stochasticity: float = 0.0,
+        use_noop: bool = False,
+        episode_length: int | None = 100,
+        condition: str | dict | None = None,
+        params: dict[str, Any] | None = None,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        max_episode_steps: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None:
+            raise ValueError("render_mode: the vector env does not render; render a single GraphTaskEnv instead")
+        if isinstance(task, CompiledGraphTask):
+            self.compiled = task
+        else:
+            self.compiled = compile_task(load_task_graph(task, store, **(params or {})))
+        c = self.compiled
+        self.obs_type = obs_type
+        self.time_penalty = check_time_penalty(time_penalty)
+        self.stochasticity = check_probability("stochasticity", stochasticity)
+        self.use_noop = bool(use_noop)
+        length = tighter_limit(check_episode_length(episode_length), max_episode_steps)
+        single_obs, self._table = build_observation(obs_type, c, store)
+        single_action = spaces.Discrete(c.n_actions + int(self.use_noop))
+        super().__init__(num_envs, single_obs, single_action, length, autoreset_mode)
+        self._has_skip = bool((c.skip & ~c.terminal).any())
+        self._tables_cache: dict[str | None, GraphTables] = {}
+        self._default_condition = condition
+        # per-copy conditions: copy i runs under self._conditions[self._block_of[i]]; its internal
+        # state is block * n_states + state (see stack_tables); one block when all copies share one
+        self._block_of = np.zeros(self.num_envs, dtype=np.int64)
+        self._set_conditions([condition])
+        self._init_sources()
+        self.state = np.full(self.num_envs, c.start, dtype=np.int64)
+        self._start_override: np.ndarray | int | None = None
+
+    # -- tables and conditions -----------------------------------------------------------------
+    def _tables_for(self, condition: str | dict | Condition | None) -> GraphTables:
+        c = self.compiled
+        named = isinstance(condition, (str, type(None)))  # names are cached; given dicts are built each time
+        if named and condition in self._tables_cache:
+            return self._tables_cache[condition]
+        key = condition
+        if isinstance(condition, str):
+            if condition not in c.conditions:
+                known = ", ".join(c.conditions) or "none"
+                raise ValueError(f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})")
+            condition = c.conditions[condition]
+        elif isinstance(condition, dict):
+            condition = parse_condition("(given)", condition, c.n_states)
+        tables = build_tables(c, condition, self.use_noop, self.time_penalty)
+        if named:
+            self._tables_cache[key] = tables
+        return tables
+
+    def _set_conditions(self, conditions: list) -> None:
+        """Tables for these conditions, stacked in this order (block k = conditions[k])."""
+        c = self.compiled
+        tables = stack_tables([self._tables_for(name) for name in conditions], c.n_states)
+        k = len(conditions)
+        self._conditions = list(conditions)
+        self.tables = tables
+        self._sampling = (tables.flat_targets, tables.boundaries)
+        self._terminal = np.tile(c.terminal, k)
+        self._skip_live = np.tile(c.skip & ~c.terminal, k)  # skip states that advance
+        self._skip_first = np.tile(_skip_first(c), k)
+
+    @property
+    def _multi(self) -> bool:
+        return len(self._conditions) > 1
+
+    def _real(self, states: np.ndarray) -> np.ndarray:
+        """Task state indices of internal states (which carry the copy's condition block)."""
+        return states % self.compiled.n_states if len(self._conditions) > 1 else states
+
+    @property
+    def conditions(self) -> list:
+        """The condition of each copy (None: the task's own edges)."""
+        return [self._conditions[k] for k in self._block_of.tolist()]
+
+    # -- per-copy reward sources ---------------------------------------------------------------
+    def _init_sources(self) -> None:
+        """Arrays of every stochastic source; drifting p and deck order/position are per copy."""
+        c, n_envs = self.compiled, self.num_envs
+        specs = c.reward_specs
+        prob = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "probabilistic"]
+        width = max((len(specs[s].values) for s in prob), default=1)
+        self._prob_values = np.zeros((c.n_states, width))
+        self._prob_cumulative = np.full((c.n_states, width), PAD)
+        for s in prob:
+            values, probs = specs[s].values, specs[s].probs
+            self._prob_values[s, : len(values)] = values
+            self._prob_values[s, len(values):] = values[-1]
+            cum = np.cumsum(probs)
+            cum[-1] = 1.0
+            self._prob_cumulative[s, : len(values)] = cum
+        drift = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "drifting"]
+        self._drift_index = np.full(c.n_states, -1, dtype=np.int64)
+        self._drift_index[drift] = np.arange(len(drift))
+        self._drift_high_value = np.array([specs[s].values[0] for s in drift])
+        self._drift_low_value = np.array([specs[s].values[1] for s in drift])
+        self._drift_low = np.array([specs[s].borders[0] for s in drift])
+        self._drift_high = np.array([specs[s].borders[1] for s in drift])
+        self._drift_sd = np.array([specs[s].sd for s in drift], dtype=float)
+        self.drift_p = np.tile((self._drift_low + self._drift_high) / 2, (n_envs, 1))
+        decks = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "pseudorandom"]
+        self._deck_index = np.full(c.n_states, -1, dtype=np.int64)
+        self._deck_index[decks] = np.arange(len(decks))
+        size = max((len(specs[s].values) for s in decks), default=1)
+        self._deck_size = np.array([len(specs[s].values) for s in decks], dtype=np.int64)
+        self._deck_values = np.zeros((len(decks), size))
+        for q, s in enumerate(decks):
+            self._deck_values[q, : len(specs[s].values)] = specs[s].values
+        self.deck_order = np.tile(np.arange(size, dtype=np.int64), (n_envs, len(decks), 1))
+        self.deck_position = np.zeros((n_envs, len(decks)), dtype=np.int64)
+
+    def _new_session(self, copies: np.ndarray | None) -> None:
+        """A seeded reset: drifting probabilities start uniformly in their borders, decks are shuffled."""
+        copies = np.arange(self.num_envs) if copies is None else copies
+        rng = self.np_random
+        n_drift = self._drift_low.shape[0]
+        if n_drift:
+            u = rng.random((copies.size, n_drift))
+            self.drift_p[copies] = self._drift_low + (self._drift_high - self._drift_low) * u
+        n_decks = self._deck_size.shape[0]
+        if n_decks:
+            self._shuffle(np.repeat(copies, n_decks), np.tile(np.arange(n_decks), copies.size))
+
+    def _shuffle(self, copies: np.ndarray, decks: np.ndarray) -> None:
+        """New random order for each (copy, deck) pair: argsort of uniform keys, padding last."""
+        size = self.deck_order.shape[2]
+        keys = self.np_random.random((copies.size, size))
+        keys[np.arange(size) >= self._deck_size[decks][:, None]] = PAD
+        self.deck_order[copies, decks] = np.argsort(keys, axis=1)
+        self.deck_position[copies, decks] = 0
+
+    def _draw(self, copies: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """Rewards of the stochastic sources at `states` for `copies` (each copy once)."""
+        rng = self.np_random
+        kind = self.tables.source_kind[states]
+        states = self._real(states)
+        out = np.empty(copies.size)
+        m = kind == PROBABILISTIC
+        if m.any():
+            st = states[m]
+            u = rng.random(st.size)
+            width = self._prob_values.shape[1]
+            flat = st * width
+            for k in range(width - 1):  # the last value takes every u past the other boundaries
+                flat += u >= self._prob_cumulative[:, k].take(st)
+            out[m] = self._prob_values.reshape(-1).take(flat)
+        m = kind == DRIFTING
+        if m.any():
+            cp, d = copies[m], self._drift_index[states[m]]
+            p = self.drift_p[cp, d]
+            u = rng.random(cp.size)
+            out[m] = np.where(u < p, self._drift_high_value[d], self._drift_low_value[d])
+            p = p + self._drift_sd[d] * rng.standard_normal(cp.size)
+            self.drift_p[cp, d] = _reflect(p, self._drift_low[d], self._drift_high[d])
+        m = kind == PSEUDORANDOM
+        if m.any():
+            cp, q = copies[m], self._deck_index[states[m]]
+            pos = self.deck_position[cp, q]
+            n_decks, size = self.deck_order.shape[1:]
+            card = self.deck_order.reshape(-1).take((cp * n_decks + q) * size + pos)
+            out[m] = self._deck_values.reshape(-1).take(q * size + card)
+            pos += 1
+            self.deck_position[cp, q] = pos
+            empty = pos >= self._deck_size[q]
+            if empty.any():
+                self._shuffle(cp[empty], q[empty])
+        return out
+
+    # -- dynamics -------------------------------------------------------------------------------
+    def _sample(self, rows: np.ndarray) -> np.ndarray:
+        """One outcome per row from the cumulative probabilities, one uniform per copy."""
+        targets, boundaries = self._sampling
+        u = self.np_random.random(rows.size)
+        flat = rows * len(boundaries) + rows
+        for boundary in boundaries:  # outcome k: the number of boundaries u is past
+            flat += u >= boundary.take(rows)
+        return targets.take(flat)
+
+    def _advance(self, t: np.ndarray) -> np.ndarray:
+        """Follow skip states with their first action (vectorised over copies; loops over chain depth)."""
+        T = self.tables
+        for _ in range(self.compiled.n_states + 1):
+            live = self._skip_live[t]
+            if not live.any():
+                return t
+            sel = np.flatnonzero(live)
+            s = t[sel]
+            rows = s * T.n_actions + self._skip_first[s]
+            t[sel] = T.next1[rows] if T.deterministic else self._sample(rows)
+        raise RuntimeError(f"task {self.compiled.task_id!r}: skip states form a cycle")
+
+    def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        T = self.tables
+        if self.stochasticity:
+            rng = self.np_random
+            replace = rng.random(self.num_envs) < self.stochasticity
+            actions = np.where(replace, rng.integers(0, T.n_actions, self.num_envs), actions)
+        rows = self.state * T.n_actions + actions
+        if T.fast:
+            t = self.state = T.fast_next.take(rows)
+            return T.fast_reward.take(rows), T.fast_terminal.take(rows)
+        t = T.next1[rows] if T.deterministic else self._sample(rows)
+        if self._has_skip:
+            t = self._advance(t)
+        reward = T.fixed_reward[t]
+        undefined = None
+        if T.any_undefined:
+            undefined = T.undefined[rows]
+            reward[undefined] = 0.0
+        if T.any_stochastic_source:
+            draw = T.source_kind[t] != NO_SOURCE
+            if undefined is not None:
+                draw &= ~undefined
+            if active is not None:
+                draw &= active
+            if draw.any():
+                sel = np.flatnonzero(draw)
+                drawn = self._draw(sel, t[sel])
+                if T.overridden is not None:
+                    drawn = np.where(T.overridden[t[sel]], T.fixed_reward[t[sel]], drawn)
+                reward[sel] = drawn
+        if self.time_penalty:
+            reward -= self.time_penalty
+        self.state = t
+        return reward, self._terminal[t]
+
+    def _reset_copies(self, copies: np.ndarray | None) -> None:
+        n = self.compiled.n_states
+        start = self._start_override
+        if start is None:
+            start = self.tables.start if self.tables.start >= 0 else self.compiled.start
+        elif isinstance(start, np.ndarray) and copies is not None:
+            start = start[copies]
+        blocks = self._block_of if copies is None else self._block_of[copies]
+        values = np.empty(self.num_envs if copies is None else copies.size, dtype=np.int64)
+        values[:] = start
+        if self._multi:
+            values += blocks * n
+        if self._has_skip and (self.tables.start < 0 or self._start_override is not None):
+            values = self._advance(values)
+        if copies is None:
+            self.state = values
+        else:
+            self.state[copies] = values
+
+    def _reset_options(self, options: dict[str, Any], copies: np.ndarray | None) -> None:
+        unknown = sorted(set(options) - {"condition", "start"})
+        if unknown:
+            raise ValueError(
+                f"reset options: unknown key(s) {', '.join(unknown)}; use 'condition', 'start' and 'reset_mask'"
+            )
+        condition = options.get("condition", self._default_condition)
+        per_copy = isinstance(condition, (list, tuple, np.ndarray))
+        if copies is None and not per_copy:  # the whole batch under one condition (the default without options)
+            if self._multi or self._conditions[0] != condition or isinstance(condition, dict):
+                self._set_conditions([condition])
+            self._block_of[:] = 0
+        elif "condition" in options:
+            names = list(condition) if per_copy else [condition] * self.num_envs
+            if len(names) != self.num_envs:
+                raise ValueError(
+                    f"reset options: 'condition' needs one condition per copy ({self.num_envs}), got {len(names)}"
+                )
+            chosen = names if copies is None else [names[i] for i in copies.tolist()]
+            if any(not isinstance(name, (str, type(None))) for name in chosen):
+                raise ValueError("reset options: per-copy conditions are condition names (or None for the task's edges)")
+            known = [] if copies is None else list(self._conditions)
+            for name in chosen:
+                if name not in known:
+                    self._tables_for(name)  # a clear error for an unknown name, before anything changes
+                    known.append(name)
+            if known != self._conditions:  # new blocks are appended: states of the other copies stay valid
+                self._set_conditions(known)
+            index = {name: k for k, name in enumerate(known)}
+            blocks = np.array([index[name] for name in chosen], dtype=np.int64)
+            if copies is None:
+                self._block_of[:] = blocks
+            else:
+                self._block_of[copies] = blocks
+        self._start_override = None
+        if "start" in options:
+            n = self.compiled.n_states
+            start = np.asarray(options["start"])
+            valid = start.dtype.kind in "iu" and start.shape in ((), (self.num_envs,))
+            if not valid or start.min() < 0 or start.max() >= n:
+                raise ValueError(
+                    f"reset options: 'start' must be a state index in 0..{n - 1} or one per copy, "
+                    f"got {options['start']!r}"
+                )
+            self._start_override = int(start) if start.shape == () else start.astype(np.int64)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        try:
+            return super().reset(seed=seed, options=options)
+        finally:
+            self._start_override = None  # autoresets start at the task's start again
+
+    def _observe(self) -> np.ndarray:
+        table = self._table
+        states = self._real(self.state)
+        if table is None:
+            return states.copy() if states is self.state else states
+        return table[states]
+
+    def _info(self) -> dict[str, Any]:
+        states = self._real(self.state)
+        return {"state": states.copy() if states is self.state else states}
+
+    def action_masks(self) -> np.ndarray:
+        """bool (N, n_actions): the actions each copy's state offers (what `available_actions` lists)."""
+        T = self.tables
+        return ~T.undefined.reshape(-1, T.n_actions)[self.state]
+
+
+def _reflect(p: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Reflect p into [low, high] (as DriftingSource's loop does), in closed form."""
+    width = high - low
+    period = np.where(width > 0, 2 * width, 1.0)
+    x = np.mod(p - low, period)
+    x = np.where(x > width, period - x, x)
+    return np.where(width > 0, low + x, low)
+
+
+def make_graph_vector_env(num_envs: int = 1, **kwargs: Any) -> GraphVectorEnv:
+    """`vector_entry_point` of the graph ids (gymnasium passes num_envs and the spec's kwargs)."""
+    return GraphVectorEnv(num_envs=num_envs, **kwargs)

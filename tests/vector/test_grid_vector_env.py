@@ -1,0 +1,147 @@
+"""GridVectorEnv against GridEnv: exact per copy without action noise, in distribution with it."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import gym_bridge  # noqa: F401  registers the grid ids
+from gym_bridge.grid_env import GridEnv
+from gym_bridge.vector.grid_vector_env import GridVectorEnv
+
+OBJECTS = {  # keys, a door, warps and rewards with their own terminate flags, all near the start
+    "rewards": {(9, 9): 1.0, (8, 6): [0.5, True, False], (5, 1): [-1.0, True, True]},
+    "keys": [(9, 7), (7, 9), (6, 6)],
+    "doors": {(8, 8): "h", (4, 4): "v"},
+    "warps": {(9, 5): (1, 1), (2, 2): (8, 4)},
+}
+CASES = [
+    ("four_rooms", {}),
+    ("four_rooms_split", {"obs_type": "onehot", "time_penalty": 0.1, "episode_length": 40}),
+    ("two_rooms", {"orientation": "variable", "use_noop": True, "obs_type": "twohot"}),
+    ("two_step", {"terminate_on_reward": False, "manual_collect": True, "episode_length": 30}),
+    ("empty", {"objects": OBJECTS, "agent_start": (9, 8), "episode_length": 60}),
+    ("empty", {"objects": OBJECTS, "agent_start": (7, 7), "orientation": "variable", "obs_type": "geometric"}),
+]
+
+
+def copy_row(obs, r, term, trunc, info, i: int) -> tuple:
+    """Copy i's part of a batch step, in the form the single-env streams use."""
+    return (np.asarray(obs[i]).tolist(), float(r[i]), bool(term[i]), bool(trunc[i]), int(info["state"][i]))
+
+
+def state_of(env: GridEnv) -> int:
+    return env.state
+
+
+def single_stream(env: GridEnv, actions: np.ndarray) -> list[tuple]:
+    env.reset(seed=0)
+    out, ended = [], False
+    for a in actions:
+        if ended:
+            obs, _ = env.reset()
+            out.append((np.asarray(obs).tolist(), 0.0, False, False, env.state))
+            ended = False
+            continue
+        obs, r, term, trunc, _ = env.step(int(a))
+        out.append((np.asarray(obs).tolist(), float(r), bool(term), bool(trunc), env.state))
+        ended = term or trunc
+    return out
+
+
+@pytest.mark.parametrize("template, kwargs", CASES)
+def test_every_copy_equals_the_single_env(template, kwargs):
+    venv = GridVectorEnv(8, template, "small", **kwargs)
+    actions = np.random.default_rng(2).integers(0, venv.n_actions, (400, 8))
+    venv.reset(seed=0)
+    got: list[list[tuple]] = [[] for _ in range(8)]
+    picked_keys = opened = 0
+    for row in actions:
+        obs, r, term, trunc, info = venv.step(row)
+        picked_keys = max(picked_keys, int(venv.keys_held.max()))
+        opened = max(opened, int((~venv.doors_closed).sum()))
+        for i in range(8):
+            got[i].append(copy_row(obs, r, term, trunc, info, i))
+    for i in range(8):
+        assert got[i] == single_stream(GridEnv(template, "small", **kwargs), actions[:, i]), f"copy {i}"
+    if "objects" in kwargs:
+        assert picked_keys > 0 and opened > 0  # the object path was exercised
+
+
+def test_action_noise_and_random_start_match_the_single_env_in_distribution():
+    kwargs = dict(stochasticity=0.3, random_start=True, episode_length=20)
+    rng = np.random.default_rng(0)
+    single = GridEnv("four_rooms", "small", **kwargs)
+    single.reset(seed=0)
+    moves, starts = defaultdict(Counter), Counter()
+    s = single.state
+    starts[s] += 1
+    for a in rng.integers(0, 4, 60_000).tolist():
+        _, _, term, trunc, info = single.step(a)
+        moves[(s, a)][info["state"]] += 1
+        if term or trunc:
+            s = single.reset()[1]["state"]
+            starts[s] += 1
+        else:
+            s = info["state"]
+    venv = GridVectorEnv(600, "four_rooms", "small", autoreset_mode="SameStep", **kwargs)
+    _, info = venv.reset(seed=0)
+    vmoves, vstarts = defaultdict(Counter), Counter(info["state"].tolist())
+    s = info["state"]
+    for _ in range(100):
+        a = rng.integers(0, 4, 600)
+        _, _, term, trunc, info = venv.step(a)
+        done = term | trunc
+        arrived = np.where(done, info["final_info"]["state"], info["state"]) if "final_info" in info else info["state"]
+        for key in zip(s.tolist(), a.tolist(), arrived.tolist()):
+            vmoves[key[:2]][key[2]] += 1
+        vstarts.update(info["state"][done].tolist())
+        s = info["state"]
+    common = [k for k in moves if sum(moves[k].values()) > 150 and sum(vmoves[k].values()) > 150]
+    assert len(common) > 30
+    for key in common:
+        n1, n2 = sum(moves[key].values()), sum(vmoves[key].values())
+        for target in set(moves[key]) | set(vmoves[key]):
+            p1, p2 = moves[key][target] / n1, vmoves[key][target] / n2
+            p = (moves[key][target] + vmoves[key][target]) / (n1 + n2)
+            assert abs(p1 - p2) <= 5 * np.sqrt(p * (1 - p) * (1 / n1 + 1 / n2)) + 1e-9, (key, target, p1, p2)
+    free = len(single._free)
+    assert len(vstarts) == free and len(starts) > free * 0.9  # random starts cover the free cells
+    counts = np.array(list(vstarts.values()))
+    assert counts.min() > 0.4 * counts.mean()
+
+
+def test_make_vec_for_grid_ids_and_unsupported_observations():
+    venv = gym.make_vec(
+        "graphtasks/GridFourRooms-v0", num_envs=3, vectorization_mode="vector_entry_point", obs_type="onehot"
+    )
+    single = gym.make("graphtasks/GridFourRooms-v0", obs_type="onehot").unwrapped
+    assert isinstance(venv.unwrapped, GridVectorEnv)
+    assert venv.single_observation_space == single.observation_space
+    obs, _ = venv.reset(seed=0)
+    assert venv.observation_space.contains(obs)
+    for _ in range(20):
+        obs, reward, term, trunc, _ = venv.step(venv.action_space.sample())
+        assert venv.observation_space.contains(obs) and reward.dtype == np.float64
+    with pytest.raises(ValueError, match="supports index, onehot"):
+        GridVectorEnv(2, obs_type="visual")
+    with pytest.raises(ValueError, match="'objects' is fixed per vector env"):
+        venv.reset(options={"objects": {}})
+    obs, info = venv.reset(options={"agent_pos": (1, 1)})
+    assert info["state"].tolist() == [1 * 11 + 1] * 3
+
+
+def test_a_door_uses_up_the_key_in_every_copy():
+    objects = {"rewards": {(1, 1): 1.0}, "keys": [(9, 7)], "doors": {(8, 7): "h", (8, 6): "h"}}
+    venv = GridVectorEnv(3, "empty", "small", objects=objects, agent_start=(9, 8))
+    single = GridEnv("empty", "small", objects=objects, agent_start=(9, 8))
+    venv.reset(seed=0)
+    single.reset(seed=0)
+    for action, cell, keys in [(3, (9, 7), 1), (0, (8, 7), 0), (2, (9, 7), 0), (3, (9, 6), 0), (0, (9, 6), 0)]:
+        _, _, _, _, info = venv.step(np.full(3, action))
+        single.step(action)
+        assert single.agent_pos == cell and single.keys_held == keys
+        assert info["state"].tolist() == [cell[0] * 11 + cell[1]] * 3 and venv.keys_held.tolist() == [keys] * 3

@@ -1,0 +1,44 @@
+"""The benchmark suite runs end to end (tiny budgets: this checks the script, never the speed)."""
+
+from __future__ import annotations
+
+import json
+
+from graphtasks.cli import main
+
+
+def test_graphtasks_bench_writes_one_row_per_case_with_every_size(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    args = ["bench", "--families", "graph,poge", "--sizes", "1,3", "--budget", "0.01", "--repeats", "1"]
+    args += ["--output", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    payload = json.loads(out.read_text())
+    rows = payload["rows"]
+    assert {r["family"] for r in rows} == {"graph", "poge"}
+    assert "neuronav/graph/neighborhood index" in printed and "x ref" in printed
+    for row in rows:
+        assert "error" not in row, row
+        assert row["single"] > 0 and set(row["vector"]) == {"1", "3"} and row["compile_ms"] > 0
+        assert row["peak_mib_single"] > 0 and row["peak_mib_vector_n"] == 3
+    assert payload["sizes"] == [1, 3] and payload["max_rss_mib"] > 0
+
+
+def test_bench_rejects_unknown_families_and_sizes(capsys):
+    assert main(["bench", "--families", "graph,chess", "--output", ""]) == 1
+    assert "unknown chess" in capsys.readouterr().err
+    assert main(["bench", "--sizes", "0", "--output", ""]) == 1
+    assert "--sizes" in capsys.readouterr().err
+
+
+def test_a_family_not_installed_is_a_note_not_a_failure(monkeypatch):
+    import importlib
+
+    from benchmarks import run_all
+
+    def missing_family(suite):  # what a family whose module is absent does: a real failed import
+        importlib.import_module("gym_bridge.no_such_family_env")
+
+    monkeypatch.setitem(run_all.FAMILIES, "absent", missing_family)
+    payload = run_all.run(["absent"], (1,), 0.01, 1, False, None, log=lambda *_: None)
+    assert payload["rows"] == [] and payload["notes"][0].startswith("absent: not installed")
