@@ -91,6 +91,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
+TORN_READ_RETRIES = 5
+
+
+class _TornRead(Exception):
+    """A read saw an edge to a node of the task written after the nodes were read."""
+
+
 def _shared_props(declared: tuple[Property, ...], owner: str, row: dict[str, Any]) -> dict[str, Any]:
     """A merge row checked against the schema, JSON as text, without nulls (SET += would erase)."""
     checked = validate_properties(f"{owner} {row.get('uid') or row.get('key')!r}", declared, row)
@@ -534,6 +541,8 @@ class Neo4jStore(GraphStore):
                     for s, t, edge in tx.run(query, id=task_id).values():
                         source = TASK_LOCAL_ID if s == task_id else s[len(prefix) :]
                         target = TASK_LOCAL_ID if t == task_id else str(t)[len(prefix) :]
+                        if target not in graph.graph and str(t).startswith(prefix):
+                            raise _TornRead(task_id)  # written while we read: read again
                         if target not in graph.graph or not str(t).startswith(prefix) and t != task_id:
                             raise SchemaError(
                                 f"task {task_id!r} in {self.location!r}: {rel_name} edge from {source or '(task)'!r} "
@@ -542,7 +551,16 @@ class Neo4jStore(GraphStore):
                         graph.add_edge(source, target, rel_name, **self._props(rel.properties, edge))
             return graph
 
-        graph = self._read(work)
+        for _ in range(TORN_READ_RETRIES):
+            try:
+                graph = self._read(work)
+                break
+            except _TornRead:
+                continue  # some servers (ArcadeDB) give no snapshot across a read's statements
+        else:
+            raise GraphStoreError(
+                f"task {task_id!r} in {self.location!r} kept changing while being read ({TORN_READ_RETRIES} tries)"
+            )
         if graph is None:
             raise TaskNotFound(task_id, self.location)
         return graph
