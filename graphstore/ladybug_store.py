@@ -15,9 +15,9 @@ from typing import Any, Iterable
 import ladybug
 
 from .cypher_text import check_read_only, quote_reserved_properties
-from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
-from .schema import KINDS, SCHEMA, NodeType, Property, Schema, validate_properties
-from .store import MEMORY, GraphStore, QueryResult, TaskSummary
+from .errors import ConflictError, GraphStoreError, QueryError, StoreLocationError, TaskNotFound
+from .schema import KINDS, SCHEMA, NodeType, Property, Schema
+from .store import MEMORY, GraphStore, QueryResult, TaskSummary, check_shared_request
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 
@@ -198,20 +198,14 @@ class LadybugStore(GraphStore):
         nodes: list[tuple[str, list[dict[str, Any]]]],
         edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
     ) -> tuple[int, int]:
-        node_batches = []
-        for label, rows in nodes:
-            node_type = self.schema.node_type(label)
-            if not node_type.shared:
-                raise SchemaError(f"merge_shared: {label!r} is not a shared node type; tasks are written with put()")
-            node_batches.append((node_type, [self._shared_row(node_type.properties, label, r, ()) for r in rows]))
-        edge_batches = []
-        for rel_name, a, b, rows in edges:
-            rel = self.schema.rel_type(rel_name)
-            if (a, b) not in rel.endpoints:
-                raise SchemaError(f"merge_shared: {rel_name} does not connect {a} to {b}")
-            if rel.property("key") is None:
-                raise SchemaError(f"merge_shared: {rel_name} has no 'key' property to merge on")
-            edge_batches.append((rel, a, b, [self._shared_row(rel.properties, rel_name, r, ("s", "t")) for r in rows]))
+        checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)
+        node_batches = [
+            (t, [{p.name: _to_store(p, r.get(p.name)) for p in t.properties} for r in rows]) for t, rows in checked_nodes
+        ]
+        edge_batches = [
+            (rel, a, b, [{**{p.name: _to_store(p, r.get(p.name)) for p in rel.properties}, "s": r["s"], "t": r["t"]} for r in rows])
+            for rel, a, b, rows in checked_edges
+        ]
         created_nodes = created_edges = 0
         with self._lock:
             self._raw("BEGIN TRANSACTION")
@@ -262,18 +256,6 @@ class LadybugStore(GraphStore):
                 self._rollback()
                 raise GraphStoreError(f"merging shared knowledge into {self.location!r} failed, nothing written: {exc}") from exc
         return created_nodes, created_edges
-
-    @staticmethod
-    def _shared_row(declared: tuple[Property, ...], owner: str, row: dict[str, Any], ends: tuple[str, ...]) -> dict[str, Any]:
-        """Validate one merge row against the schema; JSON properties travel as text."""
-        for end in ends:
-            if not isinstance(row.get(end), str):
-                raise SchemaError(f"{owner}: edge row needs endpoint uid {end!r} as a string, got {row.get(end)!r}")
-        props = {k: v for k, v in row.items() if k not in ends}
-        checked = validate_properties(f"{owner} {row.get('uid') or row.get('key')!r}", declared, props)
-        out = {p.name: _to_store(p, checked.get(p.name)) for p in declared}
-        out.update({end: row[end] for end in ends})
-        return out
 
     def _create_nodes(self, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
         sets, slim = _assignments(node_type.properties, rows)

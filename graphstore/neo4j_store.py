@@ -28,8 +28,8 @@ from neo4j import exceptions as neo4j_errors
 
 from .cypher_text import check_read_only
 from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
-from .schema import SCHEMA, NodeType, Property, Schema, validate_properties
-from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary
+from .schema import SCHEMA, Property, Schema
+from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, check_shared_request
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 USER_ENV_VAR = "GRAPHTASKS_NEO4J_USER"
@@ -98,10 +98,9 @@ class _TornRead(Exception):
     """A read saw an edge to a node of the task written after the nodes were read."""
 
 
-def _shared_props(declared: tuple[Property, ...], owner: str, row: dict[str, Any]) -> dict[str, Any]:
-    """A merge row checked against the schema, JSON as text, without nulls (SET += would erase)."""
-    checked = validate_properties(f"{owner} {row.get('uid') or row.get('key')!r}", declared, row)
-    return {p.name: _to_store(p, checked[p.name]) for p in declared if checked.get(p.name) is not None}
+def _without_nulls(declared: tuple[Property, ...], row: dict[str, Any]) -> dict[str, Any]:
+    """A checked row as the server stores it: JSON as text, no nulls (SET += would erase)."""
+    return {p.name: _to_store(p, row[p.name]) for p in declared if row.get(p.name) is not None}
 
 
 def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
@@ -426,27 +425,12 @@ class Neo4jStore(GraphStore):
         edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
     ) -> tuple[int, int]:
         """Create or update shared knowledge (see GraphStore.merge_shared) in one transaction."""
-        node_batches = []
-        for label, rows in nodes:
-            node_type = self.schema.node_type(label)
-            if not node_type.shared:
-                raise SchemaError(f"merge_shared: {label!r} is not a shared node type; tasks are written with put()")
-            node_batches.append((node_type, [_shared_props(node_type.properties, label, r) for r in rows]))
+        checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)
+        node_batches = [(t, [_without_nulls(t.properties, r) for r in rows]) for t, rows in checked_nodes]
         edge_batches = []
-        for rel_name, a, b, rows in edges:
-            rel = self.schema.rel_type(rel_name)
-            if (a, b) not in rel.endpoints:
-                raise SchemaError(f"merge_shared: {rel_name} does not connect {a} to {b}")
-            if rel.property("key") is None:
-                raise SchemaError(f"merge_shared: {rel_name} has no 'key' property to merge on")
-            checked = []
-            for r in rows:
-                for end in ("s", "t"):
-                    if not isinstance(r.get(end), str):
-                        raise SchemaError(f"{rel_name}: edge row needs endpoint uid {end!r} as a string, got {r.get(end)!r}")
-                props = _shared_props(rel.properties, rel_name, {k: v for k, v in r.items() if k not in ("s", "t")})
-                checked.append({"s": r["s"], "t": r["t"], "key": props["key"], "p": props})
-            edge_batches.append((rel_name, a, b, checked))
+        for rel, a, b, rows in checked_edges:
+            encoded = [{"s": r["s"], "t": r["t"], "key": r["key"], "p": _without_nulls(rel.properties, r)} for r in rows]
+            edge_batches.append((rel.name, a, b, encoded))
 
         def work(tx: neo4j.ManagedTransaction) -> tuple[int, int]:
             created_nodes = created_edges = 0

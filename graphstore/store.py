@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .errors import SchemaError
+from .schema import NodeType, RelType, Schema, validate_properties
 from .taskgraph import TaskGraph
 
 STORE_ENV_VAR = "GRAPHTASKS_STORE"
@@ -129,6 +131,42 @@ class GraphStore(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def check_shared_request(
+    schema: Schema,
+    nodes: list[tuple[str, list[dict[str, Any]]]],
+    edges: list[tuple[str, str, str, list[dict[str, Any]]]],
+) -> tuple[list[tuple[NodeType, list[dict[str, Any]]]], list[tuple[RelType, str, str, list[dict[str, Any]]]]]:
+    """Validate a `merge_shared` request against the schema, the first step of every backend.
+
+    Returns (node type, checked rows) and (relationship, from, to, checked rows); an edge row
+    keeps its endpoint uids `s` and `t`. Values stay Python values: each store encodes them.
+    """
+    node_batches = []
+    for label, rows in nodes:
+        node_type = schema.node_type(label)
+        if not node_type.shared:
+            raise SchemaError(f"merge_shared: {label!r} is not a shared node type; tasks are written with put()")
+        node_batches.append(
+            (node_type, [validate_properties(f"{label} {r.get('uid')!r}", node_type.properties, r) for r in rows])
+        )
+    edge_batches = []
+    for rel_name, a, b, rows in edges:
+        rel = schema.rel_type(rel_name)
+        if (a, b) not in rel.endpoints:
+            raise SchemaError(f"merge_shared: {rel_name} does not connect {a} to {b}")
+        if rel.property("key") is None:
+            raise SchemaError(f"merge_shared: {rel_name} has no 'key' property to merge on")
+        checked = []
+        for r in rows:
+            for end in ("s", "t"):
+                if not isinstance(r.get(end), str):
+                    raise SchemaError(f"{rel_name}: edge row needs endpoint uid {end!r} as a string, got {r.get(end)!r}")
+            props = {k: v for k, v in r.items() if k not in ("s", "t")}
+            checked.append({**validate_properties(f"{rel_name} {r.get('key')!r}", rel.properties, props), "s": r["s"], "t": r["t"]})
+        edge_batches.append((rel, a, b, checked))
+    return node_batches, edge_batches
 
 
 def open_store(location: str | Path | None = None, **options: Any) -> GraphStore:

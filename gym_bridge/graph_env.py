@@ -88,7 +88,7 @@ class GraphTaskEnv(gym.Env):
         self.episode_length = check_episode_length(episode_length)
         self.default_condition = condition
         c = self.compiled
-        n, a_count = c.n_states, c.n_actions
+        a_count = c.n_actions
         self.noop_action = a_count if self.use_noop else None
         self.action_space = spaces.Discrete(a_count + int(self.use_noop))
         self.observation_space, self._table = build_observation(obs_type, c, store)

@@ -11,7 +11,6 @@ twice. Run `python -m ingest.conceptnet_api --help` or `graphtasks ingest api --
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
 from dataclasses import dataclass, field
