@@ -48,7 +48,6 @@ def test_snapshot_has_the_740_reference_edges_with_concepts_not_senses():
     assert all(v["weight"] > 0 for v in a.values())
 
 
-@pytest.mark.skipif(not REFERENCE.exists(), reason="reference data not on this machine")
 def test_bundled_snapshot_is_the_normalised_reference():
     built = build_snapshot(json.loads(REFERENCE.read_text()))
     shipped = json.loads(snapshot_path().read_text())
