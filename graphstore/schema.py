@@ -177,17 +177,6 @@ class Schema:
         except KeyError:
             raise SchemaError(f"unknown relationship type {name!r}; known: {', '.join(sorted(self.rels))}") from None
 
-    def fingerprint(self) -> str:
-        """A stable text of the whole schema, for stores that record which schema they hold."""
-        payload = {
-            "nodes": {k: [(p.name, p.kind) for p in v.properties] for k, v in sorted(self.nodes.items())},
-            "rels": {
-                k: {"endpoints": list(v.endpoints), "props": [(p.name, p.kind) for p in v.properties]}
-                for k, v in sorted(self.rels.items())
-            },
-        }
-        return json.dumps(payload, sort_keys=True)
-
 
 def check_value(kind: str, value: Any) -> Any:
     """Return `value` normalised to `kind`, or raise TypeError saying what was expected."""

@@ -192,11 +192,6 @@ class GraphTaskEnv(gym.Env):
             raise ValueError(f"reset options: 'start' must be a state index in 0..{n - 1}, got {start!r}")
         return self._advance(int(start))
 
-    @property
-    def _start_state(self) -> int:
-        start = self.compiled.start
-        return self._advance(start) if self._skip[start] else start
-
     def step(self, action):
         # one function, local look-ups only: this is the per-step cost of every graph task
         s = self._state
