@@ -71,14 +71,27 @@ class GridPainter:
         edges = cell_edges(cells, res)
         for i in range(cells):
             for j in range(cells):
-                r, c = r0 + i, c0 + j
-                x0, y0, x1, y1 = edges[j], edges[i], edges[j + 1] - 1, edges[i + 1] - 1
-                if not (0 <= r < self.n and 0 <= c < self.n) or self.wall[r, c]:
-                    d.rectangle((x0, y0, x1, y1), fill=WALL, outline=WALL_BORDER)
-                    continue
-                d.rectangle((x0, y0, x1, y1), fill=self.markers.get((r, c), BACKGROUND), outline=GRID_LINE)
-                self._draw_objects(d, (r, c), x0, y0, x1, y1, objects)
+                self._draw_cell(d, (r0 + i, c0 + j), edges[j], edges[i], edges[j + 1] - 1, edges[i + 1] - 1, objects)
         return np.asarray(img, dtype=np.uint8).copy()
+
+    def cell_block(self, cell: Cell, i: int, j: int, cells: int, res: int, objects: "ObjectView") -> np.ndarray:
+        """The pixels `cell` gets at position (i, j) of a `cells`-wide region drawn at `res`.
+
+        A cell draws only inside its own rectangle, so this block equals the same block of
+        `draw_region`; the vector env pastes such blocks where one copy's objects differ.
+        """
+        img = Image.new("RGB", (res, res), BACKGROUND)
+        edges = cell_edges(cells, res)
+        self._draw_cell(ImageDraw.Draw(img), cell, edges[j], edges[i], edges[j + 1] - 1, edges[i + 1] - 1, objects)
+        return np.asarray(img, dtype=np.uint8)[edges[i] : edges[i + 1], edges[j] : edges[j + 1]].copy()
+
+    def _draw_cell(self, d: ImageDraw.ImageDraw, cell: Cell, x0: int, y0: int, x1: int, y1: int, objects: "ObjectView"):
+        r, c = cell
+        if not (0 <= r < self.n and 0 <= c < self.n) or self.wall[r, c]:
+            d.rectangle((x0, y0, x1, y1), fill=WALL, outline=WALL_BORDER)
+            return
+        d.rectangle((x0, y0, x1, y1), fill=self.markers.get(cell, BACKGROUND), outline=GRID_LINE)
+        self._draw_objects(d, cell, x0, y0, x1, y1, objects)
 
     def _draw_objects(self, d: ImageDraw.ImageDraw, cell: Cell, x0: int, y0: int, x1: int, y1: int, objects: "ObjectView"):
         w, h = x1 - x0, y1 - y0

@@ -8,9 +8,10 @@ and removed, `terminate_on_reward` / per-reward terminate flags, `manual_collect
 warps, truncation after `episode_length` steps).
 
 A step is a few table look-ups for every copy; only copies that reach a cell holding an
-object take the (vectorised) object path. Observations: the types whose observation is a
-fixed row per state (index, onehot, twohot, geometric, images); the others depend on each
-copy's objects (boundary, pictures, symbolic) and are single-env only for now.
+object take the (vectorised) object path. Observations: every grid type. Those that are a
+fixed row per state (index, onehot, twohot, geometric, images, registered ones) are one
+gather from the single env's table; those that depend on each copy's objects (boundary,
+symbolic*, visual, window*, ascii) come from `grid_observations`.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from gymnasium.vector import AutoresetMode
 from graphstore import GraphStore, TaskGraph
 
 from ..grid_compile import CompiledGrid
-from ..grid_env import GridEnv
+from ..grid_env import OBS_TYPES, GridEnv  # noqa: F401  (OBS_TYPES: every type runs vectorised)
 from .base import BatchedVectorEnv, tighter_limit
-
-OBS_TYPES = ("index", "onehot", "twohot", "geometric", "images")
+from .grid_observations import PICTURE_TYPES, ObjectCells, batch_observer
 
 
 class GridVectorEnv(BatchedVectorEnv):
-    """`num_envs` copies of a grid world; the other parameters are `GridEnv`'s."""
+    """`num_envs` copies of a grid world; the other parameters are `GridEnv`'s (`visible_walls` and
+    `resolution` included)."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
@@ -55,21 +56,18 @@ class GridVectorEnv(BatchedVectorEnv):
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
-        **ignored_picture_options: Any,
+        **picture_options: Any,
     ) -> None:
         if render_mode is not None:
             raise ValueError("render_mode: the vector env does not render; render a single GridEnv instead")
-        if obs_type not in OBS_TYPES:
-            raise ValueError(
-                f"obs_type: the grid vector env supports {', '.join(OBS_TYPES)}; {obs_type!r} depends on each copy's "
-                "objects and is available on the single GridEnv"
-            )
+        unknown = sorted(set(picture_options) - {"visible_walls", "resolution"})
+        if unknown:
+            raise TypeError(f"GridVectorEnv got unexpected keyword argument(s) {', '.join(unknown)}")
         self.single = env = GridEnv(
             template, size, obs_type=obs_type, orientation=orientation, use_noop=use_noop,
             manual_collect=manual_collect, stochasticity=stochasticity, random_start=random_start,
             agent_start=agent_start, objects=objects, terminate_on_reward=terminate_on_reward,
-            time_penalty=time_penalty, episode_length=episode_length, store=store, task=task,
-            **{k: v for k, v in ignored_picture_options.items() if k in ("visible_walls", "resolution")},
+            time_penalty=time_penalty, episode_length=episode_length, store=store, task=task, **picture_options,
         )
         length = tighter_limit(env.episode_length, max_episode_steps)  # make_vec passes a spec's limit
         super().__init__(num_envs, env.observation_space, env.action_space, length, autoreset_mode)
@@ -83,7 +81,11 @@ class GridVectorEnv(BatchedVectorEnv):
         n = env.n
         nn = self._nn = n * n
         self._variable = env._variable
-        self._table = env._table if env._obs_kind == 1 else None
+        object_cells = ObjectCells(sorted(env._reward_info), sorted(env._keyset), sorted(env._door_info))
+        self._observer = batch_observer(env, object_cells)
+        self._table = env._table if env._obs_kind == 1 and self._observer is None else None
+        # pictures show which way the agent looks, in fixed mode too (its last move)
+        self._track_look = not self._variable and env.obs_type in PICTURE_TYPES
         self._tab = np.array(env._tab, dtype=np.int64).reshape(-1)  # (action, cell) -> cell
         self._dir = np.array(env._dir, dtype=np.int64).reshape(-1)  # (orientation, cell) -> cell ahead
         self._collect = env._collect
@@ -105,6 +107,7 @@ class GridVectorEnv(BatchedVectorEnv):
         self._warp = np.arange(nn, dtype=np.int64)
         for cell, target in env._warps.items():
             self._warp[cell] = target
+        self._key_count, self._door_count = len(key_cells), len(door_cells)
         self._hot = np.zeros(nn, dtype=bool)
         self._hot[reward_cells + key_cells + door_cells + list(env._warps)] = True
         n_envs = self.num_envs
@@ -133,6 +136,8 @@ class GridVectorEnv(BatchedVectorEnv):
             self.orientation_of = np.where(actions == 0, (o + 3) & 3, np.where(actions == 1, (o + 1) & 3, o))
         else:
             t = self._tab.take(actions * nn + pos)  # (fixed mode: the orientation is not part of the state)
+            if self._track_look:
+                self.orientation_of = np.where(actions < 4, actions, self.orientation_of)
         reward = np.full(n_envs, self._neg_penalty)
         terminated = np.zeros(n_envs, dtype=bool)
         hot = self._hot.take(t)
@@ -229,7 +234,17 @@ class GridVectorEnv(BatchedVectorEnv):
         """Each copy's state index (orientation * n * n + cell; orientation 0 in fixed mode)."""
         return self.pos + self.orientation_of * self._nn if self._variable else self.pos.copy()
 
-    def _observe(self) -> np.ndarray:
+    def present_objects(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per copy (rows) and object (columns): rewards left, keys left, doors still closed."""
+        return (
+            self.rewards_left[:, : self._reward_value.size],
+            self.keys_left[:, : self._key_count],
+            self.doors_closed[:, : self._door_count],
+        )
+
+    def _observe(self) -> Any:
+        if self._observer is not None:
+            return self._observer(self)
         s = self.pos + self.orientation_of * self._nn if self._variable else self.pos
         return s.copy() if self._table is None else self._table[s]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gym_bridge  # noqa: F401  registers the grid ids
-from gym_bridge.grid_env import GridEnv
+from gym_bridge.grid_env import OBS_TYPES, GridEnv
 from gym_bridge.vector.grid_vector_env import GridVectorEnv
 
 OBJECTS = {  # keys, a door, warps and rewards with their own terminate flags, all near the start
@@ -71,6 +71,62 @@ def test_every_copy_equals_the_single_env(template, kwargs):
         assert picked_keys > 0 and opened > 0  # the object path was exercised
 
 
+def picture_size(obs_type: str) -> dict:
+    return {"resolution": 40} if obs_type in ("visual", "window", "window_tight") else {}
+
+
+@pytest.mark.parametrize("orientation", ["fixed", "variable"])
+@pytest.mark.parametrize("obs_type", OBS_TYPES)
+def test_every_observation_type_equals_the_single_env_while_objects_go(obs_type, orientation):
+    """Each copy loses keys, rewards and doors at its own time; its observation must still be the single env's."""
+    objects = {**OBJECTS, "rewards": {**OBJECTS["rewards"], (7, 8): [2.0, False, False]}, "keys": [*OBJECTS["keys"], (8, 6)]}
+    kwargs = dict(objects=objects, agent_start=(9, 8), episode_length=60, obs_type=obs_type, orientation=orientation,
+                  terminate_on_reward=False, **picture_size(obs_type))
+    venv = GridVectorEnv(8, "empty", "small", **kwargs)
+    actions = np.random.default_rng(2).integers(0, venv.n_actions, (240, 8))
+    first, _ = venv.reset(seed=0)
+    assert venv.observation_space.contains(first)
+    got: list[list] = [[] for _ in range(8)]
+    configurations = set()
+    for row in actions:
+        obs, *_ = venv.step(row)
+        configurations.update(map(bytes, np.packbits(np.hstack(venv.present_objects()), axis=1)))
+        for i in range(8):
+            got[i].append(obs[i])
+    assert len(configurations) > 8  # copies differ in what is left, so the per-copy path is exercised
+    for i in range(8):
+        single = GridEnv("empty", "small", **kwargs)
+        single.reset(seed=0)
+        ended = False
+        for t, a in enumerate(actions[:, i].tolist()):
+            if ended:
+                expected, ended = single.reset()[0], False
+            else:
+                expected, _, term, trunc, _ = single.step(a)
+                ended = term or trunc
+            assert np.array_equal(np.asarray(got[i][t]), np.asarray(expected)), f"copy {i}, step {t}"
+
+
+def test_pictures_and_text_in_same_step_mode_keep_the_final_observation():
+    venv = GridVectorEnv(4, "empty", "small", obs_type="ascii", objects={"rewards": {(9, 7): 1.0}}, agent_start=(9, 8))
+    venv.reset(seed=0)
+    obs, reward, term, _, info = venv.step(np.array([3, 0, 3, 1]))  # copies 0 and 2 reach the reward
+    assert term.tolist() == [True, False, True, False] and reward.tolist() == [1.0, 0.0, 1.0, 0.0]
+    assert isinstance(obs, tuple) and all(isinstance(text, str) for text in obs)
+    assert obs[0].splitlines()[9][7] == "A" and "R" not in obs[0]  # the reward is taken in copy 0 ...
+    assert obs[1].splitlines()[9][7] == "R"  # ... and still there in copy 1
+    same = GridVectorEnv(4, "empty", "small", obs_type="visual", resolution=32, autoreset_mode="SameStep",
+                         objects={"rewards": {(9, 7): 1.0}}, agent_start=(9, 8))
+    same.reset(seed=0)
+    obs, _, term, _, info = same.step(np.array([3, 0, 3, 1]))
+    assert info["_final_obs"].tolist() == term.tolist()
+    single = GridEnv("empty", "small", obs_type="visual", resolution=32, objects={"rewards": {(9, 7): 1.0}}, agent_start=(9, 8))
+    start, _ = single.reset(seed=0)
+    last, *_ = single.step(3)
+    assert np.array_equal(info["final_obs"][0], last) and np.array_equal(obs[0], start)
+    assert not np.array_equal(obs[0], info["final_obs"][0])
+
+
 def test_action_noise_and_random_start_match_the_single_env_in_distribution():
     kwargs = dict(stochasticity=0.3, random_start=True, episode_length=20)
     rng = np.random.default_rng(0)
@@ -126,8 +182,14 @@ def test_make_vec_for_grid_ids_and_unsupported_observations():
     for _ in range(20):
         obs, reward, term, trunc, _ = venv.step(venv.action_space.sample())
         assert venv.observation_space.contains(obs) and reward.dtype == np.float64
-    with pytest.raises(ValueError, match="supports index, onehot"):
-        GridVectorEnv(2, obs_type="visual")
+    with pytest.raises(ValueError, match="unknown grid observation 'pixels'"):
+        GridVectorEnv(2, obs_type="pixels")
+    with pytest.raises(TypeError, match="unexpected keyword argument.*colour"):
+        GridVectorEnv(2, colour="red")
+    pictures = gym.make_vec("graphtasks/GridFourRooms-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                            obs_type="window_tight", resolution=24)
+    obs, _ = pictures.reset(seed=0)
+    assert obs.shape == (2, 24, 24, 3) and pictures.observation_space.contains(obs)
     with pytest.raises(ValueError, match="'objects' is fixed per vector env"):
         venv.reset(options={"objects": {}})
     obs, info = venv.reset(options={"agent_pos": (1, 1)})
@@ -145,3 +207,16 @@ def test_a_door_uses_up_the_key_in_every_copy():
         single.step(action)
         assert single.agent_pos == cell and single.keys_held == keys
         assert info["state"].tolist() == [cell[0] * 11 + cell[1]] * 3 and venv.keys_held.tolist() == [keys] * 3
+
+
+def test_a_registered_cypher_observation_runs_vectorised():
+    from gym_bridge.grid_env import register_grid_cypher_observation
+
+    register_grid_cypher_observation(
+        "test_vector_row_col", "MATCH (c:Cell) WHERE c.task = $task RETURN c.index, c.row * 1.0, c.col * 1.0", 0.0, 16.0
+    )
+    venv = GridVectorEnv(3, "four_rooms", "small", obs_type="test_vector_row_col")
+    obs, _ = venv.reset(seed=0)
+    assert obs.tolist() == [[9.0, 9.0]] * 3
+    obs, *_ = venv.step(np.array([0, 3, 1]))  # north, west, east (a wall: stays)
+    assert obs.tolist() == [[8.0, 9.0], [9.0, 8.0], [9.0, 9.0]]
