@@ -2,8 +2,8 @@
 
 For each case: single-env steps/s (random policy, actions drawn in advance, the unwrapped
 env, resets counted in), vector env-steps/s at N = 1, 64, 1024, 4096 (native vector env,
-NEXT_STEP autoreset, actions drawn in advance), compile time from the embedded store, and
-peak memory (tracemalloc, measured in a separate pass so it does not slow the timings).
+NEXT_STEP autoreset, actions drawn in advance), compile time from each store (the embedded
+LadybugDB, and a Bolt server: see --bolt), and peak memory (tracemalloc, measured in a separate pass so it does not slow the timings).
 Every speed is printed next to the reference implementation's figure
 (shared/reference/*/SEMANTICS.md, a 2-core Xeon, Python 3.11) as a ratio, and the run is
 written as JSON to benchmarks/results/run_all.json.
@@ -15,6 +15,7 @@ installed, or fails to build, is listed as such instead of stopping the run.
     python benchmarks/run_all.py               # the full table (a few minutes)
     python benchmarks/run_all.py --quick       # short budgets, to check the script
     python benchmarks/run_all.py --families graph --sizes 1,4096
+    python benchmarks/run_all.py --from-json benchmarks/results/run_all.json --markdown   # the README's table
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import importlib.util
 import json
+import os
 import platform
 import resource
 import sys
@@ -55,14 +58,23 @@ class Case:
     reference_note: str = ""
     single_target: float | None = None
     vector_target: float | None = None  # env-steps/s at N = 4096
-    compile: Callable[[], Any] | None = None  # compile this case's task from the embedded store
+    compile: Callable[[Any], Any] | None = None  # compile this case's task from the store given
     compile_key: str = ""  # cases sharing a task share one compile measurement
 
 
 @dataclass
 class Suite:
-    store: Any
+    stores: dict[str, Any]  # name -> store holding every task of the run; "embedded" first
     cases: list[Case] = field(default_factory=list)
+
+    @property
+    def store(self) -> Any:
+        """The embedded store: the environments are made from it."""
+        return self.stores["embedded"]
+
+    def put(self, graph: Any) -> None:
+        for store in self.stores.values():
+            store.put(graph)
     notes: list[str] = field(default_factory=list)
 
 
@@ -82,7 +94,7 @@ def graph_cases(suite: Suite) -> None:
         ("rewardgym/gonogo", "index", 47_000, "rewardGym other tasks: 47k-94k", None, None),
     ]
     for task_id in {r[0] for r in rows}:
-        store.put(tasks.build(task_id))
+        suite.put(tasks.build(task_id))
     for task_id, obs, reference, note, single_target, vector_target in rows:
         compiled = compile_from_store(store, task_id)
         suite.cases.append(
@@ -95,7 +107,7 @@ def graph_cases(suite: Suite) -> None:
                 reference_note=note,
                 single_target=single_target,
                 vector_target=vector_target,
-                compile=lambda t=task_id: compile_from_store(store, t),
+                compile=lambda s, t=task_id: compile_from_store(s, t),
                 compile_key=task_id,
             )
         )
@@ -121,7 +133,7 @@ def grid_cases(suite: Suite) -> None:
     compiled = {}
     for size in {r[0] for r in rows}:
         task_id = f"neuronav/grid/four_rooms/{size}"
-        store.put(tasks.build(task_id))
+        suite.put(tasks.build(task_id))
         compiled[size] = grid_compile.compile_grid_from_store(store, task_id)
     vector_obs = set(getattr(vector, "OBS_TYPES", ())) if vector else set()
     for size, obs, reference, single_target, vector_target in rows:
@@ -139,7 +151,7 @@ def grid_cases(suite: Suite) -> None:
                 reference_note="neuro-nav GridEnv" if reference else "",
                 single_target=single_target,
                 vector_target=vector_target,
-                compile=lambda t=task.task_id: grid_compile.compile_grid_from_store(store, t),
+                compile=lambda s, t=task.task_id: grid_compile.compile_grid_from_store(s, t),
                 compile_key=task.task_id,
             )
         )
@@ -149,7 +161,8 @@ def poge_cases(suite: Suite) -> None:
     poge_env = importlib.import_module("gym_bridge.poge_env")
     vector = _optional("gym_bridge.vector.poge_vector_env")
     store = suite.store
-    poge_env.PogeEnv("poge/world1", store=store)  # puts the built-in world into the benchmark store
+    for each in suite.stores.values():
+        poge_env.PogeEnv("poge/world1", store=each)  # puts the built-in world into every benchmark store
     for label, kwargs in (("world1 partially observable index", {}),
                           ("world1 fully observable index", {"is_partially_obs": False}),
                           ("world1 partially observable onehot", {"obs_type": "onehot"})):
@@ -167,7 +180,7 @@ def poge_cases(suite: Suite) -> None:
                 single_target=1_000_000 if "obs_type" not in kwargs else None,
                 vector_target=15_000_000 if not kwargs else None,
                 # read the world from the store and compile its outcome tables (what making the env costs)
-                compile=lambda kw=kwargs: poge_env.PogeEnv("poge/world1", store=store, **kw),
+                compile=lambda s, kw=kwargs: poge_env.PogeEnv("poge/world1", store=s, **kw),
                 compile_key=f"poge/world1 {sorted(kwargs.items())}",
             )
         )
@@ -177,7 +190,8 @@ def room_cases(suite: Suite) -> None:
     room_env = importlib.import_module("gym_bridge.room_env")
     snapshot = importlib.import_module("ingest.conceptnet_snapshot")
     store = suite.store
-    snapshot.ingest_snapshot(store)
+    for each in suite.stores.values():
+        snapshot.ingest_snapshot(each)
     for size, reference in (("small", 108_000), ("big", 50_000)):
         suite.cases.append(
             Case(
@@ -188,7 +202,7 @@ def room_cases(suite: Suite) -> None:
                 reference_note="room-env 3.0.6",
                 single_target=200_000 if size == "small" else None,
                 # read people, objects and AtLocation knowledge from the store (what making the env costs)
-                compile=lambda s=size: room_env.RoomEnv(s, store=store, text_info=False),
+                compile=lambda s, size=size: room_env.RoomEnv(size, store=s, text_info=False),
                 compile_key=f"room/{size}",
             )
         )
@@ -246,6 +260,17 @@ def vector_rate(venv: Any, budget: float, repeats: int) -> float:
     return best
 
 
+def compile_time(compile: Callable[[Any], Any], store: Any, repeats: int) -> float:
+    """Best ms to compile (or make the env) from `store`, after one warm-up (as a second make would find it)."""
+    compile(store)
+    times = []
+    for _ in range(max(3, repeats)):
+        start = time.perf_counter()
+        compile(store)
+        times.append(time.perf_counter() - start)
+    return 1000 * min(times)
+
+
 def peak_memory(fn: Callable[[], Any]) -> float:
     """Peak traced memory (MiB) while `fn` runs."""
     gc.collect()
@@ -272,7 +297,8 @@ def _run_vector(case: Case, n: int) -> None:
         venv.step(a)
 
 
-def measure(case: Case, sizes: tuple[int, ...], budget: float, repeats: int, memory: bool, compile_ms: dict) -> dict:
+def measure(case: Case, stores: dict[str, Any], sizes: tuple[int, ...], budget: float, repeats: int, memory: bool,
+            compile_ms: dict) -> dict:
     row: dict[str, Any] = {"family": case.family, "case": case.label, "reference": case.reference,
                            "reference_note": case.reference_note, "single_target": case.single_target,
                            "vector_target": case.vector_target}
@@ -291,13 +317,7 @@ def measure(case: Case, sizes: tuple[int, ...], budget: float, repeats: int, mem
                 break
     if case.compile is not None:
         if case.compile_key not in compile_ms:
-            case.compile()  # warm the store's caches, as a second make would find them
-            times = []
-            for _ in range(max(3, repeats)):
-                start = time.perf_counter()
-                case.compile()
-                times.append(time.perf_counter() - start)
-            compile_ms[case.compile_key] = 1000 * min(times)
+            compile_ms[case.compile_key] = {name: compile_time(case.compile, store, repeats) for name, store in stores.items()}
         row["compile_ms"] = compile_ms[case.compile_key]
     if memory:
         row["peak_mib_single"] = peak_memory(lambda: _run_single(case))
@@ -319,13 +339,23 @@ def _num(value: float | None) -> str:
     return f"{value:.0f}"
 
 
+def _compile_cell(value: dict | float | None, store_names: list[str]) -> str:
+    if value is None:
+        return "-"
+    if not isinstance(value, dict):  # a run saved before compile times were per store
+        return f"{value:.1f}"
+    return " / ".join(f"{value[name]:.1f}" if name in value else "-" for name in store_names)
+
+
 def _ratio(value: float | None, reference: float | None) -> str:
     return "-" if value is None or not reference else f"{value / reference:.1f}x"
 
 
-def table(rows: list[dict], sizes: tuple[int, ...]) -> str:
+def _cells(rows: list[dict], sizes: tuple[int, ...]) -> tuple[list[str], list[list[str]]]:
+    """The table's header and rows as strings (shared by the text and the Markdown form)."""
+    store_names = next((list(r["compile_ms"]) for r in rows if isinstance(r.get("compile_ms"), dict)), ["embedded"])
     header = ["family", "case", "reference", "single", "x ref", *[f"N={n}" for n in sizes], "x ref", "targets",
-              "compile ms", "peak MiB"]
+              f"compile ms ({' / '.join(store_names)})", "peak MiB"]
     lines = []
     for r in rows:
         if "single" not in r:
@@ -349,8 +379,13 @@ def table(rows: list[dict], sizes: tuple[int, ...]) -> str:
         lines.append([
             r["family"], r["case"], _num(r["reference"]), _num(r["single"]), _ratio(r["single"], r["reference"]),
             *[_num(vec.get(str(n))) if vec else "-" for n in sizes], _ratio(top, r["reference"]),
-            " ".join(checks) or "-", f"{r['compile_ms']:.1f}" if "compile_ms" in r else "-", memory,
+            " ".join(checks) or "-", _compile_cell(r.get("compile_ms"), store_names), memory,
         ])
+    return header, lines
+
+
+def table(rows: list[dict], sizes: tuple[int, ...]) -> str:
+    header, lines = _cells(rows, sizes)
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
     out = ["  ".join(str(x).ljust(w) for x, w in zip(header, widths)).rstrip()]
     out.append("  ".join("-" * w for w in widths))
@@ -358,8 +393,38 @@ def table(rows: list[dict], sizes: tuple[int, ...]) -> str:
     return "\n".join(out)
 
 
+def markdown(rows: list[dict], sizes: tuple[int, ...]) -> str:
+    """The same table in Markdown (what the README shows)."""
+    header, lines = _cells(rows, sizes)
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(x).replace("|", "/") for x in line) + " |" for line in lines]
+    return "\n".join(out)
+
+
+def open_bolt(choice: str, folder: str, notes: list[str], log=print) -> tuple[Any, Callable[[], None]]:
+    """The Bolt store to compile from: `choice` is a bolt:// URI, 'none', or 'auto' (GRAPHTASKS_BENCH_BOLT,
+    else a local ArcadeDB from the test extra `arcadedb-embedded`, else none, with a note)."""
+    if choice == "none":
+        return None, lambda: None
+    try:
+        if choice != "auto":
+            from graphstore.neo4j_store import Neo4jStore
+
+            return Neo4jStore(choice), lambda: None
+        if not os.environ.get("GRAPHTASKS_BENCH_BOLT") and importlib.util.find_spec("arcadedb_embedded") is None:
+            notes.append("bolt: not measured (no server: pip install '.[test]' for a local ArcadeDB, or --bolt URI)")
+            return None, lambda: None
+        from benchmarks.stores_bench import bolt_store
+
+        log("starting the Bolt server (a local ArcadeDB unless GRAPHTASKS_BENCH_BOLT is set) ...")
+        return bolt_store(folder)
+    except Exception as exc:
+        notes.append(f"bolt: not measured ({type(exc).__name__}: {exc})")
+        return None, lambda: None
+
+
 def run(families: list[str], sizes: tuple[int, ...], budget: float, repeats: int, memory: bool,
-        output: Path | None, log=print) -> dict:
+        output: Path | None, log=print, bolt: str = "auto") -> dict:
     from graphstore import open_store
 
     started = time.time()
@@ -367,10 +432,13 @@ def run(families: list[str], sizes: tuple[int, ...], budget: float, repeats: int
     log(f"empty Python loop (this machine, now): {ceiling:,.0f} iterations/s")
     rows, notes = [], []
     with tempfile.TemporaryDirectory() as folder:
-        store = open_store(Path(folder) / "bench.lbug")
+        stores = {"embedded": open_store(Path(folder) / "bench.lbug")}
+        server, stop = open_bolt(bolt, folder, notes, log)
+        if server is not None:
+            stores["bolt"] = server
         try:
             for name in families:
-                suite = Suite(store)
+                suite = Suite(stores)
                 try:
                     FAMILIES[name](suite)
                 except ImportError as exc:
@@ -382,9 +450,11 @@ def run(families: list[str], sizes: tuple[int, ...], budget: float, repeats: int
                 compile_ms: dict[str, float] = {}
                 for case in suite.cases:
                     log(f"  measuring {case.family} {case.label} ...")
-                    rows.append(measure(case, sizes, budget, repeats, memory, compile_ms))
+                    rows.append(measure(case, stores, sizes, budget, repeats, memory, compile_ms))
         finally:
-            store.close()
+            for store in stores.values():
+                store.close()
+            stop()
     text = table(rows, sizes)
     log("")
     log("steps/s (single env) and env-steps/s (vector env, N copies); 'x ref' = ours / the reference's single env;")
@@ -399,7 +469,8 @@ def run(families: list[str], sizes: tuple[int, ...], budget: float, repeats: int
         "machine": platform.processor() or platform.machine(), "python": platform.python_version(),
         "numpy": np.__version__, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "seconds": round(time.time() - started, 1), "python_loop_ceiling": ceiling, "sizes": list(sizes),
-        "budget_s": budget, "repeats": repeats, "rows": rows, "notes": notes,
+        "budget_s": budget, "repeats": repeats, "stores": {k: v.location for k, v in stores.items()},
+        "rows": rows, "notes": notes,
         "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     if output is not None:
@@ -420,9 +491,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
     parser.add_argument("--output", default=str(RESULTS / "run_all.json"), help="JSON file ('' for none)")
+    parser.add_argument("--markdown", action="store_true", help="also print the table in Markdown")
+    parser.add_argument(
+        "--bolt", default="auto", metavar="URI|auto|none",
+        help="Bolt server for the compile column (default auto: $GRAPHTASKS_BENCH_BOLT, else a local ArcadeDB if "
+        "arcadedb-embedded is installed; user/password in the URI or GRAPHTASKS_NEO4J_* variables)",
+    )
+    parser.add_argument(
+        "--from-json", metavar="FILE", help="measure nothing: print the table of a run saved earlier (with --output)"
+    )
+
+
+def show_saved(path: Path, as_markdown: bool, log=print) -> dict:
+    try:
+        payload = json.loads(path.read_text())
+        rows, sizes = payload["rows"], tuple(payload["sizes"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"--from-json {path}: not a run_all result ({type(exc).__name__}: {exc})") from None
+    log(f"run of {payload.get('started', '?')}: Python {payload.get('python', '?')}, numpy {payload.get('numpy', '?')}, "
+        f"empty Python loop {payload.get('python_loop_ceiling', 0):,.0f} iterations/s")
+    log(markdown(rows, sizes) if as_markdown else table(rows, sizes))
+    return payload
 
 
 def run_from_args(args: argparse.Namespace, log=print) -> dict:
+    if getattr(args, "from_json", None):
+        return show_saved(Path(args.from_json), args.markdown, log)
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
@@ -434,7 +528,15 @@ def run_from_args(args: argparse.Namespace, log=print) -> dict:
     if not sizes or min(sizes) < 1:
         raise ValueError(f"--sizes: expected positive integers, got {args.sizes!r}")
     budget, repeats = (0.05, 1) if args.quick else (args.budget, args.repeats)
-    return run(families, sizes, budget, repeats, not args.no_memory, Path(args.output) if args.output else None, log)
+    bolt = args.bolt.strip()
+    if bolt not in ("auto", "none") and "://" not in bolt:
+        raise ValueError(f"--bolt: expected a bolt:// or neo4j:// URI, 'auto' or 'none', got {args.bolt!r}")
+    output = Path(args.output) if args.output else None
+    payload = run(families, sizes, budget, repeats, not args.no_memory, output, log, bolt)
+    if args.markdown:
+        log("")
+        log(markdown(payload["rows"], sizes))
+    return payload
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,8 +30,7 @@ from .grid_observations import PICTURE_TYPES, ObjectCells, batch_observer
 
 
 class GridVectorEnv(BatchedVectorEnv):
-    """`num_envs` copies of a grid world; the other parameters are `GridEnv`'s (`visible_walls` and
-    `resolution` included)."""
+    """`num_envs` copies of a grid world; the other parameters are `GridEnv`'s."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
@@ -51,23 +50,22 @@ class GridVectorEnv(BatchedVectorEnv):
         terminate_on_reward: bool = True,
         time_penalty: float = 0.0,
         episode_length: int | None = 100,
+        visible_walls: bool = True,
+        resolution: int = 256,
         store: GraphStore | str | None = None,
         task: str | TaskGraph | CompiledGrid | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
-        **picture_options: Any,
     ) -> None:
         if render_mode is not None:
             raise ValueError("render_mode: the vector env does not render; render a single GridEnv instead")
-        unknown = sorted(set(picture_options) - {"visible_walls", "resolution"})
-        if unknown:
-            raise TypeError(f"GridVectorEnv got unexpected keyword argument(s) {', '.join(unknown)}")
         self.single = env = GridEnv(
             template, size, obs_type=obs_type, orientation=orientation, use_noop=use_noop,
             manual_collect=manual_collect, stochasticity=stochasticity, random_start=random_start,
             agent_start=agent_start, objects=objects, terminate_on_reward=terminate_on_reward,
-            time_penalty=time_penalty, episode_length=episode_length, store=store, task=task, **picture_options,
+            time_penalty=time_penalty, episode_length=episode_length, visible_walls=visible_walls,
+            resolution=resolution, store=store, task=task,
         )
         length = tighter_limit(env.episode_length, max_episode_steps)  # make_vec passes a spec's limit
         super().__init__(num_envs, env.observation_space, env.action_space, length, autoreset_mode)

@@ -31,7 +31,12 @@ def filled(tmp_path):
     store.close()
 
 
-@pytest.mark.parametrize("task_id", tasks.builtin_ids())
+# every built-in task; of the 18 large grids one: a large grid differs from its small version
+# only in how many cells it has (the same labels, edges and terms), at 1 to 2.5 s a format
+ROUND_TRIP_IDS = [t for t in tasks.builtin_ids() if not t.endswith("/large")] + ["neuronav/grid/four_rooms/large"]
+
+
+@pytest.mark.parametrize("task_id", ROUND_TRIP_IDS)
 @pytest.mark.parametrize("fmt", ["ttl", "nt"])
 def test_round_trip_is_exact(task_id, fmt):
     graph = tasks.build(task_id).seal()
@@ -158,7 +163,11 @@ def test_cli_import_round_trips_many_tasks(filled, tmp_path, capsys, monkeypatch
     store = str(tmp_path / "rdf.lbug")
     filled.close()
     out_file = tmp_path / "all.ttl"
-    ids = tasks.builtin_ids()
+    # every family in one file; grids only in their micro size: the bigger ones are left to the
+    # per-task round trips above (they would make this test 10x slower and test nothing more
+    # about a file of many tasks)
+    ids = [t for t in tasks.builtin_ids() if not t.startswith("neuronav/grid/") or t.endswith("/micro")]
+    assert {t.split("/")[0] for t in ids} == {"neuronav", "poge", "rewardgym", "room"} and len(ids) > 40
     assert run_cli(["--store", store, "export", *ids, "-o", str(out_file)], capsys, monkeypatch)[0] == 0
     fresh = str(tmp_path / "fresh.lbug")
     code, out, _ = run_cli(["--store", fresh, "import", str(out_file)], capsys, monkeypatch)

@@ -184,7 +184,7 @@ def test_make_vec_for_grid_ids_and_unsupported_observations():
         assert venv.observation_space.contains(obs) and reward.dtype == np.float64
     with pytest.raises(ValueError, match="unknown grid observation 'pixels'"):
         GridVectorEnv(2, obs_type="pixels")
-    with pytest.raises(TypeError, match="unexpected keyword argument.*colour"):
+    with pytest.raises(TypeError, match="colour"):
         GridVectorEnv(2, colour="red")
     pictures = gym.make_vec("graphtasks/GridFourRooms-v0", num_envs=2, vectorization_mode="vector_entry_point",
                             obs_type="window_tight", resolution=24)
