@@ -52,3 +52,16 @@ def test_a_family_not_installed_is_a_note_not_a_failure(monkeypatch):
     monkeypatch.setitem(run_all.FAMILIES, "absent", missing_family)
     payload = run_all.run(["absent"], (1,), 0.01, 1, False, None, log=lambda *_: None, bolt="none")
     assert payload["rows"] == [] and payload["notes"][0].startswith("absent: not installed")
+
+
+def test_bench_outside_a_checkout_says_why_whatever_was_typed(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from graphtasks.commands import bench_cmd
+
+    for name in ("benchmarks", "benchmarks.run_all"):  # not importable, as in an installed copy elsewhere
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setattr(bench_cmd, "__file__", str(tmp_path / "site" / "graphtasks" / "commands" / "bench_cmd.py"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "--quick", "--sizes", "1"]) == 1
+    assert "benchmarks/run_all.py was not found; run this command in a source checkout" in capsys.readouterr().err
