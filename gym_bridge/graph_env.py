@@ -29,31 +29,10 @@ from tasks import Condition, RandomStream, make_source, parse_condition
 from .compile import CompiledGraphTask, compile_task
 from .loading import load_task_graph
 from .observations import build_observation
+from .params import check_episode_length, check_probability, check_time_penalty
 
 UNDEFINED = -2
 STOCHASTIC = -1
-
-
-def check_time_penalty(value: float) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0 or value != value:
-        raise ValueError(
-            f"time_penalty: expected a non-negative number (it is subtracted from every step's reward), got {value!r}"
-        )
-    return float(value)
-
-
-def check_probability(name: str, value: float) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name}: expected a probability in [0, 1], got {value!r}")
-    return float(value)
-
-
-def check_episode_length(value: int | None) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"episode_length: expected a positive integer or None, got {value!r}")
-    return int(value)
 
 
 class GraphTaskEnv(gym.Env):

@@ -37,10 +37,10 @@ from tasks import GridObjects, RandomStream, objects_from_dict
 from tasks.grid_tasks import PREFIX, grid_task_id
 
 from .factory import register_env_factory
-from .graph_env import check_episode_length, check_probability, check_time_penalty
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
 from .loading import with_store
 from .observations import state_images
+from .params import check_bool, check_episode_length, check_probability, check_time_penalty
 from .render_grid import GridPainter, ObjectView, cell_edges
 
 OBS_TYPES = (
@@ -143,12 +143,6 @@ def _flat_pixels(mask: np.ndarray, y0: int, x0: int, res: int) -> np.ndarray:
     return (base[:, None] + np.arange(3)[None, :]).reshape(-1).astype(np.intp)
 
 
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}: expected True or False, got {value!r}")
-    return bool(value)
-
-
 class GridEnv(gym.Env):
     """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring."""
 
@@ -191,11 +185,11 @@ class GridEnv(gym.Env):
             raise ValueError(f"resolution: expected an integer number of pixels in 16..4096, got {resolution!r}")
         self.obs_type = obs_type
         self.orientation = orientation
-        self.use_noop = _check_bool("use_noop", use_noop)
-        self.manual_collect = _check_bool("manual_collect", manual_collect)
-        self.random_start = _check_bool("random_start", random_start)
-        self.terminate_on_reward = _check_bool("terminate_on_reward", terminate_on_reward)
-        self.visible_walls = _check_bool("visible_walls", visible_walls)
+        self.use_noop = check_bool("use_noop", use_noop)
+        self.manual_collect = check_bool("manual_collect", manual_collect)
+        self.random_start = check_bool("random_start", random_start)
+        self.terminate_on_reward = check_bool("terminate_on_reward", terminate_on_reward)
+        self.visible_walls = check_bool("visible_walls", visible_walls)
         self.stochasticity = check_probability("stochasticity", stochasticity)
         self.time_penalty = check_time_penalty(time_penalty)
         self.episode_length = check_episode_length(episode_length)
@@ -532,7 +526,7 @@ class GridEnv(gym.Env):
         random_start = options.get("random_start", self.random_start)
         if options.get("agent_pos") is not None:
             pos = self._check_cell(options["agent_pos"], "reset options: agent_pos")
-        elif _check_bool("random_start", random_start):
+        elif check_bool("random_start", random_start):
             pos = self._free[self._stream.below(len(self._free))]
         elif self.agent_start is not None:
             pos = self.agent_start

@@ -34,6 +34,7 @@ from tasks.poge import ACTIONS, PogeWorld, build_from_world_file, graph_to_world
 from tasks.poge.world import ENDS_EPISODE
 
 from .loading import load_task_graph
+from .params import check_positive_int
 
 BLOCK = 1024
 OBS_TYPES = ("index", "onehot")
@@ -78,8 +79,7 @@ class PogeEnv(gym.Env):
             raise ValueError(
                 f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
             )
-        if isinstance(max_ep_len, bool) or not isinstance(max_ep_len, (int, np.integer)) or max_ep_len < 1:
-            raise ValueError(f"max_ep_len: expected a positive integer, got {max_ep_len!r}")
+        check_positive_int("max_ep_len", max_ep_len)
         for name, value in (("goal_reward", goal_reward), ("step_penalty", step_penalty)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
                 raise ValueError(f"{name}: expected a number, got {value!r}")

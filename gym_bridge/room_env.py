@@ -39,20 +39,9 @@ from tasks import RandomStream
 from tasks.room import RELATION, RoomKnowledge, room_knowledge
 
 from .loading import load_task_graph, with_store
+from .params import check_positive_int, check_probability
 
 BLOCK = 4096  # steps of random events drawn at once (drawn again only when used up or reseeded)
-
-
-def _probability(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name}: expected a probability in [0, 1], got {value!r}")
-    return float(value)
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {value!r}")
-    return int(value)
 
 
 def load_room(task: str | TaskGraph, store: GraphStore | str | None, allow_spaces: bool,
@@ -97,12 +86,12 @@ class RoomEnv(gym.Env):
             raise ValueError(f"weighting_mode: expected 'highest' or 'weighted', got {weighting_mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.p_commonsense = _probability("p_commonsense", p_commonsense)
-        self.p_new_location = _probability("p_new_location", p_new_location)
-        self.p_new_object = _probability("p_new_object", p_new_object)
-        self.p_switch_person = _probability("p_switch_person", p_switch_person)
-        self.max_step = _positive_int("max_step", max_step)
-        self.num_agents = _positive_int("num_agents", num_agents)
+        self.p_commonsense = check_probability("p_commonsense", p_commonsense)
+        self.p_new_location = check_probability("p_new_location", p_new_location)
+        self.p_new_object = check_probability("p_new_object", p_new_object)
+        self.p_switch_person = check_probability("p_switch_person", p_switch_person)
+        self.max_step = check_positive_int("max_step", max_step)
+        self.num_agents = check_positive_int("num_agents", num_agents)
         self.weighting_mode = weighting_mode
         self._highest = weighting_mode == "highest"
         self.reference_noncommonsense = bool(reference_noncommonsense)

@@ -6,6 +6,8 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from ..params import check_positive_int
+
 
 class Agent(Protocol):
     def begin_episode(self) -> None: ...
@@ -34,6 +36,24 @@ def softmax_choice(rng: np.random.Generator, values: np.ndarray, beta: float) ->
     z = beta * (values - values.max())
     p = np.exp(z)
     return int(rng.choice(len(values), p=p / p.sum()))
+
+
+def choose(rng: np.random.Generator, values: np.ndarray, available: Sequence[int], beta: float | None, epsilon: float) -> int:
+    """One of the offered actions by their values: `beta` set, softmax with that inverse temperature;
+    else epsilon-greedy with ties broken at random."""
+    actions = np.asarray(available)
+    v = values[actions]
+    if beta is not None:
+        return int(actions[softmax_choice(rng, v, beta)])
+    if rng.random() < epsilon:
+        return int(actions[rng.integers(len(actions))])
+    best = np.flatnonzero(v == v.max())
+    return int(actions[best[rng.integers(len(best))]])
+
+
+def check_sizes(n_states: int, n_actions: int) -> None:
+    check_positive_int("n_states", n_states)
+    check_positive_int("n_actions", n_actions)
 
 
 class RandomAgent:

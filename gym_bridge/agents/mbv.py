@@ -11,7 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ._choice import check_sizes, choose
+from ..params import check_positive_int
+from .base import check_sizes, choose
 
 
 class MBVAgent:
@@ -26,8 +27,7 @@ class MBVAgent:
         seed: int | None = None,
     ) -> None:
         check_sizes(n_states, n_actions)
-        if isinstance(sweeps, bool) or not isinstance(sweeps, int) or sweeps < 1:
-            raise ValueError(f"sweeps: expected a positive integer, got {sweeps!r}")
+        check_positive_int("sweeps", sweeps)
         self.counts = np.zeros((n_states, n_actions, n_states))
         self.reward_sum = np.zeros((n_states, n_actions))
         self.ends = np.zeros(n_states, dtype=bool)  # arriving here ended an episode

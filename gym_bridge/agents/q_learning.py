@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import agent_rng, softmax_choice
+from .base import agent_rng, choose
 
 
 class QAgent:
@@ -30,14 +30,7 @@ class QAgent:
         pass
 
     def act(self, state: int, available: Sequence[int]) -> int:
-        actions = np.asarray(available)
-        values = self.q[state, actions]
-        if self.beta is not None:
-            return int(actions[softmax_choice(self.rng, values, self.beta)])
-        if self.rng.random() < self.epsilon:
-            return int(actions[self.rng.integers(len(actions))])
-        best = np.flatnonzero(values == values.max())  # break ties at random
-        return int(actions[best[self.rng.integers(len(best))]])
+        return choose(self.rng, self.q[state], available, self.beta, self.epsilon)
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]

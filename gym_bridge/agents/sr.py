@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._choice import check_sizes, choose
+from .base import check_sizes, choose
 
 
 class SRAgent:

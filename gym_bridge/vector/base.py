@@ -27,6 +27,8 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ..params import check_positive_int
+
 
 def parse_autoreset_mode(value: str | AutoresetMode) -> AutoresetMode:
     """Accept the enum or its value / name ('NextStep', 'next_step', ...), with a clear error."""
@@ -70,12 +72,6 @@ def batch_observation_space(space: spaces.Space, n: int) -> spaces.Space:
     return box
 
 
-def check_num_envs(value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"num_envs: expected a positive integer, got {value!r}")
-    return int(value)
-
-
 class BatchedVectorEnv(VectorEnv):
     """N copies of one compiled task stepped together; subclasses supply the dynamics."""
 
@@ -89,7 +85,7 @@ class BatchedVectorEnv(VectorEnv):
         episode_length: int = 0,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
     ) -> None:
-        self.num_envs = check_num_envs(num_envs)
+        self.num_envs = check_positive_int("num_envs", num_envs)
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
         # per instance: the mode differs between instances of one class
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
@@ -129,6 +125,9 @@ class BatchedVectorEnv(VectorEnv):
         if options:
             raise ValueError(f"reset options: unknown key(s) {', '.join(sorted(options))}; only 'reset_mask' is known")
 
+    def _forget_reset_options(self) -> None:
+        """Drop what `_reset_options` set: it holds for that reset only, autoresets start as the env was made."""
+
     def _observe(self) -> Any:
         raise NotImplementedError
 
@@ -138,7 +137,12 @@ class BatchedVectorEnv(VectorEnv):
     # -- gymnasium API -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset every copy (or those in `options["reset_mask"]`); a seed reseeds the one generator of the batch."""
-        options = dict(options or {})
+        try:
+            return self._reset(seed, dict(options or {}))
+        finally:
+            self._forget_reset_options()
+
+    def _reset(self, seed: int | None, options: dict[str, Any]):
         mask = options.pop("reset_mask", None)
         if mask is not None:
             mask = np.asarray(mask)

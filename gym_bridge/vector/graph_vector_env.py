@@ -34,7 +34,7 @@ from graphstore import GraphStore, TaskGraph
 from tasks import Condition, parse_condition
 
 from ..compile import CompiledGraphTask, compile_task
-from ..graph_env import check_episode_length, check_probability, check_time_penalty
+from ..params import check_episode_length, check_probability, check_time_penalty
 from ..loading import load_task_graph
 from ..observations import build_observation
 from .base import BatchedVectorEnv, tighter_limit
@@ -512,7 +512,6 @@ class GraphVectorEnv(BatchedVectorEnv):
                 self._block_of[:] = blocks
             else:
                 self._block_of[copies] = blocks
-        self._start_override = None
         if "start" in options:
             n = self.compiled.n_states
             start = np.asarray(options["start"])
@@ -524,11 +523,8 @@ class GraphVectorEnv(BatchedVectorEnv):
                 )
             self._start_override = int(start) if start.shape == () else start.astype(np.int64)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        try:
-            return super().reset(seed=seed, options=options)
-        finally:
-            self._start_override = None  # autoresets start at the task's start again
+    def _forget_reset_options(self) -> None:
+        self._start_override = None  # autoresets start at the task's start again
 
     def _observe(self) -> np.ndarray:
         table = self._table

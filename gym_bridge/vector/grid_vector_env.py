@@ -25,6 +25,7 @@ from graphstore import GraphStore, TaskGraph
 
 from ..grid_compile import CompiledGrid
 from ..grid_env import OBS_TYPES, GridEnv  # noqa: F401  (OBS_TYPES: every type runs vectorised)
+from ..params import check_bool
 from .base import BatchedVectorEnv, tighter_limit
 from .grid_observations import PICTURE_TYPES, ObjectCells, batch_observer
 
@@ -210,22 +211,14 @@ class GridVectorEnv(BatchedVectorEnv):
         if unknown:
             extra = " ('objects' is fixed per vector env: pass objects= when making it)" if "objects" in unknown else ""
             raise ValueError(f"reset options: unknown key(s) {', '.join(unknown)}; use agent_pos, random_start{extra}")
-        self._agent_pos = None
-        self._random_start_override = None
         if options.get("agent_pos") is not None:
             self._agent_pos = self.single._check_cell(options["agent_pos"], "reset options: agent_pos")
         if "random_start" in options:
-            value = options["random_start"]
-            if not isinstance(value, (bool, np.bool_)):
-                raise ValueError(f"random_start: expected True or False, got {value!r}")
-            self._random_start_override = bool(value)
+            self._random_start_override = check_bool("random_start", options["random_start"])
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        try:
-            return super().reset(seed=seed, options=options)
-        finally:
-            self._agent_pos = None  # autoresets start as the env was made
-            self._random_start_override = None
+    def _forget_reset_options(self) -> None:
+        self._agent_pos = None  # autoresets start as the env was made
+        self._random_start_override = None
 
     @property
     def state(self) -> np.ndarray:

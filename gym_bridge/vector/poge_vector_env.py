@@ -153,17 +153,13 @@ class PogeVectorEnv(BatchedVectorEnv):
                 self.collected[copies] = False
 
     def _reset_options(self, options: dict[str, Any], copies: np.ndarray | None) -> None:
-        self._start_override = None
         if options:
             state = self.single._reset_options(options)  # the single env's checks and messages
             obs = self._start_obs if state == self._start else self._at_tile[state // 2]
             self._start_override = (state, obs)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        try:
-            return super().reset(seed=seed, options=options)
-        finally:
-            self._start_override = None  # autoresets start at the world's start again
+    def _forget_reset_options(self) -> None:
+        self._start_override = None  # autoresets start at the world's start again
 
     def _observe(self) -> np.ndarray:
         table = self._table

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import socket
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Iterator
