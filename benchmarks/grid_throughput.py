@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import tasks  # noqa: E402
-from benchmarks.common import python_loop_baseline, save  # noqa: E402
+from benchmarks.common import play, python_loop_baseline, random_actions, save  # noqa: E402
 from graphstore import open_store  # noqa: E402
 from gym_bridge.grid_compile import compile_grid_from_store  # noqa: E402
 from gym_bridge.grid_env import GridEnv  # noqa: E402
@@ -46,18 +46,11 @@ COMPILE_TARGET_MS = 30.0
 
 
 def steps_per_second(env: GridEnv, steps: int, seed: int = 0) -> float:
-    actions = np.random.default_rng(seed).integers(0, env.action_space.n, steps).tolist()
+    actions = random_actions(env, steps, seed)
     env.reset(seed=seed)
-    # warm-up: pictures and windows are drawn on first use, like any run's first episodes
-    for a in actions[: min(5_000, steps)]:
-        if any(env.step(a)[2:4]):
-            env.reset()
-    step, reset = env.step, env.reset
+    play(env, actions[:5_000])  # warm-up: pictures and windows are drawn on first use, like any run's first episodes
     start = time.perf_counter()
-    for a in actions:
-        _, _, terminated, truncated, _ = step(a)
-        if terminated or truncated:
-            reset()
+    play(env, actions)
     return steps / (time.perf_counter() - start)
 
 

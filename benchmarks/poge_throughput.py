@@ -11,12 +11,17 @@ are reset when they end (the reset counts in the time). Target: >= 1,000,000 ste
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphstore import open_store
-from gym_bridge.poge_env import PogeEnv
+import numpy as np  # noqa: E402
+
+from benchmarks.common import play  # noqa: E402
+from graphstore import open_store  # noqa: E402
+from gym_bridge.poge_env import PogeEnv  # noqa: E402
 
 REFERENCE_LOW, REFERENCE_HIGH = 450_000, 760_000
 TARGET = 1_000_000
@@ -24,13 +29,9 @@ TARGET = 1_000_000
 
 def throughput(env: PogeEnv, actions: list[int]) -> float:
     """Steps per second of one pass over `actions`."""
-    step, reset = env.step, env.reset
-    reset(seed=0)
+    env.reset(seed=0)
     start = time.perf_counter()
-    for a in actions:
-        _, _, terminated, truncated, _ = step(a)
-        if terminated or truncated:
-            reset()
+    play(env, actions)
     return len(actions) / (time.perf_counter() - start)
 
 

@@ -11,10 +11,14 @@ Run: PYTHONPATH=. python benchmarks/room_throughput.py [--steps N] [--store PATH
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
+from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import play, random_actions  # noqa: E402
 
 REFERENCE = {"small": (34_500, 108_000), "big": (17_500, 50_000)}
 
@@ -25,14 +29,10 @@ def measure(env, steps: int, seed: int = 0) -> tuple[float, float]:
     Why both: on a shared machine the wall clock also counts time spent waiting for a core;
     the CPU time of this process is what the code costs.
     """
-    answers = np.random.default_rng(seed).integers(0, env.action_space.n, steps).tolist()
+    answers = random_actions(env, steps, seed)
     env.reset(seed=seed)
-    step, reset = env.step, env.reset
     start, cpu = time.perf_counter(), time.process_time()
-    for a in answers:
-        _, _, terminated, truncated, _ = step(a)
-        if terminated or truncated:
-            reset()
+    play(env, answers)
     return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
 
 

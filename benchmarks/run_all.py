@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from benchmarks.common import RESULTS, python_loop_baseline  # noqa: E402
+from benchmarks.common import RESULTS, play, python_loop_baseline, random_actions  # noqa: E402
 
 SIZES = (1, 64, 1024, 4096)
 TARGET_N = 4096  # the vector targets of issue 7 are env-steps/s at this N
@@ -225,16 +225,12 @@ def single_rate(env: Any, budget: float, repeats: int) -> float:
     """Best steps/s of a random policy on the unwrapped env over `repeats` runs of about `budget` s."""
     env = env.unwrapped
     n = 20_000
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, 2_000_000).tolist()
+    actions = random_actions(env, 2_000_000)
     best = 0.0
     for _ in range(repeats):
         env.reset(seed=0)
-        step, reset = env.step, env.reset
         start = time.perf_counter()
-        for a in actions[:n]:
-            _, _, terminated, truncated, _ = step(a)
-            if terminated or truncated:
-                reset()
+        play(env, actions[:n])
         elapsed = time.perf_counter() - start
         best = max(best, n / elapsed)
         n = int(min(len(actions), max(1_000, n * budget / max(elapsed, 1e-6))))
@@ -285,9 +281,7 @@ def peak_memory(fn: Callable[[], Any]) -> float:
 def _run_single(case: Case) -> None:
     env = case.make_single()
     env.reset(seed=0)
-    for a in np.random.default_rng(0).integers(0, env.action_space.n, 2_000).tolist():
-        if any(env.step(a)[2:4]):
-            env.reset()
+    play(env, random_actions(env, 2_000))
 
 
 def _run_vector(case: Case, n: int) -> None:
