@@ -16,13 +16,18 @@ PROBE = (
 )
 
 
-def test_installed_package_ships_all_data(tmp_path):
+def run_installed(code: str, folder: Path):
+    """JSON printed by `code` run against the installed copy: away from the checkout, no PYTHONPATH."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    probe = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env, capture_output=True, text=True)
-    if "No module named 'tasks'" in probe.stderr:
+    probe = subprocess.run([sys.executable, "-c", code], cwd=folder, env=env, capture_output=True, text=True)
+    if "No module named" in probe.stderr:
         pytest.skip("graphtasks is not installed in this interpreter (the README's test command installs it)")
     assert probe.returncode == 0, probe.stderr
-    root, installed = json.loads(probe.stdout)
+    return json.loads(probe.stdout)
+
+
+def test_installed_package_ships_all_data(tmp_path):
+    root, installed = run_installed(PROBE, tmp_path)
     expected = sorted(
         p.relative_to(REPO / "data").as_posix() for p in (REPO / "data").rglob("*") if p.is_file() and "__pycache__" not in p.parts
     )
@@ -55,11 +60,6 @@ def test_every_package_of_the_checkout_is_declared():
 
 
 def test_installed_package_ships_every_module(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    probe = subprocess.run([sys.executable, "-c", MODULE_PROBE], cwd=tmp_path, env=env, capture_output=True, text=True)
-    if "No module named" in probe.stderr:
-        pytest.skip("graphtasks is not installed in this interpreter (the README's test command installs it)")
-    assert probe.returncode == 0, probe.stderr
-    installed = json.loads(probe.stdout)
+    installed = run_installed(MODULE_PROBE, tmp_path)
     for name in TOP_LEVEL:
         assert installed[name] == checkout_modules(name), f"the installed {name} differs from the checkout's"

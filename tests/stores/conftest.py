@@ -12,12 +12,15 @@ from __future__ import annotations
 import os
 import socket
 import time
+import threading
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
-from graphstore import SCHEMA, GraphStore
+import tasks
+from graphstore import SCHEMA, ConflictError, GraphStore
+from graphstore.entities import select
 from graphstore.ladybug_store import LadybugStore
 
 ARCADE_DATABASE = "graphtasks"
@@ -176,3 +179,35 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("store", ALL_PARAMS, indirect=True)
     if "bolt_server" in metafunc.fixturenames:
         metafunc.parametrize("bolt_server", BOLT_PARAMS, indirect=True)
+
+
+def race_creates_lose_nothing(stores: list[GraphStore], task_id: str, requests: list[dict[str, Any]]) -> list[str]:
+    """Store i sends `requests[i]` (groups starting with 'w') at the same moment as the others,
+    one thread each; every create must land or raise ConflictError, none may be lost, and the
+    stored hash must still match the stored content. Returns the outcomes."""
+    outcomes: list[str] = []
+    guard = threading.Lock()
+    barrier = threading.Barrier(len(stores))
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        try:
+            tasks.create(stores[i], task_id, requests[i])
+            result = "ok"
+        except ConflictError:
+            result = "conflict"
+        except Exception as exc:  # noqa: BLE001 - reported in the assertion below
+            result = f"error: {exc}"
+        with guard:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(stores))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(o in ("ok", "conflict") for o in outcomes), outcomes
+    created = [e for e in select(stores[0], task_id) if e.group.startswith("w")]
+    assert len(created) == outcomes.count("ok") >= 1
+    assert stores[0].get(task_id).content_hash() == stores[0].content_hash(task_id)
+    return outcomes

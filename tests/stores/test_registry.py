@@ -217,39 +217,14 @@ def test_concurrent_creates_lose_nothing(store):
 
 def test_concurrent_creates_from_separate_clients_lose_nothing(bolt_server):
     """As above with one driver per thread: the server, not the client's lock, serialises them."""
-    import threading
-
-    from .conftest import open_bolt, wipe
+    from .conftest import open_bolt, race_creates_lose_nothing, wipe
 
     stores = [open_bolt(bolt_server) for _ in range(4)]
     wipe(stores[0])
     try:
         chain(stores[0], n=9)
-        outcomes: list[str] = []
-        guard = threading.Lock()
-        barrier = threading.Barrier(len(stores))
-
-        def worker(i: int) -> None:
-            barrier.wait()
-            try:
-                tasks.create(stores[i], TASK, {"Reward": {"params": {"state": i, "value": i}, "group": f"w{i}"}})
-                result = "ok"
-            except ConflictError:
-                result = "conflict"
-            except Exception as exc:  # noqa: BLE001 - reported in the assertion below
-                result = f"error: {exc}"
-            with guard:
-                outcomes.append(result)
-
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(stores))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert all(o in ("ok", "conflict") for o in outcomes), outcomes
-        created = [e for e in select(stores[0], TASK) if e.group.startswith("w")]
-        assert len(created) == outcomes.count("ok") >= 1
-        assert stores[0].get(TASK).content_hash() == stores[0].content_hash(TASK)
+        requests = [{"Reward": {"params": {"state": i, "value": i}, "group": f"w{i}"}} for i in range(len(stores))]
+        race_creates_lose_nothing(stores, TASK, requests)
     finally:
         wipe(stores[0])
         for s in stores:

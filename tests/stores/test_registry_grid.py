@@ -104,11 +104,7 @@ def test_rebuilding_a_grid_keeps_created_entities_or_names_the_lost_one():
 
 def test_racing_creates_of_different_classes_keep_the_hash_true(bolt_server):
     """No uid collision to stop them: the Task node's lock / version check must."""
-    import threading
-
-    from graphstore import ConflictError
-
-    from .conftest import open_bolt, wipe
+    from .conftest import open_bolt, race_creates_lose_nothing, wipe
 
     classes = ["Key", "Door", "Marker", "Reward"]
     stores = [open_bolt(bolt_server) for _ in classes]
@@ -116,31 +112,8 @@ def test_racing_creates_of_different_classes_keep_the_hash_true(bolt_server):
     try:
         grid, start, (d, k, *_) = setup(stores[0])
         target = cell(grid, grid.move[start, d])
-        outcomes: list[str] = []
-        guard = threading.Lock()
-        barrier = threading.Barrier(len(stores))
-
-        def worker(i: int) -> None:
-            barrier.wait()
-            try:
-                tasks.create(stores[i], TASK, {classes[i]: {"params": {"cell": target}, "group": f"w{i}"}})
-                result = "ok"
-            except ConflictError:
-                result = "conflict"
-            except Exception as exc:  # noqa: BLE001 - reported in the assertion below
-                result = f"error: {exc}"
-            with guard:
-                outcomes.append(result)
-
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(stores))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert all(o in ("ok", "conflict") for o in outcomes), outcomes
-        created = [e for e in select(stores[0], TASK) if e.group.startswith("w")]
-        assert len(created) == outcomes.count("ok") >= 1
-        assert stores[0].get(TASK).content_hash() == stores[0].content_hash(TASK)
+        requests = [{name: {"params": {"cell": target}, "group": f"w{i}"}} for i, name in enumerate(classes)]
+        race_creates_lose_nothing(stores, TASK, requests)
     finally:
         wipe(stores[0])
         for s in stores:
