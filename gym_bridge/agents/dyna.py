@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import check_sizes, choose
+from .base import agent_rng, check_sizes, choose
 
 
 class DynaQAgent:
@@ -34,7 +34,7 @@ class DynaQAgent:
         self.lr, self.gamma, self.beta, self.epsilon, self.replays = lr, gamma, beta, epsilon, replays
         self.model: dict[tuple[int, int], tuple[float, int, bool, tuple[int, ...]]] = {}
         self._seen: list[tuple[int, int]] = []
-        self.rng = np.random.default_rng(seed)
+        self.rng = agent_rng(seed)
 
     def begin_episode(self) -> None:
         pass

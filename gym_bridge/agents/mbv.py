@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from ..params import check_positive_int
-from .base import check_sizes, choose
+from .base import agent_rng, check_sizes, choose
 
 
 class MBVAgent:
@@ -33,7 +33,7 @@ class MBVAgent:
         self.ends = np.zeros(n_states, dtype=bool)  # arriving here ended an episode
         self.q = np.zeros((n_states, n_actions))
         self.gamma, self.beta, self.epsilon, self.sweeps = gamma, beta, epsilon, sweeps
-        self.rng = np.random.default_rng(seed)
+        self.rng = agent_rng(seed)
 
     def begin_episode(self) -> None:
         pass

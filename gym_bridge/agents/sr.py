@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import check_sizes, choose
+from .base import agent_rng, check_sizes, choose
 
 
 class SRAgent:
@@ -32,7 +32,7 @@ class SRAgent:
         self.M = np.zeros((n_actions, n_states, n_states))
         self.w = np.zeros(n_states)
         self.lr, self.w_lr, self.gamma, self.beta, self.epsilon = lr, w_lr, gamma, beta, epsilon
-        self.rng = np.random.default_rng(seed)
+        self.rng = agent_rng(seed)
 
     def q_values(self, state: int) -> np.ndarray:
         return self.M[:, state, :] @ self.w
