@@ -37,3 +37,11 @@ class StoreLocationError(GraphStoreError):
 
 class ConflictError(GraphStoreError):
     """The stored task changed since it was read (a concurrent writer); nothing was written."""
+
+
+class StoreLockedError(GraphStoreError):
+    """Another process holds the store's lock longer than the lock timeout; nothing was done."""
+
+
+class StoreMissingError(StoreLocationError):
+    """A store opened for reading does not exist (only commands that write create one)."""

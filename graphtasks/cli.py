@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 COMMAND_MODULES = [
@@ -36,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="store location: a path (embedded LadybugDB), ':memory:', or bolt://... / neo4j://... "
         "(default: $GRAPHTASKS_STORE or ~/.local/share/graphtasks/store.lbug)",
     )
+    parser.add_argument(
+        "--lock-timeout", type=float, default=None, metavar="SECONDS",
+        help="how long to wait for another process's hold on an embedded store before failing "
+        "(default: $GRAPHTASKS_LOCK_TIMEOUT or 5)",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
@@ -59,13 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from graphstore import GraphStoreError
+    from graphstore import LOCK_TIMEOUT_ENV_VAR, GraphStoreError
     from tasks import TaskFileError, UnknownTask
 
+    if args.lock_timeout is not None:  # through the environment: vector env workers and subprocesses see it too
+        os.environ[LOCK_TIMEOUT_ENV_VAR] = str(args.lock_timeout)
     try:
         return int(args.func(args) or 0)
     except (GraphStoreError, TaskFileError, UnknownTask, ValueError) as exc:
         print(f"graphtasks: error: {exc}", file=sys.stderr)
-        return 1
+        return 2
     except BrokenPipeError:
         return 0

@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_cypher(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
+    with open_store(args.store, "r") as store:
         result = store.cypher(args.query, parse_params(args.param))
     print_rows(result.columns, result.rows, args.format)
     return 0

@@ -54,7 +54,7 @@ def with_prefixes(query: str) -> str:
 
 def cmd_sparql(args: argparse.Namespace) -> int:
     query = Path(args.query[1:]).read_text() if args.query.startswith("@") else args.query
-    with open_store(args.store) as store:
+    with open_store(args.store, "r") as store:
         graph = rdf_view.store_to_rdf(store, args.tasks)
     result = rdf_view.sparql(graph, with_prefixes(query))
     print_rows(result.columns, result.rows, args.format, out=sys.stdout)
@@ -62,7 +62,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
+    with open_store(args.store, "r") as store:
         graph = rdf_view.store_to_rdf(store, args.task_ids)
     text = rdf_view.serialize(graph, args.format)
     if args.output:
@@ -90,7 +90,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             graph.seal()
     except GraphStoreError as exc:
         raise SchemaError(f"{path}: {exc}") from None
-    with open_store(args.store) as store:
+    with open_store(args.store, "w") as store:
         for graph in graphs:
             changed = store.put(graph)
             print(f"{'loaded   ' if changed else 'unchanged'} {graph.task_id}")
