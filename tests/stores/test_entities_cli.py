@@ -40,16 +40,16 @@ def test_create_then_list_on_the_embedded_store(tmp_path, capsys, monkeypatch):
     assert env.compiled.reward_value[3] == env.compiled.reward_value[5] == 5.0
 
 
-def test_errors_name_the_field_and_exit_1(tmp_path, capsys, monkeypatch):
+def test_errors_name_the_field_and_exit_2(tmp_path, capsys, monkeypatch):
     store = str(tmp_path / "s.lbug")
     code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param", "value=1"],
                              capsys, monkeypatch)
-    assert code == 1 and "'state' is required" in err
+    assert code == 2 and "'state' is required" in err
     code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Key", "--param", "state=1"],
                              capsys, monkeypatch)
-    assert code == 1 and "has no entity class 'Key'" in err
+    assert code == 2 and "has no entity class 'Key'" in err
     code, out, err = run_cli(["--store", store, "entities", "list", TASK, "--type", "Nope"], capsys, monkeypatch)
-    assert code == 1 and "unknown entity type 'Nope'" in err
+    assert code == 2 and "unknown entity type 'Nope'" in err
 
 
 def test_create_on_a_bolt_store(bolt_server, capsys, monkeypatch):
