@@ -3,15 +3,42 @@
 Imports none of the other graphtasks packages.
 """
 
-from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
-from .errors import StoreLockedError, StoreMissingError
+from .errors import (
+    ConflictError,
+    GraphStoreError,
+    QueryError,
+    SchemaError,
+    StoreLocationError,
+    StoreLockedError,
+    StoreMissingError,
+    TaskNotFound,
+)
 from .filelock import LOCK_TIMEOUT_ENV_VAR
 from .schema import SCHEMA, NodeType, Property, RelType, Schema
 from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, default_location, open_store
 from .taskgraph import TaskGraph, uid_of
 
 __all__ = [
-    "LOCK_TIMEOUT_ENV_VAR", "SCHEMA", "STORE_ENV_VAR", "StoreLockedError", "StoreMissingError", "ConflictError", "GraphStore", "GraphStoreError", "NodeType", "Property", "QueryError",
-    "QueryResult", "RelType", "Schema", "SchemaError", "StoreLocationError", "TaskGraph", "TaskNotFound",
-    "TaskSummary", "default_location", "open_store", "uid_of",
+    "LOCK_TIMEOUT_ENV_VAR",
+    "SCHEMA",
+    "STORE_ENV_VAR",
+    "ConflictError",
+    "GraphStore",
+    "GraphStoreError",
+    "NodeType",
+    "Property",
+    "QueryError",
+    "QueryResult",
+    "RelType",
+    "Schema",
+    "SchemaError",
+    "StoreLocationError",
+    "StoreLockedError",
+    "StoreMissingError",
+    "TaskGraph",
+    "TaskNotFound",
+    "TaskSummary",
+    "default_location",
+    "open_store",
+    "uid_of",
 ]

@@ -10,20 +10,26 @@ import json
 import re
 import threading
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import ladybug
 
 from .cypher_text import check_read_only, quote_reserved_properties
 from .errors import (
-    ConflictError, GraphStoreError, QueryError, StoreLocationError, StoreLockedError, StoreMissingError, TaskNotFound,
+    ConflictError,
+    GraphStoreError,
+    QueryError,
+    StoreLocationError,
+    StoreLockedError,
+    StoreMissingError,
+    TaskNotFound,
 )
 from .filelock import StoreLock
 from .schema import KINDS, SCHEMA, NodeType, Property, Schema
 from .store import MEMORY, GraphStore, QueryResult, TaskSummary, check_shared_request
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
-
 
 BATCH = 5000  # rows per UNWIND statement
 
@@ -73,7 +79,7 @@ class LadybugStore(GraphStore):
         if read_only:
             if not p.exists() or (p.is_dir() and not any(p.iterdir())):
                 raise StoreMissingError(
-                    f"store {location!r} does not exist; commands that write (e.g. `graphtasks tasks put`) create it"
+                    f"store {location!r} does not exist; commands that write (e.g. `graphtasks tasks load`) create it"
                 )
         else:
             if p.exists() and p.is_dir() and not any(p.iterdir()):
