@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 import tasks
-from graphstore import GraphStore, StoreMissingError, TaskGraph, open_store
+from graphstore import GraphStore, StoreMissingError, TaskGraph, TaskNotFound, default_location, open_store
 
 T = TypeVar("T")
 
@@ -67,4 +67,8 @@ def load_task_graph(task: str | TaskGraph, store: GraphStore | str | None = None
             s.put(tasks.build(task_id))
         return s.get(task_id)
 
-    return read_else_write(store, read, write, builtin)
+    try:
+        return read_else_write(store, read, write, builtin)
+    except StoreMissingError:  # only for a task that is not built in: the store is never created for it
+        where = store if isinstance(store, str) else default_location()
+        raise TaskNotFound(task_id, f"{where!r}, a store that does not exist") from None
