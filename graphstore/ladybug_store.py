@@ -20,7 +20,6 @@ from .schema import KINDS, SCHEMA, NodeType, Property, Schema
 from .store import MEMORY, GraphStore, QueryResult, TaskSummary, check_shared_request
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
-
 BATCH = 5000  # rows per UNWIND statement
 
 

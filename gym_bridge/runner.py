@@ -19,7 +19,6 @@ from tasks import trial_schedule
 from .agents.base import Agent
 from .graph_env import GraphTaskEnv
 
-
 SCHEDULE_STREAM = 0x7363686564  # "sched"
 
 

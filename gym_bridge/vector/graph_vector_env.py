@@ -34,9 +34,9 @@ from graphstore import GraphStore, TaskGraph
 from tasks import Condition, parse_condition
 
 from ..compile import CompiledGraphTask, compile_task
-from ..params import check_episode_length, check_probability, check_time_penalty
 from ..loading import load_task_graph
 from ..observations import build_observation
+from ..params import check_episode_length, check_probability, check_time_penalty
 from .base import BatchedVectorEnv, tighter_limit
 
 NO_SOURCE, PROBABILISTIC, DRIFTING, PSEUDORANDOM = 0, 1, 2, 3

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 import tasks
+
 from ..grid_env import WINDOW_RADIUS, GridEnv
 from ..render_grid import ObjectView, cell_edges
 
