@@ -16,7 +16,7 @@ def summarise(graph: TaskGraph) -> dict[str, Any]:
     """
     states = {local_id: props for local_id, props in graph.nodes("State")}
     name = {local_id: f"{props.get('index')}:{props.get('name', local_id)}" for local_id, props in states.items()}
-    moves: dict[tuple[str, int], list[tuple[str, float]]] = defaultdict(list)
+    moves: dict[tuple[str, int | None], list[tuple[str, float | None]]] = defaultdict(list)
     for source, target, props in graph.edges("MOVE"):
         moves[(source, props.get("action"))].append((target, props.get("p")))
     actions = sorted({a for _, a in moves if a is not None})

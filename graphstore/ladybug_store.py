@@ -10,14 +10,14 @@ import json
 import threading
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import ladybug
 
 from .cypher_text import check_read_only, quote_reserved_properties
 from .errors import ConflictError, GraphStoreError, QueryError, StoreLocationError, TaskNotFound
 from .schema import KINDS, SCHEMA, NodeType, Property, Schema
-from .store import MEMORY, GraphStore, QueryResult, TaskSummary, check_shared_request
+from .store import MEMORY, GraphStore, QueryResult, TaskSummary, SharedEdges, SharedNodes, check_shared_request
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 BATCH = 5000  # rows per UNWIND statement
@@ -83,7 +83,7 @@ class LadybugStore(GraphStore):
         rows = results[-1].get_all()
         for r in results:
             r.close()
-        return rows
+        return cast(list[list[Any]], rows)  # rows come as lists: the connection never asks for dicts
 
     def _sync_schema(self) -> None:
         tables = {name: kind for _, name, kind, *_ in self._raw("CALL show_tables() RETURN *")}
@@ -194,8 +194,8 @@ class LadybugStore(GraphStore):
 
     def merge_shared(
         self,
-        nodes: list[tuple[str, list[dict[str, Any]]]],
-        edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
+        nodes: SharedNodes,
+        edges: SharedEdges = (),
     ) -> tuple[int, int]:
         checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)
         node_batches = [
@@ -303,10 +303,10 @@ class LadybugStore(GraphStore):
             for label, node_type in self.schema.nodes.items():
                 if label == "Task" or node_type.shared:
                     continue
-                props = [p for p in node_type.properties if p.name != "task"]
-                cols = ", ".join(f"n.{_q(p.name)}" for p in props)
+                stored = [p for p in node_type.properties if p.name != "task"]
+                cols = ", ".join(f"n.{_q(p.name)}" for p in stored)
                 for row in self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $id RETURN {cols}", {"id": task_id}):
-                    values = {p.name: _from_store(p, v) for p, v in zip(props, row)}
+                    values = {p.name: _from_store(p, v) for p, v in zip(stored, row)}
                     uid = values.pop("uid")
                     graph.add_node(uid[prefix:], label, **values)
                     label_of_uid[uid] = label
@@ -341,9 +341,11 @@ class LadybugStore(GraphStore):
                 raise QueryError(f"cannot start a read-only transaction on {self.location!r}: {exc}") from None
             try:
                 result = self._conn.execute(text, params or {})
-                columns = result.get_column_names()
-                rows = result.get_all()
-                result.close()
+                results = result if isinstance(result, list) else [result]
+                columns = results[-1].get_column_names()
+                rows = cast(list[list[Any]], results[-1].get_all())
+                for r in results:
+                    r.close()
                 self._raw("COMMIT")
             except Exception as exc:
                 self._rollback()

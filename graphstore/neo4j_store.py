@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 from collections import defaultdict
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import neo4j
@@ -29,7 +29,7 @@ from neo4j import exceptions as neo4j_errors
 from .cypher_text import check_read_only
 from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
 from .schema import SCHEMA, Property, Schema
-from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, check_shared_request
+from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, SharedEdges, SharedNodes, check_shared_request
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 USER_ENV_VAR = "GRAPHTASKS_NEO4J_USER"
@@ -40,6 +40,7 @@ DEFAULT_BATCH_SIZE = 5000  # rows per UNWIND; ArcadeDB and Neo4j both take this 
 
 log = logging.getLogger(__name__)
 
+Row = TypeVar("Row")
 NodeRows = dict[tuple[str, tuple[str, ...]], list[list[Any]]]
 EdgeRows = dict[tuple[str, str, str, tuple[str, ...]], dict[str, list[list[Any]]]]
 SharedEdgeRows = dict[tuple[str, str, str], list[dict[str, Any]]]
@@ -103,7 +104,7 @@ def _without_nulls(declared: tuple[Property, ...], row: dict[str, Any]) -> dict[
     return {p.name: _to_store(p, row[p.name]) for p in declared if row.get(p.name) is not None}
 
 
-def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
+def _chunks(rows: list[Row], size: int) -> Iterable[list[Row]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
 
@@ -308,9 +309,10 @@ class Neo4jStore(GraphStore):
                 row = {"s": uid_of(task_id, source), "t": uid_of(task_id, target), "p": props}
                 shared_edges[(data["rel"], labels[source], labels[target])].append(row)
                 continue
-            present = tuple(p.name for p in rel.properties if values.get(p.name) is not None)
-            key = (data["rel"], labels[source], labels[target], present)
-            edges[key][source].append([target, *(values[name] for name in present)])
+            names = tuple(p.name for p in rel.properties if values.get(p.name) is not None)
+            edges[(data["rel"], labels[source], labels[target], names)][source].append(
+                [target, *(values[name] for name in names)]
+            )
         return nodes, edges, shared, shared_edges
 
     def _prefix(self, task_id: str, label: str) -> str:
@@ -357,8 +359,8 @@ class Neo4jStore(GraphStore):
                 query = f"UNWIND $rows AS r MERGE (n:{_q(label)} {{uid: r.uid}}) SET n += r"
                 for chunk in _chunks(rows, self.batch_size):
                     tx.run(query, rows=chunk).consume()
-            for (label, keys), rows in nodes.items():
-                self._create_nodes(tx, task_id, label, keys, rows)
+            for (label, keys), node_rows in nodes.items():
+                self._create_nodes(tx, task_id, label, keys, node_rows)
             for (rel_name, a, b, keys), sources in edges.items():
                 self._create_edges(tx, task_id, rel_name, a, b, keys, sources)
             for (rel_name, a, b), rows in shared_edges.items():  # edges touching shared nodes: global uids
@@ -421,8 +423,8 @@ class Neo4jStore(GraphStore):
 
     def merge_shared(
         self,
-        nodes: list[tuple[str, list[dict[str, Any]]]],
-        edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
+        nodes: SharedNodes,
+        edges: SharedEdges = (),
     ) -> tuple[int, int]:
         """Create or update shared knowledge (see GraphStore.merge_shared) in one transaction."""
         checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)

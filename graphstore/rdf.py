@@ -25,11 +25,13 @@ import hashlib
 import json
 import math
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 from urllib.parse import quote
 
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
+from rdflib.query import ResultRow
+from rdflib.term import Node
 
 from .errors import QueryError, SchemaError
 from .schema import SCHEMA, Property, Schema
@@ -260,11 +262,11 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
             continue
         for subject in rdf.subjects(RDF.type, GT[label]):
             where = f"{label} {subject}"
-            uid = rdf.value(subject, GT.uid)
-            task_id = rdf.value(subject, GT.task)
-            if uid is None or task_id is None:
+            uid_term = rdf.value(subject, GT.uid)
+            task_term = rdf.value(subject, GT.task)
+            if uid_term is None or task_term is None:
                 raise SchemaError(f"{where}: gt:uid and gt:task are required")
-            uid, task_id = str(uid), str(task_id)
+            uid, task_id = str(uid_term), str(task_term)
             if label == "Task":
                 if uid != task_id:
                     raise SchemaError(f"{where}: a Task's gt:uid ({uid!r}) must equal its gt:task ({task_id!r})")
@@ -313,7 +315,7 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
         if rdf.value(edge, FROM) in shared_subjects:  # knowledge shared by all tasks, not part of one
             continue
         rel_iri = rdf.value(edge, RELATION)
-        rel_name = str(rel_iri)[len(NS) :] if rel_iri is not None and str(rel_iri).startswith(NS) else None
+        rel_name = str(rel_iri)[len(NS) :] if rel_iri is not None and str(rel_iri).startswith(NS) else ""
         if rel_name not in rel_names:
             raise SchemaError(f"Edge {edge}: gt:relationship {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}")
         ends = [rdf.value(edge, FROM), rdf.value(edge, TO)]
@@ -363,9 +365,9 @@ def sparql(rdf: Graph, query: str) -> QueryResult:
     if result.type == "ASK":
         return QueryResult(["ask"], [[bool(result.askAnswer)]])
     if result.type in ("CONSTRUCT", "DESCRIBE"):
-        return QueryResult(["subject", "predicate", "object"], [[_value(t) for t in triple] for triple in result])
+        return QueryResult(["subject", "predicate", "object"], [[_value(t) for t in cast(tuple[Any, ...], triple)] for triple in result])
     columns = [str(v) for v in result.vars or []]
-    return QueryResult(columns, [[_value(row[i]) for i in range(len(columns))] for row in result])
+    return QueryResult(columns, [[_value(cast(ResultRow, row)[i]) for i in range(len(columns))] for row in result])
 
 
 # -- serialisation -----------------------------------------------------------------------------
@@ -378,7 +380,7 @@ def _turtle_term(term: Any, prefixes: dict[str, str]) -> str:
             return f'"{text}"'
         if term.language:
             return f'"{text}"@{term.language}'
-        return f'"{text}"^^{_turtle_term(URIRef(term.datatype), prefixes)}'
+        return f'"{text}"^^{_turtle_term(term.datatype, prefixes)}'
     if isinstance(term, BNode):
         return f"_:{term}"
     text = str(term)
@@ -421,7 +423,7 @@ def to_turtle(rdf: Graph) -> str:
     inlined = set()
     for obj in rdf.objects():
         if isinstance(obj, BNode) and as_list(obj) is not None:
-            node = obj
+            node: Node | None = obj
             while node != RDF.nil:
                 inlined.add(node)
                 node = rdf.value(node, RDF.rest)

@@ -32,7 +32,7 @@ class TaskGraph:
             raise SchemaError(f"task id must be a non-empty string, got {task_id!r}")
         self.task_id = task_id
         self.schema = schema
-        self.graph = nx.MultiDiGraph()
+        self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         self.graph.add_node(
             TASK_LOCAL_ID, label="Task", props={"family": family, "name": name or task_id.rsplit("/", 1)[-1], **task_props}
         )
