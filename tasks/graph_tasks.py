@@ -128,8 +128,8 @@ def build_graph_task(
             available={str(k): list(v) for k, v in condition.available.items()} or None,
         )
         graph.add_edge("", local, "HAS_CONDITION")
-        for (node, action), outcomes in condition.overrides.items():
-            for target, p in outcomes:
+        for (node, action), override in condition.overrides.items():
+            for target, p in override:
                 graph.add_edge(local, f"s{target}", "OVERRIDE", source=node, action=action, p=p)
     if d.get("schedule") is not None:
         try:

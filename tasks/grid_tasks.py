@@ -373,7 +373,7 @@ def objects_from_dict(objects: Mapping[str, Any], n: int, walls: Iterable[Cell] 
             colour = ()
         if len(colour) != 3 or not all(0 <= v <= 255 for v in colour):
             raise ValueError(f"{what}: expected an (R, G, B) colour, got {value!r}")
-        markers[check(_cell(pos, what), what)] = colour  # type: ignore[assignment]
+        markers[check(_cell(pos, what), what)] = (colour[0], colour[1], colour[2])
     return GridObjects(rewards, tuple(keys), doors, warps, markers)
 
 
@@ -439,7 +439,7 @@ def grid_task_id(template: str, size: str) -> str:
 
 
 def _names() -> list[str]:
-    out = []
+    out: list[str] = []
     for name, path in sorted(template_files().items()):
         sizes = read_template(path)
         out.extend(f"{name}/{size}" for size in sorted(sizes, key=lambda s: (SIZE_ORDER + (s,)).index(s)))

@@ -313,34 +313,35 @@ class GraphVectorEnv(BatchedVectorEnv):
         """Arrays of every stochastic source; drifting p and deck order/position are per copy."""
         c, n_envs = self.compiled, self.num_envs
         specs = c.reward_specs
-        prob = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "probabilistic"]
-        width = max((len(specs[s].values) for s in prob), default=1)
+        prob = {s: spec for s, spec in enumerate(specs) if spec is not None and spec.kind == "probabilistic"}
+        width = max((len(spec.values) for spec in prob.values()), default=1)
         self._prob_values = np.zeros((c.n_states, width))
         self._prob_cumulative = np.full((c.n_states, width), PAD)
-        for s in prob:
-            values, probs = specs[s].values, specs[s].probs
+        for s, spec in prob.items():
+            values, probs = spec.values, spec.probabilities()
             self._prob_values[s, : len(values)] = values
             self._prob_values[s, len(values):] = values[-1]
             cum = np.cumsum(probs)
             cum[-1] = 1.0
             self._prob_cumulative[s, : len(values)] = cum
-        drift = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "drifting"]
+        drift = {s: spec for s, spec in enumerate(specs) if spec is not None and spec.kind == "drifting"}
         self._drift_index = np.full(c.n_states, -1, dtype=np.int64)
-        self._drift_index[drift] = np.arange(len(drift))
-        self._drift_high_value = np.array([specs[s].values[0] for s in drift])
-        self._drift_low_value = np.array([specs[s].values[1] for s in drift])
-        self._drift_low = np.array([specs[s].borders[0] for s in drift])
-        self._drift_high = np.array([specs[s].borders[1] for s in drift])
-        self._drift_sd = np.array([specs[s].sd for s in drift], dtype=float)
+        self._drift_index[list(drift)] = np.arange(len(drift))
+        self._drift_high_value = np.array([spec.values[0] for spec in drift.values()])
+        self._drift_low_value = np.array([spec.values[1] for spec in drift.values()])
+        self._drift_low = np.array([spec.drift_borders()[0] for spec in drift.values()])
+        self._drift_high = np.array([spec.drift_borders()[1] for spec in drift.values()])
+        self._drift_sd = np.array([spec.drift_sd() for spec in drift.values()], dtype=float)
         self.drift_p = np.tile((self._drift_low + self._drift_high) / 2, (n_envs, 1))
-        decks = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "pseudorandom"]
+        decks = [spec for spec in specs if spec is not None and spec.kind == "pseudorandom"]
+        deck_states = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "pseudorandom"]
         self._deck_index = np.full(c.n_states, -1, dtype=np.int64)
-        self._deck_index[decks] = np.arange(len(decks))
-        size = max((len(specs[s].values) for s in decks), default=1)
-        self._deck_size = np.array([len(specs[s].values) for s in decks], dtype=np.int64)
+        self._deck_index[deck_states] = np.arange(len(decks))
+        size = max((len(spec.values) for spec in decks), default=1)
+        self._deck_size = np.array([len(spec.values) for spec in decks], dtype=np.int64)
         self._deck_values = np.zeros((len(decks), size))
-        for q, s in enumerate(decks):
-            self._deck_values[q, : len(specs[s].values)] = specs[s].values
+        for q, spec in enumerate(decks):
+            self._deck_values[q, : len(spec.values)] = spec.values
         self.deck_order = np.tile(np.arange(size, dtype=np.int64), (n_envs, len(decks), 1))
         self.deck_position = np.zeros((n_envs, len(decks)), dtype=np.int64)
 

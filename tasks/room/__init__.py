@@ -118,11 +118,11 @@ def room_knowledge(store: GraphStore, graph: TaskGraph, allow_spaces: bool = Fal
     heads: list[str] = []
     per_head: list[list[tuple[str, float]]] = []
     for _, name, concept, allowed in objects:
-        tails = [(t, w) for t, w in by_concept.get(concept, []) if t not in excluded
-                 and (allow_spaces or "_" not in t) and (allowed is None or t in allowed)]
-        if tails:
+        kept = [(t, w) for t, w in by_concept.get(concept, []) if t not in excluded
+                and (allow_spaces or "_" not in t) and (allowed is None or t in allowed)]
+        if kept:
             heads.append(name)
-            per_head.append(tails)
+            per_head.append(kept)
     if not heads:
         raise RoomKnowledgeError(
             f"task {graph.task_id!r}: the store {getattr(store, 'location', '')!r} holds no AtLocation assertions for "
