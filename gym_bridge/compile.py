@@ -127,7 +127,7 @@ def compile_task(graph: TaskGraph) -> CompiledGraphTask:
         for k, (t, p) in enumerate(items):
             targets[s, a, k] = t
             probs[s, a, k] = p
-    terminal = ~defined.any(axis=1)
+    terminal = np.logical_not(defined.any(axis=1))
     conditions = {}
     for local_id, props in graph.nodes("Condition"):
         name = props["name"]

@@ -39,6 +39,7 @@ class GraphTaskEnv(gym.Env):
     """A graph task walked by its probabilistic edges; see the module docstring for the rules."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -229,6 +230,8 @@ class GraphTaskEnv(gym.Env):
         t = self._det[s][action]
         if t == STOCHASTIC:
             targets, cumulative = self._dist[(s, action)]
+            if self._stream is None:
+                raise gym.error.ResetNeeded("call reset() before step()")
             u = self._stream.uniform()
             i = 0
             while u >= cumulative[i]:

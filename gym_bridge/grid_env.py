@@ -147,6 +147,9 @@ class GridEnv(gym.Env):
     """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    action_space: spaces.Discrete
+    _table: np.ndarray  # observation row per state (empty: observations are built per step)
+    _observe: Callable[[], Any]  # this step's observation, set by the observation type
 
     def __init__(
         self,
@@ -306,7 +309,7 @@ class GridEnv(gym.Env):
     def _setup_observation(self, store: GraphStore | str | None) -> None:
         n, nn, ns = self.n, self.n * self.n, self.n_states
         kind = self.obs_type
-        self._table: np.ndarray | None = None
+        self._table = np.empty(0)
         self._obs_kind = 1  # 0 index, 1 table row, 2 dynamic
         states = np.arange(ns)
         cells, orient = states % nn, states // nn

@@ -60,6 +60,7 @@ class RoomEnv(gym.Env):
     """The Room memory task; see the module docstring."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -190,12 +191,11 @@ class RoomEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if options:
             raise ValueError(f"reset options: RoomEnv takes none, got {sorted(options)}")
-        fresh = seed is not None or self._stream is None
         super().reset(seed=seed)
-        if fresh:  # a new session: the random streams start afresh from the seed
-            self._stream = RandomStream(self.np_random)
-            self._draw_block()
         s = self._stream
+        if seed is not None or s is None:  # a new session: the random streams start afresh from the seed
+            s = self._stream = RandomStream(self.np_random)
+            self._draw_block()
         n = self.n_slots
         self._name = s.shuffled(list(range(len(self.names))))[:n]
         heads = self._obj = s.shuffled(list(range(len(self.heads))))[:n]

@@ -66,7 +66,7 @@ class RandomAgent:
         pass
 
     def act(self, state: int, available: Sequence[int]) -> int:
-        return int(available[self.rng.integers(len(available))])
+        return int(available[int(self.rng.integers(len(available)))])
 
     def learn(self, *args: object) -> None:
         pass

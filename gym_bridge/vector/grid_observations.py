@@ -121,8 +121,10 @@ class SymbolicBatch:
             self.table = table
         visible = np.array([env._reward_info[int(c)][1] for c in cells.rewards], dtype=bool)
         # (layer, slots shown, their rows, their cols); invisible rewards never appear, so never change
-        self.layers = [
-            (0, np.flatnonzero(visible), cells.rewards[visible]), (1, slice(None), cells.keys), (2, slice(None), cells.doors),
+        self.layers: list[tuple[int, np.ndarray | slice, np.ndarray]] = [
+            (0, np.flatnonzero(visible), cells.rewards[visible]),
+            (1, slice(None), cells.keys),
+            (2, slice(None), cells.doors),
         ]
 
     def __call__(self, venv: "GridVectorEnv") -> np.ndarray:
@@ -167,7 +169,7 @@ class AsciiBatch:
         visible = np.array([env._reward_info[int(c)][1] for c in cells.rewards], dtype=bool)
         reward_chars = np.array([ord("R" if env._reward_info[int(c)][0] > 0 else "L") for c in cells.rewards], np.uint8)
         # GridEnv's drawing order (later layers win on a shared cell): doors, keys, rewards
-        self.layers = [
+        self.layers: list[tuple[int, np.ndarray | slice, np.ndarray, np.ndarray]] = [
             (2, slice(None), self.at[cells.doors], np.full(cells.doors.size, ord("D"), np.uint8)),
             (1, slice(None), self.at[cells.keys], np.full(cells.keys.size, ord("K"), np.uint8)),
             (0, np.flatnonzero(visible), self.at[cells.rewards[visible]], reward_chars[visible]),
