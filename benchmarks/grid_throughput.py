@@ -85,7 +85,11 @@ def main() -> None:
                         "ratio": round(rate / reference, 2), "target": target,
                         "meets_target": None if target is None else rate >= target})
     compile_time = compile_ms(max(5, args.repeats))
-    payload = {"cases": results, "compile_large_ms": round(compile_time, 2), "python_loop_per_s": round(python_loop_baseline())}
+    payload = {
+        "cases": results,
+        "compile_large_ms": round(compile_time, 2),
+        "python_loop_per_s": round(python_loop_baseline()),
+    }
     path = save("grid_throughput", payload)
     if args.json:
         print(json.dumps(payload, indent=2))
@@ -96,7 +100,10 @@ def main() -> None:
         ok = "" if r["meets_target"] is None else ("yes" if r["meets_target"] else "NO")
         print(f"{r['case']:<36}{r['steps_per_s']:>12,}{r['reference']:>12,}{r['ratio']:>8.2f}{target:>10}  {ok}")
     ok = "yes" if compile_time < COMPILE_TARGET_MS else "NO"
-    print(f"compile four_rooms large from the embedded store: {compile_time:.1f} ms (target < {COMPILE_TARGET_MS:.0f} ms)  {ok}")
+    print(
+        f"compile four_rooms large from the embedded store: {compile_time:.1f} ms "
+        f"(target < {COMPILE_TARGET_MS:.0f} ms)  {ok}"
+    )
     print(f"empty Python loop on this machine: {payload['python_loop_per_s']:,} iterations/s; results saved to {path}")
 
 

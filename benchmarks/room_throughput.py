@@ -46,7 +46,9 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=300_000)
-    parser.add_argument("--store", default=None, help="store with AtLocation triples (default: a temp store + snapshot)")
+    parser.add_argument(
+        "--store", default=None, help="store with AtLocation triples (default: a temp store + snapshot)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="best of N runs")
     args = parser.parse_args()
     store = args.store

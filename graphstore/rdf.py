@@ -49,7 +49,11 @@ REIFICATION = ("relationship", "from", "to")  # predicates of a reified edge: no
 def _check_vocabulary(schema: Schema) -> None:
     clashes = [f"{r.name}.{p.name}" for r in schema.rels.values() for p in r.properties if p.name in REIFICATION]
     if clashes:
-        raise SchemaError(f"relationship properties {', '.join(clashes)} collide with the RDF edge predicates {REIFICATION}")
+        raise SchemaError(
+            f"relationship properties {', '.join(clashes)} collide with the RDF edge predicates {REIFICATION}"
+        )
+
+
 RELATION, FROM, TO = GT.relationship, GT["from"], GT.to
 OXIGRAPH = "Oxigraph"
 _XSD_OF_KIND = {"str": XSD.string, "int": XSD.integer, "float": XSD.double, "bool": XSD.boolean, "json": RDF.JSON}
@@ -306,7 +310,9 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
                 continue
             for obj in rdf.objects(subject, GT[rel_name]):
                 if obj not in nodes or nodes[obj][0] != task_id:
-                    raise SchemaError(f"task {task_id!r}: gt:{rel_name} from {local or '(task)'!r} to unknown node {obj}")
+                    raise SchemaError(
+                        f"task {task_id!r}: gt:{rel_name} from {local or '(task)'!r} to unknown node {obj}"
+                    )
                 graphs[task_id].add_edge(local, nodes[obj][1], rel_name)
     shared_subjects = {
         subject for label, t in schema.nodes.items() if t.shared for subject in rdf.subjects(RDF.type, GT[label])
@@ -317,7 +323,9 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
         rel_iri = rdf.value(edge, RELATION)
         rel_name = str(rel_iri)[len(NS) :] if rel_iri is not None and str(rel_iri).startswith(NS) else ""
         if rel_name not in rel_names:
-            raise SchemaError(f"Edge {edge}: gt:relationship {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}")
+            raise SchemaError(
+                f"Edge {edge}: gt:relationship {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}"
+            )
         ends = [rdf.value(edge, FROM), rdf.value(edge, TO)]
         for end, pred in zip(ends, ("from", "to")):
             if end not in nodes:
@@ -326,7 +334,11 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
         if nodes[ends[1]][0] != task_id:
             raise SchemaError(f"{rel_name} Edge {edge}: connects two different tasks")
         props = _attributes(
-            rdf, edge, schema.rels[rel_name].properties, {"relationship", "from", "to", "task"}, f"{rel_name} Edge {edge}"
+            rdf,
+            edge,
+            schema.rels[rel_name].properties,
+            {"relationship", "from", "to", "task"},
+            f"{rel_name} Edge {edge}",
         )
         graphs[task_id].add_edge(nodes[ends[0]][1], nodes[ends[1]][1], rel_name, **props)
     return list(graphs.values())
@@ -365,7 +377,10 @@ def sparql(rdf: Graph, query: str) -> QueryResult:
     if result.type == "ASK":
         return QueryResult(["ask"], [[bool(result.askAnswer)]])
     if result.type in ("CONSTRUCT", "DESCRIBE"):
-        return QueryResult(["subject", "predicate", "object"], [[_value(t) for t in cast(tuple[Any, ...], triple)] for triple in result])
+        return QueryResult(
+            ["subject", "predicate", "object"],
+            [[_value(t) for t in cast(tuple[Any, ...], triple)] for triple in result],
+        )
     columns = [str(v) for v in result.vars or []]
     return QueryResult(columns, [[_value(cast(ResultRow, row)[i]) for i in range(len(columns))] for row in result])
 

@@ -166,9 +166,13 @@ def check_shared_request(
         for r in rows:
             for end in ("s", "t"):
                 if not isinstance(r.get(end), str):
-                    raise SchemaError(f"{rel_name}: edge row needs endpoint uid {end!r} as a string, got {r.get(end)!r}")
+                    raise SchemaError(
+                        f"{rel_name}: edge row needs endpoint uid {end!r} as a string, got {r.get(end)!r}"
+                    )
             props = {k: v for k, v in r.items() if k not in ("s", "t")}
-            checked.append({**validate_properties(f"{rel_name} {r.get('key')!r}", rel.properties, props), "s": r["s"], "t": r["t"]})
+            checked.append(
+                {**validate_properties(f"{rel_name} {r.get('key')!r}", rel.properties, props), "s": r["s"], "t": r["t"]}
+            )
         edge_batches.append((rel, a, b, checked))
     return node_batches, edge_batches
 

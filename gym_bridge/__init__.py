@@ -15,8 +15,22 @@ from .registration import register_all, register_poge, registered_ids
 register_all()
 
 __all__ = [
-    "CompiledGraphTask", "GraphTaskEnv", "PogeEnv", "compile_from_store", "compile_task", "load_task_graph",
-    "register_all", "register_cypher_observation", "register_poge", "register_observation", "registered_ids", "state_images",
-    "CompiledGrid", "GridEnv", "compile_grid", "compile_grid_from_store", "register_grid_cypher_observation",
+    "CompiledGraphTask",
+    "GraphTaskEnv",
+    "PogeEnv",
+    "compile_from_store",
+    "compile_task",
+    "load_task_graph",
+    "register_all",
+    "register_cypher_observation",
+    "register_poge",
+    "register_observation",
+    "registered_ids",
+    "state_images",
+    "CompiledGrid",
+    "GridEnv",
+    "compile_grid",
+    "compile_grid_from_store",
+    "register_grid_cypher_observation",
     "register_grid_observation",
 ]

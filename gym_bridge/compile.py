@@ -107,7 +107,9 @@ def compile_task(graph: TaskGraph) -> CompiledGraphTask:
         elif rel == "START":
             start = index_of[target]
         elif rel == "HAS_REWARD":
-            if reward_specs[index_of[source]] is not None:  # one source per state: the payout must not depend on read order
+            if (
+                reward_specs[index_of[source]] is not None
+            ):  # one source per state: the payout must not depend on read order
                 raise SchemaError(f"task {graph.task_id!r}: state {index_of[source]} has more than one Reward")
             reward_specs[index_of[source]] = spec_from_props(graph.props(target))
         elif rel == "OVERRIDE":

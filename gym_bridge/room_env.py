@@ -86,7 +86,9 @@ class RoomEnv(gym.Env):
         if weighting_mode not in ("highest", "weighted"):
             raise ValueError(f"weighting_mode: expected 'highest' or 'weighted', got {weighting_mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
         self.p_commonsense = check_probability("p_commonsense", p_commonsense)
         self.p_new_location = check_probability("p_new_location", p_new_location)
         self.p_new_object = check_probability("p_new_object", p_new_object)
@@ -137,8 +139,14 @@ class RoomEnv(gym.Env):
         self._tail_lower = {t.lower(): i for i, t in enumerate(self.tails)}
         self.no_answer = n_tails
         self.action_space = spaces.Discrete(n_tails + 1)
-        triple = spaces.Tuple((spaces.Discrete(n_names * n_heads), spaces.Discrete(1), spaces.Discrete(n_names * n_tails),
-                               spaces.Discrete(self.max_step + 1)))
+        triple = spaces.Tuple(
+            (
+                spaces.Discrete(n_names * n_heads),
+                spaces.Discrete(1),
+                spaces.Discrete(n_names * n_tails),
+                spaces.Discrete(self.max_step + 1),
+            )
+        )
         question = spaces.Tuple((spaces.Discrete(n_names * n_heads), spaces.Discrete(1)))
         self.observation_space = spaces.Tuple((spaces.Tuple((triple,) * self.num_agents), question))
         self._stream: RandomStream | None = None

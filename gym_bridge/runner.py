@@ -151,7 +151,9 @@ def stay_probabilities(log: RunLog, env: GraphTaskEnv) -> dict[str, float]:
         for t, p in zip(c.targets[c.start, a], c.probs[c.start, a]):
             if t >= 0:
                 probability[(a, int(t))] = p
-    cells: dict[str, list[bool]] = {k: [] for k in ("rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare")}
+    cells: dict[str, list[bool]] = {
+        k: [] for k in ("rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare")
+    }
     for i in range(len(log.rewards) - 1):
         common = probability.get((log.first_actions[i], log.first_states[i]), 1.0) >= 0.5
         key = ("rewarded" if log.rewards[i] > 0 else "unrewarded") + ("_common" if common else "_rare")

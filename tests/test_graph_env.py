@@ -214,7 +214,9 @@ def test_rendering():
 
 
 def test_a_task_of_another_family_is_refused_clearly():
-    with pytest.raises(Exception, match=r"task 'poge/world0' \(family 'poge'\) has no State nodes: it is not a graph task"):
+    with pytest.raises(
+        Exception, match=r"task 'poge/world0' \(family 'poge'\) has no State nodes: it is not a graph task"
+    ):
         GraphTaskEnv("poge/world0")
 
 

@@ -25,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--schedule", action="store_true", help="play the task's trial schedule (block structure)")
     parser.add_argument("--agent-param", action="append", metavar="KEY=VALUE", help="agent setting, e.g. beta=3")
-    parser.add_argument("--env-param", action="append", metavar="KEY=VALUE", help="environment setting, e.g. time_penalty=0.01")
+    parser.add_argument(
+        "--env-param", action="append", metavar="KEY=VALUE", help="environment setting, e.g. time_penalty=0.01"
+    )
     parser.add_argument("--plot", metavar="FILE.png", help="save a learning curve (needs matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

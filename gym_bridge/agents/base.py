@@ -38,7 +38,9 @@ def softmax_choice(rng: np.random.Generator, values: np.ndarray, beta: float) ->
     return int(rng.choice(len(values), p=p / p.sum()))
 
 
-def choose(rng: np.random.Generator, values: np.ndarray, available: Sequence[int], beta: float | None, epsilon: float) -> int:
+def choose(
+    rng: np.random.Generator, values: np.ndarray, available: Sequence[int], beta: float | None, epsilon: float
+) -> int:
     """One of the offered actions by their values: `beta` set, softmax with that inverse temperature;
     else epsilon-greedy with ties broken at random."""
     actions = np.asarray(available)

@@ -509,7 +509,9 @@ class GraphVectorEnv(BatchedVectorEnv):
                 )
             chosen = names if copies is None else [names[i] for i in copies.tolist()]
             if any(not isinstance(name, (str, type(None))) for name in chosen):
-                raise ValueError("reset options: per-copy conditions are condition names (or None for the task's edges)")
+                raise ValueError(
+                    "reset options: per-copy conditions are condition names (or None for the task's edges)"
+                )
             known = [] if copies is None else list(self._conditions)
             for name in chosen:
                 if name not in known:

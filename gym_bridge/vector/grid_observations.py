@@ -201,7 +201,9 @@ class PictureBatch:
         # cells that hold something drawn: each gets a code per copy, one bit per object there
         shown = [bool(env._reward_info[int(c)][1]) for c in cells.rewards]  # invisible rewards are never drawn
         visible = [int(c) for c, s in zip(cells.rewards, shown) if s]
-        self.object_cells = np.array(sorted(set(visible) | set(cells.keys.tolist()) | set(cells.doors.tolist())), np.int64)
+        self.object_cells = np.array(
+            sorted(set(visible) | set(cells.keys.tolist()) | set(cells.doors.tolist())), np.int64
+        )
         where = {int(c): x for x, c in enumerate(self.object_cells)}
         self.members: list[tuple[int, np.ndarray, np.ndarray, int]] = []  # (layer, slots, object-cell index, bit)
         drawn = (shown, [True] * cells.keys.size, [True] * cells.doors.size)
@@ -224,7 +226,9 @@ class PictureBatch:
             low, high = self.edges[self.radius], self.edges[self.radius + 1]
             self.centre = (slice(None), slice(low, high), slice(low, high))
             triangles = [self.painter.mask(high - low, high - low, o) for o in range(4)]
-            self.keep = np.repeat(np.stack([~t for t in triangles]).astype(np.uint8)[..., None], 3, axis=3)  # (4, h, w, 3)
+            self.keep = np.repeat(
+                np.stack([~t for t in triangles]).astype(np.uint8)[..., None], 3, axis=3
+            )  # (4, h, w, 3)
 
     def __call__(self, venv: "GridVectorEnv") -> np.ndarray:
         pos, o = venv.pos, venv.orientation_of
@@ -236,7 +240,9 @@ class PictureBatch:
             new = pos[~self.drawn[pos]]
             for cell in np.unique(new).tolist() if new.size else ():  # once per cell over the env's life
                 r, c = divmod(cell, self.n)
-                self.windows[cell] = self.painter.draw_region(r - self.radius, c - self.radius, self.side, self.res, self.view)
+                self.windows[cell] = self.painter.draw_region(
+                    r - self.radius, c - self.radius, self.side, self.res, self.view
+                )
                 self.drawn[cell] = True
             obs = self.windows[pos]
         if self.object_cells.size:

@@ -152,7 +152,8 @@ def statistics(world: PogeWorld) -> dict:
     """The parsed statistics SEMANTICS.md tabulates for the example worlds."""
     values = dict(world.reward_values)
     used = sorted(
-        {s for s in (world.reward_symbol(r, c) for r, c in world.reward_tiles) if s is not None}, key=[s for s, _ in world.reward_values].index
+        {s for s in (world.reward_symbol(r, c) for r, c in world.reward_tiles) if s is not None},
+        key=[s for s, _ in world.reward_values].index,
     )
     return {
         "rows": world.rows,

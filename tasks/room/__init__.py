@@ -64,7 +64,9 @@ def build_room_task(task_id: str, name: str, params: dict[str, Any]) -> TaskGrap
         g.add_node(f"person/{person}", "RoomPerson", name=person, order=i)
         g.add_edge("", f"person/{person}", "HAS_PERSON")
     for i, (obj, locations) in enumerate(objects.items()):
-        if locations is not None and (not isinstance(locations, list) or not all(isinstance(x, str) for x in locations)):
+        if locations is not None and (
+            not isinstance(locations, list) or not all(isinstance(x, str) for x in locations)
+        ):
             raise TaskFileError(f"{where}: object {obj!r}: locations must be a list of terms or null")
         g.add_node(f"object/{obj}", "RoomObject", name=obj, concept=f"/c/en/{obj}", locations=locations, order=i)
         g.add_edge("", f"object/{obj}", "HAS_OBJECT")

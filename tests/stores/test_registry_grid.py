@@ -96,7 +96,7 @@ def test_rebuilding_a_grid_keeps_created_entities_or_names_the_lost_one():
     assert rebase(stored, built) == stored
     # the map changed: that cell is a wall now and lost its MOVE edges; the key's cell still exists
     changed = tasks.build(TASK)
-    local = next(l for l, p in changed.nodes("Cell") if (p["row"], p["col"]) == free[0])
+    local = next(cell for cell, p in changed.nodes("Cell") if (p["row"], p["col"]) == free[0])
     changed.graph.remove_node(local)
     with pytest.raises(SchemaError, match=r"created entity .*created/key/0.* no longer has"):
         rebase(stored, changed)
