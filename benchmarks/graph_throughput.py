@@ -1,9 +1,9 @@
-"""Graph-task step throughput and compile time (issue: core platform).
+"""Graph-task step throughput and compile time.
 
 Random policy, actions drawn in advance, unwrapped env. Each figure is printed with its
-ratio to the reference implementation's figure (the baseline, from
-shared/reference/*/SEMANTICS.md, measured on the same kind of 2-core machine) and to an
-empty Python loop measured in this same run (the machine's ceiling).
+ratio to the reference implementation's figure (the baseline, measured on the same kind of
+2-core machine with Python 3.11) and to an empty Python loop measured in this same run
+(the machine's ceiling).
 
     python benchmarks/graph_throughput.py
 """

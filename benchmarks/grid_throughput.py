@@ -1,8 +1,8 @@
 """Grid throughput: steps/s of GridEnv per observation type against the reference figures.
 
 Random policy with actions drawn in advance, the unwrapped environment, resets included.
-The baseline is the reference GridEnv measured on the same 2-core machine class
-(reference/neuronav/SEMANTICS.md); the ratio column is ours / reference. Also the time
+The baseline is the reference GridEnv (neuro-nav) measured on the same 2-core machine
+class; the ratio column is ours / reference. Also the time
 to compile a large template from the embedded store (fixed queries -> arrays).
 
 Usage: python benchmarks/grid_throughput.py [--steps N] [--repeats R] [--json]
@@ -28,7 +28,7 @@ from graphstore import open_store  # noqa: E402
 from gym_bridge.grid_compile import compile_grid_from_store  # noqa: E402
 from gym_bridge.grid_env import GridEnv  # noqa: E402
 
-# steps/s of the reference (SEMANTICS.md) and this project's targets on a 2-core machine
+# steps/s of the reference (neuro-nav's GridEnv) and this project's targets on a 2-core machine
 CASES = [
     # (label, template, size, obs_type, reference, target)
     ("four_rooms small index", "four_rooms", "small", "index", 179_000, 450_000),

@@ -6,7 +6,7 @@ NEXT_STEP autoreset, actions drawn in advance), compile time from each store (th
 LadybugDB, and a Bolt server: see --bolt), and peak memory (tracemalloc, measured in a
 separate pass so it does not slow the timings).
 Every speed is printed next to the reference implementation's figure
-(shared/reference/*/SEMANTICS.md, a 2-core Xeon, Python 3.11) as a ratio, and the run is
+(measured on a 2-core Xeon, Python 3.11) as a ratio, and the run is
 written as JSON to benchmarks/results/run_all.json.
 
 Families are discovered: graph tasks always; grid worlds, POGE worlds and the Room task when
@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 from benchmarks.common import RESULTS, play, python_loop_baseline, random_actions  # noqa: E402
 
 SIZES = (1, 64, 1024, 4096)
-TARGET_N = 4096  # the vector targets of issue 7 are env-steps/s at this N
+TARGET_N = 4096  # the vector targets are env-steps/s at this N
 
 
 @dataclass

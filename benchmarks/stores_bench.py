@@ -1,4 +1,4 @@
-"""Store benchmarks (issue: Bolt store and RDF view).
+"""Store benchmarks: the Bolt store and the RDF view.
 
 1. Put a large grid task into the Bolt store and get + compile it back (first run on the
    fresh server and best of 3), and add one entity with the registry's `create`. The Bolt server is
@@ -8,7 +8,7 @@
 2. SPARQL "rewards per task" over all built-in tasks on Oxigraph (oxrdflib); baseline:
    the same query on rdflib's default in-memory store, in this run.
 
-Targets (issue 4): put and compile-back each under 1 s; SPARQL under 50 ms on Oxigraph.
+Targets: put and compile-back each under 1 s; SPARQL under 50 ms on Oxigraph.
 
     python benchmarks/stores_bench.py [--size N]
 """

@@ -1,6 +1,6 @@
 """GridEnv: the neuro-nav grid worlds, run from their stored graphs.
 
-Dynamics (reference step order, reference bugs fixed; see docs/readme-grid.md):
+Dynamics (reference step order, reference bugs fixed; see docs/grid.md):
 1. with probability `stochasticity` the action is replaced by a uniformly random action
    (drawn from the seeded generator);
 2. move: fixed orientation 0 N, 1 E, 2 S, 3 W; variable orientation 0 turn left, 1 turn

@@ -1,6 +1,6 @@
 """PogeEnv: a POGE world (stored tile graph) as a gymnasium environment.
 
-Dynamics follow the reference (SEMANTICS.md) with its bugs fixed:
+Dynamics follow the reference (POGE's own env) with its bugs fixed (see docs/poge.md):
 - slips: on a tile with a rule for the chosen action (stochastic behaviour on), the executed
   action is drawn from the rule: the stored MOVE edges (action, executed, p);
 - a wall ahead: no move, observation unchanged (+ `_wall` with indicate_wall), step penalty;

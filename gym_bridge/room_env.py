@@ -1,7 +1,7 @@
 """RoomEnv: the Room memory task (RoomEnv-v0 semantics, room-env 0.1.5) on stored triples.
 
 People each hold one object placed at a location; the agent sees one placement per step
-and is asked where one object is. Semantics (see docs/readme-room.md):
+and is asked where one object is. Semantics (see docs/room.md):
 - reset: names and objects are shuffled; person k gets object k; its location is the
   commonsense one with probability p_commonsense ('highest': strongest tail; 'weighted':
   drawn by weight), else a random non-commonsense location. Each agent walks its own

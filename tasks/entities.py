@@ -1,6 +1,6 @@
-"""The entity registry of `seeds/environment-registry-design.md`, on top of the task graph.
+"""The entity registry, on top of the task graph: typed entities added to stored tasks.
 
-Three stages, as the seed names them:
+Three stages:
 1. engrained defaults: each family's entity space (`entity_space(family)`) maps a class
    name to an `EntityClass`: its node type (entity classes are node types), its default
    parameters (from the family's templates) and how an entity attaches to the task

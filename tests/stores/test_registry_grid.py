@@ -1,6 +1,6 @@
 """The registry on grid tasks: rewards, keys, doors, warps created on cells take effect in GridEnv.
 
-Needs the grid family (Cell and object node types, branch issue-3-grid); skipped without it.
+Uses the grid family's Cell and object node types.
 """
 
 from __future__ import annotations
@@ -8,10 +8,8 @@ from __future__ import annotations
 import pytest
 
 import tasks
-from graphstore import SCHEMA, SchemaError
+from graphstore import SchemaError
 from graphstore.entities import select
-
-pytestmark = pytest.mark.skipif("Cell" not in SCHEMA.nodes, reason="grid family (Cell/Key/Door node types) not merged")
 
 TASK = "neuronav/grid/four_rooms/small"
 
