@@ -384,14 +384,13 @@ class LadybugStore(GraphStore):
 
     def close(self) -> None:
         with self._lock:
-            for obj in (getattr(self, "_conn", None), getattr(self, "_db", None)):
+            for name in ("_conn", "_db"):  # the connection first, then the database
+                obj = vars(self).pop(name, None)  # gone: a closed store cannot be used by mistake
                 if obj is not None:
                     try:
                         obj.close()
                     except Exception:
                         pass
-            self._conn = None  # type: ignore[assignment]
-            self._db = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"LadybugStore({self.location!r})"

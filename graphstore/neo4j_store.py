@@ -613,10 +613,9 @@ class Neo4jStore(GraphStore):
             raise QueryError(f"query failed on {self.location!r}: {self._scrub(exc)}") from None
 
     def close(self) -> None:
-        driver = getattr(self, "_driver", None)
+        driver = vars(self).pop("_driver", None)  # gone: a closed store cannot be used by mistake
         if driver is not None:
             driver.close()
-            self._driver = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"Neo4jStore({self.location!r}, user={self.user!r})"

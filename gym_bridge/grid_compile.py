@@ -113,7 +113,7 @@ def _assemble(
         keys=tuple(rc(i) for i in sorted(keys)),
         doors={rc(i): o for i, o in sorted(doors)},
         warps={rc(i): rc(t) for i, t in sorted(warps)},
-        markers={rc(i): tuple(int(v) for v in colour) for i, colour in sorted(markers)},  # type: ignore[misc]
+        markers={rc(i): (int(colour[0]), int(colour[1]), int(colour[2])) for i, colour in sorted(markers)},
     )
     return CompiledGrid(
         task_id,
