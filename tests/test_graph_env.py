@@ -253,3 +253,31 @@ def test_risk_sensitive_without_a_condition_offers_all_five_options():
     for action in range(5):
         env.reset()
         assert env.step(action)[4]["state"] == action + 1
+
+
+@pytest.mark.parametrize("task_id", GRAPH_TASKS)
+def test_pictures_keep_states_apart(task_id):
+    from gym_bridge.render_graph import GraphRenderer
+
+    renderer = GraphRenderer(compile_task(tasks.build(task_id)), size=400)
+    xy = np.array(renderer.positions)
+    gaps = np.linalg.norm(xy[:, None] - xy[None], axis=-1) + np.eye(len(xy)) * 1e9
+    assert gaps.min() >= 3 * renderer.radius, f"two states {gaps.min():.0f} px apart"
+    frame = np.asarray(renderer.rgb(0))
+    assert frame.shape[1] == 400 and frame.shape[2] == 3
+
+
+def test_pictures_label_states_and_edges():
+    from gym_bridge.render_graph import GraphRenderer, _edge_label
+
+    c = compile_task(tasks.build("rewardgym/two-step"))
+    assert _edge_label(c, 0, 1) == "a0 (.7), a1 (.3)" and _edge_label(c, 1, 3) == "a0"
+    renderer = GraphRenderer(c, size=400)
+    assert renderer.label_edges and renderer.names[1] == "second stage A"
+    image = np.asarray(renderer.background).astype(int)
+    x, y = (round(v) for v in renderer.positions[1])
+    r = int(renderer.radius * 0.6)
+    inside = image[y - r : y + r, x - r : x + r]
+    assert (inside.sum(axis=2) < 200).any()  # the state's index is written in it
+    large = GraphRenderer(compile_task(tasks.build("neuronav/graph/neighborhood")), size=400)
+    assert not large.label_edges  # 60 edges: states only
