@@ -11,7 +11,9 @@ two neighbouring trials both belong to one group of `apart`. The block list is p
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +52,7 @@ def validate_schedule(spec: Mapping[str, Any], conditions: set[str], where: str 
 
 
 def _acceptable(order: Sequence[str], groups: list[set[str]]) -> bool:
-    return not any(a in g and b in g for a, b in zip(order, order[1:]) for g in groups)
+    return not any(a in g and b in g for a, b in pairwise(order) for g in groups)
 
 
 def _block_order(block: Mapping[str, Any], rng: np.random.Generator) -> list[str]:

@@ -1,4 +1,5 @@
 from collections import Counter
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -82,7 +83,7 @@ def test_one_of_and_apart_groups():
     for seed in range(40):
         order = trial_schedule(spec, np.random.default_rng(seed))
         assert len(order) == 10 and Counter(order)["c"] == 2 and Counter(order)["a"] + Counter(order)["b"] == 8
-        assert not any(x in "bc" and y in "bc" for x, y in zip(order, order[1:]))
+        assert not any(x in "bc" and y in "bc" for x, y in pairwise(order))
         drawn[Counter(order)["b"]] += 1
     assert set(drawn) == {1, 2}  # the one_of draw picks either
 
@@ -113,5 +114,5 @@ def test_risk_sensitive_schedule_is_reward_gyms_trial_set():
         assert all(pairs[t] >= 2 for t in tests) and sum(pairs[t] for t in tests) == 14
         assert frozenset(["save-40", "risky-80"]) not in tests and len(pairs) == 5 + 3 + 6
         test_names = {n for n in conditions if pair(n) in tests}
-        assert not any(x in test_names and y in test_names for x, y in zip(block, block[1:]))
-        assert not any(pair(x) == pair(y) and len(pair(x)) == 1 for x, y in zip(block, block[1:]))
+        assert not any(x in test_names and y in test_names for x, y in pairwise(block))
+        assert not any(pair(x) == pair(y) and len(pair(x)) == 1 for x, y in pairwise(block))

@@ -384,7 +384,7 @@ def test_a_reward_gym_condition_replaces_the_nodes_actions_in_every_copy():
     venv = GraphVectorEnv(3, task=c)
     _, info = venv.reset(seed=0, options={"condition": condition})
     assert venv.action_masks().tolist() == [[False, True, False, True, False]] * 3
-    obs, reward, term, _, info = venv.step(np.array([0, 1, 3]))
+    _, reward, term, _, info = venv.step(np.array([0, 1, 3]))
     assert info["state"].tolist() == [0, 2, 4] and reward[0] == 0.0 and term.tolist() == [False, True, True]
     single = GraphTaskEnv(c)
     _, single_info = single.reset(seed=0, options={"condition": condition})
