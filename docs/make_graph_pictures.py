@@ -16,14 +16,15 @@ import tasks  # noqa: E402
 from gym_bridge import compile_task  # noqa: E402
 from gym_bridge.render_graph import GraphRenderer  # noqa: E402
 
+SIZE = 400  # labels readable at the size the README shows
 OUT = Path(__file__).resolve().parent / "images" / "graph"
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for task_id in tasks.builtin_ids():
+    for task_id in tasks.builtin_ids("neuronav/graph") + tasks.builtin_ids("rewardgym"):  # the graph families
         compiled = compile_task(tasks.build(task_id))
-        renderer = GraphRenderer(compiled, size=200)
+        renderer = GraphRenderer(compiled, size=SIZE)
         frame = renderer.rgb(compiled.start)
         path = OUT / (task_id.replace("/", "__") + ".png")
         Image.fromarray(frame).save(path, optimize=True)

@@ -9,7 +9,9 @@ Dynamics follow the reference (POGE's own env) with its bugs fixed (see docs/pog
 - a reward tile pays its value (once per episode with one_time_rewards); `G` pays
   goal_reward and terminates, `T` pays -goal_reward and terminates; a zero reward becomes
   the (always negative) step penalty;
-- after max_ep_len steps the episode is *truncated* (the reference said `done`).
+- after max_ep_len steps the episode is *truncated* (the reference said `done`);
+- `indicate_slip` marks slips (`_slip_<action>`) only under partial observability: fully
+  observable, the observation is the tile, as in the reference (which ignores the flag there).
 Fixes: goal tiles are observed like every other tile (their abstraction symbol), so
 partially observable world3 runs; the observation vocabulary holds only observations that
 can occur from the start (no unreachable `_slip_*` / `_wall` entries); randomness comes only
@@ -93,6 +95,7 @@ class PogeEnv(gym.Env):
         self.force_determinism = bool(force_determinism)
         self.indicate_slip = bool(indicate_slip)
         self.is_partially_obs = bool(is_partially_obs)
+        self._mark_slips = self.indicate_slip and self.is_partially_obs  # the reference ignores it fully observable
         self.indicate_wall = bool(indicate_wall)
         self.max_ep_len = int(max_ep_len)
         self.goal_reward = float(goal_reward)
@@ -177,7 +180,7 @@ class PogeEnv(gym.Env):
                 for p, executed, target, blocked in outcomes_of(state, action):
                     name = base_name(target)
                     key = [target, -1, 0]
-                    if self.indicate_slip and executed != action:
+                    if self._mark_slips and executed != action:
                         name += f"_slip_{ACTIONS[executed]}"
                         key[1] = executed
                     if blocked and self.indicate_wall:
