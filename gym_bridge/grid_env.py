@@ -1,6 +1,6 @@
 """GridEnv: the neuro-nav grid worlds, run from their stored graphs.
 
-Dynamics (reference step order, reference bugs fixed; see docs/readme-grid.md):
+Dynamics (reference step order, reference bugs fixed; see docs/grid.md):
 1. with probability `stochasticity` the action is replaced by a uniformly random action
    (drawn from the seeded generator);
 2. move: fixed orientation 0 N, 1 E, 2 S, 3 W; variable orientation 0 turn left, 1 turn
@@ -144,7 +144,20 @@ def _flat_pixels(mask: np.ndarray, y0: int, x0: int, res: int) -> np.ndarray:
 
 
 class GridEnv(gym.Env):
-    """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring."""
+    """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import GridEnv
+    >>> with open_store(":memory:") as store:
+    ...     env = GridEnv("four_rooms", size="small", obs_type="index", store=store)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, info["available_actions"]
+    (108, (0, 1, 2, 3))
+    >>> env.step(0)[0]  # north: from row 9 to row 8 of the 11 x 11 grid
+    97
+    """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 

@@ -1,6 +1,6 @@
 """Parse POGE world files. Every error names the file, line and column and what was expected.
 
-Grammar (as the reference implements it, see docs/readme-poge.md):
+Grammar (as the reference implements it, see docs/poge.md):
 - lines are stripped; blank lines and `//` comments are skipped;
 - `===Layout===` / `===Abstraction===` / `===Behaviour===` / `===Rewards===` start sections;
   Layout comes first and is required, each other section at most once;
