@@ -34,5 +34,6 @@ def _poge(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
 register_env_factory("poge/", _poge)
 register_env_factory("user/poge/", _poge)  # worlds stored by `graphtasks poge load`
 register_env_factory(
-    "room/", lambda task, store=None, **kw: RoomEnv(room_size=task.split("/")[1].split("?")[0], task=task, store=store, **kw)
+    "room/",
+    lambda task, store=None, **kw: RoomEnv(room_size=task.split("/")[1].split("?")[0], task=task, store=store, **kw),
 )

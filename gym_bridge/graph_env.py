@@ -52,6 +52,7 @@ class GraphTaskEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -71,7 +72,9 @@ class GraphTaskEnv(gym.Env):
         else:
             self.compiled = compile_task(load_task_graph(task, store, **(params or {})))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
         self.render_mode = render_mode
         self.obs_type = obs_type
         self.time_penalty = check_time_penalty(time_penalty)
@@ -242,6 +245,8 @@ class GraphTaskEnv(gym.Env):
         t = self._det[s][action]
         if t == STOCHASTIC:
             targets, cumulative = self._dist[(s, action)]
+            if self._stream is None:
+                raise gym.error.ResetNeeded("call reset() before step()")
             u = self._stream.uniform()
             i = 0
             while u >= cumulative[i]:
@@ -264,7 +269,9 @@ class GraphTaskEnv(gym.Env):
                 condition = c.conditions[condition]
             except KeyError:
                 known = ", ".join(c.conditions) or "none"
-                raise ValueError(f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})") from None
+                raise ValueError(
+                    f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})"
+                ) from None
         elif isinstance(condition, dict):
             condition = parse_condition("(given)", condition, c.n_states)
         det = list(self._base_det)

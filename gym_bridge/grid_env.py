@@ -76,7 +76,9 @@ def register_grid_cypher_observation(name: str, query: str, low: float = -np.inf
     def builder(compiled: CompiledGrid, store: GraphStore | str | None):
         result = with_store(store, lambda s: s.cypher(query, {"task": compiled.task_id}))
         if len(result.columns) < 2:
-            raise ValueError(f"observation {name!r}: the query must return a cell or state index and at least one feature")
+            raise ValueError(
+                f"observation {name!r}: the query must return a cell or state index and at least one feature"
+            )
         nn = compiled.n_cells
         indices = [row[0] for row in result.rows]
         for index in indices:
@@ -160,6 +162,9 @@ class GridEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    action_space: spaces.Discrete
+    _table: np.ndarray  # observation row per state (empty: observations are built per step)
+    _observe: Callable[[], Any]  # this step's observation, set by the observation type
 
     def __init__(
         self,
@@ -184,17 +189,27 @@ class GridEnv(gym.Env):
     ) -> None:
         if task is None:
             if not isinstance(template, str) or not isinstance(size, str):
-                raise ValueError(f"template/size: expected names such as 'four_rooms', 'small', got {template!r}, {size!r}")
+                raise ValueError(
+                    f"template/size: expected names such as 'four_rooms', 'small', got {template!r}, {size!r}"
+                )
             tasks.grid_tasks.layout(template, size)  # a clear error naming what exists
             task = grid_task_id(template, size)
         self.compiled = c = load_compiled_grid(task, store)
         if obs_type not in OBS_TYPES and obs_type not in _GRID_BUILDERS:
-            raise ValueError(f"obs_type: unknown grid observation {obs_type!r}; choose from {', '.join(grid_observation_types())}")
+            raise ValueError(
+                f"obs_type: unknown grid observation {obs_type!r}; choose from {', '.join(grid_observation_types())}"
+            )
         if orientation not in ORIENTATIONS:
             raise ValueError(f"orientation: expected 'fixed' or 'variable', got {orientation!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or not 16 <= resolution <= 4096:
+            raise ValueError(
+                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
+        if (
+            isinstance(resolution, bool)
+            or not isinstance(resolution, (int, np.integer))
+            or not 16 <= resolution <= 4096
+        ):
             raise ValueError(f"resolution: expected an integer number of pixels in 16..4096, got {resolution!r}")
         self.obs_type = obs_type
         self.orientation = orientation
@@ -269,7 +284,8 @@ class GridEnv(gym.Env):
             self._painter = None  # markers and warps belong to the painter's static layer
         default_terminate = self.terminate_on_reward
         self._reward_info = {
-            r * n + c: (v, visible, default_terminate if t is None else t) for (r, c), (v, visible, t) in objects.rewards.items()
+            r * n + c: (v, visible, default_terminate if t is None else t)
+            for (r, c), (v, visible, t) in objects.rewards.items()
         }
         self._rewards = {cell: (v, t) for cell, (v, _, t) in self._reward_info.items()}
         self._keyset = {r * n + c for r, c in objects.keys}
@@ -312,14 +328,16 @@ class GridEnv(gym.Env):
     def _painter_(self) -> GridPainter:
         if self._painter is None:
             c = self.compiled
-            self._painter = GridPainter(c.n, c.wall, dict(self._episode_objects.markers), dict(self._episode_objects.warps))
+            self._painter = GridPainter(
+                c.n, c.wall, dict(self._episode_objects.markers), dict(self._episode_objects.warps)
+            )
         return self._painter
 
     # -- observations: spaces and static tables ------------------------------------------
     def _setup_observation(self, store: GraphStore | str | None) -> None:
         n, nn, ns = self.n, self.n * self.n, self.n_states
         kind = self.obs_type
-        self._table: np.ndarray | None = None
+        self._table = np.empty(0)
         self._obs_kind = 1  # 0 index, 1 table row, 2 dynamic
         states = np.arange(ns)
         cells, orient = states % nn, states // nn
@@ -349,8 +367,12 @@ class GridEnv(gym.Env):
             if kind == "visual":
                 edges = cell_edges(n, res)
                 self._agent_px = [
-                    [_flat_pixels(painter.mask(edges[r + 1] - edges[r], edges[c + 1] - edges[c], o), edges[r], edges[c], res)
-                     for o in range(4)]
+                    [
+                        _flat_pixels(
+                            painter.mask(edges[r + 1] - edges[r], edges[c + 1] - edges[c], o), edges[r], edges[c], res
+                        )
+                        for o in range(4)
+                    ]
                     for r, c in self._rc
                 ]
                 self._observe = self._obs_visual
@@ -387,7 +409,8 @@ class GridEnv(gym.Env):
                 self._set_table(space, cell_table)
             else:
                 raise ValueError(
-                    f"observation {kind!r}: the builder returned {cell_table.shape[0]} rows, expected {nn} (one per cell)"
+                    f"observation {kind!r}: the builder returned {cell_table.shape[0]} rows, "
+                    f"expected {nn} (one per cell)"
                     + (f" or {4 * nn} (one per state)" if self._variable else "")
                 )
 
@@ -518,14 +541,17 @@ class GridEnv(gym.Env):
         options = options or {}
         unknown = sorted(set(options) - {"agent_pos", "objects", "random_start"})
         if unknown:
-            raise ValueError(f"reset options: unknown key(s) {', '.join(unknown)}; use agent_pos, objects, random_start")
+            raise ValueError(
+                f"reset options: unknown key(s) {', '.join(unknown)}; use agent_pos, objects, random_start"
+            )
         objects = self.objects
         if options.get("objects") is not None:
             objects = self._check_objects(options["objects"], "reset options: objects")
             low, high = self._bounds(objects)
             if self.obs_type.startswith("symbolic") and (low < self._reward_bounds[0] or high > self._reward_bounds[1]):
                 raise ValueError(
-                    f"reset options: objects: reward values {low}..{high} fall outside the symbolic observation's bounds "
+                    f"reset options: objects: reward values {low}..{high} fall outside "
+                    "the symbolic observation's bounds "
                     f"{self._reward_bounds}; pass these objects to the constructor instead"
                 )
         if (
@@ -660,7 +686,10 @@ class GridEnv(gym.Env):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         observe = {
-            "visual": self._obs_visual, "window": self._obs_window, "window_tight": self._obs_window, "ascii": self._obs_ascii,
+            "visual": self._obs_visual,
+            "window": self._obs_window,
+            "window_tight": self._obs_window,
+            "ascii": self._obs_ascii,
         }.get(self.obs_type)
         if observe is not None:
             self._observe = observe
