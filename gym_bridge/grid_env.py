@@ -147,7 +147,20 @@ def _flat_pixels(mask: np.ndarray, y0: int, x0: int, res: int) -> np.ndarray:
 
 
 class GridEnv(gym.Env):
-    """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring."""
+    """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import GridEnv
+    >>> with open_store(":memory:") as store:
+    ...     env = GridEnv("four_rooms", size="small", obs_type="index", store=store)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, info["available_actions"]
+    (108, (0, 1, 2, 3))
+    >>> env.step(0)[0]  # north: from row 9 to row 8 of the 11 x 11 grid
+    97
+    """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     action_space: spaces.Discrete

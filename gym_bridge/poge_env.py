@@ -59,7 +59,18 @@ def load_world_graph(world: str | TaskGraph, store: GraphStore | str | None = No
 
 
 class PogeEnv(gym.Env):
-    """A POGE gridworld; see the module docstring for the rules. Actions: 0 up, 1 down, 2 left, 3 right."""
+    """A POGE gridworld; see the module docstring for the rules. Actions: 0 up, 1 down, 2 left, 3 right.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import PogeEnv
+    >>> with open_store(":memory:") as store:
+    ...     env = PogeEnv("poge/world0", store=store, is_partially_obs=False)
+    >>> obs, info = env.reset(seed=0)
+    >>> info["observation"]
+    '(3,5)'
+    """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     action_space: spaces.Discrete
