@@ -9,7 +9,8 @@ closed again after compiling: nothing holds a database lock while the environmen
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import tasks
 from graphstore import GraphStore, StoreMissingError, TaskGraph, TaskNotFound, default_location, open_store

@@ -58,8 +58,6 @@ def _stored(location: str | None, task_id: str) -> None:
 def cmd_create(args: argparse.Namespace) -> int:
     request = {args.type: {"params": parse_params(args.param), "count": args.count, "group": args.group}}
     with open_store(args.store, "w") as store:
-        if args.task_id not in store and tasks.is_builtin(args.task_id):
-            store.put(tasks.build(args.task_id))
         uids = tasks.create(store, args.task_id, request)
         new_hash = store.content_hash(args.task_id)
     for uid in uids:
