@@ -187,7 +187,8 @@ def test_reading_a_missing_store_is_an_error_and_creates_nothing(tmp_path, capsy
     for argv in (["tasks", "list"], ["cypher", "MATCH (t:Task) RETURN t.uid"], ["tasks", "show", "rewardgym/hcp"]):
         code = cli.main(["--store", str(missing), *argv])
         err = capsys.readouterr().err.strip()
-        assert code == 2 and err == f"graphtasks: error: store {str(missing)!r} does not exist; " + err.split("; ", 1)[1]
+        assert code == 2 and "\n" not in err
+        assert err.startswith(f"graphtasks: error: store {str(missing)!r} does not exist; ")
     with pytest.raises(TaskNotFound, match="a store that does not exist"):  # no store is created for it
         gym.make("graphtasks/Graph-v0", task="mine/not-built-in", store=str(missing))
     assert list(tmp_path.iterdir()) == []
@@ -198,5 +199,6 @@ def test_copy_from_a_missing_store_exits_2(tmp_path, capsys):
     code = cli.main(["tasks", "copy", "--from", str(source), "--to", str(target), "--all"])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
-    assert err.strip().splitlines() == [f"graphtasks: error: store {str(source)!r} does not exist; " + err.split("; ", 1)[1].strip()]
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"graphtasks: error: store {str(source)!r} does not exist; ")
     assert list(tmp_path.iterdir()) == []

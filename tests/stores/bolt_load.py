@@ -40,6 +40,10 @@ def whole(graph: TaskGraph) -> bool:
     return graph.content_hash() == graph.task.get("content_hash")
 
 
+def torn(task_id: str, graph: TaskGraph) -> str:
+    return f"{task_id}: read {graph.content_hash()}, stored {graph.task['content_hash']}"
+
+
 def hammer(server: dict[str, Any], worker: int, seconds: float, seed: int) -> dict[str, Any]:
     """One worker: random operations until `seconds` have passed; returns its counts and accepted groups."""
     from graphstore.neo4j_store import Neo4jStore
@@ -71,7 +75,7 @@ def hammer(server: dict[str, Any], worker: int, seconds: float, seed: int) -> di
                     graph = store.get(COUNTER)
                     seen["reads"] += 1
                     if not whole(graph):
-                        seen["torn"].append(f"{COUNTER}: read {graph.content_hash()}, stored {graph.task['content_hash']}")
+                        seen["torn"].append(torn(COUNTER, graph))
                 elif op < 0.85:
                     store.put(chain(SCRATCH, rng.randrange(2, 12), rng.random()))
                     seen["scratch_ops"] += 1
@@ -85,7 +89,7 @@ def hammer(server: dict[str, Any], worker: int, seconds: float, seed: int) -> di
                         continue
                     seen["reads"] += 1
                     if not whole(graph):
-                        seen["torn"].append(f"{SCRATCH}: read {graph.content_hash()}, stored {graph.task['content_hash']}")
+                        seen["torn"].append(torn(SCRATCH, graph))
             except ConflictError:
                 seen["conflicts"] += 1
             except Exception as exc:  # noqa: BLE001 - counted and reported by the test
