@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import StoreLockedError
+from .errors import StoreLocationError, StoreLockedError
 
 LOCK_TIMEOUT_ENV_VAR = "GRAPHTASKS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 5.0
@@ -71,7 +71,13 @@ class StoreLock:
             if held is not None and held.pid != os.getpid():
                 held = None  # inherited through fork: the parent's hold, not ours
             if held is None:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+                try:
+                    fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+                except OSError as exc:
+                    if not exclusive and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                        self._released = True  # a store nobody here may change (read-only disk): no lock needed
+                        return
+                    raise StoreLocationError(f"cannot create the lock file of store {self.store!r}: {exc}") from None
                 held = _HELD[self.path] = _Held(fd, os.getpid())
             try:
                 if held.writers == 0 and (exclusive or held.readers == 0):

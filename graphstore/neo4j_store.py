@@ -566,7 +566,7 @@ class Neo4jStore(GraphStore):
                     for s, t, edge in tx.run(query, id=task_id).values():
                         source = TASK_LOCAL_ID if s == task_id else s[len(prefix) :]
                         target = TASK_LOCAL_ID if t == task_id else str(t)[len(prefix) :]
-                        if target not in graph.graph and str(t).startswith(prefix):
+                        if source not in graph.graph or target not in graph.graph and str(t).startswith(prefix):
                             raise _TornRead(task_id)  # written while we read: read again
                         if target not in graph.graph or not str(t).startswith(prefix) and t != task_id:
                             raise SchemaError(
