@@ -6,9 +6,29 @@ input without reading a traceback.
 
 from __future__ import annotations
 
+import difflib
+from typing import Iterable
 
-class GraphStoreError(Exception):
+
+class GraphtasksError(Exception):
+    """Root of every error graphtasks raises on purpose (bad input, missing task, refused query).
+
+    The command line prints these as one line and exits 2; anything else is a bug and keeps
+    its traceback. It lives in this bottom layer so every package can derive from it.
+    """
+
+
+class GraphStoreError(GraphtasksError):
     """Base class of every error this package raises on purpose."""
+
+
+def did_you_mean(word: str, known: Iterable[str], n: int = 3) -> str:
+    """'; did you mean 'a' or 'b'?' naming the ids closest to a mistyped `word`, or ''."""
+    close = difflib.get_close_matches(word, sorted(set(known)), n=n, cutoff=0.6)
+    if not close:
+        return ""
+    quoted = [repr(c) for c in close]
+    return "; did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
 
 
 class SchemaError(GraphStoreError):
@@ -18,9 +38,10 @@ class SchemaError(GraphStoreError):
 class TaskNotFound(GraphStoreError, KeyError):
     """A task id is not in the store."""
 
-    def __init__(self, task_id: str, location: str = "") -> None:
+    def __init__(self, task_id: str, location: str = "", known: Iterable[str] = ()) -> None:
         where = f" in {location}" if location else ""
-        super().__init__(f"task {task_id!r} not found{where}; `graphtasks tasks list` shows what is stored")
+        hint = did_you_mean(task_id, known) or "; `graphtasks tasks list` shows what is stored"
+        super().__init__(f"task {task_id!r} not found{where}{hint}")
         self.task_id = task_id
 
     def __str__(self) -> str:  # KeyError would otherwise print the repr

@@ -13,11 +13,12 @@ from numbers import Real
 from typing import Any, Mapping, Protocol
 
 import numpy as np
+from graphstore.errors import GraphtasksError
 
 KINDS = ("fixed", "probabilistic", "drifting", "pseudorandom")
 
 
-class RewardSpecError(ValueError):
+class RewardSpecError(GraphtasksError, ValueError):
     """A reward specification is invalid; the message names the field."""
 
 

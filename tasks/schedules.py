@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import numpy as np
+from graphstore.errors import GraphtasksError
 
 MAX_TRIES = 100_000
 
 
-class ScheduleError(ValueError):
+class ScheduleError(GraphtasksError, ValueError):
     """A schedule specification is invalid or cannot be satisfied."""
 
 
