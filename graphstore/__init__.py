@@ -4,7 +4,14 @@ Imports none of the other graphtasks packages.
 """
 
 from .errors import (
-    ConflictError, GraphStoreError, GraphtasksError, QueryError, SchemaError, StoreLocationError, TaskNotFound, did_you_mean,
+    ConflictError,
+    GraphStoreError,
+    GraphtasksError,
+    QueryError,
+    SchemaError,
+    StoreLocationError,
+    TaskNotFound,
+    did_you_mean,
 )
 from .schema import SCHEMA, NodeType, Property, RelType, Schema
 from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, default_location, open_store

@@ -7,7 +7,7 @@ input without reading a traceback.
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class GraphtasksError(Exception):
@@ -23,12 +23,20 @@ class GraphStoreError(GraphtasksError):
 
 
 def did_you_mean(word: str, known: Iterable[str], n: int = 3) -> str:
-    """'; did you mean 'a' or 'b'?' naming the ids closest to a mistyped `word`, or ''."""
-    close = difflib.get_close_matches(word, sorted(set(known)), n=n, cutoff=0.6)
-    if not close:
+    """'; did you mean 'a' or 'b'?' naming the ids closest to a mistyped `word`, or ''.
+
+    Task ids share long prefixes ('rewardgym/...'), so every id of a family looks alike;
+    only the ids about as close as the closest one are named.
+    """
+    scored = [
+        (difflib.SequenceMatcher(None, word, k).ratio(), k)
+        for k in difflib.get_close_matches(word, sorted(set(known)), n=10, cutoff=0.6)
+    ]
+    if not scored:
         return ""
-    quoted = [repr(c) for c in close]
-    return "; did you mean " + (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
+    best = max(score for score, _ in scored)
+    close = [repr(k) for score, k in scored if score >= best - 0.05][:n]
+    return "; did you mean " + (close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]) + "?"
 
 
 class SchemaError(GraphStoreError):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from functools import lru_cache
-import importlib.util
 from pathlib import Path
 from typing import Any
+
 from graphstore.errors import GraphtasksError
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any, Mapping
+
 from graphstore.errors import GraphtasksError
 
 PROBABILITY_TOLERANCE = 1e-6

@@ -13,6 +13,7 @@ from numbers import Real
 from typing import Any, Mapping, Protocol
 
 import numpy as np
+
 from graphstore.errors import GraphtasksError
 
 KINDS = ("fixed", "probabilistic", "drifting", "pseudorandom")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import numpy as np
+
 from graphstore.errors import GraphtasksError
 
 MAX_TRIES = 100_000
