@@ -1,7 +1,7 @@
 """GraphTaskEnv: any stored graph task (neuro-nav graphs, rewardGym tasks, user files) as a
 gymnasium environment.
 
-Semantics (documented in the README):
+Semantics (documented in docs/graph-tasks.md):
 - action i at a state follows that state's MOVE edges for i; an action the state does not
   define (or that the trial's condition does not offer) leaves the agent in place with
   reward 0; the optional no-op (last action) stays in place.
@@ -36,9 +36,23 @@ STOCHASTIC = -1
 
 
 class GraphTaskEnv(gym.Env):
-    """A graph task walked by its probabilistic edges; see the module docstring for the rules."""
+    """A graph task walked by its probabilistic edges; see the module docstring for the rules.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import GraphTaskEnv
+    >>> with open_store(":memory:") as store:  # the built-in is put into the store, then compiled
+    ...     env = GraphTaskEnv("neuronav/graph/linear", store=store)
+    >>> env.reset(seed=0)
+    (0, {'state': 0, 'available_actions': (0,)})
+    >>> obs, reward, terminated, truncated, info = env.step(0)
+    >>> obs, reward, terminated
+    (1, 0.0, False)
+    """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -58,7 +72,9 @@ class GraphTaskEnv(gym.Env):
         else:
             self.compiled = compile_task(load_task_graph(task, store, **(params or {})))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
         self.render_mode = render_mode
         self.obs_type = obs_type
         self.time_penalty = check_time_penalty(time_penalty)
@@ -229,6 +245,8 @@ class GraphTaskEnv(gym.Env):
         t = self._det[s][action]
         if t == STOCHASTIC:
             targets, cumulative = self._dist[(s, action)]
+            if self._stream is None:
+                raise gym.error.ResetNeeded("call reset() before step()")
             u = self._stream.uniform()
             i = 0
             while u >= cumulative[i]:
@@ -251,7 +269,9 @@ class GraphTaskEnv(gym.Env):
                 condition = c.conditions[condition]
             except KeyError:
                 known = ", ".join(c.conditions) or "none"
-                raise ValueError(f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})") from None
+                raise ValueError(
+                    f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})"
+                ) from None
         elif isinstance(condition, dict):
             condition = parse_condition("(given)", condition, c.n_states)
         det = list(self._base_det)

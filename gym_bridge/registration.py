@@ -45,7 +45,10 @@ def register_all() -> None:
     gym.register("graphtasks/Graph-v0", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY)
     for env_id, task_id in REWARDGYM_IDS.items():
         gym.register(
-            f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY, kwargs={"task": task_id}
+            f"graphtasks/{env_id}",
+            entry_point=GRAPH_ENTRY,
+            vector_entry_point=GRAPH_VECTOR_ENTRY,
+            kwargs={"task": task_id},
         )
 
 

@@ -1,7 +1,7 @@
 """RoomEnv: the Room memory task (RoomEnv-v0 semantics, room-env 0.1.5) on stored triples.
 
 People each hold one object placed at a location; the agent sees one placement per step
-and is asked where one object is. Semantics (see docs/readme-room.md):
+and is asked where one object is. Semantics (see docs/room.md):
 - reset: names and objects are shuffled; person k gets object k; its location is the
   commonsense one with probability p_commonsense ('highest': strongest tail; 'weighted':
   drawn by weight), else a random non-commonsense location. Each agent walks its own
@@ -57,9 +57,25 @@ def load_room(task: str | TaskGraph, store: GraphStore | str | None, allow_space
 
 
 class RoomEnv(gym.Env):
-    """The Room memory task; see the module docstring."""
+    """The Room memory task; see the module docstring.
+
+    Examples
+    --------
+    The people, objects and locations come from ConceptNet assertions in the store.
+
+    >>> from graphstore import open_store
+    >>> from ingest.conceptnet_snapshot import ingest_snapshot
+    >>> from gym_bridge.room_env import RoomEnv
+    >>> with open_store(":memory:") as store:
+    ...     _ = ingest_snapshot(store)  # the bundled 740 AtLocation assertions
+    ...     env = RoomEnv("small", store=store)
+    >>> (observations, question), info = env.reset(seed=0)
+    >>> info["question_text"], env.action_space
+    (("Jennifer's cat", 'AtLocation'), Discrete(11))
+    """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -85,7 +101,9 @@ class RoomEnv(gym.Env):
         if weighting_mode not in ("highest", "weighted"):
             raise ValueError(f"weighting_mode: expected 'highest' or 'weighted', got {weighting_mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
         self.p_commonsense = check_probability("p_commonsense", p_commonsense)
         self.p_new_location = check_probability("p_new_location", p_new_location)
         self.p_new_object = check_probability("p_new_object", p_new_object)
@@ -136,8 +154,14 @@ class RoomEnv(gym.Env):
         self._tail_lower = {t.lower(): i for i, t in enumerate(self.tails)}
         self.no_answer = n_tails
         self.action_space = spaces.Discrete(n_tails + 1)
-        triple = spaces.Tuple((spaces.Discrete(n_names * n_heads), spaces.Discrete(1), spaces.Discrete(n_names * n_tails),
-                               spaces.Discrete(self.max_step + 1)))
+        triple = spaces.Tuple(
+            (
+                spaces.Discrete(n_names * n_heads),
+                spaces.Discrete(1),
+                spaces.Discrete(n_names * n_tails),
+                spaces.Discrete(self.max_step + 1),
+            )
+        )
         question = spaces.Tuple((spaces.Discrete(n_names * n_heads), spaces.Discrete(1)))
         self.observation_space = spaces.Tuple((spaces.Tuple((triple,) * self.num_agents), question))
         self._stream: RandomStream | None = None
@@ -190,12 +214,11 @@ class RoomEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if options:
             raise ValueError(f"reset options: RoomEnv takes none, got {sorted(options)}")
-        fresh = seed is not None or self._stream is None
         super().reset(seed=seed)
-        if fresh:  # a new session: the random streams start afresh from the seed
-            self._stream = RandomStream(self.np_random)
-            self._draw_block()
         s = self._stream
+        if seed is not None or s is None:  # a new session: the random streams start afresh from the seed
+            s = self._stream = RandomStream(self.np_random)
+            self._draw_block()
         n = self.n_slots
         self._name = s.shuffled(list(range(len(self.names))))[:n]
         heads = self._obj = s.shuffled(list(range(len(self.heads))))[:n]

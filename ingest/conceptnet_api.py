@@ -87,7 +87,9 @@ class ApiClient:
                     last = f"HTTP {resp.status_code} {resp.reason}"
                     retry_after = _retry_after(resp.headers.get("Retry-After"))
                 elif resp.status_code != 200:
-                    raise IngestError(f"{full}: HTTP {resp.status_code} {resp.reason}: {resp.text[:200]!r} (not retried)")
+                    raise IngestError(
+                        f"{full}: HTTP {resp.status_code} {resp.reason}: {resp.text[:200]!r} (not retried)"
+                    )
                 else:
                     try:
                         data = resp.json()
@@ -188,7 +190,9 @@ def ingest_api(
             pages += 1
             stats = {"pages": stats["pages"] + 1, "edges_seen": stats["edges_seen"] + len(data["edges"]),
                      "edges_kept": stats["edges_kept"] + len(batch), "new": stats["new"]}
-            created = commit_batch(store, job_id, "api", f"api {client.base_url}", batch, next_url, next_url is None, stats)
+            created = commit_batch(
+                store, job_id, "api", f"api {client.base_url}", batch, next_url, next_url is None, stats
+            )
             stats["new"] += created
             new += created
             url = next_url
@@ -221,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
 def add_api_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", default=DEFAULT_BASE_URL, help=f"API root (default {DEFAULT_BASE_URL})")
     parser.add_argument("--rel", default="/r/AtLocation", help="relation URI (default /r/AtLocation); '' for any")
-    parser.add_argument("--start", action="append", default=[], help="start concept URI, e.g. /c/en/laptop (repeatable)")
+    parser.add_argument(
+        "--start", action="append", default=[], help="start concept URI, e.g. /c/en/laptop (repeatable)"
+    )
     parser.add_argument("--start-file", help="file with one start term per line (e.g. MS-COCO categories)")
     parser.add_argument("--end", default=None, help="end concept URI")
     parser.add_argument("--node", default=None, help="concept URI at either end")
@@ -270,7 +276,11 @@ def run_api_command(args: argparse.Namespace) -> int:
             totals["pages"] += r.pages
             totals["kept"] += r.edges_kept
             totals["new"] += r.new_assertions
-            state = "already complete" if r.done and r.resumed and r.pages == 0 else ("resumed, " if r.resumed else "") + "complete"
+            state = (
+                "already complete"
+                if r.done and r.resumed and r.pages == 0
+                else ("resumed, " if r.resumed else "") + "complete"
+            )
             print(f"{r.job_id}: {state}; {r.pages} pages, {r.edges_kept} edges kept, {r.new_assertions} new assertions")
     finally:
         store.close()

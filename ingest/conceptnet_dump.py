@@ -69,7 +69,9 @@ def filter_rows(
                     break
             else:
                 if line.count("\t") != 4 and line.strip():
-                    raise IngestError(f"{where}, line {number}: expected 5 tab-separated columns, found {line.count(chr(9)) + 1}")
+                    raise IngestError(
+                        f"{where}, line {number}: expected 5 tab-separated columns, found {line.count(chr(9)) + 1}"
+                    )
                 continue
         cols = line.rstrip("\n").split("\t")
         if len(cols) != 5:
@@ -179,7 +181,9 @@ def _scan_block(block: bytes, first: int, needles: list[bytes], relations: froze
         yield number + 1, from_dump_columns(cols, f"{where}, line {number + 1}")
 
 
-def count_matching(path: str | Path, relations: frozenset[str] | None, languages: frozenset[str] | None) -> tuple[int, int]:
+def count_matching(
+    path: str | Path, relations: frozenset[str] | None, languages: frozenset[str] | None
+) -> tuple[int, int]:
     """(lines, matching rows) without writing anything: the filter benchmark's loop."""
     lines = kept = 0
     for lines, a in scan_dump(path, relations, languages):
@@ -280,7 +284,9 @@ def add_dump_arguments(parser: argparse.ArgumentParser) -> None:
                         help="relation URI to keep (repeatable; default /r/AtLocation; 'all' for every relation)")
     parser.add_argument("--language", action="append", default=None,
                         help="language both ends must have (repeatable; default en; 'all' for any)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, help=f"assertions per commit (default {DEFAULT_BATCH})")
+    parser.add_argument(
+        "--batch-size", type=int, default=DEFAULT_BATCH, help=f"assertions per commit (default {DEFAULT_BATCH})"
+    )
     parser.add_argument("--restart", action="store_true", help="read again from the first line")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -300,7 +306,10 @@ def run_dump_command(args: argparse.Namespace) -> int:
     else:
         resumed = f"resumed at line {r.resumed_at}, " if r.resumed_at else ""
         print(f"{r.job_id}: {resumed}{'complete' if r.done else 'stopped'}")
-    print(f"summary: {r.lines} lines read, {r.rows_kept} rows kept, {r.new_assertions} new assertions, {r.batches} batches")
+    print(
+        f"summary: {r.lines} lines read, {r.rows_kept} rows kept, {r.new_assertions} new assertions, "
+        f"{r.batches} batches"
+    )
     return 0
 
 

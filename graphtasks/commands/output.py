@@ -43,7 +43,9 @@ def print_rows(
 
 
 def add_format_argument(parser) -> None:
-    parser.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)")
+    parser.add_argument(
+        "--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)"
+    )
 
 
 MAX_PARAM_DEPTH = 32  # nesting of a JSON parameter value; deeper is refused before parsing
