@@ -18,8 +18,7 @@ from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, default_
 from .taskgraph import TaskGraph, uid_of
 
 __all__ = [
-    "SCHEMA", "STORE_ENV_VAR", "ConflictError", "GraphStore", "GraphStoreError", "GraphtasksError", "NodeType", "Property",
-    "QueryError",
-    "QueryResult", "RelType", "Schema", "SchemaError", "StoreLocationError", "TaskGraph", "TaskNotFound",
-    "TaskSummary", "did_you_mean", "default_location", "open_store", "uid_of",
+    "SCHEMA", "STORE_ENV_VAR", "ConflictError", "GraphStore", "GraphStoreError", "GraphtasksError", "NodeType",
+    "Property", "QueryError", "QueryResult", "RelType", "Schema", "SchemaError", "StoreLocationError", "TaskGraph",
+    "TaskNotFound", "TaskSummary", "default_location", "did_you_mean", "open_store", "uid_of",
 ]
