@@ -22,12 +22,13 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from graphstore import GraphStore
+from graphstore.errors import GraphtasksError
 
 CONCEPT_TASK = "conceptnet"  # the `task` property of shared Concept nodes
 JOB_TASK = "ingest"  # the `task` property of IngestJob checkpoints
 
 
-class IngestError(ValueError):
+class IngestError(GraphtasksError, ValueError):
     """An ingest job cannot continue; the message names the URL, file and line, or field."""
 
 

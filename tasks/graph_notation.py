@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any, Mapping
 
+from graphstore.errors import GraphtasksError
+
 PROBABILITY_TOLERANCE = 1e-6
 
 
-class GraphNotationError(ValueError):
+class GraphNotationError(GraphtasksError, ValueError):
     """An invalid graph; the message names the node and action."""
 
 

@@ -14,12 +14,14 @@ from typing import Any, Callable, Mapping, Protocol, TypeVar
 
 import numpy as np
 
+from graphstore.errors import GraphtasksError
+
 T = TypeVar("T")
 
 KINDS = ("fixed", "probabilistic", "drifting", "pseudorandom")
 
 
-class RewardSpecError(ValueError):
+class RewardSpecError(GraphtasksError, ValueError):
     """A reward specification is invalid; the message names the field."""
 
 

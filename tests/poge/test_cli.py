@@ -61,7 +61,7 @@ def test_graphtasks_main_routes_poge(isolated_store: str, tmp_path, capsys) -> N
         importlib.import_module(name)
     bad = tmp_path / "bad.txt"
     bad.write_text("===Layout===\n#####\n#E  #\n#####\n")
-    assert cli.main(["--store", isolated_store, "poge", "load", str(bad)]) == 1
+    assert cli.main(["--store", isolated_store, "poge", "load", str(bad)]) == 2
     assert "line 1, column 1" in capsys.readouterr().err
     assert cli.main(["--store", isolated_store, "poge", "load", str(DATA / "world0.txt")]) == 0
     assert "user/poge/world0: stored" in capsys.readouterr().out

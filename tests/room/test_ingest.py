@@ -258,7 +258,7 @@ def test_cli_ingest_commands_print_summaries(conceptnet_server, tmp_path, capsys
     dump = write_dump(tmp_path / "d.csv.gz", snapshot_edges()[:10], filler=5)
     assert run_cli(["ingest", "dump", str(dump), "--no-progress"]) == 0
     assert "15 lines read, 10 rows kept, 0 new assertions" in capsys.readouterr().out
-    assert run_cli(["ingest", "dump", str(tmp_path / "missing.gz")]) == 1
+    assert run_cli(["ingest", "dump", str(tmp_path / "missing.gz")]) == 2
     assert "missing.gz: no such file" in capsys.readouterr().err
 
 
