@@ -7,6 +7,7 @@ node 1; `{"reward": 1}` fixes the outcome) or in the data-file form
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any, Mapping
@@ -48,8 +49,8 @@ def parse_condition(name: str, value: Mapping[Any, Any], n_nodes: int | None = N
                     raise GraphNotationError(f"{where}, node {node}, action {action}: target {t} is not a node")
             overrides[(node, action)] = tuple(outcomes)
     reward = value.get("reward")
-    if reward is not None and (isinstance(reward, bool) or not isinstance(reward, Real)):
-        raise GraphNotationError(f"{where}: 'reward' must be a number, got {reward!r}")
+    if reward is not None and (isinstance(reward, bool) or not isinstance(reward, Real) or not math.isfinite(reward)):
+        raise GraphNotationError(f"{where}: 'reward' must be a finite number, got {reward!r}")
     available: dict[int, tuple[int, ...]] = {}
     for node_key, actions in (value.get("available") or {}).items():
         node = _as_int(node_key, f"{where}, available node")
