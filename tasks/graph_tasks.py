@@ -50,7 +50,7 @@ def effective_params(definition: Mapping[str, Any], params: Mapping[str, Any], w
     unknown = sorted(set(params) - set(defaults))
     if unknown:
         raise TaskFileError(
-            f"{where}: unknown parameter(s) {', '.join(unknown)}; this task takes: {', '.join(sorted(defaults)) or 'none'}"
+            f"{where}: unknown parameter(s) {', '.join(unknown)} in params; this task takes: {', '.join(sorted(defaults)) or 'none'}"
         )
     return {**defaults, **params}
 
