@@ -66,7 +66,7 @@ class GraphTaskEnv(gym.Env):
     ) -> None:
         check_type("task", task, (str, TaskGraph, CompiledGraphTask), "a task id, a TaskGraph or a compiled task")
         check_store(store)
-        check_choice("obs_type", obs_type, observation_types())
+        check_choice("obs_type", obs_type, observation_types(), "observation type")
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.time_penalty = check_time_penalty(time_penalty)
         self.stochasticity = check_probability("stochasticity", stochasticity)

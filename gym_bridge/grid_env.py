@@ -184,7 +184,7 @@ class GridEnv(gym.Env):
         check_type("size", size, (str,), "a size name such as 'small'")
         check_type("task", task, (str, TaskGraph, CompiledGrid, type(None)), "a grid task id, a TaskGraph or None")
         check_store(store)
-        check_choice("obs_type", obs_type, grid_observation_types())
+        check_choice("obs_type", obs_type, grid_observation_types(), "grid observation")
         check_choice("orientation", orientation, ORIENTATIONS)
         check_render_mode(render_mode, self.metadata["render_modes"])
         if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or not 16 <= resolution <= 4096:

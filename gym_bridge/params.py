@@ -79,12 +79,16 @@ def check_number(name: str, value: Any) -> float:
     return float(value)
 
 
-def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
+def check_choice(name: str, value: Any, choices: Iterable[str], unknown: str = "") -> str:
+    """One of `choices`; with `unknown` (e.g. 'observation type') the message lists them as a menu."""
     options = list(choices)
+    listed = " or ".join(map(repr, options)) if len(options) == 2 else "one of " + ", ".join(map(repr, options))
     if not isinstance(value, str):
-        raise TypeError(f"{name}: expected one of {', '.join(map(repr, options))}, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name}: expected {listed}, got {type(value).__name__} {value!r}")
     if value not in options:
-        raise ValueError(f"{name}: expected one of {', '.join(map(repr, options))}, got {value!r}")
+        if unknown:
+            raise ValueError(f"{name}: unknown {unknown} {value!r}; choose from {', '.join(options)}")
+        raise ValueError(f"{name}: expected {listed}, got {value!r}")
     return value
 
 
