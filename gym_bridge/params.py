@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from os import PathLike
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -7,9 +7,10 @@ import gzip
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -29,7 +30,7 @@ class Pages(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, page: Callable[["Pages", int], tuple[list[dict[str, Any]], str | None]]):
+    def __init__(self, page: Callable[[Pages, int], tuple[list[dict[str, Any]], str | None]]):
         super().__init__(("127.0.0.1", 0), _PageHandler)
         self.page = page
         self.log: list[str] = []
@@ -155,9 +156,9 @@ def write(path: Path, lines: list[str]) -> Path:
 
 def test_pipe_in_a_concept_uri_is_a_clear_error(tmp_path: Path) -> None:
     dump = write(tmp_path / "d.csv.gz", GOOD[:2] + [PIPE])
-    with open_store(":memory:") as store:
-        with pytest.raises(IngestError, match=r"d\.csv\.gz, line 3: column 3 \(start\): concept URI '/c/en/a\|b' contains '\|'"):
-            ingest_dump(store, dump)
+    message = r"d\.csv\.gz, line 3: column 3 \(start\): concept URI '/c/en/a\|b' contains '\|'"
+    with open_store(":memory:") as store, pytest.raises(IngestError, match=message):
+        ingest_dump(store, dump)
 
 
 def test_bad_lines_stop_the_job_unless_skipped(tmp_path: Path) -> None:

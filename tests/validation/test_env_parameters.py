@@ -10,8 +10,9 @@ from __future__ import annotations
 import inspect
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import gymnasium as gym
 import pytest
