@@ -60,10 +60,14 @@ def check_read_only(query: str) -> None:
     if not words:
         raise QueryError("empty query")
     if words[0] not in READ_CLAUSES:
-        raise QueryError(f"read-only queries start with {', '.join(sorted(READ_CLAUSES))}; this one starts with {words[0]}")
+        raise QueryError(
+            f"read-only queries start with {', '.join(sorted(READ_CLAUSES))}; this one starts with {words[0]}"
+        )
     bad = sorted(set(words) & (FORBIDDEN_ANYWHERE | WRITE_CLAUSES))
     if bad:
-        raise QueryError(f"read-only query uses {', '.join(bad)}: writing goes through `put` (or `graphtasks tasks load`)")
+        raise QueryError(
+            f"read-only query uses {', '.join(bad)}: writing goes through `put` (or `graphtasks tasks load`)"
+        )
 
 
 def quote_reserved_properties(query: str, reserved: set[str] = LADYBUG_RESERVED_PROPERTIES) -> str:

@@ -25,11 +25,13 @@ import hashlib
 import json
 import math
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 from urllib.parse import quote
 
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
+from rdflib.query import ResultRow
+from rdflib.term import Node
 
 from .errors import QueryError, SchemaError
 from .schema import SCHEMA, Property, Schema
@@ -47,7 +49,11 @@ REIFICATION = ("relationship", "from", "to")  # predicates of a reified edge: no
 def _check_vocabulary(schema: Schema) -> None:
     clashes = [f"{r.name}.{p.name}" for r in schema.rels.values() for p in r.properties if p.name in REIFICATION]
     if clashes:
-        raise SchemaError(f"relationship properties {', '.join(clashes)} collide with the RDF edge predicates {REIFICATION}")
+        raise SchemaError(
+            f"relationship properties {', '.join(clashes)} collide with the RDF edge predicates {REIFICATION}"
+        )
+
+
 RELATION, FROM, TO = GT.relationship, GT["from"], GT.to
 OXIGRAPH = "Oxigraph"
 _XSD_OF_KIND = {"str": XSD.string, "int": XSD.integer, "float": XSD.double, "bool": XSD.boolean, "json": RDF.JSON}
@@ -260,11 +266,11 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
             continue
         for subject in rdf.subjects(RDF.type, GT[label]):
             where = f"{label} {subject}"
-            uid = rdf.value(subject, GT.uid)
-            task_id = rdf.value(subject, GT.task)
-            if uid is None or task_id is None:
+            uid_term = rdf.value(subject, GT.uid)
+            task_term = rdf.value(subject, GT.task)
+            if uid_term is None or task_term is None:
                 raise SchemaError(f"{where}: gt:uid and gt:task are required")
-            uid, task_id = str(uid), str(task_id)
+            uid, task_id = str(uid_term), str(task_term)
             if label == "Task":
                 if uid != task_id:
                     raise SchemaError(f"{where}: a Task's gt:uid ({uid!r}) must equal its gt:task ({task_id!r})")
@@ -304,7 +310,9 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
                 continue
             for obj in rdf.objects(subject, GT[rel_name]):
                 if obj not in nodes or nodes[obj][0] != task_id:
-                    raise SchemaError(f"task {task_id!r}: gt:{rel_name} from {local or '(task)'!r} to unknown node {obj}")
+                    raise SchemaError(
+                        f"task {task_id!r}: gt:{rel_name} from {local or '(task)'!r} to unknown node {obj}"
+                    )
                 graphs[task_id].add_edge(local, nodes[obj][1], rel_name)
     shared_subjects = {
         subject for label, t in schema.nodes.items() if t.shared for subject in rdf.subjects(RDF.type, GT[label])
@@ -313,9 +321,11 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
         if rdf.value(edge, FROM) in shared_subjects:  # knowledge shared by all tasks, not part of one
             continue
         rel_iri = rdf.value(edge, RELATION)
-        rel_name = str(rel_iri)[len(NS) :] if rel_iri is not None and str(rel_iri).startswith(NS) else None
+        rel_name = str(rel_iri)[len(NS) :] if rel_iri is not None and str(rel_iri).startswith(NS) else ""
         if rel_name not in rel_names:
-            raise SchemaError(f"Edge {edge}: gt:relationship {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}")
+            raise SchemaError(
+                f"Edge {edge}: gt:relationship {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}"
+            )
         ends = [rdf.value(edge, FROM), rdf.value(edge, TO)]
         for end, pred in zip(ends, ("from", "to")):
             if end not in nodes:
@@ -324,7 +334,11 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
         if nodes[ends[1]][0] != task_id:
             raise SchemaError(f"{rel_name} Edge {edge}: connects two different tasks")
         props = _attributes(
-            rdf, edge, schema.rels[rel_name].properties, {"relationship", "from", "to", "task"}, f"{rel_name} Edge {edge}"
+            rdf,
+            edge,
+            schema.rels[rel_name].properties,
+            {"relationship", "from", "to", "task"},
+            f"{rel_name} Edge {edge}",
         )
         graphs[task_id].add_edge(nodes[ends[0]][1], nodes[ends[1]][1], rel_name, **props)
     return list(graphs.values())
@@ -363,9 +377,12 @@ def sparql(rdf: Graph, query: str) -> QueryResult:
     if result.type == "ASK":
         return QueryResult(["ask"], [[bool(result.askAnswer)]])
     if result.type in ("CONSTRUCT", "DESCRIBE"):
-        return QueryResult(["subject", "predicate", "object"], [[_value(t) for t in triple] for triple in result])
+        return QueryResult(
+            ["subject", "predicate", "object"],
+            [[_value(t) for t in cast(tuple[Any, ...], triple)] for triple in result],
+        )
     columns = [str(v) for v in result.vars or []]
-    return QueryResult(columns, [[_value(row[i]) for i in range(len(columns))] for row in result])
+    return QueryResult(columns, [[_value(cast(ResultRow, row)[i]) for i in range(len(columns))] for row in result])
 
 
 # -- serialisation -----------------------------------------------------------------------------
@@ -378,7 +395,7 @@ def _turtle_term(term: Any, prefixes: dict[str, str]) -> str:
             return f'"{text}"'
         if term.language:
             return f'"{text}"@{term.language}'
-        return f'"{text}"^^{_turtle_term(URIRef(term.datatype), prefixes)}'
+        return f'"{text}"^^{_turtle_term(term.datatype, prefixes)}'
     if isinstance(term, BNode):
         return f"_:{term}"
     text = str(term)
@@ -421,7 +438,7 @@ def to_turtle(rdf: Graph) -> str:
     inlined = set()
     for obj in rdf.objects():
         if isinstance(obj, BNode) and as_list(obj) is not None:
-            node = obj
+            node: Node | None = obj
             while node != RDF.nil:
                 inlined.add(node)
                 node = rdf.value(node, RDF.rest)

@@ -107,7 +107,9 @@ def compile_task(graph: TaskGraph) -> CompiledGraphTask:
         elif rel == "START":
             start = index_of[target]
         elif rel == "HAS_REWARD":
-            if reward_specs[index_of[source]] is not None:  # one source per state: the payout must not depend on read order
+            if (
+                reward_specs[index_of[source]] is not None
+            ):  # one source per state: the payout must not depend on read order
                 raise SchemaError(f"task {graph.task_id!r}: state {index_of[source]} has more than one Reward")
             reward_specs[index_of[source]] = spec_from_props(graph.props(target))
         elif rel == "OVERRIDE":
@@ -127,7 +129,7 @@ def compile_task(graph: TaskGraph) -> CompiledGraphTask:
         for k, (t, p) in enumerate(items):
             targets[s, a, k] = t
             probs[s, a, k] = p
-    terminal = ~defined.any(axis=1)
+    terminal = np.logical_not(defined.any(axis=1))
     conditions = {}
     for local_id, props in graph.nodes("Condition"):
         name = props["name"]

@@ -29,5 +29,6 @@ def make_env(task_id: str, store: Any = None, **kwargs: Any) -> gym.Env:
 
 register_env_factory("poge/", lambda task, store=None, **kw: PogeEnv(world=task, store=store, **kw))
 register_env_factory(
-    "room/", lambda task, store=None, **kw: RoomEnv(room_size=task.split("/")[1].split("?")[0], task=task, store=store, **kw)
+    "room/",
+    lambda task, store=None, **kw: RoomEnv(room_size=task.split("/")[1].split("?")[0], task=task, store=store, **kw),
 )

@@ -50,6 +50,7 @@ class GraphTaskEnv(gym.Env):
     """A graph task walked by its probabilistic edges; see the module docstring for the rules."""
 
     metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -246,6 +247,8 @@ class GraphTaskEnv(gym.Env):
         t = self._det[s][action]
         if t == STOCHASTIC:
             targets, cumulative = self._dist[(s, action)]
+            if self._stream is None:
+                raise gym.error.ResetNeeded("call reset() before step()")
             u = self._stream.uniform()
             i = 0
             while u >= cumulative[i]:
@@ -268,7 +271,9 @@ class GraphTaskEnv(gym.Env):
                 condition = c.conditions[condition]
             except KeyError:
                 known = ", ".join(c.conditions) or "none"
-                raise ValueError(f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})") from None
+                raise ValueError(
+                    f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})"
+                ) from None
         elif isinstance(condition, dict):
             condition = parse_condition("(given)", condition, c.n_states)
         det = list(self._base_det)

@@ -1,6 +1,6 @@
 """GridEnv: the neuro-nav grid worlds, run from their stored graphs.
 
-Dynamics (reference step order, reference bugs fixed; see docs/readme-grid.md):
+Dynamics (reference step order, reference bugs fixed; see docs/grid.md):
 1. with probability `stochasticity` the action is replaced by a uniformly random action
    (drawn from the seeded generator);
 2. move: fixed orientation 0 N, 1 E, 2 S, 3 W; variable orientation 0 turn left, 1 turn
@@ -87,7 +87,9 @@ def register_grid_cypher_observation(name: str, query: str, low: float = -np.inf
     def builder(compiled: CompiledGrid, store: GraphStore | str | None):
         result = with_store(store, lambda s: s.cypher(query, {"task": compiled.task_id}))
         if len(result.columns) < 2:
-            raise ValueError(f"observation {name!r}: the query must return a cell or state index and at least one feature")
+            raise ValueError(
+                f"observation {name!r}: the query must return a cell or state index and at least one feature"
+            )
         nn = compiled.n_cells
         indices = [row[0] for row in result.rows]
         for index in indices:
@@ -158,6 +160,9 @@ class GridEnv(gym.Env):
     """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring."""
 
     metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
+    action_space: spaces.Discrete
+    _table: np.ndarray  # observation row per state (empty: observations are built per step)
+    _observe: Callable[[], Any]  # this step's observation, set by the observation type
 
     def __init__(
         self,
@@ -187,7 +192,11 @@ class GridEnv(gym.Env):
         check_choice("obs_type", obs_type, grid_observation_types(), "grid observation")
         check_choice("orientation", orientation, ORIENTATIONS)
         check_render_mode(render_mode, self.metadata["render_modes"])
-        if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or not 16 <= resolution <= 4096:
+        if (
+            isinstance(resolution, bool)
+            or not isinstance(resolution, (int, np.integer))
+            or not 16 <= resolution <= 4096
+        ):
             raise ValueError(f"resolution: expected an integer number of pixels in 16..4096, got {resolution!r}")
         if agent_start is not None and not (isinstance(agent_start, (tuple, list)) and len(agent_start) == 2):
             raise TypeError(f"agent_start: expected a cell (row, col) or None, got {agent_start!r}")
@@ -272,7 +281,8 @@ class GridEnv(gym.Env):
             self._painter = None  # markers and warps belong to the painter's static layer
         default_terminate = self.terminate_on_reward
         self._reward_info = {
-            r * n + c: (v, visible, default_terminate if t is None else t) for (r, c), (v, visible, t) in objects.rewards.items()
+            r * n + c: (v, visible, default_terminate if t is None else t)
+            for (r, c), (v, visible, t) in objects.rewards.items()
         }
         self._rewards = {cell: (v, t) for cell, (v, _, t) in self._reward_info.items()}
         self._keyset = {r * n + c for r, c in objects.keys}
@@ -315,14 +325,16 @@ class GridEnv(gym.Env):
     def _painter_(self) -> GridPainter:
         if self._painter is None:
             c = self.compiled
-            self._painter = GridPainter(c.n, c.wall, dict(self._episode_objects.markers), dict(self._episode_objects.warps))
+            self._painter = GridPainter(
+                c.n, c.wall, dict(self._episode_objects.markers), dict(self._episode_objects.warps)
+            )
         return self._painter
 
     # -- observations: spaces and static tables ------------------------------------------
     def _setup_observation(self, store: GraphStore | str | None) -> None:
         n, nn, ns = self.n, self.n * self.n, self.n_states
         kind = self.obs_type
-        self._table: np.ndarray | None = None
+        self._table = np.empty(0)
         self._obs_kind = 1  # 0 index, 1 table row, 2 dynamic
         states = np.arange(ns)
         cells, orient = states % nn, states // nn
@@ -352,8 +364,12 @@ class GridEnv(gym.Env):
             if kind == "visual":
                 edges = cell_edges(n, res)
                 self._agent_px = [
-                    [_flat_pixels(painter.mask(edges[r + 1] - edges[r], edges[c + 1] - edges[c], o), edges[r], edges[c], res)
-                     for o in range(4)]
+                    [
+                        _flat_pixels(
+                            painter.mask(edges[r + 1] - edges[r], edges[c + 1] - edges[c], o), edges[r], edges[c], res
+                        )
+                        for o in range(4)
+                    ]
                     for r, c in self._rc
                 ]
                 self._observe = self._obs_visual
@@ -390,7 +406,8 @@ class GridEnv(gym.Env):
                 self._set_table(space, cell_table)
             else:
                 raise ValueError(
-                    f"observation {kind!r}: the builder returned {cell_table.shape[0]} rows, expected {nn} (one per cell)"
+                    f"observation {kind!r}: the builder returned {cell_table.shape[0]} rows, "
+                    f"expected {nn} (one per cell)"
                     + (f" or {4 * nn} (one per state)" if self._variable else "")
                 )
 
@@ -521,14 +538,17 @@ class GridEnv(gym.Env):
         options = options or {}
         unknown = sorted(set(options) - {"agent_pos", "objects", "random_start"})
         if unknown:
-            raise ValueError(f"reset options: unknown key(s) {', '.join(unknown)}; use agent_pos, objects, random_start")
+            raise ValueError(
+                f"reset options: unknown key(s) {', '.join(unknown)}; use agent_pos, objects, random_start"
+            )
         objects = self.objects
         if options.get("objects") is not None:
             objects = self._check_objects(options["objects"], "reset options: objects")
             low, high = self._bounds(objects)
             if self.obs_type.startswith("symbolic") and (low < self._reward_bounds[0] or high > self._reward_bounds[1]):
                 raise ValueError(
-                    f"reset options: objects: reward values {low}..{high} fall outside the symbolic observation's bounds "
+                    f"reset options: objects: reward values {low}..{high} fall outside "
+                    "the symbolic observation's bounds "
                     f"{self._reward_bounds}; pass these objects to the constructor instead"
                 )
         if (
@@ -663,7 +683,10 @@ class GridEnv(gym.Env):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         observe = {
-            "visual": self._obs_visual, "window": self._obs_window, "window_tight": self._obs_window, "ascii": self._obs_ascii,
+            "visual": self._obs_visual,
+            "window": self._obs_window,
+            "window_tight": self._obs_window,
+            "ascii": self._obs_ascii,
         }.get(self.obs_type)
         if observe is not None:
             self._observe = observe

@@ -75,7 +75,8 @@ def check_render_mode(value: Any, modes: list[str]) -> str | None:
 
 def check_number(name: str, value: Any) -> float:
     """A finite real number (NaN and infinities would poison every return)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value):
+    numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not numeric or not math.isfinite(value):
         raise ValueError(f"{name}: expected a finite number, got {value!r}")
     return float(value)
 

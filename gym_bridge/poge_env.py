@@ -1,6 +1,6 @@
 """PogeEnv: a POGE world (stored tile graph) as a gymnasium environment.
 
-Dynamics follow the reference (SEMANTICS.md) with its bugs fixed:
+Dynamics follow the reference (POGE's own env) with its bugs fixed (see docs/poge.md):
 - slips: on a tile with a rule for the chosen action (stochastic behaviour on), the executed
   action is drawn from the rule: the stored MOVE edges (action, executed, p);
 - a wall ahead: no move, observation unchanged (+ `_wall` with indicate_wall), step penalty;
@@ -49,6 +49,9 @@ from .params import (
 BLOCK = 1024
 OBS_TYPES = ("index", "onehot")
 
+Outcome = tuple[int, int, float, bool, int, str]  # next state, observation, reward, ends the episode, slot, name
+Draw = tuple[list[float], list[Outcome]]  # cumulative probabilities (last one 2.0) and their outcomes
+
 
 def load_world_graph(world: str | TaskGraph, store: GraphStore | str | None = None) -> TaskGraph:
     """A world given as a TaskGraph, a path to a world file (read, not stored) or a task id (from the store)."""
@@ -67,6 +70,7 @@ class PogeEnv(gym.Env):
     """A POGE gridworld; see the module docstring for the rules. Actions: 0 up, 1 down, 2 left, 3 right."""
 
     metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -125,8 +129,8 @@ class PogeEnv(gym.Env):
         w = self.world
         cols = w.cols
         moves: dict[tuple[int, int], list[tuple[int, float, int]]] = {}
-        for source, target, props in graph.edges("MOVE"):
-            s, t = graph.props(source), graph.props(target)
+        for source, dest, props in graph.edges("MOVE"):
+            s, t = graph.props(source), graph.props(dest)
             if props["p"] > 0.0:
                 moves.setdefault((s["index"], props["action"]), []).append((props["executed"], props["p"], t["index"]))
         for outcomes in moves.values():
@@ -201,8 +205,8 @@ class PogeEnv(gym.Env):
                             reward = self.goal_reward
                         elif kinds[target] == "terminal":
                             reward = -self.goal_reward
-                        elif w.reward(tr, tc):
-                            reward = float(w.reward(tr, tc))
+                        elif tile_reward := w.reward(tr, tc):
+                            reward = float(tile_reward)
                             slot = slots.get(target, -1)
                     if reward == 0.0:
                         reward = self.step_penalty
@@ -217,8 +221,8 @@ class PogeEnv(gym.Env):
         index = {n: i for i, n in enumerate(names)}
         self.observation_names: tuple[str, ...] = tuple(names)
         n_states = w.rows * cols * 2
-        det: list[list[tuple | None] | None] = [None] * n_states
-        dist: list[list[tuple | None] | None] = [None] * n_states
+        det: list[list[Outcome | None] | None] = [None] * n_states
+        dist: list[list[Draw | None] | None] = [None] * n_states
         at_tile: dict[int, int] = {}  # an observation of each reachable tile (its plain name if it occurs)
         for tile, seen_names in observed.items():
             plain = base_name(tile)
@@ -230,15 +234,16 @@ class PogeEnv(gym.Env):
                 stay = (state, obs, 0.0, True, -1, names[obs])
                 det[state] = [stay] * len(ACTIONS)
                 continue
-            drow: list[tuple | None] = []
-            srow: list[tuple | None] = []
+            drow: list[Outcome | None] = []
+            srow: list[Draw | None] = []
             for row in raw[state]:
                 outs = [(nxt, index[name], reward, term, slot, name) for _, nxt, name, reward, term, slot in row]
                 if len(outs) == 1:
                     drow.append(outs[0])
                     srow.append(None)
                 else:
-                    cumulative, total = [], 0.0
+                    cumulative: list[float] = []
+                    total = 0.0
                     for p, *_ in row:
                         total += p
                         cumulative.append(total)

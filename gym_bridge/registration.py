@@ -74,7 +74,10 @@ def register_all() -> None:
     )
     for env_id, task_id in REWARDGYM_IDS.items():
         gym.register(
-            f"graphtasks/{env_id}", entry_point=GRAPH_ENTRY, vector_entry_point=GRAPH_VECTOR_ENTRY, kwargs={"task": task_id},
+            f"graphtasks/{env_id}",
+            entry_point=GRAPH_ENTRY,
+            vector_entry_point=GRAPH_VECTOR_ENTRY,
+            kwargs={"task": task_id},
             max_episode_steps=limit,
         )
 
@@ -104,7 +107,9 @@ def register_grid() -> None:
     if "graphtasks/Grid-v0" in gym.registry:
         return
     limit = episode_limit(GRID_ENTRY)
-    gym.register("graphtasks/Grid-v0", entry_point=GRID_ENTRY, vector_entry_point=GRID_VECTOR_ENTRY, max_episode_steps=limit)
+    gym.register(
+        "graphtasks/Grid-v0", entry_point=GRID_ENTRY, vector_entry_point=GRID_VECTOR_ENTRY, max_episode_steps=limit
+    )
     for path in sorted((data_dir() / "neuronav" / "grids").glob("*.txt")):
         gym.register(
             grid_env_id(path.stem), entry_point=GRID_ENTRY, vector_entry_point=GRID_VECTOR_ENTRY,

@@ -31,7 +31,7 @@ def _layout(graph: nx.DiGraph, start: int) -> list[tuple[float, float]]:
         for node in graph:
             graph.nodes[node]["layer"] = depth[node]
         pos = nx.multipartite_layout(graph, subset_key="layer")
-        return [tuple(pos[i]) for i in range(graph.number_of_nodes())]
+        return [(float(pos[i][0]), float(pos[i][1])) for i in range(graph.number_of_nodes())]
     return _distance_layout(graph)
 
 
@@ -67,7 +67,7 @@ class GraphRenderer:
     def __init__(self, compiled: CompiledGraphTask, size: int = SIZE) -> None:
         self.compiled = compiled
         self.size = size
-        graph = nx.DiGraph()
+        graph: nx.DiGraph[int] = nx.DiGraph()
         graph.add_nodes_from(range(compiled.n_states))
         for s, a, k in zip(*np.nonzero(compiled.targets >= 0)):
             t = int(compiled.targets[s, a, k])

@@ -1,7 +1,7 @@
 """RoomEnv: the Room memory task (RoomEnv-v0 semantics, room-env 0.1.5) on stored triples.
 
 People each hold one object placed at a location; the agent sees one placement per step
-and is asked where one object is. Semantics (see docs/readme-room.md):
+and is asked where one object is. Semantics (see docs/room.md):
 - reset: names and objects are shuffled; person k gets object k; its location is the
   commonsense one with probability p_commonsense ('highest': strongest tail; 'weighted':
   drawn by weight), else a random non-commonsense location. Each agent walks its own
@@ -70,6 +70,7 @@ class RoomEnv(gym.Env):
     """The Room memory task; see the module docstring."""
 
     metadata = {"render_modes": RenderModes(["ansi"]), "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -111,7 +112,9 @@ class RoomEnv(gym.Env):
         self.render_mode = render_mode
         if knowledge is None:
             with named("task"):
-                self.task_graph, knowledge = load_room(task or f"room/{room_size}", store, allow_spaces, disjoint_entities)
+                self.task_graph, knowledge = load_room(
+                    task or f"room/{room_size}", store, allow_spaces, disjoint_entities
+                )
             self.task_id = self.task_graph.task_id
         else:
             self.task_id = "(given knowledge)"
@@ -149,8 +152,14 @@ class RoomEnv(gym.Env):
         self._tail_lower = {t.lower(): i for i, t in enumerate(self.tails)}
         self.no_answer = n_tails
         self.action_space = spaces.Discrete(n_tails + 1)
-        triple = spaces.Tuple((spaces.Discrete(n_names * n_heads), spaces.Discrete(1), spaces.Discrete(n_names * n_tails),
-                               spaces.Discrete(self.max_step + 1)))
+        triple = spaces.Tuple(
+            (
+                spaces.Discrete(n_names * n_heads),
+                spaces.Discrete(1),
+                spaces.Discrete(n_names * n_tails),
+                spaces.Discrete(self.max_step + 1),
+            )
+        )
         question = spaces.Tuple((spaces.Discrete(n_names * n_heads), spaces.Discrete(1)))
         self.observation_space = spaces.Tuple((spaces.Tuple((triple,) * self.num_agents), question))
         self._stream: RandomStream | None = None
@@ -203,12 +212,11 @@ class RoomEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if options:
             raise ValueError(f"reset options: RoomEnv takes none, got {sorted(options)}")
-        fresh = seed is not None or self._stream is None
         super().reset(seed=seed)
-        if fresh:  # a new session: the random streams start afresh from the seed
-            self._stream = RandomStream(self.np_random)
-            self._draw_block()
         s = self._stream
+        if seed is not None or s is None:  # a new session: the random streams start afresh from the seed
+            s = self._stream = RandomStream(self.np_random)
+            self._draw_block()
         n = self.n_slots
         self._name = s.shuffled(list(range(len(self.names))))[:n]
         heads = self._obj = s.shuffled(list(range(len(self.heads))))[:n]

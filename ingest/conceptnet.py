@@ -93,10 +93,19 @@ class Assertion:
         """The merge of two assertions with the same key; independent of order."""
         strong = self if self._rank() >= other._rank() else other
         return Assertion(
-            self.relation_uri, self.start, self.end, strong.weight, strong.surface_text, strong.dataset, strong.license,
-            _union_json(self.sources, other.sources), sorted(set(self.edge_uris) | set(other.edge_uris)),
-            sorted(set(self.start_senses) | set(other.start_senses)), sorted(set(self.end_senses) | set(other.end_senses)),
-            self.start_label or other.start_label, self.end_label or other.end_label,
+            self.relation_uri,
+            self.start,
+            self.end,
+            strong.weight,
+            strong.surface_text,
+            strong.dataset,
+            strong.license,
+            _union_json(self.sources, other.sources),
+            sorted(set(self.edge_uris) | set(other.edge_uris)),
+            sorted(set(self.start_senses) | set(other.start_senses)),
+            sorted(set(self.end_senses) | set(other.end_senses)),
+            self.start_label or other.start_label,
+            self.end_label or other.end_label,
         )
 
     def comparable(self) -> dict[str, Any]:
@@ -156,7 +165,9 @@ def from_dump_columns(cols: list[str], where: str) -> Assertion:
     try:
         info = json.loads(info_text)
     except json.JSONDecodeError as exc:
-        raise IngestError(f"{where}: column 5 (JSON info) is not valid JSON: {exc.msg} at character {exc.pos}") from None
+        raise IngestError(
+            f"{where}: column 5 (JSON info) is not valid JSON: {exc.msg} at character {exc.pos}"
+        ) from None
     if not isinstance(info, dict):
         raise IngestError(f"{where}: column 5 (JSON info) must be an object, got {type(info).__name__}")
     start = parse_concept(start_uri, f"{where}: column 3 (start)")
@@ -208,7 +219,11 @@ def read_checkpoint(store: GraphStore, job_id: str) -> dict[str, Any] | None:
     if not rows:
         return None
     cursor, done, stats = rows[0]
-    return {"cursor": json.loads(cursor) if cursor else None, "done": bool(done), "stats": json.loads(stats) if stats else {}}
+    return {
+        "cursor": json.loads(cursor) if cursor else None,
+        "done": bool(done),
+        "stats": json.loads(stats) if stats else {},
+    }
 
 
 def commit_batch(
@@ -232,16 +247,38 @@ def commit_batch(
             a = old.merge(a)
             first_fetch = old_time or first_fetch
         for ref, label in ((a.start, a.start_label), (a.end, a.end_label)):
-            row = concepts.setdefault(ref.uri, {"uid": ref.uri, "task": CONCEPT_TASK, "name": ref.name, "language": ref.language})
+            row = concepts.setdefault(
+                ref.uri, {"uid": ref.uri, "task": CONCEPT_TASK, "name": ref.name, "language": ref.language}
+            )
             if label and not row.get("label"):
                 row["label"] = label
-        edges.append({
-            "s": a.start.uri, "t": a.end.uri, "key": key, "relation": relation_label(a.relation_uri), "weight": a.weight,
-            "dataset": a.dataset, "license": a.license, "sources": a.sources, "surface_text": a.surface_text,
-            "edge_uris": a.edge_uris, "start_senses": a.start_senses, "end_senses": a.end_senses, "origin": origin,
-            "fetched_at": first_fetch,
-        })
-    job = {"uid": job_id, "task": JOB_TASK, "kind": kind, "cursor": cursor, "done": done, "stats": stats, "updated_at": now}
+        edges.append(
+            {
+                "s": a.start.uri,
+                "t": a.end.uri,
+                "key": key,
+                "relation": relation_label(a.relation_uri),
+                "weight": a.weight,
+                "dataset": a.dataset,
+                "license": a.license,
+                "sources": a.sources,
+                "surface_text": a.surface_text,
+                "edge_uris": a.edge_uris,
+                "start_senses": a.start_senses,
+                "end_senses": a.end_senses,
+                "origin": origin,
+                "fetched_at": first_fetch,
+            }
+        )
+    job = {
+        "uid": job_id,
+        "task": JOB_TASK,
+        "kind": kind,
+        "cursor": cursor,
+        "done": done,
+        "stats": stats,
+        "updated_at": now,
+    }
     _, created = store.merge_shared(
         [("Concept", list(concepts.values())), ("IngestJob", [job])], [("ASSERTS", "Concept", "Concept", edges)]
     )

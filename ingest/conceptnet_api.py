@@ -74,7 +74,9 @@ class ApiClient:
 
     def absolute(self, url: str) -> str:
         """`url` as fetched: absolute, or relative to base_url."""
-        return url if url.startswith(("http://", "https://")) else urljoin(self.base_url.rstrip("/") + "/", url.lstrip("/"))
+        if url.startswith(("http://", "https://")):
+            return url
+        return urljoin(self.base_url.rstrip("/") + "/", url.lstrip("/"))
 
     def get_json(self, url: str) -> dict[str, Any]:
         """The decoded JSON object at `url` (absolute, or relative to base_url)."""
@@ -240,7 +242,9 @@ def ingest_api(
             pages += 1
             stats = {"pages": stats["pages"] + 1, "edges_seen": stats["edges_seen"] + len(data["edges"]),
                      "edges_kept": stats["edges_kept"] + len(batch), "new": stats["new"]}
-            created = commit_batch(store, job_id, "api", f"api {client.base_url}", batch, next_url, next_url is None, stats)
+            created = commit_batch(
+                store, job_id, "api", f"api {client.base_url}", batch, next_url, next_url is None, stats
+            )
             stats["new"] += created
             new += created
             url = next_url
@@ -261,10 +265,13 @@ def _canonical(url: str) -> tuple:
 
 def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
 
 
-def _check_next(url: str, next_url: str, absolute: str, fetched: set[tuple], home: tuple, allow_other_hosts: bool) -> None:
+def _check_next(
+    url: str, next_url: str, absolute: str, fetched: set[tuple], home: tuple, allow_other_hosts: bool
+) -> None:
     """Stop a page chain that loops or wanders off to another server."""
     if _canonical(absolute) in fetched:
         what = "the same page" if next_url == url else "a page fetched earlier in this run"
@@ -297,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
 def add_api_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", default=DEFAULT_BASE_URL, help=f"API root (default {DEFAULT_BASE_URL})")
     parser.add_argument("--rel", default="/r/AtLocation", help="relation URI (default /r/AtLocation); '' for any")
-    parser.add_argument("--start", action="append", default=[], help="start concept URI, e.g. /c/en/laptop (repeatable)")
+    parser.add_argument(
+        "--start", action="append", default=[], help="start concept URI, e.g. /c/en/laptop (repeatable)"
+    )
     parser.add_argument("--start-file", help="file with one start term per line (e.g. MS-COCO categories)")
     parser.add_argument("--end", default=None, help="end concept URI")
     parser.add_argument("--node", default=None, help="concept URI at either end")
@@ -350,7 +359,11 @@ def run_api_command(args: argparse.Namespace) -> int:
             totals["pages"] += r.pages
             totals["kept"] += r.edges_kept
             totals["new"] += r.new_assertions
-            state = "already complete" if r.done and r.resumed and r.pages == 0 else ("resumed, " if r.resumed else "") + "complete"
+            state = (
+                "already complete"
+                if r.done and r.resumed and r.pages == 0
+                else ("resumed, " if r.resumed else "") + "complete"
+            )
             print(f"{r.job_id}: {state}; {r.pages} pages, {r.edges_kept} edges kept, {r.new_assertions} new assertions")
     finally:
         store.close()

@@ -217,7 +217,9 @@ def _scan_block(block: bytes, first: int, needles: list[bytes], relations: froze
         yield number + 1, assertion
 
 
-def count_matching(path: str | Path, relations: frozenset[str] | None, languages: frozenset[str] | None) -> tuple[int, int]:
+def count_matching(
+    path: str | Path, relations: frozenset[str] | None, languages: frozenset[str] | None
+) -> tuple[int, int]:
     """(lines, matching rows) without writing anything: the filter benchmark's loop."""
     lines = kept = 0
     for lines, a in scan_dump(path, relations, languages):
@@ -312,7 +314,9 @@ def ingest_dump(
                 if len(batch) >= batch_size:
                     commit(False)
                     if stop_after_batches is not None and batches >= stop_after_batches:
-                        return DumpRunResult(job_id, line - skip, kept, new, batches, False, skip, bad.count, bad.messages)
+                        return DumpRunResult(
+                            job_id, line - skip, kept, new, batches, False, skip, bad.count, bad.messages
+                        )
             elif line - last_commit >= CHECKPOINT_LINES:
                 commit(False)
         if line == 0:
@@ -330,10 +334,13 @@ def add_dump_arguments(parser: argparse.ArgumentParser) -> None:
                         help="relation URI to keep (repeatable; default /r/AtLocation; 'all' for every relation)")
     parser.add_argument("--language", action="append", default=None,
                         help="language both ends must have (repeatable; default en; 'all' for any)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, help=f"assertions per commit (default {DEFAULT_BATCH})")
+    parser.add_argument(
+        "--batch-size", type=int, default=DEFAULT_BATCH, help=f"assertions per commit (default {DEFAULT_BATCH})"
+    )
     parser.add_argument("--restart", action="store_true", help="read again from the first line")
     parser.add_argument("--skip-bad-lines", action="store_true",
-                        help="skip a line that cannot be read (counted, reported with file and line) instead of stopping")
+                        help="skip a line that cannot be read (counted, reported with file and line) "
+                        "instead of stopping")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from functools import lru_cache
-import importlib.util
 from pathlib import Path
 from typing import Any
 

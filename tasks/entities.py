@@ -1,6 +1,6 @@
-"""The entity registry of `seeds/environment-registry-design.md`, on top of the task graph.
+"""The entity registry, on top of the task graph: typed entities added to stored tasks.
 
-Three stages, as the seed names them:
+Three stages:
 1. engrained defaults: each family's entity space (`entity_space(family)`) maps a class
    name to an `EntityClass`: its node type (entity classes are node types), its default
    parameters (from the family's templates) and how an entity attaches to the task
@@ -140,7 +140,9 @@ def _grid_attach(rel: str) -> Attach:
         label = graph.label(local_id)
         existing = _occupied(graph, source, rel, label)
         if existing is not None:
-            raise SchemaError(f"{where}: cell {tuple(cell)} of task {graph.task_id!r} already holds a {label} ({existing})")
+            raise SchemaError(
+                f"{where}: cell {tuple(cell)} of task {graph.task_id!r} already holds a {label} ({existing})"
+            )
         graph.add_edge(source, local_id, rel)
         if label == "Warp":
             graph.add_edge(local_id, _cell_local(graph, params.get("_to"), f"{where}: to"), "WARPS_TO")
@@ -205,7 +207,9 @@ def add_entities(graph: TaskGraph, request: Mapping[str, Any]) -> list[str]:
     Everything is checked before the graph is changed: on any error it stays as it was.
     """
     if not isinstance(request, Mapping) or not request:
-        raise SchemaError(f"task {graph.task_id!r}: create takes {{type: {{'params': ..., 'count': k, 'group': name}}}}")
+        raise SchemaError(
+            f"task {graph.task_id!r}: create takes {{type: {{'params': ..., 'count': k, 'group': name}}}}"
+        )
     space = entity_space(graph.family, graph)
     trial = _copy(graph)
     numbers = _next_numbers(trial)
@@ -221,7 +225,9 @@ def add_entities(graph: TaskGraph, request: Mapping[str, Any]) -> list[str]:
             raise SchemaError(f"{where}: options must be a dict with {', '.join(OPTION_KEYS)}, got {options!r}")
         unknown = sorted(set(options) - set(OPTION_KEYS))
         if unknown:
-            raise SchemaError(f"{where}: unknown option(s) {', '.join(map(str, unknown))}; use {', '.join(OPTION_KEYS)}")
+            raise SchemaError(
+                f"{where}: unknown option(s) {', '.join(map(str, unknown))}; use {', '.join(OPTION_KEYS)}"
+            )
         count = options.get("count", 1)
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
             raise SchemaError(f"{where}: 'count' must be an integer in 1..{MAX_COUNT}, got {count!r}")

@@ -167,7 +167,9 @@ def parse_graph(graph: Mapping[Any, Any]) -> ParsedGraph:
             merged: dict[int, float] = {}
             for target, p in outcomes:
                 if target not in nodes:
-                    raise GraphNotationError(f"node {node}, action {action}: target {target} is not a node of the graph")
+                    raise GraphNotationError(
+                        f"node {node}, action {action}: target {target} is not a node of the graph"
+                    )
                 merged[target] = merged.get(target, 0.0) + p
             total = sum(merged.values())
             if abs(total - 1.0) > 1e-3:

@@ -36,7 +36,9 @@ def substitute(value: Any, params: Mapping[str, Any], where: str) -> Any:
     if isinstance(value, str) and value.startswith("$"):
         key = value[1:]
         if key not in params:
-            raise TaskFileError(f"{where}: placeholder {value!r} has no value (parameters: {', '.join(sorted(params)) or 'none'})")
+            raise TaskFileError(
+                f"{where}: placeholder {value!r} has no value (parameters: {', '.join(sorted(params)) or 'none'})"
+            )
         return params[key]
     if isinstance(value, list):
         return [substitute(v, params, where) for v in value]
@@ -50,7 +52,8 @@ def effective_params(definition: Mapping[str, Any], params: Mapping[str, Any], w
     unknown = sorted(set(params) - set(defaults))
     if unknown:
         raise TaskFileError(
-            f"{where}: unknown parameter(s) {', '.join(unknown)} in params; this task takes: {', '.join(sorted(defaults)) or 'none'}"
+            f"{where}: unknown parameter(s) {', '.join(unknown)} in params; "
+            f"this task takes: {', '.join(sorted(defaults)) or 'none'}"
         )
     return {**defaults, **params}
 
@@ -136,8 +139,8 @@ def build_graph_task(
             available={str(k): list(v) for k, v in condition.available.items()} or None,
         )
         graph.add_edge("", local, "HAS_CONDITION")
-        for (node, action), outcomes in condition.overrides.items():
-            for target, p in outcomes:
+        for (node, action), override in condition.overrides.items():
+            for target, p in override:
                 graph.add_edge(local, f"s{target}", "OVERRIDE", source=node, action=action, p=p)
     if d.get("schedule") is not None:
         try:
@@ -150,7 +153,8 @@ def build_graph_task(
 def _check_field_types(d: Mapping[str, Any], where: str) -> None:
     for name, types in FIELD_TYPES.items():
         value = d.get(name)
-        if value is not None and not (isinstance(value, str) and value.startswith("$")) and not isinstance(value, types):
+        placeholder = isinstance(value, str) and value.startswith("$")
+        if value is not None and not placeholder and not isinstance(value, types):
             expected = "a JSON object" if types == (dict,) else "a string"
             raise TaskFileError(f"{where}: field {name!r} must be {expected}, got {type(value).__name__} {value!r:.60}")
     for name in ("names", "info"):

@@ -131,4 +131,6 @@ def build_from_file(path: str | Path, task_id: str | None = None, **params: Any)
     if not isinstance(name, str):
         raise TaskFileError(f"{p}: 'name' must be a string")
     base = task_id or f"user/{name}"
-    return build_graph_task(make_task_id(base, params, definition.get("defaults", {})), "user", definition, params, source=str(p))
+    return build_graph_task(
+        make_task_id(base, params, definition.get("defaults", {})), "user", definition, params, source=str(p)
+    )

@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 KINDS = ("fixed", "probabilistic", "drifting", "pseudorandom")
 
@@ -85,15 +87,27 @@ class RewardSpec:
             props["sd"] = self.sd
         return props
 
+    def probabilities(self) -> tuple[float, ...]:
+        """`probs`, which a probabilistic reward has."""
+        return _present(self.probs, "probs", self.kind)
+
+    def drift_borders(self) -> tuple[float, float]:
+        """`borders`, which a drifting reward has."""
+        return _present(self.borders, "borders", self.kind)
+
+    def drift_sd(self) -> float:
+        """`sd`, which a drifting reward has."""
+        return _present(self.sd, "sd", self.kind)
+
     @property
     def expected(self) -> float:
         """Expected value of one draw (drifting: at the middle of its borders)."""
         if self.kind == "fixed":
             return self.values[0]
         if self.kind == "probabilistic":
-            return float(np.dot(self.values, self.probs))
+            return float(np.dot(self.values, self.probabilities()))
         if self.kind == "drifting":
-            p = sum(self.borders) / 2
+            p = sum(self.drift_borders()) / 2
             return p * self.values[0] + (1 - p) * self.values[1]
         return float(np.mean(self.values))
 
@@ -101,6 +115,12 @@ class RewardSpec:
 def finite_number(value: Any) -> bool:
     """A real number that is not a bool, NaN or infinite (JSON's NaN/Infinity, or 1e400 read as inf)."""
     return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _present(value: T | None, field: str, kind: str) -> T:
+    if value is None:
+        raise RewardSpecError(f"a {kind} reward needs {field}")
+    return value
 
 
 def _numbers(value: Any, field: str, where: str) -> tuple[float, ...]:
@@ -186,7 +206,7 @@ class FixedSource:
 class ProbabilisticSource:
     def __init__(self, spec: RewardSpec) -> None:
         self.values = list(spec.values)
-        self.cumulative = np.cumsum(spec.probs).tolist()
+        self.cumulative = np.cumsum(spec.probabilities()).tolist()
         self.cumulative[-1] = 1.0
 
     def reset(self, stream: RandomStream) -> None:
@@ -205,8 +225,8 @@ class DriftingSource:
 
     def __init__(self, spec: RewardSpec) -> None:
         self.high_value, self.low_value = spec.values
-        self.low, self.high = spec.borders
-        self.sd = spec.sd
+        self.low, self.high = spec.drift_borders()
+        self.sd = spec.drift_sd()
         self.p = (self.low + self.high) / 2
 
     def reset(self, stream: RandomStream) -> None:
@@ -238,7 +258,7 @@ class PseudoRandomSource:
         return self.pending.pop()
 
 
-_SOURCES = {
+_SOURCES: dict[str, Callable[[RewardSpec], RewardSource]] = {
     "fixed": FixedSource,
     "probabilistic": ProbabilisticSource,
     "drifting": DriftingSource,

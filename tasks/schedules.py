@@ -32,7 +32,9 @@ def validate_schedule(spec: Mapping[str, Any], conditions: set[str], where: str 
             raise ScheduleError(f"{where}, block {i}: 'counts' must map condition names to trial counts")
         for name, n in list(counts.items()) + [(c, 1) for c in block.get("no_repeat", [])]:
             if name not in conditions:
-                raise ScheduleError(f"{where}, block {i}: unknown condition {name!r} (known: {', '.join(sorted(conditions))})")
+                raise ScheduleError(
+                    f"{where}, block {i}: unknown condition {name!r} (known: {', '.join(sorted(conditions))})"
+                )
             if not isinstance(n, int) or n < 0:
                 raise ScheduleError(f"{where}, block {i}: count of {name!r} must be a non-negative integer")
 

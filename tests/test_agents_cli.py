@@ -3,7 +3,6 @@ import json
 import numpy as np
 
 import tasks
-
 from graphtasks.cli import main
 from gym_bridge import GraphTaskEnv
 from gym_bridge.agents import HybridAgent, QAgent

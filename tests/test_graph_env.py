@@ -64,8 +64,8 @@ def test_same_seed_same_trajectory_and_pickling(task_id):
         if term:
             env.reset()
     clone = pickle.loads(pickle.dumps(env))
-    a = [clone.step(i % clone.action_space.n)[:4] for i in range(50) if not clone.reset() is None]
-    b = [env.step(i % env.action_space.n)[:4] for i in range(50) if not env.reset() is None]
+    a = [clone.step(i % clone.action_space.n)[:4] for i in range(50) if clone.reset() is not None]
+    b = [env.step(i % env.action_space.n)[:4] for i in range(50) if env.reset() is not None]
     assert [(np.asarray(x[0]).tolist(), *x[1:]) for x in a] == [(np.asarray(x[0]).tolist(), *x[1:]) for x in b]
 
 
@@ -214,7 +214,9 @@ def test_rendering():
 
 
 def test_a_task_of_another_family_is_refused_clearly():
-    with pytest.raises(Exception, match=r"task 'poge/world0' \(family 'poge'\) has no State nodes: it is not a graph task"):
+    with pytest.raises(
+        Exception, match=r"task 'poge/world0' \(family 'poge'\) has no State nodes: it is not a graph task"
+    ):
         GraphTaskEnv("poge/world0")
 
 

@@ -35,7 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         suite = _suite()
     except ValueError:
         # no suite, so no options to declare: take whatever was typed (no '-' prefix) and say why it cannot run
-        parser = subparsers.add_parser("bench", help=help_text, description=description, prefix_chars="+", add_help=False)
+        parser = subparsers.add_parser(
+            "bench", help=help_text, description=description, prefix_chars="+", add_help=False
+        )
         parser.add_argument("typed", nargs="*")
     else:
         parser = subparsers.add_parser("bench", help=help_text, description=description)

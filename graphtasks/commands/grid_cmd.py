@@ -8,9 +8,13 @@ import argparse
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("render", help="draw a grid template (PNG, or text with --ansi)")
-    parser.add_argument("template", help="grid template name (e.g. four_rooms) or grid task id (neuronav/grid/four_rooms/small)")
+    parser.add_argument(
+        "template", help="grid template name (e.g. four_rooms) or grid task id (neuronav/grid/four_rooms/small)"
+    )
     parser.add_argument("--size", default="small", help="micro, small or large (default small)")
-    parser.add_argument("-o", "--output", metavar="FILE.png", help="where to write the picture (default TEMPLATE-SIZE.png)")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE.png", help="where to write the picture (default TEMPLATE-SIZE.png)"
+    )
     parser.add_argument("--resolution", type=int, default=512, help="picture width and height in pixels (default 512)")
     parser.add_argument("--templates", metavar="FOLDER", help="also read grid templates (*.txt maps) from this folder")
     parser.add_argument("--ansi", action="store_true", help="print the grid as text instead of writing a picture")

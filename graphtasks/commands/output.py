@@ -41,7 +41,9 @@ def print_rows(
 
 
 def add_format_argument(parser) -> None:
-    parser.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)")
+    parser.add_argument(
+        "--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)"
+    )
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, Any]:

@@ -23,7 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Prefixes gt:, rdf:, rdfs:, xsd: are predeclared.",
     )
     sparql.add_argument("query", help="the SPARQL query text (or @FILE to read it from a file)")
-    sparql.add_argument("--task", action="append", dest="tasks", metavar="ID", help="task to include (repeatable; default all)")
+    sparql.add_argument(
+        "--task", action="append", dest="tasks", metavar="ID", help="task to include (repeatable; default all)"
+    )
     add_format_argument(sparql)
     sparql.set_defaults(func=cmd_sparql)
 

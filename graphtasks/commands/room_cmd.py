@@ -35,12 +35,17 @@ def register_run(run_subparsers: argparse._SubParsersAction) -> None:
 
 def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--room-size", choices=["small", "big"], default="small")
-    parser.add_argument("--capacities", default="4,8,16,32", help="comma-separated memory capacities (default 4,8,16,32)")
+    parser.add_argument(
+        "--capacities", default="4,8,16,32", help="comma-separated memory capacities (default 4,8,16,32)"
+    )
     parser.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated seeds (default 0-4, as in the paper)")
     parser.add_argument("--agents", default=None, help="comma-separated agent kinds (default: all four)")
     parser.add_argument("--num-agents", type=int, default=1, help="agents in the room (default 1)")
-    parser.add_argument("--reference-noncommonsense", action="store_true",
-                        help="room-env 0.1.5's non-commonsense draw (may pick the commonsense location), as in the paper")
+    parser.add_argument(
+        "--reference-noncommonsense",
+        action="store_true",
+        help="room-env 0.1.5's non-commonsense draw (may pick the commonsense location), as in the paper",
+    )
     parser.add_argument("--weighting-mode", choices=["highest", "weighted"], default="highest")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
 
@@ -107,5 +112,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"{env.task_id}: {len(env.names)} people, {len(env.heads)} objects, {len(env.tails)} locations")
     print("people: " + ", ".join(env.names[: env.n_slots]))
     for head, cs in zip(env.heads, env.knowledge.commonsense):
-        print(f"  {head}: " + ", ".join(f"{env.tails[t]} ({w:.2f})" for t, w in cs[:5]) + (" ..." if len(cs) > 5 else ""))
+        print(
+            f"  {head}: " + ", ".join(f"{env.tails[t]} ({w:.2f})" for t, w in cs[:5]) + (" ..." if len(cs) > 5 else "")
+        )
     return 0

@@ -11,7 +11,8 @@ from tqdm import tqdm
 
 from gym_bridge.agents import AGENTS
 from gym_bridge.factory import make_env
-from gym_bridge.runner import agent_state_count, run_episodes, stay_probabilities
+from gym_bridge.graph_env import GraphTaskEnv
+from gym_bridge.runner import action_count, agent_state_count, run_episodes, stay_probabilities
 
 from .output import parse_params
 
@@ -24,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--schedule", action="store_true", help="play the task's trial schedule (block structure)")
     parser.add_argument("--agent-param", action="append", metavar="KEY=VALUE", help="agent setting, e.g. beta=3")
-    parser.add_argument("--env-param", action="append", metavar="KEY=VALUE", help="environment setting, e.g. time_penalty=0.01")
+    parser.add_argument(
+        "--env-param", action="append", metavar="KEY=VALUE", help="environment setting, e.g. time_penalty=0.01"
+    )
     parser.add_argument("--plot", metavar="FILE.png", help="save a learning curve (needs matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -34,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     env = make_env(args.task, store=args.store, **parse_params(args.env_param))
     n_states = agent_state_count(env)
-    agent = AGENTS[args.agent](n_states, int(env.action_space.n), seed=args.seed, **parse_params(args.agent_param))
+    agent = AGENTS[args.agent](n_states, action_count(env), seed=args.seed, **parse_params(args.agent_param))
     bar = tqdm(total=args.episodes, desc=args.task, unit="ep", disable=args.no_progress, leave=False)
 
     def tick(episode: int, log) -> None:
@@ -46,9 +49,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar.close()
     summary = log.summary()
     summary["agent"] = args.agent
-    compiled = getattr(env, "compiled", None)
-    if compiled is not None and hasattr(compiled, "probs") and (compiled.probs[compiled.start] % 1.0 > 0).any():
-        summary["stay_probability"] = {k: round(v, 3) for k, v in stay_probabilities(log, env).items() if not math.isnan(v)}
+    if isinstance(env, GraphTaskEnv) and (env.compiled.probs[env.compiled.start] % 1.0 > 0).any():
+        stay = stay_probabilities(log, env)
+        summary["stay_probability"] = {k: round(v, 3) for k, v in stay.items() if not math.isnan(v)}
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

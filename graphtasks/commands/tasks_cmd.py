@@ -50,8 +50,8 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     if args.builtin:
-        rows = [[tid, tasks.resolve(tid)[0].name] for tid in tasks.builtin_ids()]
-        print_rows(["id", "family"], rows, args.format)
+        builtins = [[tid, tasks.resolve(tid)[0].name] for tid in tasks.builtin_ids()]
+        print_rows(["id", "family"], builtins, args.format)
         return 0
     with open_store(args.store) as store:
         rows = [[t.task_id, t.family, t.n_states, t.n_actions, t.source] for t in store.list()]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 import tasks
+
 from ..grid_env import WINDOW_RADIUS, GridEnv
 from ..render_grid import ObjectView, cell_edges
 
@@ -120,8 +121,10 @@ class SymbolicBatch:
             self.table = table
         visible = np.array([env._reward_info[int(c)][1] for c in cells.rewards], dtype=bool)
         # (layer, slots shown, their rows, their cols); invisible rewards never appear, so never change
-        self.layers = [
-            (0, np.flatnonzero(visible), cells.rewards[visible]), (1, slice(None), cells.keys), (2, slice(None), cells.doors),
+        self.layers: list[tuple[int, np.ndarray | slice, np.ndarray]] = [
+            (0, np.flatnonzero(visible), cells.rewards[visible]),
+            (1, slice(None), cells.keys),
+            (2, slice(None), cells.doors),
         ]
 
     def __call__(self, venv: "GridVectorEnv") -> np.ndarray:
@@ -166,7 +169,7 @@ class AsciiBatch:
         visible = np.array([env._reward_info[int(c)][1] for c in cells.rewards], dtype=bool)
         reward_chars = np.array([ord("R" if env._reward_info[int(c)][0] > 0 else "L") for c in cells.rewards], np.uint8)
         # GridEnv's drawing order (later layers win on a shared cell): doors, keys, rewards
-        self.layers = [
+        self.layers: list[tuple[int, np.ndarray | slice, np.ndarray, np.ndarray]] = [
             (2, slice(None), self.at[cells.doors], np.full(cells.doors.size, ord("D"), np.uint8)),
             (1, slice(None), self.at[cells.keys], np.full(cells.keys.size, ord("K"), np.uint8)),
             (0, np.flatnonzero(visible), self.at[cells.rewards[visible]], reward_chars[visible]),
@@ -198,7 +201,9 @@ class PictureBatch:
         # cells that hold something drawn: each gets a code per copy, one bit per object there
         shown = [bool(env._reward_info[int(c)][1]) for c in cells.rewards]  # invisible rewards are never drawn
         visible = [int(c) for c, s in zip(cells.rewards, shown) if s]
-        self.object_cells = np.array(sorted(set(visible) | set(cells.keys.tolist()) | set(cells.doors.tolist())), np.int64)
+        self.object_cells = np.array(
+            sorted(set(visible) | set(cells.keys.tolist()) | set(cells.doors.tolist())), np.int64
+        )
         where = {int(c): x for x, c in enumerate(self.object_cells)}
         self.members: list[tuple[int, np.ndarray, np.ndarray, int]] = []  # (layer, slots, object-cell index, bit)
         drawn = (shown, [True] * cells.keys.size, [True] * cells.doors.size)
@@ -221,7 +226,9 @@ class PictureBatch:
             low, high = self.edges[self.radius], self.edges[self.radius + 1]
             self.centre = (slice(None), slice(low, high), slice(low, high))
             triangles = [self.painter.mask(high - low, high - low, o) for o in range(4)]
-            self.keep = np.repeat(np.stack([~t for t in triangles]).astype(np.uint8)[..., None], 3, axis=3)  # (4, h, w, 3)
+            self.keep = np.repeat(
+                np.stack([~t for t in triangles]).astype(np.uint8)[..., None], 3, axis=3
+            )  # (4, h, w, 3)
 
     def __call__(self, venv: "GridVectorEnv") -> np.ndarray:
         pos, o = venv.pos, venv.orientation_of
@@ -233,7 +240,9 @@ class PictureBatch:
             new = pos[~self.drawn[pos]]
             for cell in np.unique(new).tolist() if new.size else ():  # once per cell over the env's life
                 r, c = divmod(cell, self.n)
-                self.windows[cell] = self.painter.draw_region(r - self.radius, c - self.radius, self.side, self.res, self.view)
+                self.windows[cell] = self.painter.draw_region(
+                    r - self.radius, c - self.radius, self.side, self.res, self.view
+                )
                 self.drawn[cell] = True
             obs = self.windows[pos]
         if self.object_cells.size:

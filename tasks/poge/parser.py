@@ -1,6 +1,6 @@
 """Parse POGE world files. Every error names the file, line and column and what was expected.
 
-Grammar (as the reference implements it, see docs/readme-poge.md):
+Grammar (as the reference implements it, see docs/poge.md):
 - lines are stripped; blank lines and `//` comments are skipped;
 - `===Layout===` / `===Abstraction===` / `===Behaviour===` / `===Rewards===` start sections;
   Layout comes first and is required, each other section at most once;
@@ -74,9 +74,9 @@ def parse_world(text: str, source: str = "<string>") -> PogeWorld:
         if not stripped or stripped.startswith("//"):
             continue
         line = _Line(number, len(raw) - len(raw.lstrip()), stripped)
-        header = _HEADER.match(stripped)
-        if header:
-            name = header.group(1)
+        found = _HEADER.match(stripped)
+        if found:
+            name = found.group(1)
             if name not in SECTIONS:
                 raise PogeFormatError(
                     source,
@@ -354,7 +354,8 @@ def _action(source: str, number: int, column: int, name: str) -> int:
 # -- cross-section checks -----------------------------------------------------------------
 def _check_meaning(source: str, world: PogeWorld, sections: dict, rules: dict) -> None:
     if world.behaviour is not None:
-        on_map = {world.rule_id(r, c) for r in range(world.rows) for c in range(world.cols)} - {None}
+        ids = (world.rule_id(r, c) for r in range(world.rows) for c in range(world.cols))
+        on_map = {x for x in ids if x is not None}
         for (rid, _), (_, line) in rules.items():
             if rid not in on_map:
                 known = ", ".join(sorted(on_map)) or "none"

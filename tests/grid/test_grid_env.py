@@ -37,7 +37,9 @@ def test_check_env_every_registered_id(template):
 @pytest.mark.parametrize("orientation", ["fixed", "variable"])
 @pytest.mark.parametrize("obs_type", OBS_TYPES)
 def test_check_env_every_obs_type(obs_type, orientation):
-    env = GridEnv("four_rooms_split", "small", obs_type=obs_type, orientation=orientation, resolution=48, render_mode="rgb_array")
+    env = GridEnv(
+        "four_rooms_split", "small", obs_type=obs_type, orientation=orientation, resolution=48, render_mode="rgb_array"
+    )
     _check_clean(env)
 
 
@@ -242,14 +244,19 @@ def _trajectory(env, seed, steps=300):
 
 @pytest.mark.parametrize("obs_type", ["index", "symbolic", "visual"])
 def test_same_seed_same_trajectory(obs_type):
-    make = lambda: GridEnv("four_rooms_split", "small", obs_type=obs_type, stochasticity=0.3, random_start=True, resolution=32)  # noqa: E731
+    def make():
+        return GridEnv(
+            "four_rooms_split", "small", obs_type=obs_type, stochasticity=0.3, random_start=True, resolution=32
+        )
     assert _trajectory(make(), 7) == _trajectory(make(), 7)
     assert _trajectory(make(), 7) != _trajectory(make(), 8)
 
 
 @pytest.mark.parametrize("obs_type", OBS_TYPES)
 def test_pickling_mid_episode(obs_type):
-    env = GridEnv("four_rooms_split", "small", obs_type=obs_type, orientation="variable", stochasticity=0.2, resolution=32)
+    env = GridEnv(
+        "four_rooms_split", "small", obs_type=obs_type, orientation="variable", stochasticity=0.2, resolution=32
+    )
     env.reset(seed=5)
     for a in [1, 2, 2, 0]:
         env.step(a)
@@ -294,7 +301,8 @@ def test_visual_observation_equals_render():
 def test_custom_cypher_observation_of_cells():
     register_grid_cypher_observation(
         "test_row_col",
-        "MATCH (c:Cell) WHERE c.task = $task RETURN c.index, c.row * 1.0, c.col * 1.0, CASE WHEN c.wall THEN 1.0 ELSE 0.0 END",
+        "MATCH (c:Cell) WHERE c.task = $task "
+        "RETURN c.index, c.row * 1.0, c.col * 1.0, CASE WHEN c.wall THEN 1.0 ELSE 0.0 END",
         low=0.0,
         high=16.0,
     )
@@ -362,7 +370,9 @@ def test_custom_cypher_observation_per_state_in_variable_mode():
 
 
 def test_custom_cypher_observation_errors():
-    register_grid_cypher_observation("test_gappy", "MATCH (c:Cell) WHERE c.task = $task AND c.row > 0 RETURN c.index, 1.0")
+    register_grid_cypher_observation(
+        "test_gappy", "MATCH (c:Cell) WHERE c.task = $task AND c.row > 0 RETURN c.index, 1.0"
+    )
     with pytest.raises(ValueError, match="no complete row for cell"):
         GridEnv("four_rooms", "small", obs_type="test_gappy")
 

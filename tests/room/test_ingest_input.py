@@ -187,6 +187,7 @@ def test_empty_dump_is_an_error(tmp_path: Path, content: bytes) -> None:
     dump = tmp_path / "empty.csv.gz"
     dump.write_bytes(content)
     with open_store(":memory:") as store:
-        with pytest.raises(IngestError, match=r"empty\.csv\.gz: (empty file \(0 bytes\)|no lines); expected a ConceptNet"):
+        message = r"empty\.csv\.gz: (empty file \(0 bytes\)|no lines); expected a ConceptNet"
+        with pytest.raises(IngestError, match=message):
             ingest_dump(store, dump)
         assert store.cypher("MATCH (j:IngestJob) RETURN count(j)").rows[0][0] == 0  # nothing recorded as done

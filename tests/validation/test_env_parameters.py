@@ -23,7 +23,7 @@ from gym_bridge.registration import registered_ids
 
 
 def _alternatives(annotation: str) -> set[str]:
-    """Top-level alternatives of an annotation string, by their outer name: 'dict[str, Any] | None' -> {'dict', 'None'}."""
+    """Top-level alternatives of an annotation string by outer name: 'dict[str, Any] | None' -> {'dict', 'None'}."""
     parts, depth, current = [], 0, ""
     for ch in annotation:
         depth += ch == "["

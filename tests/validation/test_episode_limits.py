@@ -13,7 +13,9 @@ from gym_bridge.registration import LIMIT_PARAMETER, registered_ids
 from ingest.conceptnet_snapshot import ingest_snapshot
 
 # The attribute in which each env keeps its own limit (0 or None: no limit).
-OWN_LIMIT = {"GraphTaskEnv": "episode_length", "GridEnv": "episode_length", "PogeEnv": "max_ep_len", "RoomEnv": "max_step"}
+OWN_LIMIT = {
+    "GraphTaskEnv": "episode_length", "GridEnv": "episode_length", "PogeEnv": "max_ep_len", "RoomEnv": "max_step"
+}
 
 
 @pytest.fixture

@@ -41,4 +41,5 @@ def test_worlds_at_the_limits_parse() -> None:
     assert (world.rows, world.cols) == (MAX_ROWS, MAX_COLS)
     largest = "9" * MAX_REWARD_DIGITS
     assert dict(parse_world(rewards("-" + largest)).reward_values) == {"a": -int(largest)}
-    assert dict(parse_world(rewards("000" + largest)).reward_values) == {"a": int(largest)}  # leading zeros are not digits
+    # leading zeros are not digits
+    assert dict(parse_world(rewards("000" + largest)).reward_values) == {"a": int(largest)}

@@ -23,7 +23,6 @@ from gym_bridge.vector import GraphVectorEnv
 from gym_bridge.vector.graph_vector_env import _reflect
 
 
-
 def copy_row(obs, r, term, trunc, info, i: int) -> tuple:
     """Copy i's part of a batch step, in the form the single-env streams use."""
     return (np.asarray(obs[i]).tolist(), float(r[i]), bool(term[i]), bool(trunc[i]), int(info["state"][i]))

@@ -79,7 +79,11 @@ def picture_size(obs_type: str) -> dict:
 @pytest.mark.parametrize("obs_type", OBS_TYPES)
 def test_every_observation_type_equals_the_single_env_while_objects_go(obs_type, orientation):
     """Each copy loses keys, rewards and doors at its own time; its observation must still be the single env's."""
-    objects = {**OBJECTS, "rewards": {**OBJECTS["rewards"], (7, 8): [2.0, False, False]}, "keys": [*OBJECTS["keys"], (8, 6)]}
+    objects = {
+        **OBJECTS,
+        "rewards": {**OBJECTS["rewards"], (7, 8): [2.0, False, False]},
+        "keys": [*OBJECTS["keys"], (8, 6)],
+    }
     kwargs = dict(objects=objects, agent_start=(9, 8), episode_length=60, obs_type=obs_type, orientation=orientation,
                   terminate_on_reward=False, **picture_size(obs_type))
     venv = GridVectorEnv(8, "empty", "small", **kwargs)
@@ -120,7 +124,9 @@ def test_pictures_and_text_in_same_step_mode_keep_the_final_observation():
     same.reset(seed=0)
     obs, _, term, _, info = same.step(np.array([3, 0, 3, 1]))
     assert info["_final_obs"].tolist() == term.tolist()
-    single = GridEnv("empty", "small", obs_type="visual", resolution=32, objects={"rewards": {(9, 7): 1.0}}, agent_start=(9, 8))
+    single = GridEnv(
+        "empty", "small", obs_type="visual", resolution=32, objects={"rewards": {(9, 7): 1.0}}, agent_start=(9, 8)
+    )
     start, _ = single.reset(seed=0)
     last, *_ = single.step(3)
     assert np.array_equal(info["final_obs"][0], last) and np.array_equal(obs[0], start)
