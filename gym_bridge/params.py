@@ -121,4 +121,15 @@ def named(name: str) -> Iterator[None]:
     except ValueError as exc:
         if re.match(rf"{name}\b", str(exc)):
             raise
-        raise type(exc)(f"{name}: {exc}") from None
+        raise _renamed(exc, f"{name}: {exc}") from None
+
+
+def _renamed(exc: ValueError, message: str) -> ValueError:
+    """The same kind of error with `message`: its class, or the nearest base built from a message alone."""
+    for cls in type(exc).__mro__:
+        if issubclass(cls, ValueError):
+            try:
+                return cls(message)
+            except TypeError:  # a class with its own constructor arguments (e.g. file, line, column)
+                continue
+    return ValueError(message)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tasks.data import TaskFileError
 from tasks.poge import PogeFormatError, parse_world
 from tasks.poge.parser import MAX_COLS, MAX_REWARD_DIGITS, MAX_ROWS
 
@@ -43,3 +44,14 @@ def test_worlds_at_the_limits_parse() -> None:
     assert dict(parse_world(rewards("-" + largest)).reward_values) == {"a": -int(largest)}
     # leading zeros are not digits
     assert dict(parse_world(rewards("000" + largest)).reward_values) == {"a": int(largest)}
+
+
+def test_env_refuses_a_too_large_world_file_naming_it(tmp_path) -> None:
+    import gymnasium as gym
+
+    import gym_bridge  # noqa: F401  (registers the ids)
+
+    path = tmp_path / "big.txt"
+    path.write_text(layout(700, 700))
+    with pytest.raises(TaskFileError, match=rf"^world: {path}, line 2, column 257: "):
+        gym.make("graphtasks/Poge-v0", world=str(path))
