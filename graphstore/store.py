@@ -178,7 +178,20 @@ def check_shared_request(
 
 
 def open_store(location: str | Path | None = None, **options: Any) -> GraphStore:
-    """Open the store at `location` (see module docstring for the rules)."""
+    """Open the store at `location` (see module docstring for the rules).
+
+    Examples
+    --------
+    A throwaway embedded store; a path keeps it on disk, a ``bolt://`` URI reaches a server.
+
+    >>> import tasks
+    >>> from graphstore import open_store
+    >>> with open_store(":memory:") as store:
+    ...     store.put(tasks.build("neuronav/graph/linear")), store.put(tasks.build("neuronav/graph/linear"))
+    ...     store.cypher("MATCH (t:Task) RETURN t.uid, t.n_states").rows
+    (True, False)
+    [['neuronav/graph/linear', 6]]
+    """
     loc = str(location) if location is not None else default_location()
     if loc.startswith(("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")):
         from .neo4j_store import Neo4jStore  # imported lazily: the driver is only needed for servers

@@ -73,7 +73,16 @@ class CompiledGraphTask:
 
 
 def compile_task(graph: TaskGraph) -> CompiledGraphTask:
-    """Arrays from a TaskGraph (as returned by any store's `get`)."""
+    """Arrays from a TaskGraph (as returned by any store's `get`).
+
+    Examples
+    --------
+    >>> import tasks
+    >>> from gym_bridge import compile_task
+    >>> compiled = compile_task(tasks.build("neuronav/graph/linear"))
+    >>> compiled.n_states, compiled.n_actions, compiled.start
+    (6, 1, 0)
+    """
     index_of: dict[str, int] = {}
     names: dict[int, str] = {}
     infos: dict[int, Any] = {}

@@ -1,7 +1,7 @@
 """GraphTaskEnv: any stored graph task (neuro-nav graphs, rewardGym tasks, user files) as a
 gymnasium environment.
 
-Semantics (documented in the README):
+Semantics (documented in docs/graph-tasks.md):
 - action i at a state follows that state's MOVE edges for i; an action the state does not
   define (or that the trial's condition does not offer) leaves the agent in place with
   reward 0; the optional no-op (last action) stays in place.
@@ -47,7 +47,20 @@ STOCHASTIC = -1
 
 
 class GraphTaskEnv(gym.Env):
-    """A graph task walked by its probabilistic edges; see the module docstring for the rules."""
+    """A graph task walked by its probabilistic edges; see the module docstring for the rules.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import GraphTaskEnv
+    >>> with open_store(":memory:") as store:  # the built-in is put into the store, then compiled
+    ...     env = GraphTaskEnv("neuronav/graph/linear", store=store)
+    >>> env.reset(seed=0)
+    (0, {'state': 0, 'available_actions': (0,)})
+    >>> obs, reward, terminated, truncated, info = env.step(0)
+    >>> obs, reward, terminated
+    (1, 0.0, False)
+    """
 
     metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
     action_space: spaces.Discrete

@@ -6,7 +6,8 @@ Dynamics (reference step order, reference bugs fixed; see docs/grid.md):
 2. move: fixed orientation 0 N, 1 E, 2 S, 3 W; variable orientation 0 turn left, 1 turn
    right, 2 forward; then the optional no-op and collect actions. Walls and the edge keep
    the agent in place; a closed door can be entered only with a key, which it uses up
-   (the door opens for good);
+   (the door opens for good); a key is used only by moving into a closed door, never by
+   staying on one (after a warp onto it);
 3. reward = -time_penalty (a non-negative cost, the convention of every family);
 4. a reward on the cell reached is paid once (with manual_collect only on the collect
    action) and removed; the episode ends by its own terminate flag, else by
@@ -157,7 +158,20 @@ def _flat_pixels(mask: np.ndarray, y0: int, x0: int, res: int) -> np.ndarray:
 
 
 class GridEnv(gym.Env):
-    """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring."""
+    """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import GridEnv
+    >>> with open_store(":memory:") as store:
+    ...     env = GridEnv("four_rooms", size="small", obs_type="index", store=store)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, info["available_actions"]
+    (108, (0, 1, 2, 3))
+    >>> env.step(0)[0]  # north: from row 9 to row 8 of the 11 x 11 grid
+    97
+    """
 
     metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
     action_space: spaces.Discrete
@@ -485,17 +499,19 @@ class GridEnv(gym.Env):
         return table
 
     def _ascii_base(self) -> list[str]:
+        """The text map without the agent. neuro-nav's layers, later ones winning on a shared
+        cell: rewards, keys, doors, warps; the agent goes under all of them (`_with_agent`)."""
         n, rc = self.n, self._rc
         rows = [["B" if self.compiled.wall[r, c] else " " for c in range(n)] for r in range(n)]
-        for cell in self._warps:
-            rows[rc[cell][0]][rc[cell][1]] = "W"
-        for cell in self._doors:
-            rows[rc[cell][0]][rc[cell][1]] = "D"
-        for cell in self._keyset:
-            rows[rc[cell][0]][rc[cell][1]] = "K"
         for cell, (v, _) in self._rewards.items():
             if self._reward_info[cell][1]:
                 rows[rc[cell][0]][rc[cell][1]] = "R" if v > 0 else "L"
+        for cell in self._keyset:
+            rows[rc[cell][0]][rc[cell][1]] = "K"
+        for cell in self._doors:
+            rows[rc[cell][0]][rc[cell][1]] = "D"
+        for cell in self._warps:
+            rows[rc[cell][0]][rc[cell][1]] = "W"
         return list("\n".join("".join(row) for row in rows))
 
     # -- dynamic observations ------------------------------------------------------------
@@ -517,6 +533,8 @@ class GridEnv(gym.Env):
         chars = self._ascii
         i = self._ascii_at[self._pos]
         old = chars[i]
+        if old != " ":  # an object on the agent's cell hides the agent, as in neuro-nav
+            return "".join(chars)
         chars[i] = "A"
         text = "".join(chars)
         chars[i] = old
@@ -612,7 +630,7 @@ class GridEnv(gym.Env):
     def _interact(self, pos: int, t: int, action: int, reward: float) -> tuple[int, float, bool]:
         """The slow path: doors, rewards, keys and warps on the cell reached (steps 2-6)."""
         changed = doors_changed = False
-        if t in self._doors:
+        if t in self._doors and t != pos:  # only moving into a closed door uses a key
             if self._keys > 0:
                 self._keys -= 1
                 del self._doors[t]
@@ -662,7 +680,9 @@ class GridEnv(gym.Env):
             return None
         if self.render_mode == "ansi":
             chars = self._ascii_base()
-            chars[self._pos // self.n * (self.n + 1) + self._pos % self.n] = "A"
+            i = self._pos // self.n * (self.n + 1) + self._pos % self.n
+            if chars[i] == " ":  # as the ascii observation: objects hide the agent
+                chars[i] = "A"
             return "".join(chars) + "\n"
         return self._painter_().frame(self.resolution, self._object_view(), self._rc[self._pos], self._o)
 

@@ -9,7 +9,9 @@ Dynamics follow the reference (POGE's own env) with its bugs fixed (see docs/pog
 - a reward tile pays its value (once per episode with one_time_rewards); `G` pays
   goal_reward and terminates, `T` pays -goal_reward and terminates; a zero reward becomes
   the (always negative) step penalty;
-- after max_ep_len steps the episode is *truncated* (the reference said `done`).
+- after max_ep_len steps the episode is *truncated* (the reference said `done`);
+- `indicate_slip` marks slips (`_slip_<action>`) only under partial observability: fully
+  observable, the observation is the tile, as in the reference (which ignores the flag there).
 Fixes: goal tiles are observed like every other tile (their abstraction symbol), so
 partially observable world3 runs; the observation vocabulary holds only observations that
 can occur from the start (no unreachable `_slip_*` / `_wall` entries); randomness comes only
@@ -67,7 +69,18 @@ def load_world_graph(world: str | TaskGraph, store: GraphStore | str | None = No
 
 
 class PogeEnv(gym.Env):
-    """A POGE gridworld; see the module docstring for the rules. Actions: 0 up, 1 down, 2 left, 3 right."""
+    """A POGE gridworld; see the module docstring for the rules. Actions: 0 up, 1 down, 2 left, 3 right.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import PogeEnv
+    >>> with open_store(":memory:") as store:
+    ...     env = PogeEnv("poge/world0", store=store, is_partially_obs=False)
+    >>> obs, info = env.reset(seed=0)
+    >>> info["observation"]
+    '(3,5)'
+    """
 
     metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
     action_space: spaces.Discrete
@@ -103,6 +116,7 @@ class PogeEnv(gym.Env):
             graph = load_world_graph(world, store)
         self.task_id = graph.task_id
         self.world: PogeWorld = graph_to_world(graph)
+        self._mark_slips = self.indicate_slip and self.is_partially_obs  # the reference ignores it fully observable
         self.step_penalty = -abs(step_penalty) if step_penalty else 0.0  # the reference always makes it negative
         self.obs_type = obs_type
         self.render_mode = render_mode
@@ -183,7 +197,7 @@ class PogeEnv(gym.Env):
                 for p, executed, target, blocked in outcomes_of(state, action):
                     name = base_name(target)
                     key = [target, -1, 0]
-                    if self.indicate_slip and executed != action:
+                    if self._mark_slips and executed != action:
                         name += f"_slip_{ACTIONS[executed]}"
                         key[1] = executed
                     if blocked and self.indicate_wall:

@@ -67,7 +67,22 @@ def load_room(task: str | TaskGraph, store: GraphStore | str | None, allow_space
 
 
 class RoomEnv(gym.Env):
-    """The Room memory task; see the module docstring."""
+    """The Room memory task; see the module docstring.
+
+    Examples
+    --------
+    The people, objects and locations come from ConceptNet assertions in the store.
+
+    >>> from graphstore import open_store
+    >>> from ingest.conceptnet_snapshot import ingest_snapshot
+    >>> from gym_bridge.room_env import RoomEnv
+    >>> with open_store(":memory:") as store:
+    ...     _ = ingest_snapshot(store)  # the bundled 740 AtLocation assertions
+    ...     env = RoomEnv("small", store=store)
+    >>> (observations, question), info = env.reset(seed=0)
+    >>> info["question_text"], env.action_space
+    (("Jennifer's cat", 'AtLocation'), Discrete(11))
+    """
 
     metadata = {"render_modes": RenderModes(["ansi"]), "render_fps": 4}
     action_space: spaces.Discrete

@@ -27,6 +27,7 @@ from graphstore.entities import CREATED, check_group, entity_type, graph_entitie
 from graphstore.schema import GROUP_PROPERTY
 from graphstore.taskgraph import uid_of
 
+from .registry import build, is_builtin
 from .rewards import RewardSpecError, reward_spec
 
 MAX_COUNT = 10_000
@@ -282,8 +283,12 @@ def _copy(graph: TaskGraph) -> TaskGraph:
 def create(store: GraphStore, task_id: str, request: Mapping[str, Any]) -> list[str]:
     """Add entities to a stored task: a new version written in one transaction; returns the new uids.
 
-    Fails with ConflictError (nothing written) if the task changed since it was read.
+    A built-in task missing from the store is built and put there first, as environments and
+    `graphtasks entities create` do. Fails with ConflictError (nothing written) if the task
+    changed since it was read.
     """
+    if task_id not in store and is_builtin(task_id):
+        store.put(build(task_id))
     graph = store.get(task_id)
     base = graph.task.get("content_hash") or graph.content_hash()
     uids = add_entities(graph, request)  # validated there; extend seals (hash) before writing

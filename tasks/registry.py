@@ -92,7 +92,19 @@ def is_builtin(task_id: str) -> bool:
 
 
 def build(task_id: str, **params: Any) -> TaskGraph:
-    """Build a built-in task; parameters given here or in the id override the defaults."""
+    """Build a built-in task; parameters given here or in the id override the defaults.
+
+    Examples
+    --------
+    Parameters that differ from the defaults become part of the stable task id.
+
+    >>> import tasks
+    >>> graph = tasks.build("rewardgym/two-step", p_common=0.8)
+    >>> graph.task_id, graph.family
+    ('rewardgym/two-step?p_common=0.8', 'rewardgym')
+    >>> tasks.build("rewardgym/two-step?p_common=0.8").content_hash() == graph.content_hash()
+    True
+    """
     family, name = resolve(task_id)
     _, id_params = split_task_id(task_id)
     chosen = {**id_params, **params}

@@ -155,35 +155,36 @@ class SymbolicBatch:
 
 
 class AsciiBatch:
-    """Text maps: static walls and warps, then closed doors, keys and rewards left, then the agent."""
+    """Text maps in GridEnv's (neuro-nav's) order: walls, the agent, then rewards left, keys left,
+    closed doors and warps drawn over it (an object on the agent's cell hides the agent)."""
 
     def __init__(self, env: GridEnv, cells: ObjectCells) -> None:
         n = env.n
         self.at = np.array([r * (n + 1) + c for r, c in env._rc], dtype=np.int64)  # cell -> character position
         static = ["B" if env.compiled.wall[r, c] else " " for r, c in env._rc]
-        for cell in env._warps:
-            static[cell] = "W"
         text = "\n".join("".join(static[r * n : (r + 1) * n]) for r in range(n))
         self.static = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
         self.length = len(text)
+        self.warps = self.at[np.array(sorted(env._warps), dtype=np.int64)]
         visible = np.array([env._reward_info[int(c)][1] for c in cells.rewards], dtype=bool)
         reward_chars = np.array([ord("R" if env._reward_info[int(c)][0] > 0 else "L") for c in cells.rewards], np.uint8)
-        # GridEnv's drawing order (later layers win on a shared cell): doors, keys, rewards
+        # later layers win on a shared cell: rewards, keys, doors (then the static warps)
         self.layers: list[tuple[int, np.ndarray | slice, np.ndarray, np.ndarray]] = [
-            (2, slice(None), self.at[cells.doors], np.full(cells.doors.size, ord("D"), np.uint8)),
-            (1, slice(None), self.at[cells.keys], np.full(cells.keys.size, ord("K"), np.uint8)),
             (0, np.flatnonzero(visible), self.at[cells.rewards[visible]], reward_chars[visible]),
+            (1, slice(None), self.at[cells.keys], np.full(cells.keys.size, ord("K"), np.uint8)),
+            (2, slice(None), self.at[cells.doors], np.full(cells.doors.size, ord("D"), np.uint8)),
         ]
 
     def __call__(self, venv: "GridVectorEnv") -> tuple[str, ...]:
         pos = venv.pos
         chars = np.empty((pos.size, self.length), dtype=np.uint8)
         chars[:] = self.static
+        chars[np.arange(pos.size), self.at[pos]] = ord("A")
         present = venv.present_objects()
         for layer, slots, where, codes in self.layers:
             if where.size:
                 chars[:, where] = np.where(present[layer][:, slots], codes, chars[:, where])
-        chars[np.arange(pos.size), self.at[pos]] = ord("A")
+        chars[:, self.warps] = ord("W")
         return tuple(chars.view(f"S{self.length}").reshape(-1).astype(f"U{self.length}").tolist())
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 # Micro layouts the reference gets wrong (cells outside the grid; start, reward or warp in
-# walls; goal cut off): replaced by valid layouts, documented in the maps and docs/readme-grid.md.
+# walls; goal cut off): replaced by valid layouts, documented in the maps and docs/grid.md and docs/differences.md.
 REDESIGNED = {
     ("two_step", "micro"),
     ("narrow", "micro"),

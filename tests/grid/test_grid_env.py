@@ -382,3 +382,34 @@ def test_ascii_with_list_format_rewards_and_hidden_rewards():
     env = GridEnv("empty", "small", obs_type="ascii", objects=objects)
     text, _ = env.reset(seed=0)
     assert text.split("\n")[1][:5] == "BRL  "  # the hidden reward at (1, 3) is not shown
+
+
+# a key at (1, 2), a warp from (1, 3) onto the closed door at (1, 4)
+WARP_ONTO_DOOR = {"keys": [(1, 2)], "warps": {(1, 3): (1, 4)}, "doors": {(1, 4): "v"}}
+
+
+def test_bumping_a_wall_on_a_closed_door_keeps_the_key():
+    """neuro-nav uses a key only when moving into a closed door (check_target of the new cell)."""
+    env = GridEnv("empty", "small", agent_start=(2, 2), objects=WARP_ONTO_DOOR, obs_type="ascii")
+    env.reset(seed=0)
+    env.step(0)  # onto the key
+    text, *_ = env.step(1)  # east onto the warp: carried onto the closed door
+    assert env.agent_pos == (1, 4) and env.keys_held == 1 and text.split("\n")[1][4] == "D"
+    text, *_ = env.step(0)  # bump the wall to the north while on the door
+    assert env.agent_pos == (1, 4) and env.keys_held == 1 and text.split("\n")[1][4] == "D"
+    env.step(1)  # east off the door (moving out of a door cell needs nothing) ...
+    assert env.agent_pos == (1, 5) and env.keys_held == 1
+    env.step(3)  # ... and back west into it: now the key opens it
+    assert env.agent_pos == (1, 4) and env.keys_held == 0
+
+
+def test_ascii_draws_objects_over_the_agent_like_neuro_nav():
+    """neuro-nav's make_ascii_obs marks the agent first and the objects after it."""
+    objects = {"rewards": {(9, 8): 1.0}, "keys": [(2, 2)]}
+    env = GridEnv("empty", "small", obs_type="ascii", render_mode="ansi", agent_start=(9, 8), objects=objects,
+                  manual_collect=True, use_noop=True)
+    text, _ = env.reset(seed=0)
+    assert text.split("\n")[9][8] == "R" and "A" not in text  # standing on an uncollected reward
+    assert env.render().split("\n")[9][8] == "R"
+    text, *_ = env.step(3)  # west: an empty cell shows the agent
+    assert text.split("\n")[9][7] == "A" and text.split("\n")[9][8] == "R"
