@@ -38,11 +38,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if not __package__:  # run as a script (python benchmarks/run_all.py): make the checkout importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
 from benchmarks.common import RESULTS, play, python_loop_baseline, random_actions  # noqa: E402
+from graphstore import GraphtasksError  # noqa: E402
+
+
+class BenchArgumentError(GraphtasksError, ValueError):
+    """A bad option of the suite; `graphtasks bench` prints it as one line."""
 
 SIZES = (1, 64, 1024, 4096)
 TARGET_N = 4096  # the vector targets are env-steps/s at this N
@@ -505,7 +511,7 @@ def show_saved(path: Path, as_markdown: bool, log=print) -> dict:
         payload = json.loads(path.read_text())
         rows, sizes = payload["rows"], tuple(payload["sizes"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"--from-json {path}: not a run_all result ({type(exc).__name__}: {exc})") from None
+        raise BenchArgumentError(f"--from-json {path}: not a run_all result ({type(exc).__name__}: {exc})") from None
     log(
         f"run of {payload.get('started', '?')}: Python {payload.get('python', '?')}, "
         f"numpy {payload.get('numpy', '?')}, "
@@ -521,17 +527,17 @@ def run_from_args(args: argparse.Namespace, log=print) -> dict:
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
-        raise ValueError(f"--families: unknown {', '.join(unknown)}; choose from {', '.join(FAMILIES)}")
+        raise BenchArgumentError(f"--families: unknown {', '.join(unknown)}; choose from {', '.join(FAMILIES)}")
     try:
         sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
     except ValueError:
-        raise ValueError(f"--sizes: expected comma-separated integers, got {args.sizes!r}") from None
+        raise BenchArgumentError(f"--sizes: expected comma-separated integers, got {args.sizes!r}") from None
     if not sizes or min(sizes) < 1:
-        raise ValueError(f"--sizes: expected positive integers, got {args.sizes!r}")
+        raise BenchArgumentError(f"--sizes: expected positive integers, got {args.sizes!r}")
     budget, repeats = (0.05, 1) if args.quick else (args.budget, args.repeats)
     bolt = args.bolt.strip()
     if bolt not in ("auto", "none") and "://" not in bolt:
-        raise ValueError(f"--bolt: expected a bolt:// or neo4j:// URI, 'auto' or 'none', got {args.bolt!r}")
+        raise BenchArgumentError(f"--bolt: expected a bolt:// or neo4j:// URI, 'auto' or 'none', got {args.bolt!r}")
     output = Path(args.output) if args.output else None
     payload = run(families, sizes, budget, repeats, not args.no_memory, output, log, bolt)
     if args.markdown:

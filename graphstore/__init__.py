@@ -6,12 +6,14 @@ Imports none of the other graphtasks packages.
 from .errors import (
     ConflictError,
     GraphStoreError,
+    GraphtasksError,
     QueryError,
     SchemaError,
     StoreLocationError,
     StoreLockedError,
     StoreMissingError,
     TaskNotFound,
+    did_you_mean,
 )
 from .filelock import LOCK_TIMEOUT_ENV_VAR
 from .schema import SCHEMA, NodeType, Property, RelType, Schema
@@ -19,26 +21,8 @@ from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, default_
 from .taskgraph import TaskGraph, uid_of
 
 __all__ = [
-    "LOCK_TIMEOUT_ENV_VAR",
-    "SCHEMA",
-    "STORE_ENV_VAR",
-    "ConflictError",
-    "GraphStore",
-    "GraphStoreError",
-    "NodeType",
-    "Property",
-    "QueryError",
-    "QueryResult",
-    "RelType",
-    "Schema",
-    "SchemaError",
-    "StoreLocationError",
-    "StoreLockedError",
-    "StoreMissingError",
-    "TaskGraph",
-    "TaskNotFound",
-    "TaskSummary",
-    "default_location",
-    "open_store",
-    "uid_of",
+    "LOCK_TIMEOUT_ENV_VAR", "SCHEMA", "STORE_ENV_VAR", "ConflictError", "GraphStore", "GraphStoreError", "GraphtasksError",
+    "NodeType", "Property", "QueryError", "QueryResult", "RelType", "Schema", "SchemaError", "StoreLocationError",
+    "StoreLockedError", "StoreMissingError", "TaskGraph", "TaskNotFound", "TaskSummary", "default_location",
+    "did_you_mean", "open_store", "uid_of",
 ]

@@ -104,7 +104,7 @@ def select(
     Criteria combine (AND); none selects every entity. Raises TaskNotFound for an unknown task.
     """
     if task_id not in store:
-        raise TaskNotFound(task_id, store.location)
+        raise TaskNotFound(task_id, store.location, [t.task_id for t in store.list()])
     labels = [entity_type(schema, type)] if type is not None else schema.entity_types()
     if group is not None and (not isinstance(group, str) or not group):
         raise SchemaError(f"group: expected a group name, got {group!r}")

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import StoreLocationError, StoreLockedError
+from .errors import LockSettingError, StoreLocationError, StoreLockedError
 
 LOCK_TIMEOUT_ENV_VAR = "GRAPHTASKS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 5.0
@@ -37,7 +37,7 @@ def lock_timeout() -> float:
     except ValueError:
         value = -1.0
     if not value >= 0 or value == float("inf"):
-        raise ValueError(f"{LOCK_TIMEOUT_ENV_VAR}: expected a number of seconds >= 0, got {text!r}")
+        raise LockSettingError(f"{LOCK_TIMEOUT_ENV_VAR}: expected a number of seconds >= 0, got {text!r}")
     return value
 
 

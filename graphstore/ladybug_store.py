@@ -383,7 +383,7 @@ class LadybugStore(GraphStore):
             cols = ", ".join(f"t.{_q(p.name)}" for p in task_type.properties)
             rows = self._raw(f"MATCH (t:Task) WHERE t.uid = $id RETURN {cols}", {"id": task_id})
             if not rows:
-                raise TaskNotFound(task_id, self.location)
+                raise TaskNotFound(task_id, self.location, [t.task_id for t in self.list()])
             task_props = {
                 p.name: _from_store(p, v)
                 for p, v in zip(task_type.properties, rows[0])

@@ -598,7 +598,7 @@ class Neo4jStore(GraphStore):
                 f"task {task_id!r} in {self.location!r} kept changing while being read ({TORN_READ_RETRIES} tries)"
             )
         if graph is None:
-            raise TaskNotFound(task_id, self.location)
+            raise TaskNotFound(task_id, self.location, [t.task_id for t in self.list()])
         return graph
 
     @staticmethod

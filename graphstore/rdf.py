@@ -28,8 +28,11 @@ from collections import defaultdict
 from typing import Any, Iterable, cast
 from urllib.parse import quote
 
+from pyparsing import ParseResults  # rdflib's SPARQL parser is built on pyparsing
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
+from rdflib.plugins.sparql.parser import parseQuery
+from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.query import ResultRow
 from rdflib.term import Node
 
@@ -368,21 +371,66 @@ def _value(term: Any) -> Any:
     return str(term)
 
 
-def sparql(rdf: Graph, query: str) -> QueryResult:
-    """Run a SPARQL SELECT / ASK / CONSTRUCT / DESCRIBE query; rows of plain Python values."""
+def _remote_parts(node: Any, found: list[str]) -> list[str]:
+    """SERVICE patterns and FROM / FROM NAMED dataset clauses anywhere in a parsed query."""
+    if isinstance(node, CompValue):
+        if node.name == "ServiceGraphPattern":
+            found.append(f"SERVICE {node['term'].n3()}")
+        elif node.name == "DatasetClause":
+            named = "named" in node
+            found.append(f"FROM {'NAMED ' if named else ''}<{node['named' if named else 'default']}>")
+        children: Iterable[Any] = node.values()
+    elif isinstance(node, (list, tuple, ParseResults)):
+        children = node
+    else:
+        return found
+    for child in children:
+        _remote_parts(child, found)
+    return found
+
+
+def check_local(query: str) -> None:
+    """Raise QueryError if `query` would reach beyond the local RDF view.
+
+    SERVICE sends the query to any address (Oxigraph runs it as an HTTP request) and FROM /
+    FROM NAMED name datasets that rdflib fetches from the web. The query is parsed with
+    rdflib's SPARQL parser (which also expands \\uXXXX escapes) and its tree searched, so comments,
+    case and escapes cannot hide either; a query that does not parse is refused too.
+    """
+    try:
+        parsed = parseQuery(query)
+    except Exception as exc:  # pyparsing's errors carry the line and column
+        raise QueryError(f"SPARQL query does not parse: {exc}") from None
+    remote = _remote_parts(parsed, [])
+    if remote:
+        raise QueryError(
+            f"SPARQL query reaches outside the local store ({', '.join(remote)}); "
+            "pass allow_service=True (`graphtasks sparql --allow-service`) to allow it"
+        )
+
+
+def sparql(rdf: Graph, query: str, allow_service: bool = False) -> QueryResult:
+    """Run a SPARQL SELECT / ASK / CONSTRUCT / DESCRIBE query; rows of plain Python values.
+
+    SERVICE and FROM clauses are refused unless `allow_service` (see `check_local`).
+    """
+    if not allow_service:
+        check_local(query)
     try:
         result = rdf.query(query)
+        if result.type == "ASK":
+            return QueryResult(["ask"], [[bool(result.askAnswer)]])
+        if result.type in ("CONSTRUCT", "DESCRIBE"):
+            return QueryResult(
+                ["subject", "predicate", "object"],
+                [[_value(t) for t in cast(tuple[Any, ...], triple)] for triple in result],
+            )
+        columns = [str(v) for v in result.vars or []]
+        return QueryResult(
+            columns, [[_value(cast(ResultRow, row)[i]) for i in range(len(columns))] for row in result]
+        )
     except Exception as exc:
         raise QueryError(f"SPARQL query failed: {exc}") from None
-    if result.type == "ASK":
-        return QueryResult(["ask"], [[bool(result.askAnswer)]])
-    if result.type in ("CONSTRUCT", "DESCRIBE"):
-        return QueryResult(
-            ["subject", "predicate", "object"],
-            [[_value(t) for t in cast(tuple[Any, ...], triple)] for triple in result],
-        )
-    columns = [str(v) for v in result.vars or []]
-    return QueryResult(columns, [[_value(cast(ResultRow, row)[i]) for i in range(len(columns))] for row in result])
 
 
 # -- serialisation -----------------------------------------------------------------------------

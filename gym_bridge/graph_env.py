@@ -28,8 +28,19 @@ from tasks import Condition, RandomStream, make_source, parse_condition
 
 from .compile import CompiledGraphTask, compile_task
 from .loading import load_task_graph
-from .observations import build_observation
-from .params import check_episode_length, check_probability, check_time_penalty
+from .observations import build_observation, observation_types
+from .params import (
+    RenderModes,
+    check_bool,
+    check_choice,
+    check_episode_length,
+    check_probability,
+    check_render_mode,
+    check_store,
+    check_time_penalty,
+    check_type,
+    named,
+)
 
 UNDEFINED = -2
 STOCHASTIC = -1
@@ -51,7 +62,7 @@ class GraphTaskEnv(gym.Env):
     (1, 0.0, False)
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
     action_space: spaces.Discrete
 
     def __init__(
@@ -67,20 +78,22 @@ class GraphTaskEnv(gym.Env):
         condition: str | dict | None = None,
         params: dict[str, Any] | None = None,
     ) -> None:
+        check_type("task", task, (str, TaskGraph, CompiledGraphTask), "a task id, a TaskGraph or a compiled task")
+        check_store(store)
+        check_choice("obs_type", obs_type, observation_types(), "observation type")
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self.time_penalty = check_time_penalty(time_penalty)
+        self.stochasticity = check_probability("stochasticity", stochasticity)
+        self.use_noop = check_bool("use_noop", use_noop)
+        self.episode_length = check_episode_length(episode_length)
+        check_type("condition", condition, (str, dict, type(None)), "a condition name, a condition mapping or None")
+        check_type("params", params, (dict, type(None)), "a mapping of task parameters or None")
         if isinstance(task, CompiledGraphTask):
             self.compiled = task
         else:
-            self.compiled = compile_task(load_task_graph(task, store, **(params or {})))
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
-            )
-        self.render_mode = render_mode
+            with named("task"):
+                self.compiled = compile_task(load_task_graph(task, store, **(params or {})))
         self.obs_type = obs_type
-        self.time_penalty = check_time_penalty(time_penalty)
-        self.stochasticity = check_probability("stochasticity", stochasticity)
-        self.use_noop = bool(use_noop)
-        self.episode_length = check_episode_length(episode_length)
         self.default_condition = condition
         c = self.compiled
         a_count = c.n_actions
@@ -93,6 +106,8 @@ class GraphTaskEnv(gym.Env):
         self._state = c.start
         self._steps = 0
         self._renderer = None
+        if condition is not None:  # refused now, not at the first reset
+            self._apply_condition(condition)
 
     # -- compiled arrays as Python lists: indexing lists is the fastest thing in a step ----
     def _build_tables(self) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from graphstore import GraphStore, SchemaError, TaskGraph
-from tasks import GridObjects
+from tasks import GridObjects, builtin_ids
 
 GRID_QUERIES = {
     "task": "MATCH (t:Task) WHERE t.uid = $task RETURN t.params, t.content_hash, t.source, t.family",
@@ -135,7 +135,7 @@ def compile_grid_from_store(store: GraphStore, task_id: str) -> CompiledGrid:
     if not rows["task"]:
         from graphstore import TaskNotFound
 
-        raise TaskNotFound(task_id, store.location)
+        raise TaskNotFound(task_id, store.location, [t.task_id for t in store.list()] + builtin_ids())
     params, content_hash, source, family = rows["task"][0]
     if isinstance(params, str):  # stores keep JSON properties as text
         import json

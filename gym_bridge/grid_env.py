@@ -41,7 +41,18 @@ from .factory import register_env_factory
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
 from .loading import read_else_write, with_store
 from .observations import state_images
-from .params import check_bool, check_episode_length, check_probability, check_time_penalty
+from .params import (
+    RenderModes,
+    check_bool,
+    check_choice,
+    check_episode_length,
+    check_probability,
+    check_render_mode,
+    check_store,
+    check_time_penalty,
+    check_type,
+    named,
+)
 from .render_grid import GridPainter, ObjectView, cell_edges
 
 OBS_TYPES = (
@@ -176,7 +187,7 @@ class GridEnv(gym.Env):
     97
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
     action_space: spaces.Discrete
     _table: np.ndarray  # observation row per state (empty: observations are built per step)
     _observe: Callable[[], Any]  # this step's observation, set by the observation type
@@ -202,30 +213,22 @@ class GridEnv(gym.Env):
         store: GraphStore | str | None = None,
         task: str | TaskGraph | CompiledGrid | None = None,
     ) -> None:
-        if task is None:
-            if not isinstance(template, str) or not isinstance(size, str):
-                raise ValueError(
-                    f"template/size: expected names such as 'four_rooms', 'small', got {template!r}, {size!r}"
-                )
-            tasks.grid_tasks.layout(template, size)  # a clear error naming what exists
-            task = grid_task_id(template, size)
-        self.compiled = c = load_compiled_grid(task, store)
-        if obs_type not in OBS_TYPES and obs_type not in _GRID_BUILDERS:
-            raise ValueError(
-                f"obs_type: unknown grid observation {obs_type!r}; choose from {', '.join(grid_observation_types())}"
-            )
-        if orientation not in ORIENTATIONS:
-            raise ValueError(f"orientation: expected 'fixed' or 'variable', got {orientation!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
-            )
+        check_type("template", template, (str,), "a template name such as 'four_rooms'")
+        check_type("size", size, (str,), "a size name such as 'small'")
+        check_type("task", task, (str, TaskGraph, CompiledGrid, type(None)), "a grid task id, a TaskGraph or None")
+        check_store(store)
+        check_choice("obs_type", obs_type, grid_observation_types(), "grid observation")
+        check_choice("orientation", orientation, ORIENTATIONS)
+        check_render_mode(render_mode, self.metadata["render_modes"])
         if (
             isinstance(resolution, bool)
             or not isinstance(resolution, (int, np.integer))
             or not 16 <= resolution <= 4096
         ):
             raise ValueError(f"resolution: expected an integer number of pixels in 16..4096, got {resolution!r}")
+        if agent_start is not None and not (isinstance(agent_start, (tuple, list)) and len(agent_start) == 2):
+            raise TypeError(f"agent_start: expected a cell (row, col) or None, got {agent_start!r}")
+        check_type("objects", objects, (Mapping, type(None)), "a mapping of object kinds to cells or None")
         self.obs_type = obs_type
         self.orientation = orientation
         self.use_noop = check_bool("use_noop", use_noop)
@@ -238,6 +241,11 @@ class GridEnv(gym.Env):
         self.episode_length = check_episode_length(episode_length)
         self.resolution = int(resolution)
         self.render_mode = render_mode
+        if task is None:
+            tasks.grid_tasks.layout(template, size)  # a clear error naming what exists
+            task = grid_task_id(template, size)
+        with named("task"):
+            self.compiled = c = load_compiled_grid(task, store)
         n = self.n = c.n
         nn = n * n
         self._variable = orientation == "variable"
@@ -272,6 +280,8 @@ class GridEnv(gym.Env):
     # -- parameters ----------------------------------------------------------------------
     def _check_cell(self, value: Any, name: str) -> int:
         try:
+            if any(isinstance(v, (bool, str)) for v in value):
+                raise TypeError
             r, c = (int(v) for v in value)
         except (TypeError, ValueError):
             raise ValueError(f"{name}: expected a cell (row, col), got {value!r}") from None

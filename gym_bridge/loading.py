@@ -59,7 +59,9 @@ def load_task_graph(task: str | TaskGraph, store: GraphStore | str | None = None
     builtin = tasks.is_builtin(task_id)
 
     def read(s: GraphStore) -> TaskGraph | None:
-        if builtin and task_id not in s:
+        if task_id not in s:
+            if not builtin:  # name the nearest stored and built-in ids
+                raise TaskNotFound(task_id, s.location, [t.task_id for t in s.list()] + tasks.builtin_ids())
             return None
         return s.get(task_id)
 
@@ -72,4 +74,4 @@ def load_task_graph(task: str | TaskGraph, store: GraphStore | str | None = None
         return read_else_write(store, read, write, builtin)
     except StoreMissingError:  # only for a task that is not built in: the store is never created for it
         where = store if isinstance(store, str) else default_location()
-        raise TaskNotFound(task_id, f"{where!r}, a store that does not exist") from None
+        raise TaskNotFound(task_id, f"{where!r}, a store that does not exist", tasks.builtin_ids()) from None

@@ -36,7 +36,17 @@ from tasks.poge import ACTIONS, PogeWorld, build_from_world_file, graph_to_world
 from tasks.poge.world import ENDS_EPISODE
 
 from .loading import load_task_graph
-from .params import check_positive_int
+from .params import (
+    RenderModes,
+    check_bool,
+    check_choice,
+    check_number,
+    check_positive_int,
+    check_render_mode,
+    check_store,
+    check_type,
+    named,
+)
 
 BLOCK = 1024
 OBS_TYPES = ("index", "onehot")
@@ -72,7 +82,7 @@ class PogeEnv(gym.Env):
     '(3,5)'
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
     action_space: spaces.Discrete
 
     def __init__(
@@ -90,28 +100,24 @@ class PogeEnv(gym.Env):
         obs_type: str = "index",
         render_mode: str | None = None,
     ) -> None:
-        if obs_type not in OBS_TYPES:
-            raise ValueError(f"obs_type: expected one of {', '.join(OBS_TYPES)}, got {obs_type!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
-            )
-        check_positive_int("max_ep_len", max_ep_len)
-        for name, value in (("goal_reward", goal_reward), ("step_penalty", step_penalty)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-                raise ValueError(f"{name}: expected a number, got {value!r}")
-        graph = load_world_graph(world, store)
+        check_type("world", world, (str, TaskGraph), "a world file path, a stored world id or a TaskGraph")
+        check_store(store)
+        check_choice("obs_type", obs_type, OBS_TYPES)
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        self.max_ep_len = check_positive_int("max_ep_len", max_ep_len)
+        self.goal_reward = check_number("goal_reward", goal_reward)
+        step_penalty = check_number("step_penalty", step_penalty)
+        self.force_determinism = check_bool("force_determinism", force_determinism)
+        self.indicate_slip = check_bool("indicate_slip", indicate_slip)
+        self.is_partially_obs = check_bool("is_partially_obs", is_partially_obs)
+        self.indicate_wall = check_bool("indicate_wall", indicate_wall)
+        self.one_time_rewards = check_bool("one_time_rewards", one_time_rewards)
+        with named("world"):
+            graph = load_world_graph(world, store)
         self.task_id = graph.task_id
         self.world: PogeWorld = graph_to_world(graph)
-        self.force_determinism = bool(force_determinism)
-        self.indicate_slip = bool(indicate_slip)
-        self.is_partially_obs = bool(is_partially_obs)
         self._mark_slips = self.indicate_slip and self.is_partially_obs  # the reference ignores it fully observable
-        self.indicate_wall = bool(indicate_wall)
-        self.max_ep_len = int(max_ep_len)
-        self.goal_reward = float(goal_reward)
-        self.one_time_rewards = bool(one_time_rewards)
-        self.step_penalty = -abs(float(step_penalty)) if step_penalty else 0.0  # the reference always makes it negative
+        self.step_penalty = -abs(step_penalty) if step_penalty else 0.0  # the reference always makes it negative
         self.obs_type = obs_type
         self.render_mode = render_mode
         self._compile(graph)

@@ -39,7 +39,17 @@ from tasks import RandomStream
 from tasks.room import RELATION, RoomKnowledge, room_knowledge
 
 from .loading import load_task_graph, with_store
-from .params import check_positive_int, check_probability
+from .params import (
+    RenderModes,
+    check_bool,
+    check_choice,
+    check_positive_int,
+    check_probability,
+    check_render_mode,
+    check_store,
+    check_type,
+    named,
+)
 
 BLOCK = 4096  # steps of random events drawn at once (drawn again only when used up or reseeded)
 
@@ -71,7 +81,7 @@ class RoomEnv(gym.Env):
     (("Jennifer's cat", 'AtLocation'), Discrete(11))
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": RenderModes(["ansi"]), "render_fps": 4}
     action_space: spaces.Discrete
 
     def __init__(
@@ -93,14 +103,14 @@ class RoomEnv(gym.Env):
         render_mode: str | None = None,
         knowledge: RoomKnowledge | None = None,
     ) -> None:
-        if room_size not in ("small", "big"):
-            raise ValueError(f"room_size: expected 'small' or 'big', got {room_size!r}")
-        if weighting_mode not in ("highest", "weighted"):
-            raise ValueError(f"weighting_mode: expected 'highest' or 'weighted', got {weighting_mode!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
-            )
+        check_choice("room_size", room_size, ("small", "big"))
+        check_store(store)
+        check_type("task", task, (str, TaskGraph, type(None)), "a Room task id, a TaskGraph or None")
+        check_type("knowledge", knowledge, (RoomKnowledge, type(None)), "a RoomKnowledge or None")
+        check_choice("weighting_mode", weighting_mode, ("highest", "weighted"))
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        disjoint_entities = check_bool("disjoint_entities", disjoint_entities)
+        allow_spaces = check_bool("allow_spaces", allow_spaces)
         self.p_commonsense = check_probability("p_commonsense", p_commonsense)
         self.p_new_location = check_probability("p_new_location", p_new_location)
         self.p_new_object = check_probability("p_new_object", p_new_object)
@@ -109,11 +119,14 @@ class RoomEnv(gym.Env):
         self.num_agents = check_positive_int("num_agents", num_agents)
         self.weighting_mode = weighting_mode
         self._highest = weighting_mode == "highest"
-        self.reference_noncommonsense = bool(reference_noncommonsense)
-        self.text_info = bool(text_info)
+        self.reference_noncommonsense = check_bool("reference_noncommonsense", reference_noncommonsense)
+        self.text_info = check_bool("text_info", text_info)
         self.render_mode = render_mode
         if knowledge is None:
-            self.task_graph, knowledge = load_room(task or f"room/{room_size}", store, allow_spaces, disjoint_entities)
+            with named("task"):
+                self.task_graph, knowledge = load_room(
+                    task or f"room/{room_size}", store, allow_spaces, disjoint_entities
+                )
             self.task_id = self.task_graph.task_id
         else:
             self.task_id = "(given knowledge)"

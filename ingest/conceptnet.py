@@ -22,12 +22,14 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from graphstore import GraphStore
+from graphstore.errors import GraphtasksError
 
+KEY_SEPARATOR = "|"  # assertion keys are 'relation|start|end'; a concept URI holding it is refused
 CONCEPT_TASK = "conceptnet"  # the `task` property of shared Concept nodes
 JOB_TASK = "ingest"  # the `task` property of IngestJob checkpoints
 
 
-class IngestError(ValueError):
+class IngestError(GraphtasksError, ValueError):
     """An ingest job cannot continue; the message names the URL, file and line, or field."""
 
 
@@ -49,6 +51,10 @@ def parse_concept(uri: Any, where: str = "") -> ConceptRef:
     """Split a ConceptNet node URI; `where` (file:line or URL) goes into the error."""
     if not isinstance(uri, str) or not uri.startswith("/c/"):
         raise IngestError(f"{where}: expected a concept URI such as '/c/en/laptop', got {uri!r}")
+    if KEY_SEPARATOR in uri:
+        raise IngestError(
+            f"{where}: concept URI {uri!r} contains {KEY_SEPARATOR!r}, which separates the parts of an assertion key"
+        )
     parts = uri.split("/")  # ['', 'c', 'en', 'road', 'n', 'wn', 'artifact']
     if len(parts) < 4 or not parts[2] or not parts[3]:
         raise IngestError(f"{where}: concept URI {uri!r} has no language or term")

@@ -10,6 +10,7 @@ actions it lists are offered (`{0: {1: 2, 3: 4}}` offers actions 1 and 3 at node
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any, Mapping
@@ -57,8 +58,8 @@ def parse_condition(name: str, value: Mapping[Any, Any], n_nodes: int | None = N
             overrides[(node, action)] = tuple(outcomes)
         listed[node] = tuple(sorted(a for (s, a) in overrides if s == node))
     reward = value.get("reward")
-    if reward is not None and (isinstance(reward, bool) or not isinstance(reward, Real)):
-        raise GraphNotationError(f"{where}: 'reward' must be a number, got {reward!r}")
+    if reward is not None and (isinstance(reward, bool) or not isinstance(reward, Real) or not math.isfinite(reward)):
+        raise GraphNotationError(f"{where}: 'reward' must be a finite number, got {reward!r}")
     available: dict[int, tuple[int, ...]] = dict(listed)
     for node_key, actions in (value.get("available") or {}).items():
         node = _as_int(node_key, f"{where}, available node")

@@ -8,8 +8,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from graphstore.errors import GraphtasksError
 
-class TaskFileError(ValueError):
+
+class TaskFileError(GraphtasksError, ValueError):
     """A task definition file cannot be read; the message names the file (and field)."""
 
 

@@ -25,6 +25,7 @@ are applied by the environment on top of these edges.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -388,8 +389,8 @@ def objects_from_dict(
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise ValueError(f"{where}: reward value must be a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{where}: reward value must be a finite number, got {value!r}")
     return float(value)
 
 

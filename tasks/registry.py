@@ -15,12 +15,13 @@ from typing import Any, Callable, Mapping
 from urllib.parse import parse_qsl
 
 from graphstore import TaskGraph
+from graphstore.errors import GraphtasksError, did_you_mean
 
 from .data import TaskFileError, data_dir
 from .graph_tasks import build_graph_task, load_definition
 
 
-class UnknownTask(KeyError):
+class UnknownTask(GraphtasksError, KeyError):
     def __str__(self) -> str:
         return str(self.args[0])
 
@@ -75,7 +76,8 @@ def resolve(task_id: str) -> tuple[Family, str]:
             name = base[len(family.prefix) :]
             if name in family.names():
                 return family, name
-    raise UnknownTask(f"unknown task {task_id!r}; built-in tasks: `graphtasks tasks list --builtin`")
+    hint = did_you_mean(base, builtin_ids()) or "; built-in tasks: `graphtasks tasks list --builtin`"
+    raise UnknownTask(f"unknown task {task_id!r}{hint}")
 
 
 def builtin_ids(family: str | None = None) -> list[str]:

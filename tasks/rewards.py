@@ -8,18 +8,21 @@ new session (gym's `reset(seed=...)`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any, Callable, Mapping, Protocol, TypeVar
 
 import numpy as np
 
+from graphstore.errors import GraphtasksError
+
 T = TypeVar("T")
 
 KINDS = ("fixed", "probabilistic", "drifting", "pseudorandom")
 
 
-class RewardSpecError(ValueError):
+class RewardSpecError(GraphtasksError, ValueError):
     """A reward specification is invalid; the message names the field."""
 
 
@@ -111,6 +114,11 @@ class RewardSpec:
         return float(np.mean(self.values))
 
 
+def finite_number(value: Any) -> bool:
+    """A real number that is not a bool, NaN or infinite (JSON's NaN/Infinity, or 1e400 read as inf)."""
+    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _present(value: T | None, field: str, kind: str) -> T:
     if value is None:
         raise RewardSpecError(f"a {kind} reward needs {field}")
@@ -119,18 +127,20 @@ def _present(value: T | None, field: str, kind: str) -> T:
 
 def _numbers(value: Any, field: str, where: str) -> tuple[float, ...]:
     if isinstance(value, Real) and not isinstance(value, bool):
-        return (float(value),)
+        value = [value]
     if not isinstance(value, (list, tuple)) or not value:
         raise RewardSpecError(f"{where}: '{field}' must be a non-empty list of numbers, got {value!r}")
     for v in value:
-        if isinstance(v, bool) or not isinstance(v, Real):
-            raise RewardSpecError(f"{where}: '{field}' must hold numbers, got {v!r}")
+        if not finite_number(v):
+            raise RewardSpecError(f"{where}: '{field}' must hold finite numbers, got {v!r}")
     return tuple(float(v) for v in value)
 
 
 def reward_spec(value: Any, where: str = "reward") -> RewardSpec:
     """A spec from a data-file value: a number (fixed) or {"kind": ..., ...}; validated."""
     if isinstance(value, Real) and not isinstance(value, bool):
+        if not finite_number(value):
+            raise RewardSpecError(f"{where}: expected a finite number, got {value!r}")
         return RewardSpec("fixed", (float(value),))
     if not isinstance(value, Mapping):
         raise RewardSpecError(f"{where}: expected a number or an object with 'kind', got {value!r}")
@@ -162,8 +172,8 @@ def reward_spec(value: Any, where: str = "reward") -> RewardSpec:
         if len(borders) != 2 or not 0 <= borders[0] <= borders[1] <= 1:
             raise RewardSpecError(f"{where}: 'borders' must be [low, high] within [0, 1], got {list(borders)}")
         sd = value.get("sd", 0.025)
-        if isinstance(sd, bool) or not isinstance(sd, Real) or sd < 0:
-            raise RewardSpecError(f"{where}: 'sd' must be a non-negative number, got {sd!r}")
+        if not finite_number(sd) or sd < 0:
+            raise RewardSpecError(f"{where}: 'sd' must be a finite non-negative number, got {sd!r}")
         return RewardSpec(kind, values, None, (borders[0], borders[1]), float(sd))
     return RewardSpec(kind, values)  # pseudorandom: the deck
 

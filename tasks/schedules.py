@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from graphstore.errors import GraphtasksError
+
 MAX_TRIES = 100_000
 
 
-class ScheduleError(ValueError):
+class ScheduleError(GraphtasksError, ValueError):
     """A schedule specification is invalid or cannot be satisfied."""
 
 

@@ -36,7 +36,7 @@ def test_installed_package_ships_all_data(tmp_path):
     assert installed == expected, f"installed data at {root} differs from the checkout's data/"
 
 
-TOP_LEVEL = ("graphstore", "ingest", "tasks", "gym_bridge", "graphtasks")
+TOP_LEVEL = ("graphstore", "ingest", "tasks", "gym_bridge", "graphtasks", "benchmarks")
 MODULE_PROBE = (
     "import importlib, json, pathlib; out = {}\n"
     f"for name in {TOP_LEVEL!r}:\n"

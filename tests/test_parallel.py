@@ -202,3 +202,13 @@ def test_copy_from_a_missing_store_exits_2(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
     assert err.startswith(f"graphtasks: error: store {str(source)!r} does not exist; ")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_lock_timeout_is_one_line(store_with_task, monkeypatch, capsys):
+    monkeypatch.setenv("GRAPHTASKS_LOCK_TIMEOUT", "soon")
+    assert cli.main(["--store", str(store_with_task), "tasks", "list"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "graphtasks: error: GRAPHTASKS_LOCK_TIMEOUT: expected a number of seconds >= 0, got 'soon'"
+    )
+    assert cli.main(["--lock-timeout", "-1", "--store", str(store_with_task), "tasks", "list"]) == 2
+    assert "got '-1.0'" in capsys.readouterr().err

@@ -57,7 +57,7 @@ def test_same_seed_same_draws():
         ({"kind": "probabilistic", "values": [0, 1], "probs": [0.5]}, "one probability per value"),
         ({"kind": "probabilistic", "values": [0, 1], "probs": [0.5, 0.6]}, "sum to 1"),
         ({"kind": "drifting", "values": [1, 0], "borders": [0.8, 0.2]}, "'borders'"),
-        ({"kind": "fixed", "values": ["a"]}, "'values' must hold numbers"),
+        ({"kind": "fixed", "values": ["a"]}, "'values' must hold finite numbers"),
     ],
 )
 def test_bad_reward_specs_name_the_field(value, message):

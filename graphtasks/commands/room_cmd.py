@@ -13,6 +13,8 @@ import argparse
 import json
 import sys
 
+from .errors import CommandError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     group = subparsers.add_parser("room", help="the Room memory task (RoomEnv-v0) on stored ConceptNet triples")
@@ -54,9 +56,9 @@ def _ints(text: str, field: str) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise ValueError(f"--{field}: expected comma-separated integers, got {text!r}") from None
+        raise CommandError(f"--{field}: expected comma-separated integers, got {text!r}") from None
     if not values:
-        raise ValueError(f"--{field}: give at least one value")
+        raise CommandError(f"--{field}: give at least one value")
     return values
 
 
@@ -90,7 +92,7 @@ def run_baselines(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.agents.split(",")] if args.agents else list(KINDS)
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
-        raise ValueError(f"--agents: unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
+        raise CommandError(f"--agents: unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
     ensure_knowledge(args.store)
     env = RoomEnv(args.room_size, store=args.store, num_agents=args.num_agents, text_info=False,
                   reference_noncommonsense=args.reference_noncommonsense, weighting_mode=args.weighting_mode)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphstore import GraphStore, TaskGraph
+from graphstore.errors import GraphtasksError
 
 from ..data import TaskFileError, data_dir, read_json
 from ..registry import Family, register_family
@@ -94,7 +95,7 @@ class RoomKnowledge:
         return [(h, self.tails[cs[0][0]]) for h, cs in zip(self.heads, self.commonsense)]
 
 
-class RoomKnowledgeError(ValueError):
+class RoomKnowledgeError(GraphtasksError, ValueError):
     """The store does not hold the knowledge a Room task needs; says which and how to fix it."""
 
 
