@@ -50,7 +50,9 @@ def hammer(server: dict[str, Any], worker: int, seconds: float, seed: int) -> di
 
     rng = random.Random(seed * 1000 + worker)
     store = Neo4jStore(server["uri"], user=server["user"], password=server["password"], database=server["database"])
-    seen: dict[str, Any] = {"accepted": [], "conflicts": 0, "errors": [], "reads": 0, "torn": [], "scratch_ops": 0}
+    seen: dict[str, Any] = {
+        "accepted": [], "bases": [], "conflicts": 0, "errors": [], "reads": 0, "torn": [], "scratch_ops": 0,
+    }
     deadline = time.monotonic() + seconds
     n = 0
     try:
@@ -71,6 +73,7 @@ def hammer(server: dict[str, Any], worker: int, seconds: float, seed: int) -> di
                     else:  # the whole task, checked
                         store.put(graph, expected_hash=base)
                     seen["accepted"].append(group)
+                    seen["bases"].append(base)  # in one serial history no two accepted writes share a base
                 elif op < 0.75:
                     graph = store.get(COUNTER)
                     seen["reads"] += 1
