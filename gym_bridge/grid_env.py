@@ -32,14 +32,14 @@ import numpy as np
 from gymnasium import spaces
 
 import tasks
-from graphstore import GraphStore, TaskGraph
+from graphstore import GraphStore, StoreMissingError, TaskGraph
 from graphstore.entities import rebase
 from tasks import GridObjects, RandomStream, objects_from_dict
 from tasks.grid_tasks import PREFIX, grid_task_id
 
 from .factory import register_env_factory
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
-from .loading import read_else_write, with_store
+from .loading import not_in_missing_store, read_else_write, with_store
 from .observations import state_images
 from .params import (
     RenderModes,
@@ -129,7 +129,10 @@ def load_compiled_grid(task: str | TaskGraph | CompiledGrid, store: GraphStore |
 
     builtin = task.startswith(PREFIX) and tasks.is_builtin(task)
     if not builtin:
-        return with_store(store, lambda s: compile_grid_from_store(s, task))
+        try:
+            return with_store(store, lambda s: compile_grid_from_store(s, task))
+        except StoreMissingError:
+            raise not_in_missing_store(task, store) from None
     # the map file is the source of truth: (re)put the task when the file changed
     template, _, size = task[len(PREFIX) :].partition("/")
     source = Path(tasks.grid_tasks.layout(template, size).source)

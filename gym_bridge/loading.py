@@ -73,5 +73,10 @@ def load_task_graph(task: str | TaskGraph, store: GraphStore | str | None = None
     try:
         return read_else_write(store, read, write, builtin)
     except StoreMissingError:  # only for a task that is not built in: the store is never created for it
-        where = store if isinstance(store, str) else default_location()
-        raise TaskNotFound(task_id, f"{where!r}, a store that does not exist", tasks.builtin_ids()) from None
+        raise not_in_missing_store(task_id, store) from None
+
+
+def not_in_missing_store(task_id: str, store: GraphStore | str | None) -> TaskNotFound:
+    """The error for a task that is not built in, asked for from a store that does not exist."""
+    where = store if isinstance(store, str) else default_location()
+    return TaskNotFound(task_id, f"{where!r}, a store that does not exist", tasks.builtin_ids())

@@ -14,6 +14,8 @@ import random
 import time
 from typing import Any
 
+import networkx as nx
+
 from graphstore import ConflictError, TaskGraph, TaskNotFound
 from tasks.entities import add_entities
 
@@ -67,9 +69,12 @@ def hammer(server: dict[str, Any], worker: int, seconds: float, seed: int) -> di
                     rewarded = {s for s, _, d in graph.graph.edges(data=True) if d["rel"] == "HAS_REWARD"}
                     free = [i for i in range(COUNTER_STATES) if f"s{i}" not in rewarded]
                     request = {"Reward": {"params": {"state": rng.choice(free), "value": float(n)}, "group": group}}
-                    uids = add_entities(graph, request)
-                    if op < 0.3:  # only the new nodes travel, checked against the hash read (as tasks.create)
-                        store.extend(graph, [u[len(COUNTER) + 1 :] for u in uids], expected_hash=base)
+                    (uid,) = add_entities(graph, request)
+                    if op < 0.3:  # only the new node travels, checked against the hash read (as tasks.create)
+                        # a local id of its own: two racing writes then touch no common node but the Task
+                        local = f"created/reward/{group}"
+                        nx.relabel_nodes(graph.graph, {uid[len(COUNTER) + 1 :]: local}, copy=False)
+                        store.extend(graph, [local], expected_hash=base)
                     else:  # the whole task, checked
                         store.put(graph, expected_hash=base)
                     seen["accepted"].append(group)
