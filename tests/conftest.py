@@ -9,8 +9,8 @@ import pytest
 import tasks
 from graphstore import open_store
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-REFERENCE = SHARED / "reference"
+# Reference data the tests compare against, with its sources and licences (tests/data/README.md).
+TEST_DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from ingest.conceptnet_snapshot import build_snapshot, ingest_snapshot, snapshot
 from .conftest import run_cli, snapshot_edges, write_dump
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = Path("/work/shared/reference/roomenv/conceptnet-data.json")
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "roomenv" / "conceptnet-data.json"  # room-env 0.1.5
 
 
 def fast_client(server, **retry) -> ApiClient:
