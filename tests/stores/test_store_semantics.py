@@ -68,6 +68,7 @@ def test_changed_task_is_replaced_whole(store):
     assert store.get("t/other") == small_task("t/other", n=2)
 
 
+@pytest.mark.server_specific
 def test_failed_put_leaves_store_unchanged(store):
     """A uid collision (task 'c' with local id 'b/s0' vs task 'c/b' with 's0') fails mid-write."""
     first = small_task("c/b")
@@ -85,6 +86,7 @@ def test_failed_put_leaves_store_unchanged(store):
     assert total_nodes(store) == before
 
 
+@pytest.mark.server_specific
 def test_failure_in_a_later_batch_rolls_back_earlier_batches(bolt_server):
     from .conftest import open_bolt, wipe
 
