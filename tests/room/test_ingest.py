@@ -242,7 +242,7 @@ def test_cli_ingest_commands_print_summaries(conceptnet_server, tmp_path, capsys
     assert "missing.gz: no such file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("tick", [1, 2, 7])
+@pytest.mark.parametrize("tick", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(7, marks=pytest.mark.slow)])
 def test_line_checkpoints_lose_no_row_at_the_boundary(tmp_path, temp_store, monkeypatch, tick):
     """A failure after a line-count checkpoint (not a full batch) resumes on the next line."""
     import ingest.conceptnet_dump as dump_mod

@@ -85,6 +85,14 @@ def arcadedb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltSe
     raise RuntimeError(f"ArcadeDB did not start: {last_error}")
 
 
+@pytest.fixture(scope="session")
+def loaded_rdf(loaded_store: GraphStore):
+    """The RDF view of every built-in task, built once per run (the large grids make it slow)."""
+    from graphstore import rdf
+
+    return rdf.store_to_rdf(loaded_store)
+
+
 def neo4j_server() -> BoltServer | None:
     uri = os.environ.get("NEO4J_URI")
     if not uri:

@@ -42,8 +42,8 @@ def embedded(loaded_store):
 
 
 @pytest.fixture(scope="module")
-def rdf_graph(embedded):
-    return R.store_to_rdf(embedded)
+def rdf_graph(loaded_rdf):
+    return loaded_rdf
 
 
 @pytest.fixture(scope="module", params=bolt_names())

@@ -6,6 +6,7 @@ import pytest
 
 import tasks
 from graphstore import GraphStoreError, QueryError, TaskGraph, TaskNotFound
+from tests.conftest import builtin_params
 
 
 def small_task(task_id: str, reward: float = 1.0, n: int = 3, params: dict | None = None, **extra) -> TaskGraph:
@@ -34,7 +35,7 @@ def total_nodes(store) -> int:
     return total
 
 
-@pytest.mark.parametrize("task_id", tasks.builtin_ids())
+@pytest.mark.parametrize("task_id", builtin_params())
 def test_builtin_round_trip(store, task_id):
     graph = tasks.build(task_id)
     assert store.put(graph) is True
