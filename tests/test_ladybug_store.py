@@ -5,6 +5,7 @@ from graphstore import GraphStoreError, QueryError, TaskGraph, TaskNotFound, ope
 from graphstore.cypher_text import quote_reserved_properties
 
 
+@pytest.mark.slow  # one task per family: test_builtin_round_trip[embedded-...] in the quick run
 def test_every_builtin_task_round_trips(loaded_store):
     """The session store was written with put (each returning True); every task reads back equal."""
     for task_id in tasks.builtin_ids():
