@@ -10,7 +10,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+# benchmarks/results in a source checkout; an installed copy writes to the working directory instead
+_HERE = Path(__file__).resolve().parent
+RESULTS = _HERE / "results" if (_HERE.parent / "pyproject.toml").is_file() else Path.cwd() / "benchmark-results"
 
 
 def play(env, actions: list[int]) -> None:

@@ -34,9 +34,13 @@ def generate(path: Path, rows: int, seed: int = 0) -> None:
             lb = "en" if english else rng.choice(LANGS)
             a = f"/c/{la}/thing_{rng.randrange(50_000)}" + ("/n/wn/artifact" if rng.random() < 0.1 else "")
             b = f"/c/{lb}/place_{rng.randrange(20_000)}"
-            info = {"dataset": "/d/conceptnet/4/en", "license": "cc:by/4.0",
-                    "sources": [{"@id": "/and/[/s/activity/omcs/vote/,/s/contributor/omcs/x/]"}],
-                    "surfaceText": f"You are likely to find [[{a}]] in [[{b}]]", "weight": round(rng.uniform(0.5, 8), 3)}
+            info = {
+                "dataset": "/d/conceptnet/4/en",
+                "license": "cc:by/4.0",
+                "sources": [{"@id": "/and/[/s/activity/omcs/vote/,/s/contributor/omcs/x/]"}],
+                "surfaceText": f"You are likely to find [[{a}]] in [[{b}]]",
+                "weight": round(rng.uniform(0.5, 8), 3),
+            }
             f.write(f"/a/[{rel}/,{a}/,{b}/]\t{rel}\t{a}\t{b}\t{json.dumps(info)}\n")
 
 

@@ -1,9 +1,9 @@
-"""Graph-task step throughput and compile time (issue: core platform).
+"""Graph-task step throughput and compile time.
 
 Random policy, actions drawn in advance, unwrapped env. Each figure is printed with its
-ratio to the reference implementation's figure (the baseline, from
-shared/reference/*/SEMANTICS.md, measured on the same kind of 2-core machine) and to an
-empty Python loop measured in this same run (the machine's ceiling).
+ratio to the reference implementation's figure (the baseline, measured on the same kind of
+2-core machine with Python 3.11) and to an empty Python loop measured in this same run
+(the machine's ceiling).
 
     python benchmarks/graph_throughput.py
 """
@@ -43,7 +43,10 @@ def main() -> int:
         ok = rate >= target
         failed += not ok
         rows.append({"task": task_id, "obs": obs, "steps_per_s": rate, "reference": reference, "target": target})
-        print(f"{task_id + ' ' + obs:<42} {rate:>12,.0f} {rate / ceiling:>9.3f} {reference:>10,} {rate / reference:>6.2f}x {target:>10,}  {'yes' if ok else 'NO'}")
+        print(
+            f"{task_id + ' ' + obs:<42} {rate:>12,.0f} {rate / ceiling:>9.3f} {reference:>10,} "
+            f"{rate / reference:>6.2f}x {target:>10,}  {'yes' if ok else 'NO'}"
+        )
     with tempfile.TemporaryDirectory() as folder:
         store = open_store(Path(folder) / "bench.lbug")
         graph_ids = [t for family in GRAPH_FAMILIES for t in tasks.builtin_ids(family)]  # not grids, POGE, Room
@@ -55,7 +58,9 @@ def main() -> int:
     print(f"\ncompile from the embedded store: slowest {slowest} {times[slowest] * 1000:.1f} ms "
           f"(target < 20 ms), median {sorted(times.values())[len(times) // 2] * 1000:.1f} ms")
     failed += times[slowest] >= 0.020
-    path = save("graph_throughput", {"ceiling": ceiling, "cases": rows, "compile_ms": {k: v * 1000 for k, v in times.items()}})
+    path = save(
+        "graph_throughput", {"ceiling": ceiling, "cases": rows, "compile_ms": {k: v * 1000 for k, v in times.items()}}
+    )
     print(f"written {path}")
     return 1 if failed else 0
 

@@ -1,8 +1,8 @@
 """Grid throughput: steps/s of GridEnv per observation type against the reference figures.
 
 Random policy with actions drawn in advance, the unwrapped environment, resets included.
-The baseline is the reference GridEnv measured on the same 2-core machine class
-(reference/neuronav/SEMANTICS.md); the ratio column is ours / reference. Also the time
+The baseline is the reference GridEnv (neuro-nav) measured on the same 2-core machine
+class; the ratio column is ours / reference. Also the time
 to compile a large template from the embedded store (fixed queries -> arrays).
 
 Usage: python benchmarks/grid_throughput.py [--steps N] [--repeats R] [--json]
@@ -28,7 +28,7 @@ from graphstore import open_store  # noqa: E402
 from gym_bridge.grid_compile import compile_grid_from_store  # noqa: E402
 from gym_bridge.grid_env import GridEnv  # noqa: E402
 
-# steps/s of the reference (SEMANTICS.md) and this project's targets on a 2-core machine
+# steps/s of the reference (neuro-nav's GridEnv) and this project's targets on a 2-core machine
 CASES = [
     # (label, template, size, obs_type, reference, target)
     ("four_rooms small index", "four_rooms", "small", "index", 179_000, 450_000),
@@ -85,7 +85,11 @@ def main() -> None:
                         "ratio": round(rate / reference, 2), "target": target,
                         "meets_target": None if target is None else rate >= target})
     compile_time = compile_ms(max(5, args.repeats))
-    payload = {"cases": results, "compile_large_ms": round(compile_time, 2), "python_loop_per_s": round(python_loop_baseline())}
+    payload = {
+        "cases": results,
+        "compile_large_ms": round(compile_time, 2),
+        "python_loop_per_s": round(python_loop_baseline()),
+    }
     path = save("grid_throughput", payload)
     if args.json:
         print(json.dumps(payload, indent=2))
@@ -96,7 +100,10 @@ def main() -> None:
         ok = "" if r["meets_target"] is None else ("yes" if r["meets_target"] else "NO")
         print(f"{r['case']:<36}{r['steps_per_s']:>12,}{r['reference']:>12,}{r['ratio']:>8.2f}{target:>10}  {ok}")
     ok = "yes" if compile_time < COMPILE_TARGET_MS else "NO"
-    print(f"compile four_rooms large from the embedded store: {compile_time:.1f} ms (target < {COMPILE_TARGET_MS:.0f} ms)  {ok}")
+    print(
+        f"compile four_rooms large from the embedded store: {compile_time:.1f} ms "
+        f"(target < {COMPILE_TARGET_MS:.0f} ms)  {ok}"
+    )
     print(f"empty Python loop on this machine: {payload['python_loop_per_s']:,} iterations/s; results saved to {path}")
 
 

@@ -1,6 +1,6 @@
 """POGE random-policy throughput on world1, against the reference figure.
 
-The reference (POGE's own env, SEMANTICS.md) runs a random policy at 450,000 to 760,000
+The reference (POGE's own env) runs a random policy at 450,000 to 760,000
 steps/s on a 2-core Xeon with Python 3.11; it is not installable here, so that documented
 figure is the baseline. Actions are drawn in advance, the unwrapped env is stepped, episodes
 are reset when they end (the reset counts in the time). Target: >= 1,000,000 steps/s.

@@ -1,6 +1,6 @@
 """Room throughput: steps per second with random answers (RoomEnv-v0 small and big).
 
-Baselines (measured on a 2-core Xeon, Python 3.11, logging off; reference/roomenv/SEMANTICS.md):
+Baselines (room-env itself, measured on a 2-core Xeon, Python 3.11, logging off):
 room-env 0.1.5 34,500 steps/s small, 17,500 big; room-env 3.0.6 108,000 small, 50,000 big.
 Printed as ratios (wall clock; the last column is the rate in CPU time of this process).
 Target: >= 200,000 steps/s for the small room.
@@ -46,7 +46,9 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=300_000)
-    parser.add_argument("--store", default=None, help="store with AtLocation triples (default: a temp store + snapshot)")
+    parser.add_argument(
+        "--store", default=None, help="store with AtLocation triples (default: a temp store + snapshot)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="best of N runs")
     args = parser.parse_args()
     store = args.store

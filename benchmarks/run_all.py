@@ -3,9 +3,10 @@
 For each case: single-env steps/s (random policy, actions drawn in advance, the unwrapped
 env, resets counted in), vector env-steps/s at N = 1, 64, 1024, 4096 (native vector env,
 NEXT_STEP autoreset, actions drawn in advance), compile time from each store (the embedded
-LadybugDB, and a Bolt server: see --bolt), and peak memory (tracemalloc, measured in a separate pass so it does not slow the timings).
+LadybugDB, and a Bolt server: see --bolt), and peak memory (tracemalloc, measured in a
+separate pass so it does not slow the timings).
 Every speed is printed next to the reference implementation's figure
-(shared/reference/*/SEMANTICS.md, a 2-core Xeon, Python 3.11) as a ratio, and the run is
+(measured on a 2-core Xeon, Python 3.11) as a ratio, and the run is
 written as JSON to benchmarks/results/run_all.json.
 
 Families are discovered: graph tasks always; grid worlds, POGE worlds and the Room task when
@@ -33,17 +34,24 @@ import tempfile
 import time
 import tracemalloc
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if not __package__:  # run as a script (python benchmarks/run_all.py): make the checkout importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
 from benchmarks.common import RESULTS, play, python_loop_baseline, random_actions  # noqa: E402
+from graphstore import GraphtasksError  # noqa: E402
+
+
+class BenchArgumentError(GraphtasksError, ValueError):
+    """A bad option of the suite; `graphtasks bench` prints it as one line."""
 
 SIZES = (1, 64, 1024, 4096)
-TARGET_N = 4096  # the vector targets of issue 7 are env-steps/s at this N
+TARGET_N = 4096  # the vector targets are env-steps/s at this N
 
 
 @dataclass
@@ -140,7 +148,7 @@ def grid_cases(suite: Suite) -> None:
         task = compiled[size]
         make_vector = None
         if obs in vector_obs:
-            make_vector = lambda n, t=task, o=obs: vector.GridVectorEnv(n, task=t, obs_type=o, episode_length=None)
+            make_vector = partial(vector.GridVectorEnv, task=task, obs_type=obs, episode_length=None)
         suite.cases.append(
             Case(
                 family="grid",
@@ -168,7 +176,7 @@ def poge_cases(suite: Suite) -> None:
                           ("world1 partially observable onehot", {"obs_type": "onehot"})):
         make_vector = None
         if vector is not None:
-            make_vector = lambda n, kw=kwargs: vector.PogeVectorEnv(n, world="poge/world1", store=store, **kw)
+            make_vector = partial(vector.PogeVectorEnv, world="poge/world1", store=store, **kwargs)
         suite.cases.append(
             Case(
                 family="poge",
@@ -311,7 +319,9 @@ def measure(case: Case, stores: dict[str, Any], sizes: tuple[int, ...], budget: 
                 break
     if case.compile is not None:
         if case.compile_key not in compile_ms:
-            compile_ms[case.compile_key] = {name: compile_time(case.compile, store, repeats) for name, store in stores.items()}
+            compile_ms[case.compile_key] = {
+                name: compile_time(case.compile, store, repeats) for name, store in stores.items()
+            }
         row["compile_ms"] = compile_ms[case.compile_key]
     if memory:
         row["peak_mib_single"] = peak_memory(lambda: _run_single(case))
@@ -501,9 +511,12 @@ def show_saved(path: Path, as_markdown: bool, log=print) -> dict:
         payload = json.loads(path.read_text())
         rows, sizes = payload["rows"], tuple(payload["sizes"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"--from-json {path}: not a run_all result ({type(exc).__name__}: {exc})") from None
-    log(f"run of {payload.get('started', '?')}: Python {payload.get('python', '?')}, numpy {payload.get('numpy', '?')}, "
-        f"empty Python loop {payload.get('python_loop_ceiling', 0):,.0f} iterations/s")
+        raise BenchArgumentError(f"--from-json {path}: not a run_all result ({type(exc).__name__}: {exc})") from None
+    log(
+        f"run of {payload.get('started', '?')}: Python {payload.get('python', '?')}, "
+        f"numpy {payload.get('numpy', '?')}, "
+        f"empty Python loop {payload.get('python_loop_ceiling', 0):,.0f} iterations/s"
+    )
     log(markdown(rows, sizes) if as_markdown else table(rows, sizes))
     return payload
 
@@ -514,17 +527,17 @@ def run_from_args(args: argparse.Namespace, log=print) -> dict:
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
-        raise ValueError(f"--families: unknown {', '.join(unknown)}; choose from {', '.join(FAMILIES)}")
+        raise BenchArgumentError(f"--families: unknown {', '.join(unknown)}; choose from {', '.join(FAMILIES)}")
     try:
         sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
     except ValueError:
-        raise ValueError(f"--sizes: expected comma-separated integers, got {args.sizes!r}") from None
+        raise BenchArgumentError(f"--sizes: expected comma-separated integers, got {args.sizes!r}") from None
     if not sizes or min(sizes) < 1:
-        raise ValueError(f"--sizes: expected positive integers, got {args.sizes!r}")
+        raise BenchArgumentError(f"--sizes: expected positive integers, got {args.sizes!r}")
     budget, repeats = (0.05, 1) if args.quick else (args.budget, args.repeats)
     bolt = args.bolt.strip()
     if bolt not in ("auto", "none") and "://" not in bolt:
-        raise ValueError(f"--bolt: expected a bolt:// or neo4j:// URI, 'auto' or 'none', got {args.bolt!r}")
+        raise BenchArgumentError(f"--bolt: expected a bolt:// or neo4j:// URI, 'auto' or 'none', got {args.bolt!r}")
     output = Path(args.output) if args.output else None
     payload = run(families, sizes, budget, repeats, not args.no_memory, output, log, bolt)
     if args.markdown:

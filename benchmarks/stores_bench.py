@@ -1,4 +1,4 @@
-"""Store benchmarks (issue: Bolt store and RDF view).
+"""Store benchmarks: the Bolt store and the RDF view.
 
 1. Put a large grid task into the Bolt store and get + compile it back (first run on the
    fresh server and best of 3), and add one entity with the registry's `create`. The Bolt server is
@@ -8,7 +8,7 @@
 2. SPARQL "rewards per task" over all built-in tasks on Oxigraph (oxrdflib); baseline:
    the same query on rdflib's default in-memory store, in this run.
 
-Targets (issue 4): put and compile-back each under 1 s; SPARQL under 50 ms on Oxigraph.
+Targets: put and compile-back each under 1 s; SPARQL under 50 ms on Oxigraph.
 
     python benchmarks/stores_bench.py [--size N]
 """
@@ -23,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if not __package__:  # run as a script: make the checkout importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tasks  # noqa: E402
 from benchmarks.common import best_time, save  # noqa: E402
@@ -188,9 +189,12 @@ def main() -> int:
               f"{r['bolt_put_s'] / r['embedded_put_s']:>10.1f}")
     if four_rooms:
         f = four_rooms
-        print(f"\n{f['task']} ({f['nodes']} nodes, {f['edges']} edges): put first {f['put_cold_s']:.3f} s, best "
-              f"{f['put_s']:.3f} s; compile back (grid queries) first {f['compile_queries_cold_s']:.3f} s, best "
-              f"{f['compile_queries_s']:.3f} s; get + compile {f['get_compile_s']:.3f} s; create a key {f['create_key_s']:.3f} s")
+        print(
+            f"\n{f['task']} ({f['nodes']} nodes, {f['edges']} edges): put first {f['put_cold_s']:.3f} s, best "
+            f"{f['put_s']:.3f} s; compile back (grid queries) first {f['compile_queries_cold_s']:.3f} s, best "
+            f"{f['compile_queries_s']:.3f} s; get + compile {f['get_compile_s']:.3f} s; "
+            f"create a key {f['create_key_s']:.3f} s"
+        )
     sparql = bench_sparql()
     ox, mem = sparql["oxigraph"], sparql["rdflib_memory"]
     print(f"\nSPARQL rewards per task over {len(tasks.builtin_ids())} built-in tasks ({ox['triples']} triples, "
@@ -204,7 +208,10 @@ def main() -> int:
     path = save("stores", {"bolt": bolt_rows, "four_rooms": four_rooms, "sparql": sparql, "targets_met": ok})
     cold = all(r["bolt_put_cold_s"] < 1 and r["bolt_get_compile_cold_s"] < 1 for r in bolt_rows if r["size"] <= 17)
     print(f"\nfirst run on the fresh server also under 1 s: {'yes' if cold else 'no'}")
-    print(f"targets (four_rooms-sized grid put and get < 1 s, best of 3; SPARQL < 50 ms): {'met' if ok else 'NOT met'}; {path}")
+    print(
+        "targets (four_rooms-sized grid put and get < 1 s, best of 3; SPARQL < 50 ms): "
+        f"{'met' if ok else 'NOT met'}; {path}"
+    )
     return 0
 
 

@@ -1,4 +1,7 @@
-"""Draw every built-in graph task into docs/images/graph/<family>__<name>.png for the README.
+"""Draw every built-in graph task into docs/images/graph/<family>__<name>.png for docs/graph-tasks.md.
+
+Only the graph families (neuro-nav graphs, rewardGym) have a state-graph picture: grids are
+drawn by docs/make_pictures.py, and POGE worlds and Room tasks are not state graphs.
 
     python docs/make_graph_pictures.py
 """
@@ -15,15 +18,17 @@ from PIL import Image  # noqa: E402
 import tasks  # noqa: E402
 from gym_bridge import compile_task  # noqa: E402
 from gym_bridge.render_graph import GraphRenderer  # noqa: E402
+from tasks.entities import GRAPH_FAMILIES  # noqa: E402
 
+SIZE = 400  # labels readable at the size the README shows
 OUT = Path(__file__).resolve().parent / "images" / "graph"
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for task_id in tasks.builtin_ids():
+    for task_id in (t for family in GRAPH_FAMILIES for t in tasks.builtin_ids(family)):
         compiled = compile_task(tasks.build(task_id))
-        renderer = GraphRenderer(compiled, size=200)
+        renderer = GraphRenderer(compiled, size=SIZE)
         frame = renderer.rgb(compiled.start)
         path = OUT / (task_id.replace("/", "__") + ".png")
         Image.fromarray(frame).save(path, optimize=True)

@@ -21,7 +21,9 @@ from tasks.grid_tasks import template_names  # noqa: E402
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--store", default=":memory:", help="store to read the grids from (default: a fresh in-memory store)")
+    parser.add_argument(
+        "--store", default=":memory:", help="store to read the grids from (default: a fresh in-memory store)"
+    )
     parser.add_argument("--resolution", type=int, default=256)
     parser.add_argument("--out", default=str(ROOT / "docs" / "images"))
     args = parser.parse_args()

@@ -3,13 +3,22 @@
 Imports none of the other graphtasks packages.
 """
 
-from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
+from .errors import (
+    ConflictError,
+    GraphStoreError,
+    GraphtasksError,
+    QueryError,
+    SchemaError,
+    StoreLocationError,
+    TaskNotFound,
+    did_you_mean,
+)
 from .schema import SCHEMA, NodeType, Property, RelType, Schema
 from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, default_location, open_store
 from .taskgraph import TaskGraph, uid_of
 
 __all__ = [
-    "SCHEMA", "STORE_ENV_VAR", "ConflictError", "GraphStore", "GraphStoreError", "NodeType", "Property", "QueryError",
-    "QueryResult", "RelType", "Schema", "SchemaError", "StoreLocationError", "TaskGraph", "TaskNotFound",
-    "TaskSummary", "default_location", "open_store", "uid_of",
+    "SCHEMA", "STORE_ENV_VAR", "ConflictError", "GraphStore", "GraphStoreError", "GraphtasksError", "NodeType",
+    "Property", "QueryError", "QueryResult", "RelType", "Schema", "SchemaError", "StoreLocationError", "TaskGraph",
+    "TaskNotFound", "TaskSummary", "default_location", "did_you_mean", "open_store", "uid_of",
 ]

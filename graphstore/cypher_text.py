@@ -1,9 +1,7 @@
 """Lexical checks and rewrites of Cypher text, outside string literals and comments.
 
 Two jobs:
-- `check_read_only`: the first line of defence of read-only entry points (a transaction-
-  control prefix such as 'COMMIT;' would otherwise leave a read-only transaction, and
-  COPY/EXPORT write files even inside one). Stores still run the query read-only.
+- `check_read_only`: an allow-list of read clauses for read-only entry points (see there).
 - `quote_reserved_properties`: LadybugDB reserves some words (e.g. `index`) that are
   ordinary property keys in Neo4j; quoting them lets one query text serve every store.
 """
@@ -26,10 +24,6 @@ _LEXEME = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
-READ_CLAUSES = {"MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL"}
-FORBIDDEN_ANYWHERE = {"COPY", "EXPORT", "IMPORT", "ATTACH", "INSTALL", "CHECKPOINT", "BEGIN", "COMMIT", "ROLLBACK"}
-WRITE_CLAUSES = {"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "ALTER", "FOREACH"}
-
 # Property keys of the schema that LadybugDB's parser reserves.
 LADYBUG_RESERVED_PROPERTIES = {"index", "order", "group", "default", "column", "case", "end", "end_"}
 
@@ -39,31 +33,137 @@ def _lexemes(query: str):
         yield match.lastgroup, match.group()
 
 
-def check_read_only(query: str) -> None:
-    """Raise QueryError unless `query` is one statement that only reads."""
-    words: list[str] = []
-    statements = 1
-    trailing = False
-    for kind, text in _lexemes(query):
-        if kind == "other" and text == ";":
-            trailing = True
+# -- the read-only allow-list ------------------------------------------------------------------
+# A query is accepted only if every clause it contains is a read clause. Clauses start at the
+# beginning, after a complete operand (a name, literal, parameter, ')', ']' or '}'), or first
+# thing inside braces (EXISTS { MATCH ... }); there the next word must be one of CLAUSE_WORDS
+# or an infix keyword (AS, AND, IS, ...).
+# Everything else (LOAD, CALL, COPY, CREATE, USE, SET, a setting, a procedure) is refused
+# without being named here, so an engine's new clause is refused too.
+START_WORDS = {"MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN"}
+CLAUSE_WORDS = START_WORDS | {"WHERE", "ORDER", "SKIP", "LIMIT", "UNION"}
+# Words allowed right after an operand without starting a clause (infix and postfix keywords).
+AFTER_OPERAND_WORDS = {
+    "AS", "AND", "OR", "XOR", "IN", "IS", "STARTS", "ENDS", "CONTAINS", "ASC", "ASCENDING", "DESC", "DESCENDING",
+    "BY", "WHEN", "THEN", "ELSE", "END", "ALL", "NOT", "NULL",
+}
+# Keywords that read nothing but are not names either (inside expressions and patterns).
+EXPRESSION_WORDS = CLAUSE_WORDS | AFTER_OPERAND_WORDS | {
+    "NOT", "CASE", "EXISTS", "COUNT", "DISTINCT", "ANY", "NONE", "SINGLE", "TRUE", "FALSE",
+    "SHORTEST", "ALL_SHORTEST", "WSHORTEST", "TRAIL", "ACYCLIC",
+}
+# Keywords of write, file, session and procedure clauses in the dialects we talk to. Only used to
+# refuse them where a name could stand (a variable called `load`); clause positions need no list.
+NOT_A_NAME = {
+    "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "DROP", "ALTER", "LOAD", "CALL", "YIELD",
+    "COPY", "EXPORT", "IMPORT", "ATTACH", "USE", "INSTALL", "UNINSTALL", "CHECKPOINT", "BEGIN", "COMMIT",
+    "ROLLBACK", "PROFILE", "EXPLAIN", "FINISH", "INSERT",
+}
+_CHECK_TOKEN = re.compile(
+    r"""
+    (?P<string>'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*")
+  | (?P<quoted>`[^`]*`)
+  | (?P<comment>//[^\r\n]*|/\*.*?\*/)
+  | (?P<space>[ \t\r\n]+)
+  | (?P<param>\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|`[^`]*`))
+  | (?P<number>0[xX][0-9A-Fa-f]+|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>[!-/:-@\[-^`{-~])
+  | (?P<bad>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_OPERAND_KINDS = {"string", "quoted", "param", "number"}
+_LITERAL_WORDS = {"NULL", "TRUE", "FALSE", "END"}
+_CALL_LIKE = {"COUNT", "EXISTS", "ANY", "NONE", "SINGLE"}  # keywords when followed by ( or {, else names
+Token = tuple[str, str, int]
+
+
+def _check_tokens(query: str) -> list[Token]:
+    """Significant tokens (kind, text, offset); refuses characters the engines could read differently."""
+    tokens: list[Token] = []
+    for match in _CHECK_TOKEN.finditer(query):
+        kind, text, at = match.lastgroup or "", match.group(), match.start()
+        if kind == "bad" or (kind == "comment" and not text.isascii()):
+            char = text if kind == "bad" else next(c for c in text if not c.isascii())
+            raise QueryError(
+                f"read-only query: unexpected character {char!r} (U+{ord(char):04X}) at offset {at}; "
+                "outside quotes, queries are plain ASCII"
+            )
+        if kind not in ("comment", "space"):
+            tokens.append((kind, text, at))
+    return tokens
+
+
+def _operand_end(tokens: list[Token], i: int) -> bool:
+    """Whether token i ends an operand, so that a word after it starts a clause or is an infix keyword."""
+    kind, text, _ = tokens[i]
+    before = tokens[i - 1][1].upper() if i > 0 else ""
+    after = tokens[i + 1][1] if i + 1 < len(tokens) else ""
+    if kind in _OPERAND_KINDS or text in (")", "]", "}"):
+        return True
+    if text == "*":  # `WITH *`, `RETURN *`, `count(*)`; otherwise multiplication or a path length
+        return before in ("WITH", "RETURN", "DISTINCT", "(")
+    if kind != "word":
+        return False
+    upper = text.upper()
+    if before in ("AS", ".", ":", "$") or upper in _LITERAL_WORDS:
+        return True  # a name just bound, a property key, a label, a parameter, a literal
+    if upper in _CALL_LIKE:
+        return after not in ("(", "{")
+    return upper not in EXPRESSION_WORDS
+
+
+def _check_words(tokens: list[Token]) -> None:
+    for i, (kind, text, at) in enumerate(tokens):
+        if kind != "word":
             continue
-        if kind in ("comment",) or (kind == "other" and text.isspace()):
+        upper = text.upper()
+        before = tokens[i - 1][1] if i > 0 else ""
+        after = tokens[i + 1][1] if i + 1 < len(tokens) else ""
+        where = f"{text!r} at offset {at}"
+        if before == "." and after == "(":
+            raise QueryError(f"read-only query: namespaced function or procedure {where} is not allowed")
+        if before in (".", ":", "$"):
+            continue  # a property key, a label or relationship type, a parameter name
+        if i == 0:
+            if upper not in START_WORDS:
+                raise QueryError(
+                    f"read-only queries start with {', '.join(sorted(START_WORDS))}; this one starts with {text}"
+                )
             continue
-        if trailing:
-            statements += 1
-            trailing = False
-        if kind == "word":
-            words.append(text.upper())
-    if statements > 1:
-        raise QueryError("read-only queries take a single statement; found several separated by ';'")
-    if not words:
+        if (before == "{" and after != ":") or _operand_end(tokens, i - 1):  # a clause may start here
+            if upper not in CLAUSE_WORDS | AFTER_OPERAND_WORDS:
+                raise QueryError(
+                    f"read-only query: {where} is not a read clause; allowed: {', '.join(sorted(CLAUSE_WORDS))}"
+                )
+        elif upper in NOT_A_NAME and after != ":":
+            raise QueryError(f"read-only query: {where} is a write, file or session keyword")
+
+
+def _check(query: str) -> None:
+    tokens = _check_tokens(query)
+    if tokens and tokens[-1][1] == ";":
+        tokens = tokens[:-1]
+    if not tokens:
         raise QueryError("empty query")
-    if words[0] not in READ_CLAUSES:
-        raise QueryError(f"read-only queries start with {', '.join(sorted(READ_CLAUSES))}; this one starts with {words[0]}")
-    bad = sorted(set(words) & (FORBIDDEN_ANYWHERE | WRITE_CLAUSES))
-    if bad:
-        raise QueryError(f"read-only query uses {', '.join(bad)}: writing goes through `put` (or `graphtasks tasks load`)")
+    if any(text == ";" for _, text, _ in tokens):
+        raise QueryError("read-only queries take a single statement; found several separated by ';'")
+    _check_words(tokens)
+
+
+def check_read_only(query: str) -> None:
+    """Raise QueryError unless `query` is one statement made only of read clauses (an allow-list).
+
+    The first line of defence of read-only entry points: LOAD FROM / LOAD CSV read files, CALL
+    changes settings or runs procedures, COPY writes files, all even inside a read transaction,
+    and a prefix such as 'COMMIT;' would leave it. Stores still run the query read-only. Text
+    with backslashes is checked a second time as if they escaped nothing, so an engine that
+    reads a quote after a backslash differently cannot hide a clause in what looks like a string.
+    """
+    _check(query)
+    if "\\" in query:
+        _check(query.replace("\\", "_"))
 
 
 def quote_reserved_properties(query: str, reserved: set[str] = LADYBUG_RESERVED_PROPERTIES) -> str:

@@ -104,7 +104,7 @@ def select(
     Criteria combine (AND); none selects every entity. Raises TaskNotFound for an unknown task.
     """
     if task_id not in store:
-        raise TaskNotFound(task_id, store.location)
+        raise TaskNotFound(task_id, store.location, [t.task_id for t in store.list()])
     labels = [entity_type(schema, type)] if type is not None else schema.entity_types()
     if group is not None and (not isinstance(group, str) or not group):
         raise SchemaError(f"group: expected a group name, got {group!r}")
@@ -189,13 +189,16 @@ def rebase(stored: TaskGraph, built: TaskGraph) -> TaskGraph:
         out.graph.nodes[node]["props"] = dict(out.graph.nodes[node]["props"])
     for local_id in sorted(created):
         if local_id in out.graph:
-            raise SchemaError(f"task {built.task_id!r}: created entity {local_id!r} clashes with a node of the rebuilt task")
+            raise SchemaError(
+                f"task {built.task_id!r}: created entity {local_id!r} clashes with a node of the rebuilt task"
+            )
         out.add_node(local_id, stored.label(local_id), **stored.props(local_id))
     for source, target, rel, props in edges:
         missing = [end for end in (source, target) if end not in out.graph]
         if missing:
             raise SchemaError(
-                f"task {built.task_id!r}: created entity {uid_of(built.task_id, source if source in created else target)!r} "
+                f"task {built.task_id!r}: created entity "
+                f"{uid_of(built.task_id, source if source in created else target)!r} "
                 f"is attached to {missing[0]!r}, which the rebuilt task no longer has; delete and re-create it"
             )
         out.add_edge(source, target, rel, **props)

@@ -6,9 +6,37 @@ input without reading a traceback.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 
-class GraphStoreError(Exception):
+
+class GraphtasksError(Exception):
+    """Root of every error graphtasks raises on purpose (bad input, missing task, refused query).
+
+    The command line prints these as one line and exits 2; anything else is a bug and keeps
+    its traceback. It lives in this bottom layer so every package can derive from it.
+    """
+
+
+class GraphStoreError(GraphtasksError):
     """Base class of every error this package raises on purpose."""
+
+
+def did_you_mean(word: str, known: Iterable[str], n: int = 3) -> str:
+    """'; did you mean 'a' or 'b'?' naming the ids closest to a mistyped `word`, or ''.
+
+    Task ids share long prefixes ('rewardgym/...'), so every id of a family looks alike;
+    only the ids about as close as the closest one are named.
+    """
+    scored = [
+        (difflib.SequenceMatcher(None, word, k).ratio(), k)
+        for k in difflib.get_close_matches(word, sorted(set(known)), n=10, cutoff=0.6)
+    ]
+    if not scored:
+        return ""
+    best = max(score for score, _ in scored)
+    close = [repr(k) for score, k in scored if score >= best - 0.05][:n]
+    return "; did you mean " + (close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]) + "?"
 
 
 class SchemaError(GraphStoreError):
@@ -18,9 +46,10 @@ class SchemaError(GraphStoreError):
 class TaskNotFound(GraphStoreError, KeyError):
     """A task id is not in the store."""
 
-    def __init__(self, task_id: str, location: str = "") -> None:
+    def __init__(self, task_id: str, location: str = "", known: Iterable[str] = ()) -> None:
         where = f" in {location}" if location else ""
-        super().__init__(f"task {task_id!r} not found{where}; `graphtasks tasks list` shows what is stored")
+        hint = did_you_mean(task_id, known) or "; `graphtasks tasks list` shows what is stored"
+        super().__init__(f"task {task_id!r} not found{where}{hint}")
         self.task_id = task_id
 
     def __str__(self) -> str:  # KeyError would otherwise print the repr

@@ -16,7 +16,7 @@ def summarise(graph: TaskGraph) -> dict[str, Any]:
     """
     states = {local_id: props for local_id, props in graph.nodes("State")}
     name = {local_id: f"{props.get('index')}:{props.get('name', local_id)}" for local_id, props in states.items()}
-    moves: dict[tuple[str, int], list[tuple[str, float]]] = defaultdict(list)
+    moves: dict[tuple[str, int | None], list[tuple[str, float | None]]] = defaultdict(list)
     for source, target, props in graph.edges("MOVE"):
         moves[(source, props.get("action"))].append((target, props.get("p")))
     actions = sorted({a for _, a in moves if a is not None})
@@ -30,7 +30,11 @@ def summarise(graph: TaskGraph) -> dict[str, Any]:
     with_moves = {source for source, _ in moves}
     terminal = sorted((s for s in states if s not in with_moves or states[s].get("terminal")), key=_order(states))
     stochastic = [
-        {"state": name.get(s, s), "action": a, "outcomes": [(name.get(t, t), p) for t, p in sorted(outs, key=lambda o: str(o[0]))]}
+        {
+            "state": name.get(s, s),
+            "action": a,
+            "outcomes": [(name.get(t, t), p) for t, p in sorted(outs, key=lambda o: str(o[0]))],
+        }
         for (s, a), outs in sorted(moves.items(), key=lambda kv: (_order(states)(kv[0][0]), kv[0][1]))
         if len(outs) > 1
     ]

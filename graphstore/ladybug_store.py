@@ -10,16 +10,15 @@ import json
 import threading
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import ladybug
 
 from .cypher_text import check_read_only, quote_reserved_properties
 from .errors import ConflictError, GraphStoreError, QueryError, StoreLocationError, TaskNotFound
 from .schema import KINDS, SCHEMA, NodeType, Property, Schema
-from .store import MEMORY, GraphStore, QueryResult, TaskSummary, check_shared_request
+from .store import MEMORY, GraphStore, QueryResult, SharedEdges, SharedNodes, TaskSummary, check_shared_request
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
-
 
 BATCH = 5000  # rows per UNWIND statement
 
@@ -84,7 +83,7 @@ class LadybugStore(GraphStore):
         rows = results[-1].get_all()
         for r in results:
             r.close()
-        return rows
+        return cast(list[list[Any]], rows)  # rows come as lists: the connection never asks for dicts
 
     def _sync_schema(self) -> None:
         tables = {name: kind for _, name, kind, *_ in self._raw("CALL show_tables() RETURN *")}
@@ -175,7 +174,10 @@ class LadybugStore(GraphStore):
             if only is None:
                 self._delete_task_nodes(task_id)
             else:
-                self._raw("MATCH (t:Task) WHERE t.uid = $id SET t.content_hash = $h", {"id": task_id, "h": graph.task["content_hash"]})
+                self._raw(
+                    "MATCH (t:Task) WHERE t.uid = $id SET t.content_hash = $h",
+                    {"id": task_id, "h": graph.task["content_hash"]},
+                )
             for label, rows in node_rows.items():
                 self._create_nodes(self.schema.nodes[label], rows)
             for (rel_name, a, b), rows in edge_rows.items():
@@ -191,19 +193,30 @@ class LadybugStore(GraphStore):
             self._raw("COMMIT")
         except Exception as exc:
             self._rollback()
-            raise GraphStoreError(f"writing task {task_id!r} to {self.location!r} failed, nothing written: {exc}") from exc
+            raise GraphStoreError(
+                f"writing task {task_id!r} to {self.location!r} failed, nothing written: {exc}"
+            ) from exc
 
     def merge_shared(
         self,
-        nodes: list[tuple[str, list[dict[str, Any]]]],
-        edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
+        nodes: SharedNodes,
+        edges: SharedEdges = (),
     ) -> tuple[int, int]:
         checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)
         node_batches = [
-            (t, [{p.name: _to_store(p, r.get(p.name)) for p in t.properties} for r in rows]) for t, rows in checked_nodes
+            (t, [{p.name: _to_store(p, r.get(p.name)) for p in t.properties} for r in rows])
+            for t, rows in checked_nodes
         ]
         edge_batches = [
-            (rel, a, b, [{**{p.name: _to_store(p, r.get(p.name)) for p in rel.properties}, "s": r["s"], "t": r["t"]} for r in rows])
+            (
+                rel,
+                a,
+                b,
+                [
+                    {**{p.name: _to_store(p, r.get(p.name)) for p in rel.properties}, "s": r["s"], "t": r["t"]}
+                    for r in rows
+                ],
+            )
             for rel, a, b, rows in checked_edges
         ]
         created_nodes = created_edges = 0
@@ -217,7 +230,12 @@ class LadybugStore(GraphStore):
                         continue
                     label = _q(node_type.label)
                     uids = [r["uid"] for r in rows]
-                    have = {x[0] for x in self._raw(f"UNWIND $u AS x MATCH (n:{label}) WHERE n.uid = x RETURN n.uid", {"u": uids})}
+                    have = {
+                        x[0]
+                        for x in self._raw(
+                            f"UNWIND $u AS x MATCH (n:{label}) WHERE n.uid = x RETURN n.uid", {"u": uids}
+                        )
+                    }
                     fresh = [r for r in rows if r["uid"] not in have]
                     old = [r for r in rows if r["uid"] in have]
                     if fresh:
@@ -242,7 +260,9 @@ class LadybugStore(GraphStore):
                         sets, slim = _assignments(rel.properties, fresh, ("s", "t", "key"))
                         self._raw(
                             f"UNWIND $rows AS r MATCH (a:{qa}) WHERE a.uid = r.s MATCH (b:{qb}) WHERE b.uid = r.t "
-                            f"CREATE (a)-[:{name} {{{sets}}}]->(b)", {"rows": slim})  # 60x faster than MATCH (a {{..}}), (b {{..}})
+                            f"CREATE (a)-[:{name} {{{sets}}}]->(b)",
+                            {"rows": slim},
+                        )  # 60x faster than MATCH (a {{..}}), (b {{..}})
                     if old:
                         sets, slim = _assignments(rel.properties, old, ("s", "t", "key"))
                         updates = ", ".join(f"e.{_q(p.name)} = r.{_q(p.name)}" for p in rel.properties
@@ -254,13 +274,17 @@ class LadybugStore(GraphStore):
                 self._raw("COMMIT")
             except Exception as exc:
                 self._rollback()
-                raise GraphStoreError(f"merging shared knowledge into {self.location!r} failed, nothing written: {exc}") from exc
+                raise GraphStoreError(
+                    f"merging shared knowledge into {self.location!r} failed, nothing written: {exc}"
+                ) from exc
         return created_nodes, created_edges
 
     def _create_nodes(self, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
         sets, slim = _assignments(node_type.properties, rows)
         for start in range(0, len(slim), BATCH):
-            self._raw(f"UNWIND $rows AS r CREATE (:{_q(node_type.label)} {{{sets}}})", {"rows": slim[start : start + BATCH]})
+            self._raw(
+                f"UNWIND $rows AS r CREATE (:{_q(node_type.label)} {{{sets}}})", {"rows": slim[start : start + BATCH]}
+            )
 
     def _delete_task_nodes(self, task_id: str) -> None:
         for label, node_type in self.schema.nodes.items():
@@ -293,21 +317,25 @@ class LadybugStore(GraphStore):
             cols = ", ".join(f"t.{_q(p.name)}" for p in task_type.properties)
             rows = self._raw(f"MATCH (t:Task) WHERE t.uid = $id RETURN {cols}", {"id": task_id})
             if not rows:
-                raise TaskNotFound(task_id, self.location)
+                raise TaskNotFound(task_id, self.location, [t.task_id for t in self.list()])
             task_props = {
-                p.name: _from_store(p, v) for p, v in zip(task_type.properties, rows[0]) if p.name not in ("uid", "task")
+                p.name: _from_store(p, v)
+                for p, v in zip(task_type.properties, rows[0])
+                if p.name not in ("uid", "task")
             }
             family, name = task_props.pop("family"), task_props.pop("name")
-            graph = TaskGraph(task_id, family, name, schema=self.schema, **{k: v for k, v in task_props.items() if v is not None})
+            graph = TaskGraph(
+                task_id, family, name, schema=self.schema, **{k: v for k, v in task_props.items() if v is not None}
+            )
             prefix = len(task_id) + 1
             label_of_uid: dict[str, str] = {task_id: "Task"}
             for label, node_type in self.schema.nodes.items():
                 if label == "Task" or node_type.shared:
                     continue
-                props = [p for p in node_type.properties if p.name != "task"]
-                cols = ", ".join(f"n.{_q(p.name)}" for p in props)
+                stored = [p for p in node_type.properties if p.name != "task"]
+                cols = ", ".join(f"n.{_q(p.name)}" for p in stored)
                 for row in self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $id RETURN {cols}", {"id": task_id}):
-                    values = {p.name: _from_store(p, v) for p, v in zip(props, row)}
+                    values = {p.name: _from_store(p, v) for p, v in zip(stored, row)}
                     uid = values.pop("uid")
                     graph.add_node(uid[prefix:], label, **values)
                     label_of_uid[uid] = label
@@ -328,7 +356,8 @@ class LadybugStore(GraphStore):
     def list(self) -> list[TaskSummary]:
         with self._lock:
             rows = self._raw(
-                "MATCH (t:Task) RETURN t.uid, t.family, t.n_states, t.n_actions, t.source, t.content_hash ORDER BY t.uid"
+                "MATCH (t:Task) RETURN t.uid, t.family, t.n_states, t.n_actions, t.source, t.content_hash "
+                "ORDER BY t.uid"
             )
         return [TaskSummary(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows]
 
@@ -342,9 +371,11 @@ class LadybugStore(GraphStore):
                 raise QueryError(f"cannot start a read-only transaction on {self.location!r}: {exc}") from None
             try:
                 result = self._conn.execute(text, params or {})
-                columns = result.get_column_names()
-                rows = result.get_all()
-                result.close()
+                results = result if isinstance(result, list) else [result]
+                columns = results[-1].get_column_names()
+                rows = cast(list[list[Any]], results[-1].get_all())
+                for r in results:
+                    r.close()
                 self._raw("COMMIT")
             except Exception as exc:
                 self._rollback()
@@ -353,14 +384,13 @@ class LadybugStore(GraphStore):
 
     def close(self) -> None:
         with self._lock:
-            for obj in (getattr(self, "_conn", None), getattr(self, "_db", None)):
+            for name in ("_conn", "_db"):  # the connection first, then the database
+                obj = vars(self).pop(name, None)  # gone: a closed store cannot be used by mistake
                 if obj is not None:
                     try:
                         obj.close()
                     except Exception:
                         pass
-            self._conn = None  # type: ignore[assignment]
-            self._db = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"LadybugStore({self.location!r})"

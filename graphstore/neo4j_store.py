@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 from collections import defaultdict
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import neo4j
@@ -29,7 +29,7 @@ from neo4j import exceptions as neo4j_errors
 from .cypher_text import check_read_only
 from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
 from .schema import SCHEMA, Property, Schema
-from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, check_shared_request
+from .store import STORE_ENV_VAR, GraphStore, QueryResult, SharedEdges, SharedNodes, TaskSummary, check_shared_request
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 USER_ENV_VAR = "GRAPHTASKS_NEO4J_USER"
@@ -40,6 +40,7 @@ DEFAULT_BATCH_SIZE = 5000  # rows per UNWIND; ArcadeDB and Neo4j both take this 
 
 log = logging.getLogger(__name__)
 
+Row = TypeVar("Row")
 NodeRows = dict[tuple[str, tuple[str, ...]], list[list[Any]]]
 EdgeRows = dict[tuple[str, str, str, tuple[str, ...]], dict[str, list[list[Any]]]]
 SharedEdgeRows = dict[tuple[str, str, str], list[dict[str, Any]]]
@@ -103,7 +104,7 @@ def _without_nulls(declared: tuple[Property, ...], row: dict[str, Any]) -> dict[
     return {p.name: _to_store(p, row[p.name]) for p in declared if row.get(p.name) is not None}
 
 
-def _chunks(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
+def _chunks(rows: list[Row], size: int) -> Iterable[list[Row]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
 
@@ -288,7 +289,9 @@ class Neo4jStore(GraphStore):
                 continue
             label = graph.label(local_id)
             node_type = self.schema.nodes[label]
-            present = [p for p in node_type.properties if p.name not in ("uid", "task") and props.get(p.name) is not None]
+            present = [
+                p for p in node_type.properties if p.name not in ("uid", "task") and props.get(p.name) is not None
+            ]
             if node_type.shared:
                 row = {p.name: _to_store(p, props[p.name]) for p in present}
                 shared[label].append({**row, "uid": uid_of(task_id, local_id), "task": task_id})
@@ -308,9 +311,10 @@ class Neo4jStore(GraphStore):
                 row = {"s": uid_of(task_id, source), "t": uid_of(task_id, target), "p": props}
                 shared_edges[(data["rel"], labels[source], labels[target])].append(row)
                 continue
-            present = tuple(p.name for p in rel.properties if values.get(p.name) is not None)
-            key = (data["rel"], labels[source], labels[target], present)
-            edges[key][source].append([target, *(values[name] for name in present)])
+            names = tuple(p.name for p in rel.properties if values.get(p.name) is not None)
+            edges[(data["rel"], labels[source], labels[target], names)][source].append(
+                [target, *(values[name] for name in names)]
+            )
         return nodes, edges, shared, shared_edges
 
     def _prefix(self, task_id: str, label: str) -> str:
@@ -357,8 +361,8 @@ class Neo4jStore(GraphStore):
                 query = f"UNWIND $rows AS r MERGE (n:{_q(label)} {{uid: r.uid}}) SET n += r"
                 for chunk in _chunks(rows, self.batch_size):
                     tx.run(query, rows=chunk).consume()
-            for (label, keys), rows in nodes.items():
-                self._create_nodes(tx, task_id, label, keys, rows)
+            for (label, keys), node_rows in nodes.items():
+                self._create_nodes(tx, task_id, label, keys, node_rows)
             for (rel_name, a, b, keys), sources in edges.items():
                 self._create_edges(tx, task_id, rel_name, a, b, keys, sources)
             for (rel_name, a, b), rows in shared_edges.items():  # edges touching shared nodes: global uids
@@ -407,7 +411,8 @@ class Neo4jStore(GraphStore):
         inline = ", ".join(f"{_q(k)}: o[{i}]" for i, k in enumerate(keys, 1))
         query = (
             f"UNWIND $rows AS r MATCH (a:{_q(a)} {{uid: $pa + r[0]}}) UNWIND r[1] AS o "
-            f"MATCH (b:{_q(b)} {{uid: $pb + o[0]}}) CREATE (a)-[e:{_q(rel_name)}{' {' + inline + '}' if inline else ''}]->(b) "
+            f"MATCH (b:{_q(b)} {{uid: $pb + o[0]}}) "
+            f"CREATE (a)-[e:{_q(rel_name)}{' {' + inline + '}' if inline else ''}]->(b) "
             f"RETURN count(e) AS n"
         )
         pa, pb = self._prefix(task_id, a), self._prefix(task_id, b)
@@ -421,15 +426,17 @@ class Neo4jStore(GraphStore):
 
     def merge_shared(
         self,
-        nodes: list[tuple[str, list[dict[str, Any]]]],
-        edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
+        nodes: SharedNodes,
+        edges: SharedEdges = (),
     ) -> tuple[int, int]:
         """Create or update shared knowledge (see GraphStore.merge_shared) in one transaction."""
         checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)
         node_batches = [(t, [_without_nulls(t.properties, r) for r in rows]) for t, rows in checked_nodes]
         edge_batches = []
         for rel, a, b, rows in checked_edges:
-            encoded = [{"s": r["s"], "t": r["t"], "key": r["key"], "p": _without_nulls(rel.properties, r)} for r in rows]
+            encoded = [
+                {"s": r["s"], "t": r["t"], "key": r["key"], "p": _without_nulls(rel.properties, r)} for r in rows
+            ]
             edge_batches.append((rel.name, a, b, encoded))
 
         def work(tx: neo4j.ManagedTransaction) -> tuple[int, int]:
@@ -437,7 +444,9 @@ class Neo4jStore(GraphStore):
             for node_type, rows in node_batches:
                 label = _q(node_type.label)
                 for chunk in _chunks(rows, self.batch_size):
-                    found = tx.run(f"UNWIND $u AS x MATCH (n:{label} {{uid: x}}) RETURN n.uid AS uid", u=[r["uid"] for r in chunk])
+                    found = tx.run(
+                        f"UNWIND $u AS x MATCH (n:{label} {{uid: x}}) RETURN n.uid AS uid", u=[r["uid"] for r in chunk]
+                    )
                     have = {record["uid"] for record in found}
                     created_nodes += sum(r["uid"] not in have for r in chunk)
                     tx.run(f"UNWIND $rows AS r MERGE (n:{label} {{uid: r.uid}}) SET n += r", rows=chunk).consume()
@@ -445,14 +454,18 @@ class Neo4jStore(GraphStore):
                 pattern = f"(a:{_q(a)} {{uid: r.s}})-[e:{_q(rel_name)}]->(b:{_q(b)} {{uid: r.t}})"
                 for chunk in _chunks(rows, self.batch_size):
                     probe = [{"s": r["s"], "t": r["t"], "key": r["key"]} for r in chunk]
-                    found = tx.run(f"UNWIND $rows AS r MATCH {pattern} WHERE e.key = r.key RETURN r.key AS key", rows=probe)
+                    found = tx.run(
+                        f"UNWIND $rows AS r MATCH {pattern} WHERE e.key = r.key RETURN r.key AS key", rows=probe
+                    )
                     have = {record["key"] for record in found}
                     fresh = [r for r in chunk if r["key"] not in have]
                     old = [r for r in chunk if r["key"] in have]
                     if fresh:
                         self._create_edges_by_uid(tx, rel_name, a, b, fresh)
                     if old:
-                        tx.run(f"UNWIND $rows AS r MATCH {pattern} WHERE e.key = r.key SET e += r.p", rows=old).consume()
+                        tx.run(
+                            f"UNWIND $rows AS r MATCH {pattern} WHERE e.key = r.key SET e += r.p", rows=old
+                        ).consume()
                     created_edges += len(fresh)
             return created_nodes, created_edges
 
@@ -515,7 +528,9 @@ class Neo4jStore(GraphStore):
                             f"task {task_id!r} in {self.location!r}: {label} node uid {uid!r} does not start "
                             f"with {prefix!r}"
                         )
-                    graph.add_node(uid[len(prefix) :], label, **self._props(node_type.properties, node, ("uid", "task")))
+                    graph.add_node(
+                        uid[len(prefix) :], label, **self._props(node_type.properties, node, ("uid", "task"))
+                    )
             for rel_name, rel in self.schema.rels.items():
                 for a, b in rel.endpoints:
                     query = (
@@ -546,7 +561,7 @@ class Neo4jStore(GraphStore):
                 f"task {task_id!r} in {self.location!r} kept changing while being read ({TORN_READ_RETRIES} tries)"
             )
         if graph is None:
-            raise TaskNotFound(task_id, self.location)
+            raise TaskNotFound(task_id, self.location, [t.task_id for t in self.list()])
         return graph
 
     @staticmethod
@@ -569,7 +584,9 @@ class Neo4jStore(GraphStore):
         return [TaskSummary(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows]
 
     def content_hash(self, task_id: str) -> str | None:
-        rows = self._read(lambda tx: tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash", id=task_id).values())
+        rows = self._read(
+            lambda tx: tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash", id=task_id).values()
+        )
         return rows[0][0] if rows else None
 
     def cypher(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:
@@ -596,10 +613,9 @@ class Neo4jStore(GraphStore):
             raise QueryError(f"query failed on {self.location!r}: {self._scrub(exc)}") from None
 
     def close(self) -> None:
-        driver = getattr(self, "_driver", None)
+        driver = vars(self).pop("_driver", None)  # gone: a closed store cannot be used by mistake
         if driver is not None:
             driver.close()
-            self._driver = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"Neo4jStore({self.location!r}, user={self.user!r})"

@@ -25,11 +25,16 @@ import hashlib
 import json
 import math
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 from urllib.parse import quote
 
+from pyparsing import ParseResults  # rdflib's SPARQL parser is built on pyparsing
 from rdflib import RDF, RDFS, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
+from rdflib.plugins.sparql.parser import parseQuery
+from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.query import ResultRow
+from rdflib.term import Node
 
 from .errors import QueryError, SchemaError
 from .schema import SCHEMA, Property, Schema
@@ -47,7 +52,11 @@ REIFICATION = ("relationship", "from", "to")  # predicates of a reified edge: no
 def _check_vocabulary(schema: Schema) -> None:
     clashes = [f"{r.name}.{p.name}" for r in schema.rels.values() for p in r.properties if p.name in REIFICATION]
     if clashes:
-        raise SchemaError(f"relationship properties {', '.join(clashes)} collide with the RDF edge predicates {REIFICATION}")
+        raise SchemaError(
+            f"relationship properties {', '.join(clashes)} collide with the RDF edge predicates {REIFICATION}"
+        )
+
+
 RELATION, FROM, TO = GT.relationship, GT["from"], GT.to
 OXIGRAPH = "Oxigraph"
 _XSD_OF_KIND = {"str": XSD.string, "int": XSD.integer, "float": XSD.double, "bool": XSD.boolean, "json": RDF.JSON}
@@ -260,11 +269,11 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
             continue
         for subject in rdf.subjects(RDF.type, GT[label]):
             where = f"{label} {subject}"
-            uid = rdf.value(subject, GT.uid)
-            task_id = rdf.value(subject, GT.task)
-            if uid is None or task_id is None:
+            uid_term = rdf.value(subject, GT.uid)
+            task_term = rdf.value(subject, GT.task)
+            if uid_term is None or task_term is None:
                 raise SchemaError(f"{where}: gt:uid and gt:task are required")
-            uid, task_id = str(uid), str(task_id)
+            uid, task_id = str(uid_term), str(task_term)
             if label == "Task":
                 if uid != task_id:
                     raise SchemaError(f"{where}: a Task's gt:uid ({uid!r}) must equal its gt:task ({task_id!r})")
@@ -304,7 +313,9 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
                 continue
             for obj in rdf.objects(subject, GT[rel_name]):
                 if obj not in nodes or nodes[obj][0] != task_id:
-                    raise SchemaError(f"task {task_id!r}: gt:{rel_name} from {local or '(task)'!r} to unknown node {obj}")
+                    raise SchemaError(
+                        f"task {task_id!r}: gt:{rel_name} from {local or '(task)'!r} to unknown node {obj}"
+                    )
                 graphs[task_id].add_edge(local, nodes[obj][1], rel_name)
     shared_subjects = {
         subject for label, t in schema.nodes.items() if t.shared for subject in rdf.subjects(RDF.type, GT[label])
@@ -313,9 +324,11 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
         if rdf.value(edge, FROM) in shared_subjects:  # knowledge shared by all tasks, not part of one
             continue
         rel_iri = rdf.value(edge, RELATION)
-        rel_name = str(rel_iri)[len(NS) :] if rel_iri is not None and str(rel_iri).startswith(NS) else None
+        rel_name = str(rel_iri)[len(NS) :] if rel_iri is not None and str(rel_iri).startswith(NS) else ""
         if rel_name not in rel_names:
-            raise SchemaError(f"Edge {edge}: gt:relationship {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}")
+            raise SchemaError(
+                f"Edge {edge}: gt:relationship {rel_iri} is not one of gt:{', gt:'.join(sorted(rel_names))}"
+            )
         ends = [rdf.value(edge, FROM), rdf.value(edge, TO)]
         for end, pred in zip(ends, ("from", "to")):
             if end not in nodes:
@@ -324,7 +337,11 @@ def from_rdf(rdf: Graph, schema: Schema = SCHEMA) -> list[TaskGraph]:
         if nodes[ends[1]][0] != task_id:
             raise SchemaError(f"{rel_name} Edge {edge}: connects two different tasks")
         props = _attributes(
-            rdf, edge, schema.rels[rel_name].properties, {"relationship", "from", "to", "task"}, f"{rel_name} Edge {edge}"
+            rdf,
+            edge,
+            schema.rels[rel_name].properties,
+            {"relationship", "from", "to", "task"},
+            f"{rel_name} Edge {edge}",
         )
         graphs[task_id].add_edge(nodes[ends[0]][1], nodes[ends[1]][1], rel_name, **props)
     return list(graphs.values())
@@ -354,18 +371,66 @@ def _value(term: Any) -> Any:
     return str(term)
 
 
-def sparql(rdf: Graph, query: str) -> QueryResult:
-    """Run a SPARQL SELECT / ASK / CONSTRUCT / DESCRIBE query; rows of plain Python values."""
+def _remote_parts(node: Any, found: list[str]) -> list[str]:
+    """SERVICE patterns and FROM / FROM NAMED dataset clauses anywhere in a parsed query."""
+    if isinstance(node, CompValue):
+        if node.name == "ServiceGraphPattern":
+            found.append(f"SERVICE {node['term'].n3()}")
+        elif node.name == "DatasetClause":
+            named = "named" in node
+            found.append(f"FROM {'NAMED ' if named else ''}<{node['named' if named else 'default']}>")
+        children: Iterable[Any] = node.values()
+    elif isinstance(node, (list, tuple, ParseResults)):
+        children = node
+    else:
+        return found
+    for child in children:
+        _remote_parts(child, found)
+    return found
+
+
+def check_local(query: str) -> None:
+    """Raise QueryError if `query` would reach beyond the local RDF view.
+
+    SERVICE sends the query to any address (Oxigraph runs it as an HTTP request) and FROM /
+    FROM NAMED name datasets that rdflib fetches from the web. The query is parsed with
+    rdflib's SPARQL parser (which also expands \\uXXXX escapes) and its tree searched, so comments,
+    case and escapes cannot hide either; a query that does not parse is refused too.
+    """
+    try:
+        parsed = parseQuery(query)
+    except Exception as exc:  # pyparsing's errors carry the line and column
+        raise QueryError(f"SPARQL query does not parse: {exc}") from None
+    remote = _remote_parts(parsed, [])
+    if remote:
+        raise QueryError(
+            f"SPARQL query reaches outside the local store ({', '.join(remote)}); "
+            "pass allow_service=True (`graphtasks sparql --allow-service`) to allow it"
+        )
+
+
+def sparql(rdf: Graph, query: str, allow_service: bool = False) -> QueryResult:
+    """Run a SPARQL SELECT / ASK / CONSTRUCT / DESCRIBE query; rows of plain Python values.
+
+    SERVICE and FROM clauses are refused unless `allow_service` (see `check_local`).
+    """
+    if not allow_service:
+        check_local(query)
     try:
         result = rdf.query(query)
+        if result.type == "ASK":
+            return QueryResult(["ask"], [[bool(result.askAnswer)]])
+        if result.type in ("CONSTRUCT", "DESCRIBE"):
+            return QueryResult(
+                ["subject", "predicate", "object"],
+                [[_value(t) for t in cast(tuple[Any, ...], triple)] for triple in result],
+            )
+        columns = [str(v) for v in result.vars or []]
+        return QueryResult(
+            columns, [[_value(cast(ResultRow, row)[i]) for i in range(len(columns))] for row in result]
+        )
     except Exception as exc:
         raise QueryError(f"SPARQL query failed: {exc}") from None
-    if result.type == "ASK":
-        return QueryResult(["ask"], [[bool(result.askAnswer)]])
-    if result.type in ("CONSTRUCT", "DESCRIBE"):
-        return QueryResult(["subject", "predicate", "object"], [[_value(t) for t in triple] for triple in result])
-    columns = [str(v) for v in result.vars or []]
-    return QueryResult(columns, [[_value(row[i]) for i in range(len(columns))] for row in result])
 
 
 # -- serialisation -----------------------------------------------------------------------------
@@ -378,7 +443,7 @@ def _turtle_term(term: Any, prefixes: dict[str, str]) -> str:
             return f'"{text}"'
         if term.language:
             return f'"{text}"@{term.language}'
-        return f'"{text}"^^{_turtle_term(URIRef(term.datatype), prefixes)}'
+        return f'"{text}"^^{_turtle_term(term.datatype, prefixes)}'
     if isinstance(term, BNode):
         return f"_:{term}"
     text = str(term)
@@ -421,7 +486,7 @@ def to_turtle(rdf: Graph) -> str:
     inlined = set()
     for obj in rdf.objects():
         if isinstance(obj, BNode) and as_list(obj) is not None:
-            node = obj
+            node: Node | None = obj
             while node != RDF.nil:
                 inlined.add(node)
                 node = rdf.value(node, RDF.rest)

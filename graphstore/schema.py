@@ -346,11 +346,18 @@ def add_grid_types(s: Schema) -> None:
         "Reward",
         [
             Property("visible", "bool", False, "grid rewards: shown in pictures and symbolic observations"),
-            Property("terminate", "bool", False, "grid rewards: ends the episode when collected (unset: the env's terminate_on_reward)"),
+            Property(
+                "terminate",
+                "bool",
+                False,
+                "grid rewards: ends the episode when collected (unset: the env's terminate_on_reward)",
+            ),
         ],
     )
     s.add_node("Key", [], "A consumable key lying on a cell; a door takes one to open.")
-    s.add_node("Door", [Property("orientation", "str", True, "'h' or 'v' (how it is drawn)")], "A locked door on a cell.")
+    s.add_node(
+        "Door", [Property("orientation", "str", True, "'h' or 'v' (how it is drawn)")], "A locked door on a cell."
+    )
     s.add_node("Warp", [], "Teleports the agent to the WARPS_TO cell after reward and key handling.")
     s.add_node("Marker", [Property("color", "int[]", True, "RGB 0-255")], "A coloured cell in pictures only.")
     s.add_rel("MOVE", [("Cell", "Cell")])

@@ -13,11 +13,15 @@ import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from .errors import SchemaError
 from .schema import NodeType, RelType, Schema, validate_properties
 from .taskgraph import TaskGraph
+
+# merge_shared's input: (label, rows) of shared nodes and (relationship, from label, to label, rows) of edges
+SharedNodes = Sequence[tuple[str, list[dict[str, Any]]]]
+SharedEdges = Sequence[tuple[str, str, str, list[dict[str, Any]]]]
 
 STORE_ENV_VAR = "GRAPHTASKS_STORE"
 MEMORY = ":memory:"
@@ -101,8 +105,8 @@ class GraphStore(ABC):
 
     def merge_shared(
         self,
-        nodes: list[tuple[str, list[dict[str, Any]]]],
-        edges: list[tuple[str, str, str, list[dict[str, Any]]]] = (),  # type: ignore[assignment]
+        nodes: SharedNodes,
+        edges: SharedEdges = (),
     ) -> tuple[int, int]:
         """Create or update shared knowledge in one transaction (ingest jobs' write path).
 
@@ -135,8 +139,8 @@ class GraphStore(ABC):
 
 def check_shared_request(
     schema: Schema,
-    nodes: list[tuple[str, list[dict[str, Any]]]],
-    edges: list[tuple[str, str, str, list[dict[str, Any]]]],
+    nodes: SharedNodes,
+    edges: SharedEdges,
 ) -> tuple[list[tuple[NodeType, list[dict[str, Any]]]], list[tuple[RelType, str, str, list[dict[str, Any]]]]]:
     """Validate a `merge_shared` request against the schema, the first step of every backend.
 
@@ -162,15 +166,32 @@ def check_shared_request(
         for r in rows:
             for end in ("s", "t"):
                 if not isinstance(r.get(end), str):
-                    raise SchemaError(f"{rel_name}: edge row needs endpoint uid {end!r} as a string, got {r.get(end)!r}")
+                    raise SchemaError(
+                        f"{rel_name}: edge row needs endpoint uid {end!r} as a string, got {r.get(end)!r}"
+                    )
             props = {k: v for k, v in r.items() if k not in ("s", "t")}
-            checked.append({**validate_properties(f"{rel_name} {r.get('key')!r}", rel.properties, props), "s": r["s"], "t": r["t"]})
+            checked.append(
+                {**validate_properties(f"{rel_name} {r.get('key')!r}", rel.properties, props), "s": r["s"], "t": r["t"]}
+            )
         edge_batches.append((rel, a, b, checked))
     return node_batches, edge_batches
 
 
 def open_store(location: str | Path | None = None, **options: Any) -> GraphStore:
-    """Open the store at `location` (see module docstring for the rules)."""
+    """Open the store at `location` (see module docstring for the rules).
+
+    Examples
+    --------
+    A throwaway embedded store; a path keeps it on disk, a ``bolt://`` URI reaches a server.
+
+    >>> import tasks
+    >>> from graphstore import open_store
+    >>> with open_store(":memory:") as store:
+    ...     store.put(tasks.build("neuronav/graph/linear")), store.put(tasks.build("neuronav/graph/linear"))
+    ...     store.cypher("MATCH (t:Task) RETURN t.uid, t.n_states").rows
+    (True, False)
+    [['neuronav/graph/linear', 6]]
+    """
     loc = str(location) if location is not None else default_location()
     if loc.startswith(("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")):
         from .neo4j_store import Neo4jStore  # imported lazily: the driver is only needed for servers

@@ -32,9 +32,11 @@ class TaskGraph:
             raise SchemaError(f"task id must be a non-empty string, got {task_id!r}")
         self.task_id = task_id
         self.schema = schema
-        self.graph = nx.MultiDiGraph()
+        self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         self.graph.add_node(
-            TASK_LOCAL_ID, label="Task", props={"family": family, "name": name or task_id.rsplit("/", 1)[-1], **task_props}
+            TASK_LOCAL_ID,
+            label="Task",
+            props={"family": family, "name": name or task_id.rsplit("/", 1)[-1], **task_props},
         )
 
     # -- building -----------------------------------------------------------------
@@ -136,4 +138,7 @@ class TaskGraph:
         return isinstance(other, TaskGraph) and self.canonical() == other.canonical()
 
     def __repr__(self) -> str:
-        return f"TaskGraph({self.task_id!r}, family={self.family!r}, nodes={len(self.graph)}, edges={self.graph.number_of_edges()})"
+        return (
+            f"TaskGraph({self.task_id!r}, family={self.family!r}, nodes={len(self.graph)}, "
+            f"edges={self.graph.number_of_edges()})"
+        )

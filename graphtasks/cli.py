@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 COMMAND_MODULES = [
@@ -53,19 +54,49 @@ def expand_aliases(argv: list[str]) -> list[str]:
     return argv
 
 
+def one_line(exc: BaseException) -> str:
+    """The error as one line: an OSError names its file, a multi-line message is joined."""
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device, so output still buffered is not flushed (and failing) at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout replaced (tests) or already closed
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Exit 0 on success, 2 with one `graphtasks: error:` line for bad input.
+
+    Only the project's own errors (GraphtasksError) and OSError (a missing file, a full disk)
+    are reported that way; any other exception is a bug and keeps its traceback.
+    """
     parser = build_parser()
     args = parser.parse_args(expand_aliases(list(sys.argv[1:] if argv is None else argv)))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from graphstore import GraphStoreError
-    from tasks import TaskFileError, UnknownTask
+    from graphstore import GraphtasksError
 
     try:
-        return int(args.func(args) or 0)
-    except (GraphStoreError, TaskFileError, UnknownTask, ValueError) as exc:
-        print(f"graphtasks: error: {exc}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not as a message at exit
+        return code
+    except BrokenPipeError:  # the reader (e.g. `head`) has gone: not an error
+        _drop_stdout()
         return 0
+    except (GraphtasksError, OSError) as exc:
+        try:
+            sys.stdout.flush()  # what was printed before the error still goes out
+        except OSError:
+            _drop_stdout()
+        print(f"graphtasks: error: {one_line(exc)}", file=sys.stderr)
+        return 2

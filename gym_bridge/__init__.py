@@ -5,18 +5,32 @@ Importing this package registers the `graphtasks/...` ids.
 
 from .compile import CompiledGraphTask, compile_from_store, compile_task
 from .graph_env import GraphTaskEnv
+from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
+from .grid_env import GridEnv, register_grid_cypher_observation, register_grid_observation
 from .loading import load_task_graph
 from .observations import register_cypher_observation, register_observation, state_images
 from .poge_env import PogeEnv
 from .registration import register_all, register_poge, registered_ids
-from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
-from .grid_env import GridEnv, register_grid_cypher_observation, register_grid_observation
 
 register_all()
 
 __all__ = [
-    "CompiledGraphTask", "GraphTaskEnv", "PogeEnv", "compile_from_store", "compile_task", "load_task_graph",
-    "register_all", "register_cypher_observation", "register_poge", "register_observation", "registered_ids", "state_images",
-    "CompiledGrid", "GridEnv", "compile_grid", "compile_grid_from_store", "register_grid_cypher_observation",
+    "CompiledGraphTask",
+    "GraphTaskEnv",
+    "PogeEnv",
+    "compile_from_store",
+    "compile_task",
+    "load_task_graph",
+    "register_all",
+    "register_cypher_observation",
+    "register_poge",
+    "register_observation",
+    "registered_ids",
+    "state_images",
+    "CompiledGrid",
+    "GridEnv",
+    "compile_grid",
+    "compile_grid_from_store",
+    "register_grid_cypher_observation",
     "register_grid_observation",
 ]

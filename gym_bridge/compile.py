@@ -73,7 +73,16 @@ class CompiledGraphTask:
 
 
 def compile_task(graph: TaskGraph) -> CompiledGraphTask:
-    """Arrays from a TaskGraph (as returned by any store's `get`)."""
+    """Arrays from a TaskGraph (as returned by any store's `get`).
+
+    Examples
+    --------
+    >>> import tasks
+    >>> from gym_bridge import compile_task
+    >>> compiled = compile_task(tasks.build("neuronav/graph/linear"))
+    >>> compiled.n_states, compiled.n_actions, compiled.start
+    (6, 1, 0)
+    """
     index_of: dict[str, int] = {}
     names: dict[int, str] = {}
     infos: dict[int, Any] = {}
@@ -107,7 +116,9 @@ def compile_task(graph: TaskGraph) -> CompiledGraphTask:
         elif rel == "START":
             start = index_of[target]
         elif rel == "HAS_REWARD":
-            if reward_specs[index_of[source]] is not None:  # one source per state: the payout must not depend on read order
+            if (
+                reward_specs[index_of[source]] is not None
+            ):  # one source per state: the payout must not depend on read order
                 raise SchemaError(f"task {graph.task_id!r}: state {index_of[source]} has more than one Reward")
             reward_specs[index_of[source]] = spec_from_props(graph.props(target))
         elif rel == "OVERRIDE":
@@ -127,7 +138,7 @@ def compile_task(graph: TaskGraph) -> CompiledGraphTask:
         for k, (t, p) in enumerate(items):
             targets[s, a, k] = t
             probs[s, a, k] = p
-    terminal = ~defined.any(axis=1)
+    terminal = np.logical_not(defined.any(axis=1))
     conditions = {}
     for local_id, props in graph.nodes("Condition"):
         name = props["name"]

@@ -27,7 +27,13 @@ def make_env(task_id: str, store: Any = None, **kwargs: Any) -> gym.Env:
     return GraphTaskEnv(task=task_id, store=store, **kwargs)
 
 
-register_env_factory("poge/", lambda task, store=None, **kw: PogeEnv(world=task, store=store, **kw))
+def _poge(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
+    return PogeEnv(world=task, store=store, **kwargs)
+
+
+register_env_factory("poge/", _poge)
+register_env_factory("user/poge/", _poge)  # worlds stored by `graphtasks poge load`
 register_env_factory(
-    "room/", lambda task, store=None, **kw: RoomEnv(room_size=task.split("/")[1].split("?")[0], task=task, store=store, **kw)
+    "room/",
+    lambda task, store=None, **kw: RoomEnv(room_size=task.split("/")[1].split("?")[0], task=task, store=store, **kw),
 )

@@ -1,7 +1,7 @@
 """GraphTaskEnv: any stored graph task (neuro-nav graphs, rewardGym tasks, user files) as a
 gymnasium environment.
 
-Semantics (documented in the README):
+Semantics (documented in docs/graph-tasks.md):
 - action i at a state follows that state's MOVE edges for i; an action the state does not
   define (or that the trial's condition does not offer) leaves the agent in place with
   reward 0; the optional no-op (last action) stays in place.
@@ -28,17 +28,42 @@ from tasks import Condition, RandomStream, make_source, parse_condition
 
 from .compile import CompiledGraphTask, compile_task
 from .loading import load_task_graph
-from .observations import build_observation
-from .params import check_episode_length, check_probability, check_time_penalty
+from .observations import build_observation, observation_types
+from .params import (
+    RenderModes,
+    check_bool,
+    check_choice,
+    check_episode_length,
+    check_probability,
+    check_render_mode,
+    check_store,
+    check_time_penalty,
+    check_type,
+    named,
+)
 
 UNDEFINED = -2
 STOCHASTIC = -1
 
 
 class GraphTaskEnv(gym.Env):
-    """A graph task walked by its probabilistic edges; see the module docstring for the rules."""
+    """A graph task walked by its probabilistic edges; see the module docstring for the rules.
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import GraphTaskEnv
+    >>> with open_store(":memory:") as store:  # the built-in is put into the store, then compiled
+    ...     env = GraphTaskEnv("neuronav/graph/linear", store=store)
+    >>> env.reset(seed=0)
+    (0, {'state': 0, 'available_actions': (0,)})
+    >>> obs, reward, terminated, truncated, info = env.step(0)
+    >>> obs, reward, terminated
+    (1, 0.0, False)
+    """
+
+    metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -53,18 +78,22 @@ class GraphTaskEnv(gym.Env):
         condition: str | dict | None = None,
         params: dict[str, Any] | None = None,
     ) -> None:
+        check_type("task", task, (str, TaskGraph, CompiledGraphTask), "a task id, a TaskGraph or a compiled task")
+        check_store(store)
+        check_choice("obs_type", obs_type, observation_types(), "observation type")
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self.time_penalty = check_time_penalty(time_penalty)
+        self.stochasticity = check_probability("stochasticity", stochasticity)
+        self.use_noop = check_bool("use_noop", use_noop)
+        self.episode_length = check_episode_length(episode_length)
+        check_type("condition", condition, (str, dict, type(None)), "a condition name, a condition mapping or None")
+        check_type("params", params, (dict, type(None)), "a mapping of task parameters or None")
         if isinstance(task, CompiledGraphTask):
             self.compiled = task
         else:
-            self.compiled = compile_task(load_task_graph(task, store, **(params or {})))
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.render_mode = render_mode
+            with named("task"):
+                self.compiled = compile_task(load_task_graph(task, store, **(params or {})))
         self.obs_type = obs_type
-        self.time_penalty = check_time_penalty(time_penalty)
-        self.stochasticity = check_probability("stochasticity", stochasticity)
-        self.use_noop = bool(use_noop)
-        self.episode_length = check_episode_length(episode_length)
         self.default_condition = condition
         c = self.compiled
         a_count = c.n_actions
@@ -77,6 +106,8 @@ class GraphTaskEnv(gym.Env):
         self._state = c.start
         self._steps = 0
         self._renderer = None
+        if condition is not None:  # refused now, not at the first reset
+            self._apply_condition(condition)
 
     # -- compiled arrays as Python lists: indexing lists is the fastest thing in a step ----
     def _build_tables(self) -> None:
@@ -229,6 +260,8 @@ class GraphTaskEnv(gym.Env):
         t = self._det[s][action]
         if t == STOCHASTIC:
             targets, cumulative = self._dist[(s, action)]
+            if self._stream is None:
+                raise gym.error.ResetNeeded("call reset() before step()")
             u = self._stream.uniform()
             i = 0
             while u >= cumulative[i]:
@@ -251,7 +284,9 @@ class GraphTaskEnv(gym.Env):
                 condition = c.conditions[condition]
             except KeyError:
                 known = ", ".join(c.conditions) or "none"
-                raise ValueError(f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})") from None
+                raise ValueError(
+                    f"condition: task {c.task_id!r} has no condition {condition!r} (known: {known})"
+                ) from None
         elif isinstance(condition, dict):
             condition = parse_condition("(given)", condition, c.n_states)
         det = list(self._base_det)

@@ -13,17 +13,22 @@ from typing import Any
 import numpy as np
 
 from graphstore import GraphStore, SchemaError, TaskGraph
-from tasks import GridObjects
+from tasks import GridObjects, builtin_ids
 
 GRID_QUERIES = {
     "task": "MATCH (t:Task) WHERE t.uid = $task RETURN t.params, t.content_hash, t.source, t.family",
     "cells": "MATCH (c:Cell) WHERE c.task = $task RETURN c.index, c.row, c.col, c.wall",
     "moves": "MATCH (a:Cell)-[m:MOVE]->(b:Cell) WHERE a.task = $task RETURN a.index, m.action, b.index, m.p",
     "start": "MATCH (t:Task)-[:START]->(c:Cell) WHERE t.uid = $task RETURN c.index",
-    "rewards": "MATCH (c:Cell)-[:HAS_REWARD]->(r:Reward) WHERE c.task = $task RETURN c.index, r.values, r.visible, r.terminate",
+    "rewards": (
+        "MATCH (c:Cell)-[:HAS_REWARD]->(r:Reward) WHERE c.task = $task "
+        "RETURN c.index, r.values, r.visible, r.terminate"
+    ),
     "keys": "MATCH (c:Cell)-[:HAS_OBJECT]->(k:Key) WHERE c.task = $task RETURN c.index",
     "doors": "MATCH (c:Cell)-[:HAS_OBJECT]->(d:Door) WHERE c.task = $task RETURN c.index, d.orientation",
-    "warps": "MATCH (c:Cell)-[:HAS_OBJECT]->(w:Warp)-[:WARPS_TO]->(t:Cell) WHERE c.task = $task RETURN c.index, t.index",
+    "warps": (
+        "MATCH (c:Cell)-[:HAS_OBJECT]->(w:Warp)-[:WARPS_TO]->(t:Cell) WHERE c.task = $task RETURN c.index, t.index"
+    ),
     "markers": "MATCH (c:Cell)-[:HAS_OBJECT]->(m:Marker) WHERE c.task = $task RETURN c.index, m.color",
 }
 
@@ -52,13 +57,25 @@ class CompiledGrid:
 
 
 def _assemble(
-    task_id: str, params: dict[str, Any] | None, content_hash: str, source: str, cells, moves, start, rewards, keys, doors,
-    warps, markers,
+    task_id: str,
+    params: dict[str, Any] | None,
+    content_hash: str,
+    source: str,
+    cells,
+    moves,
+    start,
+    rewards,
+    keys,
+    doors,
+    warps,
+    markers,
 ) -> CompiledGrid:
     params = params or {}
     n = params.get("n")
     if not isinstance(n, int) or n < 1 or len(cells) != n * n:
-        raise SchemaError(f"task {task_id!r}: a grid task needs params.n and n*n Cell nodes (got n={n!r}, {len(cells)} cells)")
+        raise SchemaError(
+            f"task {task_id!r}: a grid task needs params.n and n*n Cell nodes (got n={n!r}, {len(cells)} cells)"
+        )
     wall = np.zeros((n, n), dtype=bool)
     seen = set()
     for index, row, col, is_wall in cells:
@@ -86,16 +103,28 @@ def _assemble(
 
     objects = GridObjects(
         rewards={
-            rc(i): (float(values[0]), True if visible is None else bool(visible), None if terminate is None else bool(terminate))
+            rc(i): (
+                float(values[0]),
+                True if visible is None else bool(visible),
+                None if terminate is None else bool(terminate),
+            )
             for i, values, visible, terminate in sorted(rewards)
         },
         keys=tuple(rc(i) for i in sorted(keys)),
         doors={rc(i): o for i, o in sorted(doors)},
         warps={rc(i): rc(t) for i, t in sorted(warps)},
-        markers={rc(i): tuple(int(v) for v in colour) for i, colour in sorted(markers)},  # type: ignore[misc]
+        markers={rc(i): (int(colour[0]), int(colour[1]), int(colour[2])) for i, colour in sorted(markers)},
     )
     return CompiledGrid(
-        task_id, content_hash, params.get("template", task_id), params.get("size", ""), n, wall, move, int(start), objects,
+        task_id,
+        content_hash,
+        params.get("template", task_id),
+        params.get("size", ""),
+        n,
+        wall,
+        move,
+        int(start),
+        objects,
         source,
     )
 
@@ -106,7 +135,7 @@ def compile_grid_from_store(store: GraphStore, task_id: str) -> CompiledGrid:
     if not rows["task"]:
         from graphstore import TaskNotFound
 
-        raise TaskNotFound(task_id, store.location)
+        raise TaskNotFound(task_id, store.location, [t.task_id for t in store.list()] + builtin_ids())
     params, content_hash, source, family = rows["task"][0]
     if isinstance(params, str):  # stores keep JSON properties as text
         import json

@@ -1,12 +1,13 @@
 """GridEnv: the neuro-nav grid worlds, run from their stored graphs.
 
-Dynamics (reference step order, reference bugs fixed; see docs/readme-grid.md):
+Dynamics (reference step order, reference bugs fixed; see docs/grid.md):
 1. with probability `stochasticity` the action is replaced by a uniformly random action
    (drawn from the seeded generator);
 2. move: fixed orientation 0 N, 1 E, 2 S, 3 W; variable orientation 0 turn left, 1 turn
    right, 2 forward; then the optional no-op and collect actions. Walls and the edge keep
    the agent in place; a closed door can be entered only with a key, which it uses up
-   (the door opens for good);
+   (the door opens for good); a key is used only by moving into a closed door, never by
+   staying on one (after a warp onto it);
 3. reward = -time_penalty (a non-negative cost, the convention of every family);
 4. a reward on the cell reached is paid once (with manual_collect only on the collect
    action) and removed; the episode ends by its own terminate flag, else by
@@ -40,7 +41,18 @@ from .factory import register_env_factory
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
 from .loading import with_store
 from .observations import state_images
-from .params import check_bool, check_episode_length, check_probability, check_time_penalty
+from .params import (
+    RenderModes,
+    check_bool,
+    check_choice,
+    check_episode_length,
+    check_probability,
+    check_render_mode,
+    check_store,
+    check_time_penalty,
+    check_type,
+    named,
+)
 from .render_grid import GridPainter, ObjectView, cell_edges
 
 OBS_TYPES = (
@@ -76,7 +88,9 @@ def register_grid_cypher_observation(name: str, query: str, low: float = -np.inf
     def builder(compiled: CompiledGrid, store: GraphStore | str | None):
         result = with_store(store, lambda s: s.cypher(query, {"task": compiled.task_id}))
         if len(result.columns) < 2:
-            raise ValueError(f"observation {name!r}: the query must return a cell or state index and at least one feature")
+            raise ValueError(
+                f"observation {name!r}: the query must return a cell or state index and at least one feature"
+            )
         nn = compiled.n_cells
         indices = [row[0] for row in result.rows]
         for index in indices:
@@ -144,9 +158,25 @@ def _flat_pixels(mask: np.ndarray, y0: int, x0: int, res: int) -> np.ndarray:
 
 
 class GridEnv(gym.Env):
-    """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring."""
+    """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring.
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import GridEnv
+    >>> with open_store(":memory:") as store:
+    ...     env = GridEnv("four_rooms", size="small", obs_type="index", store=store)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, info["available_actions"]
+    (108, (0, 1, 2, 3))
+    >>> env.step(0)[0]  # north: from row 9 to row 8 of the 11 x 11 grid
+    97
+    """
+
+    metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
+    action_space: spaces.Discrete
+    _table: np.ndarray  # observation row per state (empty: observations are built per step)
+    _observe: Callable[[], Any]  # this step's observation, set by the observation type
 
     def __init__(
         self,
@@ -169,20 +199,22 @@ class GridEnv(gym.Env):
         store: GraphStore | str | None = None,
         task: str | TaskGraph | CompiledGrid | None = None,
     ) -> None:
-        if task is None:
-            if not isinstance(template, str) or not isinstance(size, str):
-                raise ValueError(f"template/size: expected names such as 'four_rooms', 'small', got {template!r}, {size!r}")
-            tasks.grid_tasks.layout(template, size)  # a clear error naming what exists
-            task = grid_task_id(template, size)
-        self.compiled = c = load_compiled_grid(task, store)
-        if obs_type not in OBS_TYPES and obs_type not in _GRID_BUILDERS:
-            raise ValueError(f"obs_type: unknown grid observation {obs_type!r}; choose from {', '.join(grid_observation_types())}")
-        if orientation not in ORIENTATIONS:
-            raise ValueError(f"orientation: expected 'fixed' or 'variable', got {orientation!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or not 16 <= resolution <= 4096:
+        check_type("template", template, (str,), "a template name such as 'four_rooms'")
+        check_type("size", size, (str,), "a size name such as 'small'")
+        check_type("task", task, (str, TaskGraph, CompiledGrid, type(None)), "a grid task id, a TaskGraph or None")
+        check_store(store)
+        check_choice("obs_type", obs_type, grid_observation_types(), "grid observation")
+        check_choice("orientation", orientation, ORIENTATIONS)
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        if (
+            isinstance(resolution, bool)
+            or not isinstance(resolution, (int, np.integer))
+            or not 16 <= resolution <= 4096
+        ):
             raise ValueError(f"resolution: expected an integer number of pixels in 16..4096, got {resolution!r}")
+        if agent_start is not None and not (isinstance(agent_start, (tuple, list)) and len(agent_start) == 2):
+            raise TypeError(f"agent_start: expected a cell (row, col) or None, got {agent_start!r}")
+        check_type("objects", objects, (Mapping, type(None)), "a mapping of object kinds to cells or None")
         self.obs_type = obs_type
         self.orientation = orientation
         self.use_noop = check_bool("use_noop", use_noop)
@@ -195,6 +227,11 @@ class GridEnv(gym.Env):
         self.episode_length = check_episode_length(episode_length)
         self.resolution = int(resolution)
         self.render_mode = render_mode
+        if task is None:
+            tasks.grid_tasks.layout(template, size)  # a clear error naming what exists
+            task = grid_task_id(template, size)
+        with named("task"):
+            self.compiled = c = load_compiled_grid(task, store)
         n = self.n = c.n
         nn = n * n
         self._variable = orientation == "variable"
@@ -229,6 +266,8 @@ class GridEnv(gym.Env):
     # -- parameters ----------------------------------------------------------------------
     def _check_cell(self, value: Any, name: str) -> int:
         try:
+            if any(isinstance(v, (bool, str)) for v in value):
+                raise TypeError
             r, c = (int(v) for v in value)
         except (TypeError, ValueError):
             raise ValueError(f"{name}: expected a cell (row, col), got {value!r}") from None
@@ -256,7 +295,8 @@ class GridEnv(gym.Env):
             self._painter = None  # markers and warps belong to the painter's static layer
         default_terminate = self.terminate_on_reward
         self._reward_info = {
-            r * n + c: (v, visible, default_terminate if t is None else t) for (r, c), (v, visible, t) in objects.rewards.items()
+            r * n + c: (v, visible, default_terminate if t is None else t)
+            for (r, c), (v, visible, t) in objects.rewards.items()
         }
         self._rewards = {cell: (v, t) for cell, (v, _, t) in self._reward_info.items()}
         self._keyset = {r * n + c for r, c in objects.keys}
@@ -299,14 +339,16 @@ class GridEnv(gym.Env):
     def _painter_(self) -> GridPainter:
         if self._painter is None:
             c = self.compiled
-            self._painter = GridPainter(c.n, c.wall, dict(self._episode_objects.markers), dict(self._episode_objects.warps))
+            self._painter = GridPainter(
+                c.n, c.wall, dict(self._episode_objects.markers), dict(self._episode_objects.warps)
+            )
         return self._painter
 
     # -- observations: spaces and static tables ------------------------------------------
     def _setup_observation(self, store: GraphStore | str | None) -> None:
         n, nn, ns = self.n, self.n * self.n, self.n_states
         kind = self.obs_type
-        self._table: np.ndarray | None = None
+        self._table = np.empty(0)
         self._obs_kind = 1  # 0 index, 1 table row, 2 dynamic
         states = np.arange(ns)
         cells, orient = states % nn, states // nn
@@ -336,8 +378,12 @@ class GridEnv(gym.Env):
             if kind == "visual":
                 edges = cell_edges(n, res)
                 self._agent_px = [
-                    [_flat_pixels(painter.mask(edges[r + 1] - edges[r], edges[c + 1] - edges[c], o), edges[r], edges[c], res)
-                     for o in range(4)]
+                    [
+                        _flat_pixels(
+                            painter.mask(edges[r + 1] - edges[r], edges[c + 1] - edges[c], o), edges[r], edges[c], res
+                        )
+                        for o in range(4)
+                    ]
                     for r, c in self._rc
                 ]
                 self._observe = self._obs_visual
@@ -374,7 +420,8 @@ class GridEnv(gym.Env):
                 self._set_table(space, cell_table)
             else:
                 raise ValueError(
-                    f"observation {kind!r}: the builder returned {cell_table.shape[0]} rows, expected {nn} (one per cell)"
+                    f"observation {kind!r}: the builder returned {cell_table.shape[0]} rows, "
+                    f"expected {nn} (one per cell)"
                     + (f" or {4 * nn} (one per state)" if self._variable else "")
                 )
 
@@ -452,17 +499,19 @@ class GridEnv(gym.Env):
         return table
 
     def _ascii_base(self) -> list[str]:
+        """The text map without the agent. neuro-nav's layers, later ones winning on a shared
+        cell: rewards, keys, doors, warps; the agent goes under all of them (`_with_agent`)."""
         n, rc = self.n, self._rc
         rows = [["B" if self.compiled.wall[r, c] else " " for c in range(n)] for r in range(n)]
-        for cell in self._warps:
-            rows[rc[cell][0]][rc[cell][1]] = "W"
-        for cell in self._doors:
-            rows[rc[cell][0]][rc[cell][1]] = "D"
-        for cell in self._keyset:
-            rows[rc[cell][0]][rc[cell][1]] = "K"
         for cell, (v, _) in self._rewards.items():
             if self._reward_info[cell][1]:
                 rows[rc[cell][0]][rc[cell][1]] = "R" if v > 0 else "L"
+        for cell in self._keyset:
+            rows[rc[cell][0]][rc[cell][1]] = "K"
+        for cell in self._doors:
+            rows[rc[cell][0]][rc[cell][1]] = "D"
+        for cell in self._warps:
+            rows[rc[cell][0]][rc[cell][1]] = "W"
         return list("\n".join("".join(row) for row in rows))
 
     # -- dynamic observations ------------------------------------------------------------
@@ -484,6 +533,8 @@ class GridEnv(gym.Env):
         chars = self._ascii
         i = self._ascii_at[self._pos]
         old = chars[i]
+        if old != " ":  # an object on the agent's cell hides the agent, as in neuro-nav
+            return "".join(chars)
         chars[i] = "A"
         text = "".join(chars)
         chars[i] = old
@@ -505,14 +556,17 @@ class GridEnv(gym.Env):
         options = options or {}
         unknown = sorted(set(options) - {"agent_pos", "objects", "random_start"})
         if unknown:
-            raise ValueError(f"reset options: unknown key(s) {', '.join(unknown)}; use agent_pos, objects, random_start")
+            raise ValueError(
+                f"reset options: unknown key(s) {', '.join(unknown)}; use agent_pos, objects, random_start"
+            )
         objects = self.objects
         if options.get("objects") is not None:
             objects = self._check_objects(options["objects"], "reset options: objects")
             low, high = self._bounds(objects)
             if self.obs_type.startswith("symbolic") and (low < self._reward_bounds[0] or high > self._reward_bounds[1]):
                 raise ValueError(
-                    f"reset options: objects: reward values {low}..{high} fall outside the symbolic observation's bounds "
+                    f"reset options: objects: reward values {low}..{high} fall outside "
+                    "the symbolic observation's bounds "
                     f"{self._reward_bounds}; pass these objects to the constructor instead"
                 )
         if (
@@ -576,7 +630,7 @@ class GridEnv(gym.Env):
     def _interact(self, pos: int, t: int, action: int, reward: float) -> tuple[int, float, bool]:
         """The slow path: doors, rewards, keys and warps on the cell reached (steps 2-6)."""
         changed = doors_changed = False
-        if t in self._doors:
+        if t in self._doors and t != pos:  # only moving into a closed door uses a key
             if self._keys > 0:
                 self._keys -= 1
                 del self._doors[t]
@@ -626,7 +680,9 @@ class GridEnv(gym.Env):
             return None
         if self.render_mode == "ansi":
             chars = self._ascii_base()
-            chars[self._pos // self.n * (self.n + 1) + self._pos % self.n] = "A"
+            i = self._pos // self.n * (self.n + 1) + self._pos % self.n
+            if chars[i] == " ":  # as the ascii observation: objects hide the agent
+                chars[i] = "A"
             return "".join(chars) + "\n"
         return self._painter_().frame(self.resolution, self._object_view(), self._rc[self._pos], self._o)
 
@@ -647,7 +703,10 @@ class GridEnv(gym.Env):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         observe = {
-            "visual": self._obs_visual, "window": self._obs_window, "window_tight": self._obs_window, "ascii": self._obs_ascii,
+            "visual": self._obs_visual,
+            "window": self._obs_window,
+            "window_tight": self._obs_window,
+            "ascii": self._obs_ascii,
         }.get(self.obs_type)
         if observe is not None:
             self._observe = observe

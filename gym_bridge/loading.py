@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 import tasks
-from graphstore import GraphStore, TaskGraph, open_store
+from graphstore import GraphStore, TaskGraph, TaskNotFound, open_store
 
 T = TypeVar("T")
 
@@ -36,7 +36,9 @@ def load_task_graph(task: str | TaskGraph, store: GraphStore | str | None = None
     task_id = tasks.build(task, **params).task_id if params else task
 
     def fetch(s: GraphStore) -> TaskGraph:
-        if task_id not in s and tasks.is_builtin(task_id):
+        if task_id not in s:
+            if not tasks.is_builtin(task_id):  # name the nearest stored and built-in ids
+                raise TaskNotFound(task_id, s.location, [t.task_id for t in s.list()] + tasks.builtin_ids())
             s.put(tasks.build(task_id))
         return s.get(task_id)
 

@@ -36,7 +36,9 @@ def build_observation(name: str, compiled: CompiledGraphTask, store: GraphStore 
     try:
         builder = _BUILDERS[name]
     except KeyError:
-        raise ValueError(f"obs_type: unknown observation type {name!r}; choose from {', '.join(observation_types())}") from None
+        raise ValueError(
+            f"obs_type: unknown observation type {name!r}; choose from {', '.join(observation_types())}"
+        ) from None
     space, table = builder(compiled, store)
     if table is not None:
         table = np.ascontiguousarray(table, dtype=space.dtype)

@@ -6,9 +6,17 @@ envs, the vector envs and the agents; one check keeps their messages and rules i
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from os import PathLike
 from typing import Any
 
 import numpy as np
+
+from graphstore import GraphStore
+from graphstore.errors import GraphStoreError, TaskNotFound
 
 
 def check_probability(name: str, value: Any) -> float:
@@ -30,7 +38,7 @@ def check_bool(name: str, value: Any) -> bool:
 
 
 def check_time_penalty(value: Any) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0 or value != value:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
         raise ValueError(
             f"time_penalty: expected a non-negative number (it is subtracted from every step's reward), got {value!r}"
         )
@@ -44,3 +52,84 @@ def check_episode_length(value: int | None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"episode_length: expected a positive integer or None, got {value!r}")
     return int(value)
+
+
+class RenderModes(list):
+    """An env's `metadata["render_modes"]` that refuses a non-string mode by name.
+
+    Why: gymnasium.make looks the requested mode up here before it builds the env, then calls
+    string methods on it; a clear TypeError from this lookup comes first.
+    """
+
+    def __contains__(self, mode: object) -> bool:
+        if mode is not None and not isinstance(mode, str):
+            raise TypeError(f"render_mode: expected one of {list(self)} or None, got {type(mode).__name__} {mode!r}")
+        return super().__contains__(mode)
+
+
+def check_render_mode(value: Any, modes: list[str]) -> str | None:
+    if value is not None and value not in RenderModes(modes):
+        raise ValueError(f"render_mode: expected one of {list(modes)} or None, got {value!r}")
+    return value
+
+
+def check_number(name: str, value: Any) -> float:
+    """A finite real number (NaN and infinities would poison every return)."""
+    numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not numeric or not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def check_choice(name: str, value: Any, choices: Iterable[str], unknown: str = "") -> str:
+    """One of `choices`; with `unknown` (e.g. 'observation type') the message lists them as a menu."""
+    options = list(choices)
+    listed = " or ".join(map(repr, options)) if len(options) == 2 else "one of " + ", ".join(map(repr, options))
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected {listed}, got {type(value).__name__} {value!r}")
+    if value not in options:
+        if unknown:
+            raise ValueError(f"{name}: unknown {unknown} {value!r}; choose from {', '.join(options)}")
+        raise ValueError(f"{name}: expected {listed}, got {value!r}")
+    return value
+
+
+def check_type(name: str, value: Any, types: tuple[type, ...], expected: str) -> Any:
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        raise TypeError(f"{name}: expected {expected}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def check_store(value: Any) -> Any:
+    """A store object, a location (path or bolt:// URI) or None (the default store)."""
+    return check_type("store", value, (GraphStore, str, PathLike, type(None)), "a GraphStore, a location or None")
+
+
+@contextmanager
+def named(name: str) -> Iterator[None]:
+    """Errors while loading what parameter `name` names (task=, world=, template=) carry that name.
+
+    A missing task (a KeyError of the store) becomes a ValueError; a failure of the store itself
+    names `store`.
+    """
+    try:
+        yield
+    except TaskNotFound as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    except GraphStoreError as exc:
+        raise ValueError(f"store: {exc}") from None
+    except ValueError as exc:
+        if re.match(rf"{name}\b", str(exc)):
+            raise
+        raise _renamed(exc, f"{name}: {exc}") from None
+
+
+def _renamed(exc: ValueError, message: str) -> ValueError:
+    """The same kind of error with `message`: its class, or the nearest base built from a message alone."""
+    for cls in type(exc).__mro__:
+        if issubclass(cls, ValueError):
+            try:
+                return cls(message)
+            except TypeError:  # a class with its own constructor arguments (e.g. file, line, column)
+                continue
+    return ValueError(message)

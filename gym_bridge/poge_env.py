@@ -1,6 +1,6 @@
 """PogeEnv: a POGE world (stored tile graph) as a gymnasium environment.
 
-Dynamics follow the reference (SEMANTICS.md) with its bugs fixed:
+Dynamics follow the reference (POGE's own env) with its bugs fixed (see docs/poge.md):
 - slips: on a tile with a rule for the chosen action (stochastic behaviour on), the executed
   action is drawn from the rule: the stored MOVE edges (action, executed, p);
 - a wall ahead: no move, observation unchanged (+ `_wall` with indicate_wall), step penalty;
@@ -9,7 +9,9 @@ Dynamics follow the reference (SEMANTICS.md) with its bugs fixed:
 - a reward tile pays its value (once per episode with one_time_rewards); `G` pays
   goal_reward and terminates, `T` pays -goal_reward and terminates; a zero reward becomes
   the (always negative) step penalty;
-- after max_ep_len steps the episode is *truncated* (the reference said `done`).
+- after max_ep_len steps the episode is *truncated* (the reference said `done`);
+- `indicate_slip` marks slips (`_slip_<action>`) only under partial observability: fully
+  observable, the observation is the tile, as in the reference (which ignores the flag there).
 Fixes: goal tiles are observed like every other tile (their abstraction symbol), so
 partially observable world3 runs; the observation vocabulary holds only observations that
 can occur from the start (no unreachable `_slip_*` / `_wall` entries); randomness comes only
@@ -34,10 +36,23 @@ from tasks.poge import ACTIONS, PogeWorld, build_from_world_file, graph_to_world
 from tasks.poge.world import ENDS_EPISODE
 
 from .loading import load_task_graph
-from .params import check_positive_int
+from .params import (
+    RenderModes,
+    check_bool,
+    check_choice,
+    check_number,
+    check_positive_int,
+    check_render_mode,
+    check_store,
+    check_type,
+    named,
+)
 
 BLOCK = 1024
 OBS_TYPES = ("index", "onehot")
+
+Outcome = tuple[int, int, float, bool, int, str]  # next state, observation, reward, ends the episode, slot, name
+Draw = tuple[list[float], list[Outcome]]  # cumulative probabilities (last one 2.0) and their outcomes
 
 
 def load_world_graph(world: str | TaskGraph, store: GraphStore | str | None = None) -> TaskGraph:
@@ -54,9 +69,21 @@ def load_world_graph(world: str | TaskGraph, store: GraphStore | str | None = No
 
 
 class PogeEnv(gym.Env):
-    """A POGE gridworld; see the module docstring for the rules. Actions: 0 up, 1 down, 2 left, 3 right."""
+    """A POGE gridworld; see the module docstring for the rules. Actions: 0 up, 1 down, 2 left, 3 right.
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import PogeEnv
+    >>> with open_store(":memory:") as store:
+    ...     env = PogeEnv("poge/world0", store=store, is_partially_obs=False)
+    >>> obs, info = env.reset(seed=0)
+    >>> info["observation"]
+    '(3,5)'
+    """
+
+    metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -73,27 +100,24 @@ class PogeEnv(gym.Env):
         obs_type: str = "index",
         render_mode: str | None = None,
     ) -> None:
-        if obs_type not in OBS_TYPES:
-            raise ValueError(f"obs_type: expected one of {', '.join(OBS_TYPES)}, got {obs_type!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}"
-            )
-        check_positive_int("max_ep_len", max_ep_len)
-        for name, value in (("goal_reward", goal_reward), ("step_penalty", step_penalty)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-                raise ValueError(f"{name}: expected a number, got {value!r}")
-        graph = load_world_graph(world, store)
+        check_type("world", world, (str, TaskGraph), "a world file path, a stored world id or a TaskGraph")
+        check_store(store)
+        check_choice("obs_type", obs_type, OBS_TYPES)
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        self.max_ep_len = check_positive_int("max_ep_len", max_ep_len)
+        self.goal_reward = check_number("goal_reward", goal_reward)
+        step_penalty = check_number("step_penalty", step_penalty)
+        self.force_determinism = check_bool("force_determinism", force_determinism)
+        self.indicate_slip = check_bool("indicate_slip", indicate_slip)
+        self.is_partially_obs = check_bool("is_partially_obs", is_partially_obs)
+        self.indicate_wall = check_bool("indicate_wall", indicate_wall)
+        self.one_time_rewards = check_bool("one_time_rewards", one_time_rewards)
+        with named("world"):
+            graph = load_world_graph(world, store)
         self.task_id = graph.task_id
         self.world: PogeWorld = graph_to_world(graph)
-        self.force_determinism = bool(force_determinism)
-        self.indicate_slip = bool(indicate_slip)
-        self.is_partially_obs = bool(is_partially_obs)
-        self.indicate_wall = bool(indicate_wall)
-        self.max_ep_len = int(max_ep_len)
-        self.goal_reward = float(goal_reward)
-        self.one_time_rewards = bool(one_time_rewards)
-        self.step_penalty = -abs(float(step_penalty)) if step_penalty else 0.0  # the reference always makes it negative
+        self._mark_slips = self.indicate_slip and self.is_partially_obs  # the reference ignores it fully observable
+        self.step_penalty = -abs(step_penalty) if step_penalty else 0.0  # the reference always makes it negative
         self.obs_type = obs_type
         self.render_mode = render_mode
         self._compile(graph)
@@ -119,8 +143,8 @@ class PogeEnv(gym.Env):
         w = self.world
         cols = w.cols
         moves: dict[tuple[int, int], list[tuple[int, float, int]]] = {}
-        for source, target, props in graph.edges("MOVE"):
-            s, t = graph.props(source), graph.props(target)
+        for source, dest, props in graph.edges("MOVE"):
+            s, t = graph.props(source), graph.props(dest)
             if props["p"] > 0.0:
                 moves.setdefault((s["index"], props["action"]), []).append((props["executed"], props["p"], t["index"]))
         for outcomes in moves.values():
@@ -173,7 +197,7 @@ class PogeEnv(gym.Env):
                 for p, executed, target, blocked in outcomes_of(state, action):
                     name = base_name(target)
                     key = [target, -1, 0]
-                    if self.indicate_slip and executed != action:
+                    if self._mark_slips and executed != action:
                         name += f"_slip_{ACTIONS[executed]}"
                         key[1] = executed
                     if blocked and self.indicate_wall:
@@ -195,8 +219,8 @@ class PogeEnv(gym.Env):
                             reward = self.goal_reward
                         elif kinds[target] == "terminal":
                             reward = -self.goal_reward
-                        elif w.reward(tr, tc):
-                            reward = float(w.reward(tr, tc))
+                        elif tile_reward := w.reward(tr, tc):
+                            reward = float(tile_reward)
                             slot = slots.get(target, -1)
                     if reward == 0.0:
                         reward = self.step_penalty
@@ -211,8 +235,8 @@ class PogeEnv(gym.Env):
         index = {n: i for i, n in enumerate(names)}
         self.observation_names: tuple[str, ...] = tuple(names)
         n_states = w.rows * cols * 2
-        det: list[list[tuple | None] | None] = [None] * n_states
-        dist: list[list[tuple | None] | None] = [None] * n_states
+        det: list[list[Outcome | None] | None] = [None] * n_states
+        dist: list[list[Draw | None] | None] = [None] * n_states
         at_tile: dict[int, int] = {}  # an observation of each reachable tile (its plain name if it occurs)
         for tile, seen_names in observed.items():
             plain = base_name(tile)
@@ -224,15 +248,16 @@ class PogeEnv(gym.Env):
                 stay = (state, obs, 0.0, True, -1, names[obs])
                 det[state] = [stay] * len(ACTIONS)
                 continue
-            drow: list[tuple | None] = []
-            srow: list[tuple | None] = []
+            drow: list[Outcome | None] = []
+            srow: list[Draw | None] = []
             for row in raw[state]:
                 outs = [(nxt, index[name], reward, term, slot, name) for _, nxt, name, reward, term, slot in row]
                 if len(outs) == 1:
                     drow.append(outs[0])
                     srow.append(None)
                 else:
-                    cumulative, total = [], 0.0
+                    cumulative: list[float] = []
+                    total = 0.0
                     for p, *_ in row:
                         total += p
                         cumulative.append(total)

@@ -93,14 +93,17 @@ class GridPainter:
         d.rectangle((x0, y0, x1, y1), fill=self.markers.get(cell, BACKGROUND), outline=GRID_LINE)
         self._draw_objects(d, cell, x0, y0, x1, y1, objects)
 
-    def _draw_objects(self, d: ImageDraw.ImageDraw, cell: Cell, x0: int, y0: int, x1: int, y1: int, objects: "ObjectView"):
+    def _draw_objects(
+        self, d: ImageDraw.ImageDraw, cell: Cell, x0: int, y0: int, x1: int, y1: int, objects: "ObjectView"
+    ):
         w, h = x1 - x0, y1 - y0
         reward = objects.rewards.get(cell)
         if reward is not None and reward[1]:  # visible
             value, _, terminate = reward
             inset = 0.15 if terminate else 0.3  # non-terminating rewards are smaller squares
             d.rectangle(
-                (x0 + inset * w, y0 + inset * h, x1 - inset * w, y1 - inset * h), fill=POSITIVE if value > 0 else NEGATIVE
+                (x0 + inset * w, y0 + inset * h, x1 - inset * w, y1 - inset * h),
+                fill=POSITIVE if value > 0 else NEGATIVE,
             )
         if cell in objects.keys:
             d.rectangle((x0 + 0.3 * w, y0 + 0.3 * h, x1 - 0.3 * w, y1 - 0.3 * h), fill=KEY)

@@ -1,7 +1,7 @@
 """RoomEnv: the Room memory task (RoomEnv-v0 semantics, room-env 0.1.5) on stored triples.
 
 People each hold one object placed at a location; the agent sees one placement per step
-and is asked where one object is. Semantics (see docs/readme-room.md):
+and is asked where one object is. Semantics (see docs/room.md):
 - reset: names and objects are shuffled; person k gets object k; its location is the
   commonsense one with probability p_commonsense ('highest': strongest tail; 'weighted':
   drawn by weight), else a random non-commonsense location. Each agent walks its own
@@ -39,7 +39,17 @@ from tasks import RandomStream
 from tasks.room import RELATION, RoomKnowledge, room_knowledge
 
 from .loading import load_task_graph, with_store
-from .params import check_positive_int, check_probability
+from .params import (
+    RenderModes,
+    check_bool,
+    check_choice,
+    check_positive_int,
+    check_probability,
+    check_render_mode,
+    check_store,
+    check_type,
+    named,
+)
 
 BLOCK = 4096  # steps of random events drawn at once (drawn again only when used up or reseeded)
 
@@ -57,9 +67,25 @@ def load_room(task: str | TaskGraph, store: GraphStore | str | None, allow_space
 
 
 class RoomEnv(gym.Env):
-    """The Room memory task; see the module docstring."""
+    """The Room memory task; see the module docstring.
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    Examples
+    --------
+    The people, objects and locations come from ConceptNet assertions in the store.
+
+    >>> from graphstore import open_store
+    >>> from ingest.conceptnet_snapshot import ingest_snapshot
+    >>> from gym_bridge.room_env import RoomEnv
+    >>> with open_store(":memory:") as store:
+    ...     _ = ingest_snapshot(store)  # the bundled 740 AtLocation assertions
+    ...     env = RoomEnv("small", store=store)
+    >>> (observations, question), info = env.reset(seed=0)
+    >>> info["question_text"], env.action_space
+    (("Jennifer's cat", 'AtLocation'), Discrete(11))
+    """
+
+    metadata = {"render_modes": RenderModes(["ansi"]), "render_fps": 4}
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -80,12 +106,14 @@ class RoomEnv(gym.Env):
         render_mode: str | None = None,
         knowledge: RoomKnowledge | None = None,
     ) -> None:
-        if room_size not in ("small", "big"):
-            raise ValueError(f"room_size: expected 'small' or 'big', got {room_size!r}")
-        if weighting_mode not in ("highest", "weighted"):
-            raise ValueError(f"weighting_mode: expected 'highest' or 'weighted', got {weighting_mode!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        check_choice("room_size", room_size, ("small", "big"))
+        check_store(store)
+        check_type("task", task, (str, TaskGraph, type(None)), "a Room task id, a TaskGraph or None")
+        check_type("knowledge", knowledge, (RoomKnowledge, type(None)), "a RoomKnowledge or None")
+        check_choice("weighting_mode", weighting_mode, ("highest", "weighted"))
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        disjoint_entities = check_bool("disjoint_entities", disjoint_entities)
+        allow_spaces = check_bool("allow_spaces", allow_spaces)
         self.p_commonsense = check_probability("p_commonsense", p_commonsense)
         self.p_new_location = check_probability("p_new_location", p_new_location)
         self.p_new_object = check_probability("p_new_object", p_new_object)
@@ -94,11 +122,14 @@ class RoomEnv(gym.Env):
         self.num_agents = check_positive_int("num_agents", num_agents)
         self.weighting_mode = weighting_mode
         self._highest = weighting_mode == "highest"
-        self.reference_noncommonsense = bool(reference_noncommonsense)
-        self.text_info = bool(text_info)
+        self.reference_noncommonsense = check_bool("reference_noncommonsense", reference_noncommonsense)
+        self.text_info = check_bool("text_info", text_info)
         self.render_mode = render_mode
         if knowledge is None:
-            self.task_graph, knowledge = load_room(task or f"room/{room_size}", store, allow_spaces, disjoint_entities)
+            with named("task"):
+                self.task_graph, knowledge = load_room(
+                    task or f"room/{room_size}", store, allow_spaces, disjoint_entities
+                )
             self.task_id = self.task_graph.task_id
         else:
             self.task_id = "(given knowledge)"
@@ -136,8 +167,14 @@ class RoomEnv(gym.Env):
         self._tail_lower = {t.lower(): i for i, t in enumerate(self.tails)}
         self.no_answer = n_tails
         self.action_space = spaces.Discrete(n_tails + 1)
-        triple = spaces.Tuple((spaces.Discrete(n_names * n_heads), spaces.Discrete(1), spaces.Discrete(n_names * n_tails),
-                               spaces.Discrete(self.max_step + 1)))
+        triple = spaces.Tuple(
+            (
+                spaces.Discrete(n_names * n_heads),
+                spaces.Discrete(1),
+                spaces.Discrete(n_names * n_tails),
+                spaces.Discrete(self.max_step + 1),
+            )
+        )
         question = spaces.Tuple((spaces.Discrete(n_names * n_heads), spaces.Discrete(1)))
         self.observation_space = spaces.Tuple((spaces.Tuple((triple,) * self.num_agents), question))
         self._stream: RandomStream | None = None
@@ -190,12 +227,11 @@ class RoomEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if options:
             raise ValueError(f"reset options: RoomEnv takes none, got {sorted(options)}")
-        fresh = seed is not None or self._stream is None
         super().reset(seed=seed)
-        if fresh:  # a new session: the random streams start afresh from the seed
-            self._stream = RandomStream(self.np_random)
-            self._draw_block()
         s = self._stream
+        if seed is not None or s is None:  # a new session: the random streams start afresh from the seed
+            s = self._stream = RandomStream(self.np_random)
+            self._draw_block()
         n = self.n_slots
         self._name = s.shuffled(list(range(len(self.names))))[:n]
         heads = self._obj = s.shuffled(list(range(len(self.heads))))[:n]

@@ -19,7 +19,6 @@ from tasks import trial_schedule
 from .agents.base import Agent
 from .graph_env import GraphTaskEnv
 
-
 SCHEDULE_STREAM = 0x7363686564  # "sched"
 
 
@@ -59,6 +58,14 @@ class RunLog:
         }
 
 
+def action_count(env: gym.Env) -> int:
+    """How many actions a tabular agent chooses from: the size of the Discrete action space."""
+    space = env.action_space
+    if not isinstance(space, gym.spaces.Discrete):
+        raise ValueError(f"tabular agents need a Discrete action space, got {space}")
+    return int(space.n)
+
+
 def agent_state_count(env) -> int:
     """How many states a tabular agent needs: `info["state"]` indices or the observations."""
     n_states = getattr(env.unwrapped, "n_states", None)  # grids: depends on the orientation mode
@@ -96,7 +103,7 @@ def run_episodes(
             raise ValueError("this task has no trial schedule")
         order = trial_schedule(spec, schedule_rng(seed))
         conditions = [order[i % len(order)] for i in range(episodes)]
-    all_actions = tuple(range(int(env.action_space.n)))
+    all_actions = tuple(range(action_count(env)))
     compiled = getattr(env, "compiled", None)
     log = RunLog(getattr(compiled, "task_id", None) or str(getattr(env, "task_id", env)))
     start = time.perf_counter()
@@ -112,7 +119,8 @@ def run_episodes(
         total, length = 0.0, 0
         while True:
             action = agent.act(state, available)
-            obs, reward, terminated, truncated, info = env.step(action)
+            obs, step_reward, terminated, truncated, info = env.step(action)
+            reward = float(step_reward)
             next_state, available = _view(obs, info, all_actions)
             agent.learn(state, action, reward, next_state, terminated, available)
             if length == 0:
@@ -143,7 +151,9 @@ def stay_probabilities(log: RunLog, env: GraphTaskEnv) -> dict[str, float]:
         for t, p in zip(c.targets[c.start, a], c.probs[c.start, a]):
             if t >= 0:
                 probability[(a, int(t))] = p
-    cells: dict[str, list[bool]] = {k: [] for k in ("rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare")}
+    cells: dict[str, list[bool]] = {
+        k: [] for k in ("rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare")
+    }
     for i in range(len(log.rewards) - 1):
         common = probability.get((log.first_actions[i], log.first_states[i]), 1.0) >= 0.5
         key = ("rewarded" if log.rewards[i] > 0 else "unrewarded") + ("_common" if common else "_rare")

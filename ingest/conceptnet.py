@@ -22,12 +22,14 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from graphstore import GraphStore
+from graphstore.errors import GraphtasksError
 
+KEY_SEPARATOR = "|"  # assertion keys are 'relation|start|end'; a concept URI holding it is refused
 CONCEPT_TASK = "conceptnet"  # the `task` property of shared Concept nodes
 JOB_TASK = "ingest"  # the `task` property of IngestJob checkpoints
 
 
-class IngestError(ValueError):
+class IngestError(GraphtasksError, ValueError):
     """An ingest job cannot continue; the message names the URL, file and line, or field."""
 
 
@@ -49,6 +51,10 @@ def parse_concept(uri: Any, where: str = "") -> ConceptRef:
     """Split a ConceptNet node URI; `where` (file:line or URL) goes into the error."""
     if not isinstance(uri, str) or not uri.startswith("/c/"):
         raise IngestError(f"{where}: expected a concept URI such as '/c/en/laptop', got {uri!r}")
+    if KEY_SEPARATOR in uri:
+        raise IngestError(
+            f"{where}: concept URI {uri!r} contains {KEY_SEPARATOR!r}, which separates the parts of an assertion key"
+        )
     parts = uri.split("/")  # ['', 'c', 'en', 'road', 'n', 'wn', 'artifact']
     if len(parts) < 4 or not parts[2] or not parts[3]:
         raise IngestError(f"{where}: concept URI {uri!r} has no language or term")
@@ -88,10 +94,19 @@ class Assertion:
         """The merge of two assertions with the same key; independent of order."""
         strong = self if self._rank() >= other._rank() else other
         return Assertion(
-            self.relation_uri, self.start, self.end, strong.weight, strong.surface_text, strong.dataset, strong.license,
-            _union_json(self.sources, other.sources), sorted(set(self.edge_uris) | set(other.edge_uris)),
-            sorted(set(self.start_senses) | set(other.start_senses)), sorted(set(self.end_senses) | set(other.end_senses)),
-            self.start_label or other.start_label, self.end_label or other.end_label,
+            self.relation_uri,
+            self.start,
+            self.end,
+            strong.weight,
+            strong.surface_text,
+            strong.dataset,
+            strong.license,
+            _union_json(self.sources, other.sources),
+            sorted(set(self.edge_uris) | set(other.edge_uris)),
+            sorted(set(self.start_senses) | set(other.start_senses)),
+            sorted(set(self.end_senses) | set(other.end_senses)),
+            self.start_label or other.start_label,
+            self.end_label or other.end_label,
         )
 
     def comparable(self) -> dict[str, Any]:
@@ -151,7 +166,9 @@ def from_dump_columns(cols: list[str], where: str) -> Assertion:
     try:
         info = json.loads(info_text)
     except json.JSONDecodeError as exc:
-        raise IngestError(f"{where}: column 5 (JSON info) is not valid JSON: {exc.msg} at character {exc.pos}") from None
+        raise IngestError(
+            f"{where}: column 5 (JSON info) is not valid JSON: {exc.msg} at character {exc.pos}"
+        ) from None
     if not isinstance(info, dict):
         raise IngestError(f"{where}: column 5 (JSON info) must be an object, got {type(info).__name__}")
     start = parse_concept(start_uri, f"{where}: column 3 (start)")
@@ -203,7 +220,11 @@ def read_checkpoint(store: GraphStore, job_id: str) -> dict[str, Any] | None:
     if not rows:
         return None
     cursor, done, stats = rows[0]
-    return {"cursor": json.loads(cursor) if cursor else None, "done": bool(done), "stats": json.loads(stats) if stats else {}}
+    return {
+        "cursor": json.loads(cursor) if cursor else None,
+        "done": bool(done),
+        "stats": json.loads(stats) if stats else {},
+    }
 
 
 def commit_batch(
@@ -227,16 +248,38 @@ def commit_batch(
             a = old.merge(a)
             first_fetch = old_time or first_fetch
         for ref, label in ((a.start, a.start_label), (a.end, a.end_label)):
-            row = concepts.setdefault(ref.uri, {"uid": ref.uri, "task": CONCEPT_TASK, "name": ref.name, "language": ref.language})
+            row = concepts.setdefault(
+                ref.uri, {"uid": ref.uri, "task": CONCEPT_TASK, "name": ref.name, "language": ref.language}
+            )
             if label and not row.get("label"):
                 row["label"] = label
-        edges.append({
-            "s": a.start.uri, "t": a.end.uri, "key": key, "relation": relation_label(a.relation_uri), "weight": a.weight,
-            "dataset": a.dataset, "license": a.license, "sources": a.sources, "surface_text": a.surface_text,
-            "edge_uris": a.edge_uris, "start_senses": a.start_senses, "end_senses": a.end_senses, "origin": origin,
-            "fetched_at": first_fetch,
-        })
-    job = {"uid": job_id, "task": JOB_TASK, "kind": kind, "cursor": cursor, "done": done, "stats": stats, "updated_at": now}
+        edges.append(
+            {
+                "s": a.start.uri,
+                "t": a.end.uri,
+                "key": key,
+                "relation": relation_label(a.relation_uri),
+                "weight": a.weight,
+                "dataset": a.dataset,
+                "license": a.license,
+                "sources": a.sources,
+                "surface_text": a.surface_text,
+                "edge_uris": a.edge_uris,
+                "start_senses": a.start_senses,
+                "end_senses": a.end_senses,
+                "origin": origin,
+                "fetched_at": first_fetch,
+            }
+        )
+    job = {
+        "uid": job_id,
+        "task": JOB_TASK,
+        "kind": kind,
+        "cursor": cursor,
+        "done": done,
+        "stats": stats,
+        "updated_at": now,
+    }
     _, created = store.merge_shared(
         [("Concept", list(concepts.values())), ("IngestJob", [job])], [("ASSERTS", "Concept", "Concept", edges)]
     )

@@ -11,13 +11,15 @@ twice. Run `python -m ingest.conceptnet_api --help` or `graphtasks ingest api --
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
-from urllib.parse import urlencode, urljoin
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
 
 import requests
+import urllib3
 
 from graphstore import GraphStore, open_store
 
@@ -25,6 +27,7 @@ from .conceptnet import Assertion, IngestError, commit_batch, from_jsonld, match
 
 DEFAULT_BASE_URL = "http://api.conceptnet.io"
 MAX_PAGE_SIZE = 1000
+READ_CHUNK = 1 << 16  # bytes asked of the socket at once; read1 returns whatever has arrived
 
 
 @dataclass
@@ -34,7 +37,7 @@ class RetryPolicy:
     max_attempts: int = 6
     backoff_base: float = 0.5  # seconds before the 2nd attempt; doubles each time
     backoff_max: float = 30.0
-    timeout: float = 20.0  # per request (connect and read)
+    timeout: float = 20.0  # per request: connect, each read, and the whole answer
     seed: int = 0  # jitter comes from a seeded generator: runs are reproducible
 
 
@@ -69,30 +72,42 @@ class ApiClient:
             delay = max(delay, min(retry_after, self.retry.backoff_max))
         return delay
 
+    def absolute(self, url: str) -> str:
+        """`url` as fetched: absolute, or relative to base_url."""
+        if url.startswith(("http://", "https://")):
+            return url
+        return urljoin(self.base_url.rstrip("/") + "/", url.lstrip("/"))
+
     def get_json(self, url: str) -> dict[str, Any]:
         """The decoded JSON object at `url` (absolute, or relative to base_url)."""
-        full = urljoin(self.base_url.rstrip("/") + "/", url.lstrip("/")) if not url.startswith("http") else url
+        full = self.absolute(url)
         last = "no attempt made"
         for attempt in range(1, self.retry.max_attempts + 1):
             self._throttle()
             self.attempts_made += 1
             retry_after = None
+            deadline = time.monotonic() + self.retry.timeout
             try:
-                resp = self.session.get(full, timeout=self.retry.timeout, headers={"Accept": "application/json"})
+                resp = self.session.get(
+                    full, timeout=self.retry.timeout, headers={"Accept": "application/json"}, stream=True
+                )
+                with resp:
+                    body = _read_body(resp, deadline, self.retry.timeout)
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
-                    requests.exceptions.ContentDecodingError) as exc:  # includes a body cut short
+                    requests.exceptions.ContentDecodingError) as exc:  # includes a body cut short or too slow
                 last = f"{type(exc).__name__}: {exc}"
             else:
                 if resp.status_code == 429 or resp.status_code >= 500:
                     last = f"HTTP {resp.status_code} {resp.reason}"
                     retry_after = _retry_after(resp.headers.get("Retry-After"))
                 elif resp.status_code != 200:
-                    raise IngestError(f"{full}: HTTP {resp.status_code} {resp.reason}: {resp.text[:200]!r} (not retried)")
+                    text = body[:200].decode("utf-8", errors="replace")
+                    raise IngestError(f"{full}: HTTP {resp.status_code} {resp.reason}: {text!r} (not retried)")
                 else:
                     try:
-                        data = resp.json()
+                        data = json.loads(body)
                     except ValueError as exc:  # truncated or broken JSON: the server died mid-answer
-                        last = f"invalid JSON ({len(resp.content)} bytes): {exc}"
+                        last = f"invalid JSON ({len(body)} bytes): {exc}"
                     else:
                         if not isinstance(data, dict) or not isinstance(data.get("edges"), list):
                             raise IngestError(f"{full}: response has no 'edges' list; is this a ConceptNet /query URL?")
@@ -105,6 +120,37 @@ class ApiClient:
             "Progress up to the previous page is committed: run the same command again to resume, "
             "or load the dump (`graphtasks ingest dump`) or the bundled snapshot (`graphtasks ingest snapshot`)."
         )
+
+
+def _read_body(resp: requests.Response, deadline: float, timeout: float) -> bytes:
+    """The whole body, or requests.Timeout once `deadline` passes.
+
+    Why: requests' timeout bounds each socket read, so a server sending a byte every so often
+    holds a request forever; reading whatever has arrived (read1) lets the total time be checked.
+    urllib3's errors are raised as the requests errors a non-streamed get would raise.
+    """
+    parts: list[bytes] = []
+    while True:
+        chunk = _read_some(resp)
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        if time.monotonic() > deadline:
+            raise requests.Timeout(
+                f"the answer took longer than {timeout:g} s in total ({sum(map(len, parts))} bytes so far)"
+            )
+
+
+def _read_some(resp: requests.Response) -> bytes:
+    """What has arrived of the body (b"" at its end), with urllib3's errors as requests' errors."""
+    try:
+        return resp.raw.read1(READ_CHUNK, decode_content=True)
+    except urllib3.exceptions.ReadTimeoutError as exc:
+        raise requests.ConnectionError(exc) from None
+    except urllib3.exceptions.DecodeError as exc:
+        raise requests.exceptions.ContentDecodingError(exc) from None
+    except (urllib3.exceptions.ProtocolError, urllib3.exceptions.SSLError, OSError) as exc:
+        raise requests.exceptions.ChunkedEncodingError(exc) from None
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -153,8 +199,13 @@ def ingest_api(
     restart: bool = False,
     max_pages: int | None = None,
     progress: bool = False,
+    allow_other_hosts: bool = False,
 ) -> ApiRunResult:
-    """Fetch one query to its last page into `store`; resumes a job that stopped midway."""
+    """Fetch one query to its last page into `store`; resumes a job that stopped midway.
+
+    A `view.nextPage` that leads back to a page of this run, or (unless `allow_other_hosts`)
+    to another host than `client.base_url`'s, stops the job with an IngestError.
+    """
     client = client or ApiClient()
     first = query_path(rel, start, end, node, page_size)
     job_id = f"api {client.base_url.rstrip('/')}{first}"
@@ -167,10 +218,13 @@ def ingest_api(
     bar = _progress_bar(progress, job_id)
     pages = seen = kept = new = 0
     relations = {rel} if rel else None
+    home = _origin(client.absolute(first))
+    fetched: set[tuple] = set()
     try:
         while url is not None:
             if max_pages is not None and pages >= max_pages:
                 break
+            fetched.add(_canonical(client.absolute(url)))
             data = client.get_json(url)
             batch: dict[str, Assertion] = {}
             for i, edge in enumerate(data["edges"]):
@@ -183,12 +237,14 @@ def ingest_api(
             next_url = view.get("nextPage") if isinstance(view, dict) else None
             if next_url is not None and not isinstance(next_url, str):
                 raise IngestError(f"{url}: field view.nextPage must be a URL string, got {next_url!r}")
-            if next_url == url:
-                raise IngestError(f"{url}: field view.nextPage points at the same page; stopping instead of looping")
+            if next_url is not None:
+                _check_next(url, next_url, client.absolute(next_url), fetched, home, allow_other_hosts)
             pages += 1
             stats = {"pages": stats["pages"] + 1, "edges_seen": stats["edges_seen"] + len(data["edges"]),
                      "edges_kept": stats["edges_kept"] + len(batch), "new": stats["new"]}
-            created = commit_batch(store, job_id, "api", f"api {client.base_url}", batch, next_url, next_url is None, stats)
+            created = commit_batch(
+                store, job_id, "api", f"api {client.base_url}", batch, next_url, next_url is None, stats
+            )
             stats["new"] += created
             new += created
             url = next_url
@@ -199,6 +255,33 @@ def ingest_api(
         if bar is not None:
             bar.close()
     return ApiRunResult(job_id, pages, seen, kept, new, client.retries_made, url is None, resumed)
+
+
+def _canonical(url: str) -> tuple:
+    """A URL as compared for cycles: escaping and parameter order do not matter."""
+    parts = urlsplit(url)
+    return _origin(url), parts.path, tuple(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def _check_next(
+    url: str, next_url: str, absolute: str, fetched: set[tuple], home: tuple, allow_other_hosts: bool
+) -> None:
+    """Stop a page chain that loops or wanders off to another server."""
+    if _canonical(absolute) in fetched:
+        what = "the same page" if next_url == url else "a page fetched earlier in this run"
+        raise IngestError(f"{url}: field view.nextPage {next_url!r} points at {what}; stopping instead of looping")
+    if not allow_other_hosts and _origin(absolute) != home:
+        scheme, host, port = home
+        raise IngestError(
+            f"{url}: field view.nextPage {next_url!r} leads to another host than {scheme}://{host}:{port}; "
+            "not followed (--allow-other-hosts follows it)"
+        )
 
 
 def _progress_bar(enabled: bool, desc: str):
@@ -221,13 +304,16 @@ def main(argv: list[str] | None = None) -> int:
 def add_api_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", default=DEFAULT_BASE_URL, help=f"API root (default {DEFAULT_BASE_URL})")
     parser.add_argument("--rel", default="/r/AtLocation", help="relation URI (default /r/AtLocation); '' for any")
-    parser.add_argument("--start", action="append", default=[], help="start concept URI, e.g. /c/en/laptop (repeatable)")
+    parser.add_argument(
+        "--start", action="append", default=[], help="start concept URI, e.g. /c/en/laptop (repeatable)"
+    )
     parser.add_argument("--start-file", help="file with one start term per line (e.g. MS-COCO categories)")
     parser.add_argument("--end", default=None, help="end concept URI")
     parser.add_argument("--node", default=None, help="concept URI at either end")
     parser.add_argument("--language", default="en", help="keep edges with both ends in this language ('' for any)")
     parser.add_argument("--page-size", type=int, default=MAX_PAGE_SIZE, help="edges per page, 1..1000 (default 1000)")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per request (default 20)")
+    parser.add_argument("--timeout", type=float, default=20.0,
+                        help="seconds per request, in total: connecting, every read and the whole answer (default 20)")
     parser.add_argument("--retries", type=int, default=6, help="attempts per page before giving up (default 6)")
     parser.add_argument("--backoff", type=float, default=0.5, help="first backoff in seconds, doubling (default 0.5)")
     parser.add_argument("--backoff-max", type=float, default=30.0, help="longest backoff in seconds (default 30)")
@@ -235,6 +321,8 @@ def add_api_arguments(parser: argparse.ArgumentParser) -> None:
                         help="requests per second, 0 = unlimited (default 1.6: under the API's 6000/hour)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the backoff jitter")
     parser.add_argument("--restart", action="store_true", help="fetch again from the first page")
+    parser.add_argument("--allow-other-hosts", action="store_true",
+                        help="follow a view.nextPage link to another host than --base-url's (default: stop)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -265,12 +353,17 @@ def run_api_command(args: argparse.Namespace) -> int:
     try:
         for start in _starts(args):
             r = ingest_api(store, args.rel or None, start, args.end, args.node, languages, args.page_size, client,
-                           args.restart, progress=not args.no_progress)
+                           args.restart, progress=not args.no_progress,
+                           allow_other_hosts=getattr(args, "allow_other_hosts", False))
             totals["jobs"] += 1
             totals["pages"] += r.pages
             totals["kept"] += r.edges_kept
             totals["new"] += r.new_assertions
-            state = "already complete" if r.done and r.resumed and r.pages == 0 else ("resumed, " if r.resumed else "") + "complete"
+            state = (
+                "already complete"
+                if r.done and r.resumed and r.pages == 0
+                else ("resumed, " if r.resumed else "") + "complete"
+            )
             print(f"{r.job_id}: {state}; {r.pages} pages, {r.edges_kept} edges kept, {r.new_assertions} new assertions")
     finally:
         store.close()

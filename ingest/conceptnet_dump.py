@@ -15,7 +15,8 @@ import argparse
 import gzip
 import io
 import os
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Iterator
@@ -25,7 +26,27 @@ from graphstore import GraphStore, open_store
 from .conceptnet import Assertion, IngestError, commit_batch, from_dump_columns, merge_into, read_checkpoint
 
 DEFAULT_BATCH = 5000  # assertions per committed batch
+REPORTED_BAD_LINES = 20  # messages kept for the report; the count covers all of them
 CHECKPOINT_LINES = 2_000_000  # also commit (possibly empty) after this many lines, to save progress
+
+
+@dataclass
+class BadLines:
+    """What to do with a line that cannot be read: stop the job (default) or skip it, counted."""
+
+    skip: bool = False
+    count: int = 0
+    messages: list[str] = field(default_factory=list)
+
+    def handle(self, error: IngestError) -> None:
+        if not self.skip:
+            raise error
+        self.count += 1
+        if len(self.messages) < REPORTED_BAD_LINES:
+            self.messages.append(str(error))
+
+
+STOP = BadLines()  # the default: the first bad line stops the job
 
 
 def open_lines(path: str | Path) -> Iterator[str]:
@@ -44,7 +65,7 @@ def open_lines(path: str | Path) -> Iterator[str]:
 
 def filter_rows(
     lines: Iterator[str], relations: frozenset[str] | None, languages: frozenset[str] | None, where: str,
-    skip: int = 0, tick: int = CHECKPOINT_LINES, offset: int = 0,
+    skip: int = 0, tick: int = CHECKPOINT_LINES, offset: int = 0, bad: BadLines = STOP,
 ) -> Iterator[tuple[int, Assertion | None]]:
     """(line number, assertion) for every matching line after `skip`, and (line number, None)
     every `tick` lines and at the end, so the caller can checkpoint by line.
@@ -69,18 +90,25 @@ def filter_rows(
                     break
             else:
                 if line.count("\t") != 4 and line.strip():
-                    raise IngestError(f"{where}, line {number}: expected 5 tab-separated columns, found {line.count(chr(9)) + 1}")
+                    bad.handle(IngestError(
+                        f"{where}, line {number}: expected 5 tab-separated columns, found {line.count(chr(9)) + 1}"
+                    ))
                 continue
         cols = line.rstrip("\n").split("\t")
         if len(cols) != 5:
-            if not line.strip():
-                continue
-            raise IngestError(f"{where}, line {number}: expected 5 tab-separated columns, found {len(cols)}")
+            if line.strip():
+                bad.handle(IngestError(f"{where}, line {number}: expected 5 tab-separated columns, found {len(cols)}"))
+            continue
         if relations is not None and cols[1] not in relations:
             continue
         if prefixes is not None and not (cols[2].startswith(prefixes) and cols[3].startswith(prefixes)):
             continue
-        yield number, from_dump_columns(cols, f"{where}, line {number}")
+        try:
+            assertion = from_dump_columns(cols, f"{where}, line {number}")
+        except IngestError as exc:
+            bad.handle(exc)
+            continue
+        yield number, assertion
     yield number, None
 
 
@@ -89,7 +117,7 @@ CHUNK = 1 << 22  # bytes of decompressed text scanned at once
 
 def scan_dump(
     path: str | Path, relations: frozenset[str] | None, languages: frozenset[str] | None,
-    skip: int = 0, tick: int = CHECKPOINT_LINES,
+    skip: int = 0, tick: int = CHECKPOINT_LINES, bad: BadLines = STOP,
 ) -> Iterator[tuple[int, Assertion | None]]:
     """Same output as `filter_rows(open_lines(path), ...)`, scanning whole chunks of bytes.
 
@@ -99,7 +127,7 @@ def scan_dump(
     line) is handed to the line-by-line filter, which reports the file and line.
     """
     if relations is None:
-        yield from filter_rows(open_lines(path), relations, languages, str(path), skip, tick)
+        yield from filter_rows(open_lines(path), relations, languages, str(path), skip, tick, bad=bad)
         return
     p = Path(path)
     where = str(p)
@@ -133,7 +161,7 @@ def scan_dump(
                             offset = block.index(b"\n", offset) + 1
                         first = skip + 1
                     part = block[offset:] if offset else block
-                    yield from _scan_block(part, first, needles, relations, languages, where)
+                    yield from _scan_block(part, first, needles, relations, languages, where, bad)
                 base += n
                 if base - last_tick >= tick and base > skip:
                     last_tick = base
@@ -144,11 +172,12 @@ def scan_dump(
 
 
 def _scan_block(block: bytes, first: int, needles: list[bytes], relations: frozenset[str],
-                languages: frozenset[str] | None, where: str) -> Iterator[tuple[int, Assertion | None]]:
+                languages: frozenset[str] | None, where: str, bad: BadLines = STOP,
+                ) -> Iterator[tuple[int, Assertion | None]]:
     """Matches in a block of whole lines whose first line is number `first`."""
     if block.count(b"\t") != 4 * block.count(b"\n"):  # a malformed or blank line somewhere: go slowly
         lines = block.decode("utf-8", errors="replace").splitlines(True)
-        for number, a in filter_rows(iter(lines), relations, languages, where, 0, len(lines) + 2, first - 1):
+        for number, a in filter_rows(iter(lines), relations, languages, where, 0, len(lines) + 2, first - 1, bad):
             if a is not None:
                 yield number, a
         return
@@ -171,15 +200,26 @@ def _scan_block(block: bytes, first: int, needles: list[bytes], relations: froze
         number += block.count(b"\n", counted, start)
         counted = start
         end = block.index(b"\n", start)
-        cols = block[start:end].decode("utf-8").split("\t")
+        try:
+            cols = block[start:end].decode("utf-8").split("\t")
+        except UnicodeDecodeError as exc:
+            bad.handle(IngestError(f"{where}, line {number + 1}: not UTF-8 text: {exc.reason}"))
+            continue
         if cols[1] not in relations:
             continue
         if prefixes is not None and not (cols[2].startswith(prefixes) and cols[3].startswith(prefixes)):
             continue
-        yield number + 1, from_dump_columns(cols, f"{where}, line {number + 1}")
+        try:
+            assertion = from_dump_columns(cols, f"{where}, line {number + 1}")
+        except IngestError as exc:
+            bad.handle(exc)
+            continue
+        yield number + 1, assertion
 
 
-def count_matching(path: str | Path, relations: frozenset[str] | None, languages: frozenset[str] | None) -> tuple[int, int]:
+def count_matching(
+    path: str | Path, relations: frozenset[str] | None, languages: frozenset[str] | None
+) -> tuple[int, int]:
     """(lines, matching rows) without writing anything: the filter benchmark's loop."""
     lines = kept = 0
     for lines, a in scan_dump(path, relations, languages):
@@ -197,6 +237,8 @@ class DumpRunResult:
     batches: int
     done: bool
     resumed_at: int
+    bad_lines: int = 0  # lines skipped with --skip-bad-lines in this run
+    bad_messages: list[str] = field(default_factory=list)  # the first REPORTED_BAD_LINES of them
 
 
 def job_id_for(path: str | Path, relations: frozenset[str] | None, languages: frozenset[str] | None) -> str:
@@ -216,13 +258,21 @@ def ingest_dump(
     restart: bool = False,
     progress: bool = False,
     stop_after_batches: int | None = None,
+    skip_bad_lines: bool = False,
 ) -> DumpRunResult:
-    """Load the matching rows of a dump into `store`, continuing an interrupted run."""
+    """Load the matching rows of a dump into `store`, continuing an interrupted run.
+
+    A line that cannot be read stops the job (nothing after the last commit is written) unless
+    `skip_bad_lines`: then it is counted, its message (file and line) kept, and the job goes on.
+    """
     if batch_size < 1:
         raise IngestError(f"batch_size: expected a positive integer, got {batch_size}")
     p = Path(path)
     if not p.is_file():
         raise IngestError(f"{p}: no such file")
+    if p.stat().st_size == 0:
+        raise IngestError(f"{p}: empty file (0 bytes); expected a ConceptNet assertions dump")
+    bad = BadLines(skip=skip_bad_lines)
     job_id = job_id_for(p, relations, languages)
     checkpoint = None if restart else read_checkpoint(store, job_id)
     stats = dict(checkpoint["stats"]) if checkpoint else {"lines": 0, "rows_kept": 0, "new": 0}
@@ -256,7 +306,7 @@ def ingest_dump(
         last_commit = line
 
     try:
-        for line, a in scan_dump(p, relations, languages, skip, CHECKPOINT_LINES):
+        for line, a in scan_dump(p, relations, languages, skip, CHECKPOINT_LINES, bad):
             if a is not None:
                 kept += 1
                 rows_in_batch += 1
@@ -264,14 +314,18 @@ def ingest_dump(
                 if len(batch) >= batch_size:
                     commit(False)
                     if stop_after_batches is not None and batches >= stop_after_batches:
-                        return DumpRunResult(job_id, line - skip, kept, new, batches, False, skip)
+                        return DumpRunResult(
+                            job_id, line - skip, kept, new, batches, False, skip, bad.count, bad.messages
+                        )
             elif line - last_commit >= CHECKPOINT_LINES:
                 commit(False)
+        if line == 0:
+            raise IngestError(f"{p}: no lines; expected a ConceptNet assertions dump (5 tab-separated columns a line)")
         commit(True)
     finally:
         if bar is not None:
             bar.close()
-    return DumpRunResult(job_id, line - skip, kept, new, batches, True, skip)
+    return DumpRunResult(job_id, line - skip, kept, new, batches, True, skip, bad.count, bad.messages)
 
 
 def add_dump_arguments(parser: argparse.ArgumentParser) -> None:
@@ -280,8 +334,13 @@ def add_dump_arguments(parser: argparse.ArgumentParser) -> None:
                         help="relation URI to keep (repeatable; default /r/AtLocation; 'all' for every relation)")
     parser.add_argument("--language", action="append", default=None,
                         help="language both ends must have (repeatable; default en; 'all' for any)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, help=f"assertions per commit (default {DEFAULT_BATCH})")
+    parser.add_argument(
+        "--batch-size", type=int, default=DEFAULT_BATCH, help=f"assertions per commit (default {DEFAULT_BATCH})"
+    )
     parser.add_argument("--restart", action="store_true", help="read again from the first line")
+    parser.add_argument("--skip-bad-lines", action="store_true",
+                        help="skip a line that cannot be read (counted, reported with file and line) "
+                        "instead of stopping")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -292,15 +351,22 @@ def run_dump_command(args: argparse.Namespace) -> int:
     languages = None if "all" in langs else frozenset(langs)
     store = open_store(args.store)
     try:
-        r = ingest_dump(store, args.file, relations, languages, args.batch_size, args.restart, not args.no_progress)
+        r = ingest_dump(store, args.file, relations, languages, args.batch_size, args.restart, not args.no_progress,
+                        skip_bad_lines=getattr(args, "skip_bad_lines", False))
     finally:
         store.close()
+    for message in r.bad_messages:
+        print(f"skipped: {message}", file=sys.stderr)
+    if r.bad_lines > len(r.bad_messages):
+        print(f"skipped: ... and {r.bad_lines - len(r.bad_messages)} more bad lines", file=sys.stderr)
     if r.done and r.lines == 0 and r.batches == 0:
         print(f"{r.job_id}: already complete ({r.resumed_at} lines); --restart reads it again")
     else:
         resumed = f"resumed at line {r.resumed_at}, " if r.resumed_at else ""
         print(f"{r.job_id}: {resumed}{'complete' if r.done else 'stopped'}")
-    print(f"summary: {r.lines} lines read, {r.rows_kept} rows kept, {r.new_assertions} new assertions, {r.batches} batches")
+    skipped = f", {r.bad_lines} bad lines skipped" if r.bad_lines else ""
+    print(f"summary: {r.lines} lines read, {r.rows_kept} rows kept, {r.new_assertions} new assertions, "
+          f"{r.batches} batches{skipped}")
     return 0
 
 

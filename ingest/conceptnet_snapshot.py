@@ -95,7 +95,9 @@ def read_snapshot(path: str | Path | None = None) -> list[Assertion]:
     return [from_jsonld(e, f"{p}: edge {i}") for i, e in enumerate(snap["edges"])]
 
 
-def ingest_snapshot(store: GraphStore, path: str | Path | None = None, restart: bool = False) -> tuple[str, int, int, bool]:
+def ingest_snapshot(
+    store: GraphStore, path: str | Path | None = None, restart: bool = False
+) -> tuple[str, int, int, bool]:
     """Load the snapshot in one committed batch: (job id, edges, new assertions, already loaded)."""
     p = Path(path) if path is not None else snapshot_path()
     job_id = f"snapshot {p.name}"
@@ -107,5 +109,7 @@ def ingest_snapshot(store: GraphStore, path: str | Path | None = None, restart: 
     for a in assertions:
         merge_into(batch, a)
     stats = {"edges": len(assertions), "assertions": len(batch)}
-    new = commit_batch(store, job_id, "snapshot", f"snapshot {p.name}", batch, len(assertions), True, stats, SNAPSHOT_FETCHED)
+    new = commit_batch(
+        store, job_id, "snapshot", f"snapshot {p.name}", batch, len(assertions), True, stats, SNAPSHOT_FETCHED
+    )
     return job_id, len(assertions), new, False

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from functools import lru_cache
-import importlib.util
 from pathlib import Path
 from typing import Any
 
+from graphstore.errors import GraphtasksError
 
-class TaskFileError(ValueError):
+
+class TaskFileError(GraphtasksError, ValueError):
     """A task definition file cannot be read; the message names the file (and field)."""
 
 

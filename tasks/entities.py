@@ -1,6 +1,6 @@
-"""The entity registry of `seeds/environment-registry-design.md`, on top of the task graph.
+"""The entity registry, on top of the task graph: typed entities added to stored tasks.
 
-Three stages, as the seed names them:
+Three stages:
 1. engrained defaults: each family's entity space (`entity_space(family)`) maps a class
    name to an `EntityClass`: its node type (entity classes are node types), its default
    parameters (from the family's templates) and how an entity attaches to the task
@@ -27,6 +27,7 @@ from graphstore.entities import CREATED, check_group, entity_type, graph_entitie
 from graphstore.schema import GROUP_PROPERTY
 from graphstore.taskgraph import uid_of
 
+from .registry import build, is_builtin
 from .rewards import RewardSpecError, reward_spec
 
 MAX_COUNT = 10_000
@@ -140,7 +141,9 @@ def _grid_attach(rel: str) -> Attach:
         label = graph.label(local_id)
         existing = _occupied(graph, source, rel, label)
         if existing is not None:
-            raise SchemaError(f"{where}: cell {tuple(cell)} of task {graph.task_id!r} already holds a {label} ({existing})")
+            raise SchemaError(
+                f"{where}: cell {tuple(cell)} of task {graph.task_id!r} already holds a {label} ({existing})"
+            )
         graph.add_edge(source, local_id, rel)
         if label == "Warp":
             graph.add_edge(local_id, _cell_local(graph, params.get("_to"), f"{where}: to"), "WARPS_TO")
@@ -205,7 +208,9 @@ def add_entities(graph: TaskGraph, request: Mapping[str, Any]) -> list[str]:
     Everything is checked before the graph is changed: on any error it stays as it was.
     """
     if not isinstance(request, Mapping) or not request:
-        raise SchemaError(f"task {graph.task_id!r}: create takes {{type: {{'params': ..., 'count': k, 'group': name}}}}")
+        raise SchemaError(
+            f"task {graph.task_id!r}: create takes {{type: {{'params': ..., 'count': k, 'group': name}}}}"
+        )
     space = entity_space(graph.family, graph)
     trial = _copy(graph)
     numbers = _next_numbers(trial)
@@ -221,7 +226,9 @@ def add_entities(graph: TaskGraph, request: Mapping[str, Any]) -> list[str]:
             raise SchemaError(f"{where}: options must be a dict with {', '.join(OPTION_KEYS)}, got {options!r}")
         unknown = sorted(set(options) - set(OPTION_KEYS))
         if unknown:
-            raise SchemaError(f"{where}: unknown option(s) {', '.join(map(str, unknown))}; use {', '.join(OPTION_KEYS)}")
+            raise SchemaError(
+                f"{where}: unknown option(s) {', '.join(map(str, unknown))}; use {', '.join(OPTION_KEYS)}"
+            )
         count = options.get("count", 1)
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
             raise SchemaError(f"{where}: 'count' must be an integer in 1..{MAX_COUNT}, got {count!r}")
@@ -276,8 +283,12 @@ def _copy(graph: TaskGraph) -> TaskGraph:
 def create(store: GraphStore, task_id: str, request: Mapping[str, Any]) -> list[str]:
     """Add entities to a stored task: a new version written in one transaction; returns the new uids.
 
-    Fails with ConflictError (nothing written) if the task changed since it was read.
+    A built-in task missing from the store is built and put there first, as environments and
+    `graphtasks entities create` do. Fails with ConflictError (nothing written) if the task
+    changed since it was read.
     """
+    if task_id not in store and is_builtin(task_id):
+        store.put(build(task_id))
     graph = store.get(task_id)
     base = graph.task.get("content_hash") or graph.content_hash()
     uids = add_entities(graph, request)  # validated there; extend seals (hash) before writing

@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any, Mapping
 
+from graphstore.errors import GraphtasksError
+
 PROBABILITY_TOLERANCE = 1e-6
 
 
-class GraphNotationError(ValueError):
+class GraphNotationError(GraphtasksError, ValueError):
     """An invalid graph; the message names the node and action."""
 
 
@@ -43,6 +45,7 @@ class ParsedGraph:
 
 
 def _as_int(value: Any, what: str) -> int:
+    """An integer, or a string of digits: JSON object keys (nodes, actions) are always strings."""
     if isinstance(value, bool):
         raise GraphNotationError(f"{what}: expected an integer, got {value!r}")
     if isinstance(value, Integral):
@@ -50,6 +53,13 @@ def _as_int(value: Any, what: str) -> int:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
     raise GraphNotationError(f"{what}: expected an integer, got {value!r}")
+
+
+def _target(value: Any, what: str) -> int:
+    """A target node: an integer, never a string (a quoted "1" is almost always a typo in a data file)."""
+    if isinstance(value, str):
+        raise GraphNotationError(f"{what}: expected an integer node index, got the string {value!r}")
+    return _as_int(value, what)
 
 
 def _probability(value: Any, what: str) -> float:
@@ -66,7 +76,7 @@ def _targets(value: Any, what: str) -> list[int]:
         raise GraphNotationError(f"{what}: targets must be a list, got {value!r}")
     if not value:
         raise GraphNotationError(f"{what}: empty list of targets")
-    return [_as_int(t, f"{what}, target") for t in value]
+    return [_target(t, f"{what}, target") for t in value]
 
 
 def _intended(targets: list[int], p: float, what: str) -> list[tuple[int, float]]:
@@ -104,7 +114,7 @@ def _action_value(value: Any, what: str) -> list[tuple[int, float]]:
         if not isinstance(probs, (list, tuple)) or len(probs) != len(targets):
             raise GraphNotationError(f"{what}: 'probs' must list one probability per target")
         return [(t, _probability(p, what)) for t, p in zip(targets, probs)]
-    return [(_as_int(value, f"{what}, target"), 1.0)]
+    return [(_target(value, f"{what}, target"), 1.0)]
 
 
 def _parse_node(node: int, value: Any) -> tuple[dict[int, list[tuple[int, float]]], bool]:
@@ -159,7 +169,9 @@ def parse_graph(graph: Mapping[Any, Any]) -> ParsedGraph:
             merged: dict[int, float] = {}
             for target, p in outcomes:
                 if target not in nodes:
-                    raise GraphNotationError(f"node {node}, action {action}: target {target} is not a node of the graph")
+                    raise GraphNotationError(
+                        f"node {node}, action {action}: target {target} is not a node of the graph"
+                    )
                 merged[target] = merged.get(target, 0.0) + p
             total = sum(merged.values())
             if abs(total - 1.0) > 1e-3:

@@ -19,6 +19,12 @@ from .rewards import RewardSpecError, reward_spec
 from .schedules import ScheduleError, validate_schedule
 
 REWARD_ON = ("arrival", "terminal")
+# The JSON type each optional field must have; checked first so no later step fails without the file's name.
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,), "description": (str,), "reference": (str,), "reward_on": (str,), "names": (dict,),
+    "info": (dict,), "rewards": (dict,), "conditions": (dict,), "schedule": (dict,), "provenance": (dict,),
+    "defaults": (dict,),
+}
 KNOWN_FIELDS = {
     "name", "description", "reference", "reward_on", "start", "graph", "names", "info", "rewards",
     "conditions", "schedule", "provenance", "defaults",
@@ -30,7 +36,9 @@ def substitute(value: Any, params: Mapping[str, Any], where: str) -> Any:
     if isinstance(value, str) and value.startswith("$"):
         key = value[1:]
         if key not in params:
-            raise TaskFileError(f"{where}: placeholder {value!r} has no value (parameters: {', '.join(sorted(params)) or 'none'})")
+            raise TaskFileError(
+                f"{where}: placeholder {value!r} has no value (parameters: {', '.join(sorted(params)) or 'none'})"
+            )
         return params[key]
     if isinstance(value, list):
         return [substitute(v, params, where) for v in value]
@@ -44,7 +52,8 @@ def effective_params(definition: Mapping[str, Any], params: Mapping[str, Any], w
     unknown = sorted(set(params) - set(defaults))
     if unknown:
         raise TaskFileError(
-            f"{where}: unknown parameter(s) {', '.join(unknown)}; this task takes: {', '.join(sorted(defaults)) or 'none'}"
+            f"{where}: unknown parameter(s) {', '.join(unknown)} in params; "
+            f"this task takes: {', '.join(sorted(defaults)) or 'none'}"
         )
     return {**defaults, **params}
 
@@ -57,8 +66,10 @@ def build_graph_task(
     unknown = sorted(set(definition) - KNOWN_FIELDS)
     if unknown:
         raise TaskFileError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    _check_field_types(definition, where)
     chosen = effective_params(definition, params or {}, where)
     d = substitute({k: v for k, v in definition.items() if k != "defaults"}, chosen, where)
+    _check_field_types(d, where)
     if "graph" not in d:
         raise TaskFileError(f"{where}: missing field 'graph'")
     try:
@@ -70,7 +81,7 @@ def build_graph_task(
     if reward_on not in REWARD_ON:
         raise TaskFileError(f"{where}: 'reward_on' must be one of {', '.join(REWARD_ON)}, got {reward_on!r}")
     start = d.get("start", 0)
-    if not isinstance(start, int) or not 0 <= start < n:
+    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < n:
         raise TaskFileError(f"{where}: 'start' must be a node index in 0..{n - 1}, got {start!r}")
     provenance = dict(d.get("provenance", {}))
     if d.get("reference"):
@@ -128,8 +139,8 @@ def build_graph_task(
             available={str(k): list(v) for k, v in condition.available.items()} or None,
         )
         graph.add_edge("", local, "HAS_CONDITION")
-        for (node, action), outcomes in condition.overrides.items():
-            for target, p in outcomes:
+        for (node, action), override in condition.overrides.items():
+            for target, p in override:
                 graph.add_edge(local, f"s{target}", "OVERRIDE", source=node, action=action, p=p)
     if d.get("schedule") is not None:
         try:
@@ -137,6 +148,22 @@ def build_graph_task(
         except ScheduleError as exc:
             raise TaskFileError(str(exc)) from None
     return graph.seal()
+
+
+def _check_field_types(d: Mapping[str, Any], where: str) -> None:
+    for name, types in FIELD_TYPES.items():
+        value = d.get(name)
+        placeholder = isinstance(value, str) and value.startswith("$")
+        if value is not None and not placeholder and not isinstance(value, types):
+            expected = "a JSON object" if types == (dict,) else "a string"
+            raise TaskFileError(f"{where}: field {name!r} must be {expected}, got {type(value).__name__} {value!r:.60}")
+    for name in ("names", "info"):
+        for key in (d.get(name) or {}) if isinstance(d.get(name), dict) else ():
+            if not str(key).lstrip("-").isdigit():
+                raise TaskFileError(f"{where}: {name}: key {key!r} is not a node index")
+    for key, value in (d.get("names") or {}).items() if isinstance(d.get("names"), dict) else ():
+        if not isinstance(value, str):
+            raise TaskFileError(f"{where}: names[{key}]: expected a string, got {value!r}")
 
 
 def _node_key(key: Any, n: int, where: str) -> int:

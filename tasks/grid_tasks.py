@@ -25,6 +25,7 @@ are applied by the environment on top of these edges.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -208,7 +209,13 @@ def parse_template(text: str, source: str = "<text>", default_name: str = "") ->
 
 
 def _layout(
-    name: str, size: str, header: int, rows: list[tuple[int, str]], lines: list[tuple[int, list[str]]], source: str, reference: str
+    name: str,
+    size: str,
+    header: int,
+    rows: list[tuple[int, str]],
+    lines: list[tuple[int, list[str]]],
+    source: str,
+    reference: str,
 ) -> GridLayout:
     if not rows:
         raise TaskFileError(f"{source}, line {header}: section [{size}] has no map rows")
@@ -321,7 +328,9 @@ def _items(value: Any, where: str) -> Iterable[tuple[Any, Any]]:
     raise ValueError(f"{where}: expected a dict {{(row, col): ...}} or a list, got {type(value).__name__}")
 
 
-def objects_from_dict(objects: Mapping[str, Any], n: int, walls: Iterable[Cell] = (), where: str = "objects") -> GridObjects:
+def objects_from_dict(
+    objects: Mapping[str, Any], n: int, walls: Iterable[Cell] = (), where: str = "objects"
+) -> GridObjects:
     """Objects in the reference's format ({'rewards': {(r, c): v or [v, visible, terminate]},
     'keys': [(r, c)], 'doors': {(r, c): 'h'|'v'}, 'warps': {(r, c): (r2, c2)}, 'markers':
     {(r, c): (R, G, B)}}), checked against the grid. Keys as lists are accepted."""
@@ -329,7 +338,9 @@ def objects_from_dict(objects: Mapping[str, Any], n: int, walls: Iterable[Cell] 
         raise ValueError(f"{where}: expected a dict of object kinds, got {type(objects).__name__}")
     unknown = sorted(set(objects) - {"rewards", "keys", "doors", "warps", "markers"})
     if unknown:
-        raise ValueError(f"{where}: unknown object kind(s) {', '.join(unknown)}; use rewards, keys, doors, warps, markers")
+        raise ValueError(
+            f"{where}: unknown object kind(s) {', '.join(unknown)}; use rewards, keys, doors, warps, markers"
+        )
     wall_set = set(walls)
 
     def check(cell: Cell, what: str) -> Cell:
@@ -373,13 +384,13 @@ def objects_from_dict(objects: Mapping[str, Any], n: int, walls: Iterable[Cell] 
             colour = ()
         if len(colour) != 3 or not all(0 <= v <= 255 for v in colour):
             raise ValueError(f"{what}: expected an (R, G, B) colour, got {value!r}")
-        markers[check(_cell(pos, what), what)] = colour  # type: ignore[assignment]
+        markers[check(_cell(pos, what), what)] = (colour[0], colour[1], colour[2])
     return GridObjects(rewards, tuple(keys), doors, warps, markers)
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise ValueError(f"{where}: reward value must be a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{where}: reward value must be a finite number, got {value!r}")
     return float(value)
 
 
@@ -398,7 +409,9 @@ def build_grid_task(grid: GridLayout, task_id: str | None = None) -> TaskGraph:
         source=grid.source,
         description=f"neuro-nav grid template {grid.template!r} at size {grid.size!r} ({n}x{n})",
         params={"template": grid.template, "size": grid.size, "n": n},
-        provenance={"reference": grid.reference} if grid.reference else {"reference": "neuro-nav 2.5.0 GridEnv templates"},
+        provenance={"reference": grid.reference}
+        if grid.reference
+        else {"reference": "neuro-nav 2.5.0 GridEnv templates"},
         n_states=n * n,
         n_actions=len(DIRECTIONS),
     )
@@ -439,7 +452,7 @@ def grid_task_id(template: str, size: str) -> str:
 
 
 def _names() -> list[str]:
-    out = []
+    out: list[str] = []
     for name, path in sorted(template_files().items()):
         sizes = read_template(path)
         out.extend(f"{name}/{size}" for size in sorted(sizes, key=lambda s: (SIZE_ORDER + (s,)).index(s)))

@@ -15,12 +15,13 @@ from typing import Any, Callable, Mapping
 from urllib.parse import parse_qsl
 
 from graphstore import TaskGraph
+from graphstore.errors import GraphtasksError, did_you_mean
 
 from .data import TaskFileError, data_dir
 from .graph_tasks import build_graph_task, load_definition
 
 
-class UnknownTask(KeyError):
+class UnknownTask(GraphtasksError, KeyError):
     def __str__(self) -> str:
         return str(self.args[0])
 
@@ -75,7 +76,8 @@ def resolve(task_id: str) -> tuple[Family, str]:
             name = base[len(family.prefix) :]
             if name in family.names():
                 return family, name
-    raise UnknownTask(f"unknown task {task_id!r}; built-in tasks: `graphtasks tasks list --builtin`")
+    hint = did_you_mean(base, builtin_ids()) or "; built-in tasks: `graphtasks tasks list --builtin`"
+    raise UnknownTask(f"unknown task {task_id!r}{hint}")
 
 
 def builtin_ids(family: str | None = None) -> list[str]:
@@ -92,7 +94,19 @@ def is_builtin(task_id: str) -> bool:
 
 
 def build(task_id: str, **params: Any) -> TaskGraph:
-    """Build a built-in task; parameters given here or in the id override the defaults."""
+    """Build a built-in task; parameters given here or in the id override the defaults.
+
+    Examples
+    --------
+    Parameters that differ from the defaults become part of the stable task id.
+
+    >>> import tasks
+    >>> graph = tasks.build("rewardgym/two-step", p_common=0.8)
+    >>> graph.task_id, graph.family
+    ('rewardgym/two-step?p_common=0.8', 'rewardgym')
+    >>> tasks.build("rewardgym/two-step?p_common=0.8").content_hash() == graph.content_hash()
+    True
+    """
     family, name = resolve(task_id)
     _, id_params = split_task_id(task_id)
     chosen = {**id_params, **params}
@@ -131,4 +145,6 @@ def build_from_file(path: str | Path, task_id: str | None = None, **params: Any)
     if not isinstance(name, str):
         raise TaskFileError(f"{p}: 'name' must be a string")
     base = task_id or f"user/{name}"
-    return build_graph_task(make_task_id(base, params, definition.get("defaults", {})), "user", definition, params, source=str(p))
+    return build_graph_task(
+        make_task_id(base, params, definition.get("defaults", {})), "user", definition, params, source=str(p)
+    )

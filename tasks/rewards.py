@@ -8,16 +8,21 @@ new session (gym's `reset(seed=...)`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, TypeVar
 
 import numpy as np
+
+from graphstore.errors import GraphtasksError
+
+T = TypeVar("T")
 
 KINDS = ("fixed", "probabilistic", "drifting", "pseudorandom")
 
 
-class RewardSpecError(ValueError):
+class RewardSpecError(GraphtasksError, ValueError):
     """A reward specification is invalid; the message names the field."""
 
 
@@ -84,33 +89,58 @@ class RewardSpec:
             props["sd"] = self.sd
         return props
 
+    def probabilities(self) -> tuple[float, ...]:
+        """`probs`, which a probabilistic reward has."""
+        return _present(self.probs, "probs", self.kind)
+
+    def drift_borders(self) -> tuple[float, float]:
+        """`borders`, which a drifting reward has."""
+        return _present(self.borders, "borders", self.kind)
+
+    def drift_sd(self) -> float:
+        """`sd`, which a drifting reward has."""
+        return _present(self.sd, "sd", self.kind)
+
     @property
     def expected(self) -> float:
         """Expected value of one draw (drifting: at the middle of its borders)."""
         if self.kind == "fixed":
             return self.values[0]
         if self.kind == "probabilistic":
-            return float(np.dot(self.values, self.probs))
+            return float(np.dot(self.values, self.probabilities()))
         if self.kind == "drifting":
-            p = sum(self.borders) / 2
+            p = sum(self.drift_borders()) / 2
             return p * self.values[0] + (1 - p) * self.values[1]
         return float(np.mean(self.values))
 
 
+def finite_number(value: Any) -> bool:
+    """A real number that is not a bool, NaN or infinite (JSON's NaN/Infinity, or 1e400 read as inf)."""
+    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _present(value: T | None, field: str, kind: str) -> T:
+    if value is None:
+        raise RewardSpecError(f"a {kind} reward needs {field}")
+    return value
+
+
 def _numbers(value: Any, field: str, where: str) -> tuple[float, ...]:
     if isinstance(value, Real) and not isinstance(value, bool):
-        return (float(value),)
+        value = [value]
     if not isinstance(value, (list, tuple)) or not value:
         raise RewardSpecError(f"{where}: '{field}' must be a non-empty list of numbers, got {value!r}")
     for v in value:
-        if isinstance(v, bool) or not isinstance(v, Real):
-            raise RewardSpecError(f"{where}: '{field}' must hold numbers, got {v!r}")
+        if not finite_number(v):
+            raise RewardSpecError(f"{where}: '{field}' must hold finite numbers, got {v!r}")
     return tuple(float(v) for v in value)
 
 
 def reward_spec(value: Any, where: str = "reward") -> RewardSpec:
     """A spec from a data-file value: a number (fixed) or {"kind": ..., ...}; validated."""
     if isinstance(value, Real) and not isinstance(value, bool):
+        if not finite_number(value):
+            raise RewardSpecError(f"{where}: expected a finite number, got {value!r}")
         return RewardSpec("fixed", (float(value),))
     if not isinstance(value, Mapping):
         raise RewardSpecError(f"{where}: expected a number or an object with 'kind', got {value!r}")
@@ -142,8 +172,8 @@ def reward_spec(value: Any, where: str = "reward") -> RewardSpec:
         if len(borders) != 2 or not 0 <= borders[0] <= borders[1] <= 1:
             raise RewardSpecError(f"{where}: 'borders' must be [low, high] within [0, 1], got {list(borders)}")
         sd = value.get("sd", 0.025)
-        if isinstance(sd, bool) or not isinstance(sd, Real) or sd < 0:
-            raise RewardSpecError(f"{where}: 'sd' must be a non-negative number, got {sd!r}")
+        if not finite_number(sd) or sd < 0:
+            raise RewardSpecError(f"{where}: 'sd' must be a finite non-negative number, got {sd!r}")
         return RewardSpec(kind, values, None, (borders[0], borders[1]), float(sd))
     return RewardSpec(kind, values)  # pseudorandom: the deck
 
@@ -178,7 +208,7 @@ class FixedSource:
 class ProbabilisticSource:
     def __init__(self, spec: RewardSpec) -> None:
         self.values = list(spec.values)
-        self.cumulative = np.cumsum(spec.probs).tolist()
+        self.cumulative = np.cumsum(spec.probabilities()).tolist()
         self.cumulative[-1] = 1.0
 
     def reset(self, stream: RandomStream) -> None:
@@ -197,8 +227,8 @@ class DriftingSource:
 
     def __init__(self, spec: RewardSpec) -> None:
         self.high_value, self.low_value = spec.values
-        self.low, self.high = spec.borders
-        self.sd = spec.sd
+        self.low, self.high = spec.drift_borders()
+        self.sd = spec.drift_sd()
         self.p = (self.low + self.high) / 2
 
     def reset(self, stream: RandomStream) -> None:
@@ -230,7 +260,7 @@ class PseudoRandomSource:
         return self.pending.pop()
 
 
-_SOURCES = {
+_SOURCES: dict[str, Callable[[RewardSpec], RewardSource]] = {
     "fixed": FixedSource,
     "probabilistic": ProbabilisticSource,
     "drifting": DriftingSource,

@@ -65,9 +65,9 @@ def test_cli_main_job(capsys, loaded_store_copy, monkeypatch, tmp_path):
 
 
 def test_cli_errors_are_one_line(capsys):
-    assert main(["tasks", "load", "rewardgym/nope"]) == 1
+    assert main(["tasks", "load", "rewardgym/nope"]) == 2
     assert "unknown task 'rewardgym/nope'" in capsys.readouterr().err
-    assert main(["cypher", "MATCH (n) DELETE n"]) == 1
-    assert "read-only query uses DELETE" in capsys.readouterr().err
-    assert main(["tasks", "load", "rewardgym/two-step", "--param", "p_common=2"]) == 1
+    assert main(["cypher", "MATCH (n) DELETE n"]) == 2
+    assert "'DELETE' at offset 10 is not a read clause" in capsys.readouterr().err
+    assert main(["tasks", "load", "rewardgym/two-step", "--param", "p_common=2"]) == 2
     assert "probability 2.0 outside [0, 1]" in capsys.readouterr().err

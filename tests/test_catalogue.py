@@ -48,7 +48,9 @@ def test_parameters_override_defaults_with_stable_ids():
     c = compile_task(g)
     assert c.probs[0, 0].max() == pytest.approx(0.8)
     assert tasks.build("rewardgym/two-step", p_common=0.7).task_id == "rewardgym/two-step"
-    with pytest.raises(tasks.TaskFileError, match=r"unknown parameter\(s\) p_rare; this task takes: borders, p_common, sd"):
+    with pytest.raises(
+        tasks.TaskFileError, match=r"unknown parameter\(s\) p_rare; this task takes: borders, p_common, sd"
+    ):
         tasks.build("rewardgym/two-step", p_rare=0.2)
 
 
@@ -84,6 +86,8 @@ def test_bad_task_file_names_file_and_field(tmp_path):
     path.write_text('{"name": "mine",\n "graph": {"0": [1,]}}')
     with pytest.raises(tasks.TaskFileError, match=r"mine.json, line 2, column \d+: invalid JSON"):
         tasks.build_from_file(path)
-    path.write_text(json.dumps({"name": "mine", "graph": {"0": [1], "1": []}, "rewards": {"1": {"kind": "nope", "values": [1]}}}))
+    path.write_text(
+        json.dumps({"name": "mine", "graph": {"0": [1], "1": []}, "rewards": {"1": {"kind": "nope", "values": [1]}}})
+    )
     with pytest.raises(tasks.TaskFileError, match=r"rewards\[1\]: 'kind' must be one of"):
         tasks.build_from_file(path)

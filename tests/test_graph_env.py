@@ -64,8 +64,8 @@ def test_same_seed_same_trajectory_and_pickling(task_id):
         if term:
             env.reset()
     clone = pickle.loads(pickle.dumps(env))
-    a = [clone.step(i % clone.action_space.n)[:4] for i in range(50) if not clone.reset() is None]
-    b = [env.step(i % env.action_space.n)[:4] for i in range(50) if not env.reset() is None]
+    a = [clone.step(i % clone.action_space.n)[:4] for i in range(50) if clone.reset() is not None]
+    b = [env.step(i % env.action_space.n)[:4] for i in range(50) if env.reset() is not None]
     assert [(np.asarray(x[0]).tolist(), *x[1:]) for x in a] == [(np.asarray(x[0]).tolist(), *x[1:]) for x in b]
 
 
@@ -122,7 +122,7 @@ def test_conditions_force_edges_and_outcomes():
 
 def test_available_actions_and_unoffered_actions():
     env = GraphTaskEnv("rewardgym/risk-sensitive")
-    _, info = env.reset(seed=0, options={"condition": "equal-ev-2-4"})
+    _, info = env.reset(seed=0, options={"condition": "save-20_risky-40"})
     assert info["available_actions"] == (1, 3)
     obs, reward, terminated, _, info = env.step(0)  # not offered: stay, no reward
     assert (obs, reward, terminated) == (0, 0.0, False)
@@ -214,7 +214,9 @@ def test_rendering():
 
 
 def test_a_task_of_another_family_is_refused_clearly():
-    with pytest.raises(Exception, match=r"task 'poge/world0' \(family 'poge'\) has no State nodes: it is not a graph task"):
+    with pytest.raises(
+        Exception, match=r"task 'poge/world0' \(family 'poge'\) has no State nodes: it is not a graph task"
+    ):
         GraphTaskEnv("poge/world0")
 
 
@@ -225,3 +227,59 @@ def test_task_from_a_store_object_and_from_a_graph(memory_store):
     assert isinstance(tasks.build("rewardgym/hcp"), TaskGraph)
     with pytest.raises(Exception, match=r"task 'user/none' not found"):
         GraphTaskEnv("user/none", store=memory_store)
+
+
+def test_a_reward_gym_condition_replaces_the_nodes_actions():
+    """rewardGym: a condition's node entry is the node's whole action table for the trial."""
+    env = GraphTaskEnv("rewardgym/risk-sensitive")
+    _, info = env.reset(seed=0, options={"condition": {0: {1: 2, 3: 4}}})
+    assert info["available_actions"] == (1, 3)
+    obs, reward, terminated, _, info = env.step(0)  # not offered by the condition: stay, no reward
+    assert (obs, reward, terminated, info["state"]) == (0, 0.0, False, 0)
+    _, reward, terminated, _, info = env.step(3)
+    assert terminated and info["state"] == 4
+    # rewardGym's None placeholder (an empty screen side) offers nothing
+    _, info = env.reset(options={"condition": {0: {None: None, 4: 5}}})
+    assert info["available_actions"] == (4,)
+    assert env.step(2)[4]["state"] == 0 and env.step(4)[4]["state"] == 5
+    with pytest.raises(ValueError, match="node 0: the entry offers no action"):
+        env.reset(options={"condition": {0: {None: None}}})
+
+
+def test_risk_sensitive_without_a_condition_offers_all_five_options():
+    """Documented difference: rewardGym draws a random subset (with replacement); here the whole node."""
+    env = GraphTaskEnv("rewardgym/risk-sensitive")
+    for seed in range(5):
+        _, info = env.reset(seed=seed)
+        assert info["available_actions"] == (0, 1, 2, 3, 4)
+    for action in range(5):
+        env.reset()
+        assert env.step(action)[4]["state"] == action + 1
+
+
+@pytest.mark.parametrize("task_id", GRAPH_TASKS)
+def test_pictures_keep_states_apart(task_id):
+    from gym_bridge.render_graph import GraphRenderer
+
+    renderer = GraphRenderer(compile_task(tasks.build(task_id)), size=400)
+    xy = np.array(renderer.positions)
+    gaps = np.linalg.norm(xy[:, None] - xy[None], axis=-1) + np.eye(len(xy)) * 1e9
+    assert gaps.min() >= 3 * renderer.radius, f"two states {gaps.min():.0f} px apart"
+    frame = np.asarray(renderer.rgb(0))
+    assert frame.shape[1] == 400 and frame.shape[2] == 3
+
+
+def test_pictures_label_states_and_edges():
+    from gym_bridge.render_graph import GraphRenderer, _edge_label
+
+    c = compile_task(tasks.build("rewardgym/two-step"))
+    assert _edge_label(c, 0, 1) == "a0 (.7), a1 (.3)" and _edge_label(c, 1, 3) == "a0"
+    renderer = GraphRenderer(c, size=400)
+    assert renderer.label_edges and renderer.names[1] == "second stage A"
+    image = np.asarray(renderer.background).astype(int)
+    x, y = (round(v) for v in renderer.positions[1])
+    r = int(renderer.radius * 0.6)
+    inside = image[y - r : y + r, x - r : x + r]
+    assert (inside.sum(axis=2) < 200).any()  # the state's index is written in it
+    large = GraphRenderer(compile_task(tasks.build("neuronav/graph/neighborhood")), size=400)
+    assert not large.label_edges  # 60 edges: states only

@@ -53,7 +53,10 @@ def test_json_encodings_match_python_forms():
         ({0: {0: ([], 0.5)}, 1: []}, r"node 0, action 0: empty list of targets"),
         ({0: {1.5: 1}, 1: []}, r"node 0, action key: expected an integer"),
         ({0: [1], 2: []}, r"target 1 is not a node"),
-        ({0: {0: {"targets": [1, 2], "probs": [0.5, 0.2]}}, 1: [], 2: []}, r"node 0, action 0: probabilities sum to 0.7"),
+        (
+            {0: {0: {"targets": [1, 2], "probs": [0.5, 0.2]}}, 1: [], 2: []},
+            r"node 0, action 0: probabilities sum to 0.7",
+        ),
     ],
 )
 def test_invalid_graphs_name_node_and_action(graph, message):

@@ -29,12 +29,14 @@ def run_installed(code: str, folder: Path):
 def test_installed_package_ships_all_data(tmp_path):
     root, installed = run_installed(PROBE, tmp_path)
     expected = sorted(
-        p.relative_to(REPO / "data").as_posix() for p in (REPO / "data").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+        p.relative_to(REPO / "data").as_posix()
+        for p in (REPO / "data").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
     )
     assert installed == expected, f"installed data at {root} differs from the checkout's data/"
 
 
-TOP_LEVEL = ("graphstore", "ingest", "tasks", "gym_bridge", "graphtasks")
+TOP_LEVEL = ("graphstore", "ingest", "tasks", "gym_bridge", "graphtasks", "benchmarks")
 MODULE_PROBE = (
     "import importlib, json, pathlib; out = {}\n"
     f"for name in {TOP_LEVEL!r}:\n"
@@ -54,7 +56,9 @@ def test_every_package_of_the_checkout_is_declared():
 
     declared = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {
-        ".".join(init.parent.relative_to(REPO).parts) for name in TOP_LEVEL for init in (REPO / name).rglob("__init__.py")
+        ".".join(init.parent.relative_to(REPO).parts)
+        for name in TOP_LEVEL
+        for init in (REPO / name).rglob("__init__.py")
     }
     assert found - declared == set(), "packages missing from pyproject.toml's [tool.setuptools] packages"
 

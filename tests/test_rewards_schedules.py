@@ -1,4 +1,5 @@
 from collections import Counter
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -56,7 +57,7 @@ def test_same_seed_same_draws():
         ({"kind": "probabilistic", "values": [0, 1], "probs": [0.5]}, "one probability per value"),
         ({"kind": "probabilistic", "values": [0, 1], "probs": [0.5, 0.6]}, "sum to 1"),
         ({"kind": "drifting", "values": [1, 0], "borders": [0.8, 0.2]}, "'borders'"),
-        ({"kind": "fixed", "values": ["a"]}, "'values' must hold numbers"),
+        ({"kind": "fixed", "values": ["a"]}, "'values' must hold finite numbers"),
     ],
 )
 def test_bad_reward_specs_name_the_field(value, message):
@@ -74,3 +75,44 @@ def test_two_step_schedule_structure():
         assert not any(x == y == "unexpected" for x, y in zip(block, block[1:]))
     assert order == trial_schedule(spec, np.random.default_rng(0))
     assert order != trial_schedule(spec, np.random.default_rng(1))
+
+
+def test_one_of_and_apart_groups():
+    spec = {"blocks": [{"counts": {"a": 6, "b": 1, "c": 1}, "one_of": [["a", "b"], ["c"]], "apart": [["b", "c"]]}]}
+    drawn = Counter()
+    for seed in range(40):
+        order = trial_schedule(spec, np.random.default_rng(seed))
+        assert len(order) == 10 and Counter(order)["c"] == 2 and Counter(order)["a"] + Counter(order)["b"] == 8
+        assert not any(x in "bc" and y in "bc" for x, y in pairwise(order))
+        drawn[Counter(order)["b"]] += 1
+    assert set(drawn) == {1, 2}  # the one_of draw picks either
+
+
+def test_risk_sensitive_schedule_is_reward_gyms_trial_set():
+    """rewardGym (risksensitive/core/configs.py): 3 blocks of 61 trials, 28 named conditions."""
+    import tasks
+
+    graph = tasks.build("rewardgym/risk-sensitive")
+    spec = graph.task["schedule"]
+    conditions = {props["name"]: props for _, props in graph.nodes("Condition")}
+    assert len(conditions) == 28
+    order = trial_schedule(spec, np.random.default_rng(0))
+    assert len(order) == 183
+
+    def pair(name):
+        return frozenset(side for side in name.split("_") if side != "none")
+
+    for b in range(3):
+        block = order[61 * b : 61 * (b + 1)]
+        pairs = Counter(pair(name) for name in block)
+        for option in ("null", "save-20", "save-40", "risky-40", "risky-80"):
+            assert pairs[frozenset([option])] == 5  # forced choices
+        assert pairs[frozenset(["save-20", "risky-40"])] == pairs[frozenset(["save-40", "risky-80"])] == 7
+        assert pairs[frozenset(["save-20", "risky-80"])] == 8
+        tests = [frozenset(p.split()) for p in ("save-40 risky-40", "null save-20", "null save-40",
+                                                  "null risky-40", "null risky-80", "save-20 save-40")]
+        assert all(pairs[t] >= 2 for t in tests) and sum(pairs[t] for t in tests) == 14
+        assert frozenset(["save-40", "risky-80"]) not in tests and len(pairs) == 5 + 3 + 6
+        test_names = {n for n in conditions if pair(n) in tests}
+        assert not any(x in test_names and y in test_names for x, y in pairwise(block))
+        assert not any(pair(x) == pair(y) and len(pair(x)) == 1 for x, y in pairwise(block))

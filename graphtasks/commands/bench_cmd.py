@@ -1,49 +1,44 @@
 """`graphtasks bench`: the benchmark suite (benchmarks/run_all.py) from the command line.
 
-The suite lives in the source checkout's `benchmarks/` folder (it is a development tool and
-is not installed with the package), so this command finds it next to the `graphtasks`
-package and says so clearly when it is missing.
+The suite ships with the package (the `benchmarks` package) and is imported only when the
+command runs: building the command line's parser (e.g. for `graphtasks --help`) never
+imports it. Its options are declared by the suite itself and parsed when it runs, so
+`graphtasks bench --help` shows them.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import sys
-from pathlib import Path
+from types import ModuleType
+
+from .errors import CommandError
+
+HELP = "benchmark every installed family: single env, vector env at N = 1..4096, compile time, memory"
+DESCRIPTION = "Runs benchmarks/run_all.py: one table with ratios to the reference projects, and a JSON file."
 
 
-def _suite():
-    """benchmarks.run_all from an importable checkout, the checkout holding this package
-    (editable installs), or the current directory (a checkout with a regular install)."""
+def _suite() -> ModuleType:
     try:
         return importlib.import_module("benchmarks.run_all")
-    except ImportError:
-        for checkout in (Path(__file__).resolve().parents[2], Path.cwd()):
-            if (checkout / "benchmarks" / "run_all.py").is_file():
-                sys.path.insert(0, str(checkout))
-                return importlib.import_module("benchmarks.run_all")
-    raise ValueError(
-        "bench: benchmarks/run_all.py was not found; run this command in a source checkout of graphtasks"
-    )
+    except ImportError as exc:
+        if exc.name not in ("benchmarks", "benchmarks.run_all"):
+            raise  # the suite is there but something it needs is not: a real error
+        raise CommandError(
+            "bench: the benchmark suite (package `benchmarks`) is not installed; reinstall graphtasks"
+        ) from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    help_text = "benchmark every installed family: single env, vector env at N = 1..4096, compile time, memory"
-    description = "Runs benchmarks/run_all.py: one table with ratios to the reference projects, and a JSON file."
-    try:
-        suite = _suite()
-    except ValueError:
-        # no suite, so no options to declare: take whatever was typed (no '-' prefix) and say why it cannot run
-        parser = subparsers.add_parser("bench", help=help_text, description=description, prefix_chars="+", add_help=False)
-        parser.add_argument("typed", nargs="*")
-    else:
-        parser = subparsers.add_parser("bench", help=help_text, description=description)
-        suite.add_arguments(parser)
+    # '+' as the option prefix: every typed word, '--quick' included, reaches the suite's own parser
+    parser = subparsers.add_parser("bench", help=HELP, description=DESCRIPTION, prefix_chars="+", add_help=False)
+    parser.add_argument("typed", nargs="*")
     parser.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     suite = _suite()
-    suite.run_from_args(args)
+    parser = argparse.ArgumentParser(prog="graphtasks bench", description=DESCRIPTION)
+    suite.add_arguments(parser)
+    suite.run_from_args(parser.parse_args(args.typed))
     return 0

@@ -57,7 +57,6 @@ def _stored(store, task_id: str) -> None:
 def cmd_create(args: argparse.Namespace) -> int:
     request = {args.type: {"params": parse_params(args.param), "count": args.count, "group": args.group}}
     with open_store(args.store) as store:
-        _stored(store, args.task_id)
         uids = tasks.create(store, args.task_id, request)
         new_hash = store.content_hash(args.task_id)
     for uid in uids:

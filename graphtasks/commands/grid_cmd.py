@@ -4,17 +4,39 @@ drawn from its stored graph (the built-in template is put into the store on firs
 from __future__ import annotations
 
 import argparse
+import io
+from pathlib import Path
+
+from .errors import CommandError
+from .files import write_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("render", help="draw a grid template (PNG, or text with --ansi)")
-    parser.add_argument("template", help="grid template name (e.g. four_rooms) or grid task id (neuronav/grid/four_rooms/small)")
+    parser.add_argument(
+        "template", help="grid template name (e.g. four_rooms) or grid task id (neuronav/grid/four_rooms/small)"
+    )
     parser.add_argument("--size", default="small", help="micro, small or large (default small)")
-    parser.add_argument("-o", "--output", metavar="FILE.png", help="where to write the picture (default TEMPLATE-SIZE.png)")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE.png", help="where to write the picture (default TEMPLATE-SIZE.png)"
+    )
     parser.add_argument("--resolution", type=int, default=512, help="picture width and height in pixels (default 512)")
     parser.add_argument("--templates", metavar="FOLDER", help="also read grid templates (*.txt maps) from this folder")
     parser.add_argument("--ansi", action="store_true", help="print the grid as text instead of writing a picture")
     parser.set_defaults(func=cmd_render)
+
+
+def image_format(path: str) -> str:
+    """PIL's format name for the file's extension (PNG when it has none)."""
+    from PIL import Image
+
+    suffix = Path(path).suffix.lower()
+    if not suffix:
+        return "PNG"
+    known = Image.registered_extensions()
+    if suffix not in known:
+        raise CommandError(f"--output {path}: unknown picture format {suffix!r}; use .png")
+    return known[suffix]
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -36,6 +58,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(env.render(), end="")
         return 0
     path = args.output or f"{label}.png"
-    Image.fromarray(env.picture()).save(path)
+    picture = io.BytesIO()
+    Image.fromarray(env.picture()).save(picture, format=image_format(path))
+    write_output(path, picture.getvalue())
     print(f"wrote {path} ({args.resolution}x{args.resolution})")
     return 0

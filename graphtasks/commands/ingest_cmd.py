@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .errors import CommandError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from ingest.conceptnet_api import add_api_arguments
@@ -32,7 +34,7 @@ def _wrap(run, args: argparse.Namespace) -> int:
     try:
         return run(args)
     except IngestError as exc:  # the CLI reports ValueErrors as one line
-        raise ValueError(str(exc)) from None
+        raise CommandError(str(exc)) from None
 
 
 def _api(args: argparse.Namespace) -> int:

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any, Sequence, TextIO
 
+from .errors import CommandError
+
 
 def _cell(value: Any) -> str:
     if value is None:
@@ -41,16 +43,50 @@ def print_rows(
 
 
 def add_format_argument(parser) -> None:
-    parser.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)")
+    parser.add_argument(
+        "--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)"
+    )
 
 
-def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
-    """KEY=VALUE pairs; VALUE is read as JSON when it parses, else kept as text."""
+MAX_PARAM_DEPTH = 32  # nesting of a JSON parameter value; deeper is refused before parsing
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of [ and { in JSON text, outside strings (a scan, no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_params(items: Sequence[str] | None, option: str = "--param") -> dict[str, Any]:
+    """KEY=VALUE pairs; VALUE is read as JSON when it parses, else kept as text.
+
+    JSON values nested deeper than MAX_PARAM_DEPTH are refused: Python's JSON reader (and the
+    stores' value conversion after it) recurse per level and would fail with RecursionError.
+    """
     params: dict[str, Any] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise ValueError(f"--param: expected KEY=VALUE, got {item!r}")
+            raise CommandError(f"{option}: expected KEY=VALUE, got {item!r}")
+        depth = json_depth(value)
+        if depth > MAX_PARAM_DEPTH:
+            raise CommandError(f"{option} {key}: value nested {depth} levels deep; the limit is {MAX_PARAM_DEPTH}")
         try:
             params[key] = json.loads(value)
         except json.JSONDecodeError:

@@ -10,6 +10,8 @@ from pathlib import Path
 from graphstore import GraphStoreError, SchemaError, open_store
 from graphstore import rdf as rdf_view
 
+from .errors import CommandError
+from .files import write_output
 from .output import add_format_argument, print_rows
 
 RDF_FORMATS = {".ttl": "turtle", ".turtle": "turtle", ".nt": "nt"}
@@ -23,7 +25,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Prefixes gt:, rdf:, rdfs:, xsd: are predeclared.",
     )
     sparql.add_argument("query", help="the SPARQL query text (or @FILE to read it from a file)")
-    sparql.add_argument("--task", action="append", dest="tasks", metavar="ID", help="task to include (repeatable; default all)")
+    sparql.add_argument(
+        "--task", action="append", dest="tasks", metavar="ID", help="task to include (repeatable; default all)"
+    )
+    sparql.add_argument(
+        "--allow-service",
+        action="store_true",
+        help="allow SERVICE and FROM clauses, which send the query to (or load data from) other machines",
+    )
     add_format_argument(sparql)
     sparql.set_defaults(func=cmd_sparql)
 
@@ -52,11 +61,25 @@ def with_prefixes(query: str) -> str:
     return "".join(f"PREFIX {p}: <{PREFIXES[p]}>\n" for p in missing) + query
 
 
+def read_query(text: str) -> str:
+    """The query itself, or the text of FILE for '@FILE'."""
+    if not text.startswith("@"):
+        return text
+    path = Path(text[1:])
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise CommandError(f"sparql: cannot read the query file {path}: {reason}") from None
+
+
 def cmd_sparql(args: argparse.Namespace) -> int:
-    query = Path(args.query[1:]).read_text() if args.query.startswith("@") else args.query
+    query = with_prefixes(read_query(args.query))
+    if not args.allow_service:
+        rdf_view.check_local(query)  # before the store is opened: a refused query costs nothing
     with open_store(args.store) as store:
         graph = rdf_view.store_to_rdf(store, args.tasks)
-    result = rdf_view.sparql(graph, with_prefixes(query))
+    result = rdf_view.sparql(graph, query, allow_service=args.allow_service)
     print_rows(result.columns, result.rows, args.format, out=sys.stdout)
     return 0
 
@@ -66,7 +89,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         graph = rdf_view.store_to_rdf(store, args.task_ids)
     text = rdf_view.serialize(graph, args.format)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_output(args.output, text)
         print(f"wrote {', '.join(args.task_ids)} to {args.output} ({len(graph)} triples)", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -77,11 +100,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     path = Path(args.file)
     fmt = RDF_FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise ValueError(f"{path}: expected a .ttl or .nt file")
+        raise CommandError(f"{path}: expected a .ttl or .nt file")
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ValueError(f"{path}: {exc.strerror}") from None
+        raise CommandError(f"{path}: {exc.strerror}") from None
     try:
         graphs = rdf_view.from_rdf(rdf_view.parse(text, fmt))
         if not graphs:

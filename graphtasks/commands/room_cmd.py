@@ -13,6 +13,8 @@ import argparse
 import json
 import sys
 
+from .errors import CommandError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     group = subparsers.add_parser("room", help="the Room memory task (RoomEnv-v0) on stored ConceptNet triples")
@@ -35,12 +37,17 @@ def register_run(run_subparsers: argparse._SubParsersAction) -> None:
 
 def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--room-size", choices=["small", "big"], default="small")
-    parser.add_argument("--capacities", default="4,8,16,32", help="comma-separated memory capacities (default 4,8,16,32)")
+    parser.add_argument(
+        "--capacities", default="4,8,16,32", help="comma-separated memory capacities (default 4,8,16,32)"
+    )
     parser.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated seeds (default 0-4, as in the paper)")
     parser.add_argument("--agents", default=None, help="comma-separated agent kinds (default: all four)")
     parser.add_argument("--num-agents", type=int, default=1, help="agents in the room (default 1)")
-    parser.add_argument("--reference-noncommonsense", action="store_true",
-                        help="room-env 0.1.5's non-commonsense draw (may pick the commonsense location), as in the paper")
+    parser.add_argument(
+        "--reference-noncommonsense",
+        action="store_true",
+        help="room-env 0.1.5's non-commonsense draw (may pick the commonsense location), as in the paper",
+    )
     parser.add_argument("--weighting-mode", choices=["highest", "weighted"], default="highest")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
 
@@ -49,9 +56,9 @@ def _ints(text: str, field: str) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise ValueError(f"--{field}: expected comma-separated integers, got {text!r}") from None
+        raise CommandError(f"--{field}: expected comma-separated integers, got {text!r}") from None
     if not values:
-        raise ValueError(f"--{field}: give at least one value")
+        raise CommandError(f"--{field}: give at least one value")
     return values
 
 
@@ -76,7 +83,7 @@ def run_baselines(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.agents.split(",")] if args.agents else list(KINDS)
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
-        raise ValueError(f"--agents: unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
+        raise CommandError(f"--agents: unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
     ensure_knowledge(args.store)
     env = RoomEnv(args.room_size, store=args.store, num_agents=args.num_agents, text_info=False,
                   reference_noncommonsense=args.reference_noncommonsense, weighting_mode=args.weighting_mode)
@@ -107,5 +114,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"{env.task_id}: {len(env.names)} people, {len(env.heads)} objects, {len(env.tails)} locations")
     print("people: " + ", ".join(env.names[: env.n_slots]))
     for head, cs in zip(env.heads, env.knowledge.commonsense):
-        print(f"  {head}: " + ", ".join(f"{env.tails[t]} ({w:.2f})" for t, w in cs[:5]) + (" ..." if len(cs) > 5 else ""))
+        print(
+            f"  {head}: " + ", ".join(f"{env.tails[t]} ({w:.2f})" for t, w in cs[:5]) + (" ..." if len(cs) > 5 else "")
+        )
     return 0

@@ -4,15 +4,23 @@ and a summary (with the two-step stay analysis where it applies), optionally plo
 from __future__ import annotations
 
 import argparse
+import inspect
+import io
 import json
 import math
+from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
+from graphstore import did_you_mean
 from gym_bridge.agents import AGENTS
 from gym_bridge.factory import make_env
-from gym_bridge.runner import agent_state_count, run_episodes, stay_probabilities
+from gym_bridge.graph_env import GraphTaskEnv
+from gym_bridge.runner import action_count, agent_state_count, run_episodes, stay_probabilities
 
+from .errors import CommandError, blame
+from .files import write_output
 from .output import parse_params
 
 
@@ -24,17 +32,52 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--schedule", action="store_true", help="play the task's trial schedule (block structure)")
     parser.add_argument("--agent-param", action="append", metavar="KEY=VALUE", help="agent setting, e.g. beta=3")
-    parser.add_argument("--env-param", action="append", metavar="KEY=VALUE", help="environment setting, e.g. time_penalty=0.01")
+    parser.add_argument(
+        "--env-param", action="append", metavar="KEY=VALUE", help="environment setting, e.g. time_penalty=0.01"
+    )
     parser.add_argument("--plot", metavar="FILE.png", help="save a learning curve (needs matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=cmd_run)
 
 
+FIXED_AGENT_ARGS = ("self", "n_states", "n_actions", "seed")  # set by `run` itself
+
+
+def agent_params(agent: str, items: list[str] | None) -> dict[str, Any]:
+    """--agent-param values checked against the agent's settings: known names, numbers for numbers."""
+    params = parse_params(items, "--agent-param")
+    settings = inspect.signature(AGENTS[agent]).parameters
+    known = [k for k, p in settings.items() if k not in FIXED_AGENT_ARGS and p.kind is not p.VAR_KEYWORD]
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in settings.values())
+    for key, value in params.items():
+        if key not in known and (key in FIXED_AGENT_ARGS or not open_ended):
+            raise CommandError(
+                f"--agent-param {key}: the {agent} agent has no such setting{did_you_mean(key, known)} "
+                f"(settings: {', '.join(known) or 'none'})"
+            )
+        setting = settings.get(key)
+        if setting is None:
+            continue
+        annotation = str(setting.annotation)
+        default = setting.default
+        numeric = annotation.split("|")[0].strip() in ("int", "float") or (
+            isinstance(default, (int, float)) and not isinstance(default, bool)
+        )
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if numeric and not is_number and not (value is None and ("None" in annotation or default is None)):
+            raise CommandError(f"--agent-param {key}: expected a number, got {value!r}")
+    return params
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    env = make_env(args.task, store=args.store, **parse_params(args.env_param))
+    env_params = parse_params(args.env_param, "--env-param")
+    chosen_agent = agent_params(args.agent, args.agent_param)  # checked before the env is built
+    with blame("--env-param", active=bool(env_params)):
+        env = make_env(args.task, store=args.store, **env_params)
     n_states = agent_state_count(env)
-    agent = AGENTS[args.agent](n_states, int(env.action_space.n), seed=args.seed, **parse_params(args.agent_param))
+    with blame("--agent-param", active=bool(chosen_agent)):
+        agent = AGENTS[args.agent](n_states, action_count(env), seed=args.seed, **chosen_agent)
     bar = tqdm(total=args.episodes, desc=args.task, unit="ep", disable=args.no_progress, leave=False)
 
     def tick(episode: int, log) -> None:
@@ -46,9 +89,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar.close()
     summary = log.summary()
     summary["agent"] = args.agent
-    compiled = getattr(env, "compiled", None)
-    if compiled is not None and hasattr(compiled, "probs") and (compiled.probs[compiled.start] % 1.0 > 0).any():
-        summary["stay_probability"] = {k: round(v, 3) for k, v in stay_probabilities(log, env).items() if not math.isnan(v)}
+    if isinstance(env, GraphTaskEnv) and (env.compiled.probs[env.compiled.start] % 1.0 > 0).any():
+        stay = stay_probabilities(log, env)
+        summary["stay_probability"] = {k: round(v, 3) for k, v in stay.items() if not math.isnan(v)}
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -72,7 +115,7 @@ def plot_run(log, summary: dict, path: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ValueError("--plot needs matplotlib: pip install 'graphtasks[plot]'") from None
+        raise CommandError("--plot needs matplotlib: pip install 'graphtasks[plot]'") from None
     import numpy as np
 
     stay = summary.get("stay_probability")
@@ -94,5 +137,11 @@ def plot_run(log, summary: dict, path: str) -> None:
         ax.set_ylim(0, 1)
         ax.set_ylabel("P(stay with first choice)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    picture = io.BytesIO()
+    try:
+        fig.savefig(picture, dpi=100, format=Path(path).suffix[1:].lower() or "png")
+    except ValueError as exc:  # matplotlib names the formats it supports
+        raise CommandError(f"--plot {path}: {exc}") from None
+    finally:
+        plt.close(fig)
+    write_output(path, picture.getvalue(), "--plot")

@@ -18,6 +18,7 @@ from graphstore.inspect import format_summary, summarise
 from graphstore.transfer import copy_tasks
 from graphstore.validate import explain
 
+from .errors import CommandError
 from .output import add_format_argument, print_rows
 
 
@@ -68,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_copy(args: argparse.Namespace) -> int:
     if bool(args.ids) == bool(args.all):
-        raise ValueError("tasks copy: give task ids or --all (not both)")
+        raise CommandError("tasks copy: give task ids or --all (not both)")
     with open_store(args.source) as source, open_store(args.target) as target:
         results = copy_tasks(source, target, None if args.all else args.ids)
         for task_id, changed in results:

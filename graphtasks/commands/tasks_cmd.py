@@ -7,6 +7,7 @@ import argparse
 import tasks
 from graphstore import open_store
 
+from .errors import CommandError
 from .output import parse_params, print_rows
 
 
@@ -35,9 +36,9 @@ def cmd_load(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
     ids = list(tasks.builtin_ids()) if args.all else list(args.ids)
     if not ids and not args.file:
-        raise ValueError("tasks load: name task ids, --all, or --file FILE")
+        raise CommandError("tasks load: name task ids, --all, or --file FILE")
     if params and args.all:
-        raise ValueError("tasks load: --param applies to named tasks, not to --all")
+        raise CommandError("tasks load: --param applies to named tasks, not to --all")
     graphs = [tasks.build(task_id, **params) for task_id in ids]  # build all first: bad input writes nothing
     graphs += [tasks.build_from_file(path, **params) for path in args.file]
     with open_store(args.store) as store:
@@ -50,8 +51,8 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     if args.builtin:
-        rows = [[tid, tasks.resolve(tid)[0].name] for tid in tasks.builtin_ids()]
-        print_rows(["id", "family"], rows, args.format)
+        builtins = [[tid, tasks.resolve(tid)[0].name] for tid in tasks.builtin_ids()]
+        print_rows(["id", "family"], builtins, args.format)
         return 0
     with open_store(args.store) as store:
         rows = [[t.task_id, t.family, t.n_states, t.n_actions, t.source] for t in store.list()]

@@ -2,10 +2,10 @@
 so they work with any observation type and any family."""
 
 from .base import Agent, RandomAgent, softmax_choice
-from .hybrid import HybridAgent
-from .q_learning import QAgent
 from .dyna import DynaQAgent
+from .hybrid import HybridAgent
 from .mbv import MBVAgent
+from .q_learning import QAgent
 from .sr import SRAgent
 
 AGENTS = {

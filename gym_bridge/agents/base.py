@@ -38,7 +38,9 @@ def softmax_choice(rng: np.random.Generator, values: np.ndarray, beta: float) ->
     return int(rng.choice(len(values), p=p / p.sum()))
 
 
-def choose(rng: np.random.Generator, values: np.ndarray, available: Sequence[int], beta: float | None, epsilon: float) -> int:
+def choose(
+    rng: np.random.Generator, values: np.ndarray, available: Sequence[int], beta: float | None, epsilon: float
+) -> int:
     """One of the offered actions by their values: `beta` set, softmax with that inverse temperature;
     else epsilon-greedy with ties broken at random."""
     actions = np.asarray(available)
@@ -66,7 +68,7 @@ class RandomAgent:
         pass
 
     def act(self, state: int, available: Sequence[int]) -> int:
-        return int(available[self.rng.integers(len(available))])
+        return int(available[int(self.rng.integers(len(available)))])
 
     def learn(self, *args: object) -> None:
         pass

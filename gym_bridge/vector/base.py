@@ -212,7 +212,7 @@ class BatchedVectorEnv(VectorEnv):
         if any_done:  # our own mask and indices (the returned arrays are the caller's to modify)
             done = terminated | truncated
             self._pending = (done, np.flatnonzero(done))
-        if mode is AutoresetMode.SAME_STEP and any_done:
+        if mode is AutoresetMode.SAME_STEP and self._pending is not None:
             done, copies = self._pending
             info = {
                 "final_obs": self._observe(), "_final_obs": done.copy(),

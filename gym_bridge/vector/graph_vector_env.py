@@ -34,9 +34,9 @@ from graphstore import GraphStore, TaskGraph
 from tasks import Condition, parse_condition
 
 from ..compile import CompiledGraphTask, compile_task
-from ..params import check_episode_length, check_probability, check_time_penalty
 from ..loading import load_task_graph
 from ..observations import build_observation
+from ..params import check_episode_length, check_probability, check_time_penalty
 from .base import BatchedVectorEnv, tighter_limit
 
 NO_SOURCE, PROBABILISTIC, DRIFTING, PSEUDORANDOM = 0, 1, 2, 3
@@ -63,6 +63,13 @@ class GraphTables:
     fast_next: np.ndarray | None = None  # int64 (S*A,): next state after skip chains
     fast_reward: np.ndarray | None = None  # float64 (S*A,): reward minus time_penalty
     fast_terminal: np.ndarray | None = None  # bool (S*A,)
+
+    @property
+    def fast_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(fast_next, fast_reward, fast_terminal) when `fast`, else None."""
+        if self.fast_next is None or self.fast_reward is None or self.fast_terminal is None:
+            return None
+        return self.fast_next, self.fast_reward, self.fast_terminal
 
     @property
     def width(self) -> int:
@@ -94,10 +101,10 @@ def build_tables(
                 outcomes[(s, a)] = list(zip(c.targets[s, a, :k].tolist(), c.probs[s, a, :k].tolist()))
     outcome_reward = None
     if condition is not None:
-        for (s, a), items in condition.overrides.items():
+        for (s, a), override in condition.overrides.items():
             if not 0 <= s < n or not 0 <= a < a_count:
                 raise ValueError(f"condition {condition.name!r}: state {s}, action {a} is not in the task")
-            outcomes[(s, a)] = [(int(t), float(p)) for t, p in items]
+            outcomes[(s, a)] = [(int(t), float(p)) for t, p in override]
         for s, actions in condition.available.items():
             for a in range(a_count):
                 if a not in actions:
@@ -155,7 +162,7 @@ def build_tables(
         return -1
 
     start = resolve(c.start)
-    tables = dict(
+    tables: dict[str, Any] = dict(
         n_actions=a1, targets=targets, cumulative=cumulative, next1=next1, deterministic=deterministic,
         undefined=undefined, any_undefined=bool(undefined.any()), fixed_reward=fixed_reward,
         source_kind=source_kind, any_stochastic_source=bool(source_kind.any()), start=start,
@@ -194,7 +201,8 @@ def stack_tables(blocks: list[GraphTables], n_states: int) -> GraphTables:
     parts = [padded(b, k) for k, b in enumerate(blocks)]
     targets = np.concatenate([p[0] for p in parts])
     cumulative = np.concatenate([p[1] for p in parts])
-    fast = all(b.fast for b in blocks)
+    fast_parts = [f for f in (b.fast_tables for b in blocks) if f is not None]
+    fast = len(fast_parts) == len(blocks)
     overridden = [b.overridden if b.overridden is not None else np.zeros(n_states, dtype=bool) for b in blocks]
     source_kind = np.concatenate([b.source_kind for b in blocks])
     undefined = np.concatenate([b.undefined for b in blocks])
@@ -205,9 +213,9 @@ def stack_tables(blocks: list[GraphTables], n_states: int) -> GraphTables:
         any_stochastic_source=bool(source_kind.any()), start=-1,
         overridden=np.concatenate(overridden) if any(b.overridden is not None for b in blocks) else None,
         fast=fast,
-        fast_next=np.concatenate([b.fast_next + k * n_states for k, b in enumerate(blocks)]) if fast else None,
-        fast_reward=np.concatenate([b.fast_reward for b in blocks]) if fast else None,
-        fast_terminal=np.concatenate([b.fast_terminal for b in blocks]) if fast else None,
+        fast_next=np.concatenate([f[0] + k * n_states for k, f in enumerate(fast_parts)]) if fast else None,
+        fast_reward=np.concatenate([f[1] for f in fast_parts]) if fast else None,
+        fast_terminal=np.concatenate([f[2] for f in fast_parts]) if fast else None,
     )
 
 
@@ -270,7 +278,7 @@ class GraphVectorEnv(BatchedVectorEnv):
         named = isinstance(condition, (str, type(None)))  # names are cached; given dicts are built each time
         if named and condition in self._tables_cache:
             return self._tables_cache[condition]
-        key = condition
+        key = condition if isinstance(condition, str) else None  # used only when named
         if isinstance(condition, str):
             if condition not in c.conditions:
                 known = ", ".join(c.conditions) or "none"
@@ -313,34 +321,35 @@ class GraphVectorEnv(BatchedVectorEnv):
         """Arrays of every stochastic source; drifting p and deck order/position are per copy."""
         c, n_envs = self.compiled, self.num_envs
         specs = c.reward_specs
-        prob = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "probabilistic"]
-        width = max((len(specs[s].values) for s in prob), default=1)
+        prob = {s: spec for s, spec in enumerate(specs) if spec is not None and spec.kind == "probabilistic"}
+        width = max((len(spec.values) for spec in prob.values()), default=1)
         self._prob_values = np.zeros((c.n_states, width))
         self._prob_cumulative = np.full((c.n_states, width), PAD)
-        for s in prob:
-            values, probs = specs[s].values, specs[s].probs
+        for s, spec in prob.items():
+            values, probs = spec.values, spec.probabilities()
             self._prob_values[s, : len(values)] = values
             self._prob_values[s, len(values):] = values[-1]
             cum = np.cumsum(probs)
             cum[-1] = 1.0
             self._prob_cumulative[s, : len(values)] = cum
-        drift = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "drifting"]
+        drift = {s: spec for s, spec in enumerate(specs) if spec is not None and spec.kind == "drifting"}
         self._drift_index = np.full(c.n_states, -1, dtype=np.int64)
-        self._drift_index[drift] = np.arange(len(drift))
-        self._drift_high_value = np.array([specs[s].values[0] for s in drift])
-        self._drift_low_value = np.array([specs[s].values[1] for s in drift])
-        self._drift_low = np.array([specs[s].borders[0] for s in drift])
-        self._drift_high = np.array([specs[s].borders[1] for s in drift])
-        self._drift_sd = np.array([specs[s].sd for s in drift], dtype=float)
+        self._drift_index[list(drift)] = np.arange(len(drift))
+        self._drift_high_value = np.array([spec.values[0] for spec in drift.values()])
+        self._drift_low_value = np.array([spec.values[1] for spec in drift.values()])
+        self._drift_low = np.array([spec.drift_borders()[0] for spec in drift.values()])
+        self._drift_high = np.array([spec.drift_borders()[1] for spec in drift.values()])
+        self._drift_sd = np.array([spec.drift_sd() for spec in drift.values()], dtype=float)
         self.drift_p = np.tile((self._drift_low + self._drift_high) / 2, (n_envs, 1))
-        decks = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "pseudorandom"]
+        decks = [spec for spec in specs if spec is not None and spec.kind == "pseudorandom"]
+        deck_states = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "pseudorandom"]
         self._deck_index = np.full(c.n_states, -1, dtype=np.int64)
-        self._deck_index[decks] = np.arange(len(decks))
-        size = max((len(specs[s].values) for s in decks), default=1)
-        self._deck_size = np.array([len(specs[s].values) for s in decks], dtype=np.int64)
+        self._deck_index[deck_states] = np.arange(len(decks))
+        size = max((len(spec.values) for spec in decks), default=1)
+        self._deck_size = np.array([len(spec.values) for spec in decks], dtype=np.int64)
         self._deck_values = np.zeros((len(decks), size))
-        for q, s in enumerate(decks):
-            self._deck_values[q, : len(specs[s].values)] = specs[s].values
+        for q, spec in enumerate(decks):
+            self._deck_values[q, : len(spec.values)] = spec.values
         self.deck_order = np.tile(np.arange(size, dtype=np.int64), (n_envs, len(decks), 1))
         self.deck_position = np.zeros((n_envs, len(decks)), dtype=np.int64)
 
@@ -431,9 +440,11 @@ class GraphVectorEnv(BatchedVectorEnv):
             replace = rng.random(self.num_envs) < self.stochasticity
             actions = np.where(replace, rng.integers(0, T.n_actions, self.num_envs), actions)
         rows = self.state * T.n_actions + actions
-        if T.fast:
-            t = self.state = T.fast_next.take(rows)
-            return T.fast_reward.take(rows), T.fast_terminal.take(rows)
+        fast = T.fast_tables
+        if fast is not None:
+            fast_next, fast_reward, fast_terminal = fast
+            t = self.state = fast_next.take(rows)
+            return fast_reward.take(rows), fast_terminal.take(rows)
         t = T.next1[rows] if T.deterministic else self._sample(rows)
         if self._has_skip:
             t = self._advance(t)
@@ -491,14 +502,16 @@ class GraphVectorEnv(BatchedVectorEnv):
                 self._set_conditions([condition])
             self._block_of[:] = 0
         elif "condition" in options:
-            names = list(condition) if per_copy else [condition] * self.num_envs
+            names = list(condition) if isinstance(condition, (list, tuple, np.ndarray)) else [condition] * self.num_envs
             if len(names) != self.num_envs:
                 raise ValueError(
                     f"reset options: 'condition' needs one condition per copy ({self.num_envs}), got {len(names)}"
                 )
             chosen = names if copies is None else [names[i] for i in copies.tolist()]
             if any(not isinstance(name, (str, type(None))) for name in chosen):
-                raise ValueError("reset options: per-copy conditions are condition names (or None for the task's edges)")
+                raise ValueError(
+                    "reset options: per-copy conditions are condition names (or None for the task's edges)"
+                )
             known = [] if copies is None else list(self._conditions)
             for name in chosen:
                 if name not in known:

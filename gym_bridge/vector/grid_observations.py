@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 import tasks
+
 from ..grid_env import WINDOW_RADIUS, GridEnv
 from ..render_grid import ObjectView, cell_edges
 
@@ -120,8 +121,10 @@ class SymbolicBatch:
             self.table = table
         visible = np.array([env._reward_info[int(c)][1] for c in cells.rewards], dtype=bool)
         # (layer, slots shown, their rows, their cols); invisible rewards never appear, so never change
-        self.layers = [
-            (0, np.flatnonzero(visible), cells.rewards[visible]), (1, slice(None), cells.keys), (2, slice(None), cells.doors),
+        self.layers: list[tuple[int, np.ndarray | slice, np.ndarray]] = [
+            (0, np.flatnonzero(visible), cells.rewards[visible]),
+            (1, slice(None), cells.keys),
+            (2, slice(None), cells.doors),
         ]
 
     def __call__(self, venv: "GridVectorEnv") -> np.ndarray:
@@ -152,35 +155,36 @@ class SymbolicBatch:
 
 
 class AsciiBatch:
-    """Text maps: static walls and warps, then closed doors, keys and rewards left, then the agent."""
+    """Text maps in GridEnv's (neuro-nav's) order: walls, the agent, then rewards left, keys left,
+    closed doors and warps drawn over it (an object on the agent's cell hides the agent)."""
 
     def __init__(self, env: GridEnv, cells: ObjectCells) -> None:
         n = env.n
         self.at = np.array([r * (n + 1) + c for r, c in env._rc], dtype=np.int64)  # cell -> character position
         static = ["B" if env.compiled.wall[r, c] else " " for r, c in env._rc]
-        for cell in env._warps:
-            static[cell] = "W"
         text = "\n".join("".join(static[r * n : (r + 1) * n]) for r in range(n))
         self.static = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
         self.length = len(text)
+        self.warps = self.at[np.array(sorted(env._warps), dtype=np.int64)]
         visible = np.array([env._reward_info[int(c)][1] for c in cells.rewards], dtype=bool)
         reward_chars = np.array([ord("R" if env._reward_info[int(c)][0] > 0 else "L") for c in cells.rewards], np.uint8)
-        # GridEnv's drawing order (later layers win on a shared cell): doors, keys, rewards
-        self.layers = [
-            (2, slice(None), self.at[cells.doors], np.full(cells.doors.size, ord("D"), np.uint8)),
-            (1, slice(None), self.at[cells.keys], np.full(cells.keys.size, ord("K"), np.uint8)),
+        # later layers win on a shared cell: rewards, keys, doors (then the static warps)
+        self.layers: list[tuple[int, np.ndarray | slice, np.ndarray, np.ndarray]] = [
             (0, np.flatnonzero(visible), self.at[cells.rewards[visible]], reward_chars[visible]),
+            (1, slice(None), self.at[cells.keys], np.full(cells.keys.size, ord("K"), np.uint8)),
+            (2, slice(None), self.at[cells.doors], np.full(cells.doors.size, ord("D"), np.uint8)),
         ]
 
     def __call__(self, venv: "GridVectorEnv") -> tuple[str, ...]:
         pos = venv.pos
         chars = np.empty((pos.size, self.length), dtype=np.uint8)
         chars[:] = self.static
+        chars[np.arange(pos.size), self.at[pos]] = ord("A")
         present = venv.present_objects()
         for layer, slots, where, codes in self.layers:
             if where.size:
                 chars[:, where] = np.where(present[layer][:, slots], codes, chars[:, where])
-        chars[np.arange(pos.size), self.at[pos]] = ord("A")
+        chars[:, self.warps] = ord("W")
         return tuple(chars.view(f"S{self.length}").reshape(-1).astype(f"U{self.length}").tolist())
 
 
@@ -198,7 +202,9 @@ class PictureBatch:
         # cells that hold something drawn: each gets a code per copy, one bit per object there
         shown = [bool(env._reward_info[int(c)][1]) for c in cells.rewards]  # invisible rewards are never drawn
         visible = [int(c) for c, s in zip(cells.rewards, shown) if s]
-        self.object_cells = np.array(sorted(set(visible) | set(cells.keys.tolist()) | set(cells.doors.tolist())), np.int64)
+        self.object_cells = np.array(
+            sorted(set(visible) | set(cells.keys.tolist()) | set(cells.doors.tolist())), np.int64
+        )
         where = {int(c): x for x, c in enumerate(self.object_cells)}
         self.members: list[tuple[int, np.ndarray, np.ndarray, int]] = []  # (layer, slots, object-cell index, bit)
         drawn = (shown, [True] * cells.keys.size, [True] * cells.doors.size)
@@ -221,7 +227,9 @@ class PictureBatch:
             low, high = self.edges[self.radius], self.edges[self.radius + 1]
             self.centre = (slice(None), slice(low, high), slice(low, high))
             triangles = [self.painter.mask(high - low, high - low, o) for o in range(4)]
-            self.keep = np.repeat(np.stack([~t for t in triangles]).astype(np.uint8)[..., None], 3, axis=3)  # (4, h, w, 3)
+            self.keep = np.repeat(
+                np.stack([~t for t in triangles]).astype(np.uint8)[..., None], 3, axis=3
+            )  # (4, h, w, 3)
 
     def __call__(self, venv: "GridVectorEnv") -> np.ndarray:
         pos, o = venv.pos, venv.orientation_of
@@ -233,7 +241,9 @@ class PictureBatch:
             new = pos[~self.drawn[pos]]
             for cell in np.unique(new).tolist() if new.size else ():  # once per cell over the env's life
                 r, c = divmod(cell, self.n)
-                self.windows[cell] = self.painter.draw_region(r - self.radius, c - self.radius, self.side, self.res, self.view)
+                self.windows[cell] = self.painter.draw_region(
+                    r - self.radius, c - self.radius, self.side, self.res, self.view
+                )
                 self.drawn[cell] = True
             obs = self.windows[pos]
         if self.object_cells.size:

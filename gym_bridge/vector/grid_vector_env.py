@@ -154,7 +154,7 @@ class GridVectorEnv(BatchedVectorEnv):
         if at_door.any():
             c, d = copies[at_door], door[at_door]
             closed = self.doors_closed[c, d]
-            opens = closed & (self.keys_held[c] > 0)
+            opens = closed & (self.keys_held[c] > 0) & (pos[c] != cell[at_door])  # only moving into it uses a key
             self.keys_held[c[opens]] -= 1
             self.doors_closed[c[opens], d[opens]] = False
             blocked = closed & ~opens

@@ -78,8 +78,8 @@ class PogeVectorEnv(BatchedVectorEnv):
         """Flat outcome arrays; row = state * 4 + action, outcome k at row * K + k."""
         n_states, n_actions = len(env._det), int(env.action_space.n)
         width = 1
-        for row in env._dist:
-            for item in row or ():
+        for dist_row in env._dist:
+            for item in dist_row or ():
                 if item is not None:
                     width = max(width, len(item[1]))
         size = n_states * n_actions
@@ -90,15 +90,19 @@ class PogeVectorEnv(BatchedVectorEnv):
         slot = np.full(size * width, -1, dtype=np.int64)
         cumulative = np.full((size, width), 2.0)
         for s in range(n_states):
-            if env._det[s] is None:
+            singles, draws = env._det[s], env._dist[s]
+            if singles is None:
                 continue
             for a in range(n_actions):
                 row = s * n_actions + a
-                single = env._det[s][a]
+                single = singles[a]
+                draw = draws[a] if draws is not None else None
                 if single is not None:
                     outcomes, cum = [single], [2.0]
+                elif draw is not None:
+                    cum, outcomes = draw
                 else:
-                    cum, outcomes = env._dist[s][a]
+                    raise RuntimeError(f"task {env.task_id!r}: state {s}, action {a} has no outcome")
                 for k, (t, o, r, term, sl, _name) in enumerate(outcomes):
                     i = row * width + k
                     nxt[i], obs[i], reward[i], terminal[i], slot[i] = t, o, r, term, sl
@@ -110,7 +114,7 @@ class PogeVectorEnv(BatchedVectorEnv):
         self._n_actions = n_actions
         self._start, self._start_obs = env._start_state, env._start_obs
         self._at_tile = env._at_tile
-        self._start_override: np.ndarray | None = None
+        self._start_override: tuple[int, int] | None = None
 
     # -- dynamics ------------------------------------------------------------------------------------
     def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

@@ -131,8 +131,11 @@ def graph_to_world(graph: TaskGraph) -> PogeWorld:
     def text(key: str, section: str) -> tuple[str, ...] | None:
         return tuple("".join(row) for row in grids[key]) if section in sections else None
 
+    layout = text("char", "Layout")
+    if layout is None:
+        raise SchemaError(f"task {graph.task_id!r}: no Layout section")
     world = PogeWorld(
-        layout=text("char", "Layout"),
+        layout=layout,
         abstraction=text("symbol", "Abstraction"),
         names=tuple((s, n) for s, n in params.get("abstraction_names", [])),
         behaviour=text("rule", "Behaviour"),

@@ -1,6 +1,6 @@
 """Parse POGE world files. Every error names the file, line and column and what was expected.
 
-Grammar (as the reference implements it, see docs/readme-poge.md):
+Grammar (as the reference implements it, see docs/poge.md):
 - lines are stripped; blank lines and `//` comments are skipped;
 - `===Layout===` / `===Abstraction===` / `===Behaviour===` / `===Rewards===` start sections;
   Layout comes first and is required, each other section at most once;
@@ -19,6 +19,11 @@ from ..data import TaskFileError
 from .world import ACTION_INDEX, ACTIONS, DELTAS, SECTIONS, PogeWorld, Rule
 
 PROBABILITY_TOLERANCE = 1e-6
+# Documented limits (docs/limits.md): they keep a world small enough to compile in seconds and every
+# reward exact in the stores (an INT64 property, and a float64 in the environment: 15 digits fit both).
+MAX_ROWS = 256
+MAX_COLS = 256
+MAX_REWARD_DIGITS = 15
 _HEADER = re.compile(r"^=+\s*([A-Za-z]+)\s*=+$")
 _INT = re.compile(r"^[+-]?\d+$")
 _DECLARATION = {  # a line of this shape ends a section's map
@@ -69,9 +74,9 @@ def parse_world(text: str, source: str = "<string>") -> PogeWorld:
         if not stripped or stripped.startswith("//"):
             continue
         line = _Line(number, len(raw) - len(raw.lstrip()), stripped)
-        header = _HEADER.match(stripped)
-        if header:
-            name = header.group(1)
+        found = _HEADER.match(stripped)
+        if found:
+            name = found.group(1)
             if name not in SECTIONS:
                 raise PogeFormatError(
                     source,
@@ -146,6 +151,7 @@ def parse_world(text: str, source: str = "<string>") -> PogeWorld:
 def _layout(source: str, header: _Line, rows: list[_Line]) -> tuple[str, ...]:
     if not rows:
         raise PogeFormatError(source, header.number, header.col(), "the Layout section has no map rows")
+    _check_size(source, rows)
     width = len(rows[0].text)
     for line in rows[1:]:
         _check_width(source, "Layout", line, width)
@@ -173,6 +179,21 @@ def _layout(source: str, header: _Line, rows: list[_Line]) -> tuple[str, ...]:
             if ch == "D":
                 _check_door(source, layout, line, r, c)
     return layout
+
+
+def _check_size(source: str, rows: list[_Line]) -> None:
+    """Refuse a world past the limits before anything else looks at its tiles."""
+    for line in rows[:MAX_ROWS]:
+        if len(line.text) > MAX_COLS:
+            raise PogeFormatError(
+                source, line.number, line.col(MAX_COLS),
+                f"this Layout row has {len(line.text)} columns; a world has at most {MAX_COLS} columns",
+            )
+    if len(rows) > MAX_ROWS:
+        line = rows[MAX_ROWS]
+        raise PogeFormatError(
+            source, line.number, line.col(), f"the Layout has {len(rows)} rows; a world has at most {MAX_ROWS} rows"
+        )
 
 
 def _check_door(source: str, layout: tuple[str, ...], line: _Line, r: int, c: int) -> None:
@@ -248,10 +269,17 @@ def _reward_decl(source: str, section: str, line: _Line, n_cols: int) -> tuple[s
     if not sep or len(key) != 1:
         raise _not_a_declaration(source, section, line, n_cols, "'symbol:integer' such as 'a:1' or '*:-5'")
     text = value.strip()
+    col = line.col(line.text.index(":") + 1 + (len(value) - len(value.lstrip())))
     if not _INT.match(text):
-        col = line.col(line.text.index(":") + 1 + (len(value) - len(value.lstrip())))
         raise PogeFormatError(
-            source, line.number, col, f"reward of symbol {key!r}: expected an integer such as 1 or -5, got {text!r}"
+            source, line.number, col, f"reward of symbol {key!r}: expected an integer such as 1 or -5, got {text!r:.40}"
+        )
+    digits = len(text.lstrip("+-").lstrip("0"))
+    if digits > MAX_REWARD_DIGITS:
+        raise PogeFormatError(
+            source, line.number, col,
+            f"reward of symbol {key!r} has {digits} digits; expected at most {MAX_REWARD_DIGITS} "
+            f"(|reward| < 10**{MAX_REWARD_DIGITS}, exact in every store)",
         )
     return key, int(text)
 
@@ -326,7 +354,8 @@ def _action(source: str, number: int, column: int, name: str) -> int:
 # -- cross-section checks -----------------------------------------------------------------
 def _check_meaning(source: str, world: PogeWorld, sections: dict, rules: dict) -> None:
     if world.behaviour is not None:
-        on_map = {world.rule_id(r, c) for r in range(world.rows) for c in range(world.cols)} - {None}
+        ids = (world.rule_id(r, c) for r in range(world.rows) for c in range(world.cols))
+        on_map = {x for x in ids if x is not None}
         for (rid, _), (_, line) in rules.items():
             if rid not in on_map:
                 known = ", ".join(sorted(on_map)) or "none"

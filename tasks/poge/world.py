@@ -78,7 +78,7 @@ class PogeWorld:
 
     @property
     def floor_states(self) -> int:
-        """Tiles the player can stand on (not walls, not doors): SEMANTICS.md's 'floor states'."""
+        """Tiles the player can stand on (not walls, not doors): the reference's 'floor states'."""
         return sum(1 for r in range(self.rows) for c in range(self.cols) if self.kind(r, c) in WALKABLE)
 
     # -- section meanings ----------------------------------------------------------------
@@ -149,10 +149,14 @@ def _meaningful(ch: str, layout_ch: str) -> str | None:
 
 
 def statistics(world: PogeWorld) -> dict:
-    """The parsed statistics SEMANTICS.md tabulates for the example worlds."""
+    """Size, doors, floor states, rules, goals, terminals, toggles and rewards of a parsed world.
+
+    The reference's figures for the example worlds are in tests/poge/test_parser.py.
+    """
     values = dict(world.reward_values)
     used = sorted(
-        {world.reward_symbol(r, c) for r, c in world.reward_tiles}, key=[s for s, _ in world.reward_values].index
+        {s for s in (world.reward_symbol(r, c) for r, c in world.reward_tiles) if s is not None},
+        key=[s for s, _ in world.reward_values].index,
     )
     return {
         "rows": world.rows,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphstore import GraphStore, TaskGraph
+from graphstore.errors import GraphtasksError
 
 from ..data import TaskFileError, data_dir, read_json
 from ..registry import Family, register_family
@@ -64,7 +65,9 @@ def build_room_task(task_id: str, name: str, params: dict[str, Any]) -> TaskGrap
         g.add_node(f"person/{person}", "RoomPerson", name=person, order=i)
         g.add_edge("", f"person/{person}", "HAS_PERSON")
     for i, (obj, locations) in enumerate(objects.items()):
-        if locations is not None and (not isinstance(locations, list) or not all(isinstance(x, str) for x in locations)):
+        if locations is not None and (
+            not isinstance(locations, list) or not all(isinstance(x, str) for x in locations)
+        ):
             raise TaskFileError(f"{where}: object {obj!r}: locations must be a list of terms or null")
         g.add_node(f"object/{obj}", "RoomObject", name=obj, concept=f"/c/en/{obj}", locations=locations, order=i)
         g.add_edge("", f"object/{obj}", "HAS_OBJECT")
@@ -92,7 +95,7 @@ class RoomKnowledge:
         return [(h, self.tails[cs[0][0]]) for h, cs in zip(self.heads, self.commonsense)]
 
 
-class RoomKnowledgeError(ValueError):
+class RoomKnowledgeError(GraphtasksError, ValueError):
     """The store does not hold the knowledge a Room task needs; says which and how to fix it."""
 
 
@@ -118,11 +121,11 @@ def room_knowledge(store: GraphStore, graph: TaskGraph, allow_spaces: bool = Fal
     heads: list[str] = []
     per_head: list[list[tuple[str, float]]] = []
     for _, name, concept, allowed in objects:
-        tails = [(t, w) for t, w in by_concept.get(concept, []) if t not in excluded
-                 and (allow_spaces or "_" not in t) and (allowed is None or t in allowed)]
-        if tails:
+        kept = [(t, w) for t, w in by_concept.get(concept, []) if t not in excluded
+                and (allow_spaces or "_" not in t) and (allowed is None or t in allowed)]
+        if kept:
             heads.append(name)
-            per_head.append(tails)
+            per_head.append(kept)
     if not heads:
         raise RoomKnowledgeError(
             f"task {graph.task_id!r}: the store {getattr(store, 'location', '')!r} holds no AtLocation assertions for "

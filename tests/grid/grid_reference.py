@@ -7,9 +7,13 @@ from pathlib import Path
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "data" / "neuronav" / "templates.json"
 # Micro layouts the reference gets wrong (cells outside the grid; start, reward or warp in
-# walls; goal cut off): replaced by valid layouts, documented in the maps and in the grid worlds' "Differences from neuro-nav".
+# walls; goal cut off): replaced by valid layouts, documented in the maps and docs/grid.md and docs/differences.md.
 REDESIGNED = {
-    ("two_step", "micro"), ("narrow", "micro"), ("four_rooms_split", "micro"), ("hairpin", "micro"), ("four_rooms", "micro"),
+    ("two_step", "micro"),
+    ("narrow", "micro"),
+    ("four_rooms_split", "micro"),
+    ("hairpin", "micro"),
+    ("four_rooms", "micro"),
 }
 START_FREED = {("s_maze", "micro")}  # the reference lists the start cell as a wall as well
 

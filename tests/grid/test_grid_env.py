@@ -37,7 +37,9 @@ def test_check_env_every_registered_id(template):
 @pytest.mark.parametrize("orientation", ["fixed", "variable"])
 @pytest.mark.parametrize("obs_type", OBS_TYPES)
 def test_check_env_every_obs_type(obs_type, orientation):
-    env = GridEnv("four_rooms_split", "small", obs_type=obs_type, orientation=orientation, resolution=48, render_mode="rgb_array")
+    env = GridEnv(
+        "four_rooms_split", "small", obs_type=obs_type, orientation=orientation, resolution=48, render_mode="rgb_array"
+    )
     _check_clean(env)
 
 
@@ -242,14 +244,19 @@ def _trajectory(env, seed, steps=300):
 
 @pytest.mark.parametrize("obs_type", ["index", "symbolic", "visual"])
 def test_same_seed_same_trajectory(obs_type):
-    make = lambda: GridEnv("four_rooms_split", "small", obs_type=obs_type, stochasticity=0.3, random_start=True, resolution=32)  # noqa: E731
+    def make():
+        return GridEnv(
+            "four_rooms_split", "small", obs_type=obs_type, stochasticity=0.3, random_start=True, resolution=32
+        )
     assert _trajectory(make(), 7) == _trajectory(make(), 7)
     assert _trajectory(make(), 7) != _trajectory(make(), 8)
 
 
 @pytest.mark.parametrize("obs_type", OBS_TYPES)
 def test_pickling_mid_episode(obs_type):
-    env = GridEnv("four_rooms_split", "small", obs_type=obs_type, orientation="variable", stochasticity=0.2, resolution=32)
+    env = GridEnv(
+        "four_rooms_split", "small", obs_type=obs_type, orientation="variable", stochasticity=0.2, resolution=32
+    )
     env.reset(seed=5)
     for a in [1, 2, 2, 0]:
         env.step(a)
@@ -294,7 +301,8 @@ def test_visual_observation_equals_render():
 def test_custom_cypher_observation_of_cells():
     register_grid_cypher_observation(
         "test_row_col",
-        "MATCH (c:Cell) WHERE c.task = $task RETURN c.index, c.row * 1.0, c.col * 1.0, CASE WHEN c.wall THEN 1.0 ELSE 0.0 END",
+        "MATCH (c:Cell) WHERE c.task = $task "
+        "RETURN c.index, c.row * 1.0, c.col * 1.0, CASE WHEN c.wall THEN 1.0 ELSE 0.0 END",
         low=0.0,
         high=16.0,
     )
@@ -362,7 +370,9 @@ def test_custom_cypher_observation_per_state_in_variable_mode():
 
 
 def test_custom_cypher_observation_errors():
-    register_grid_cypher_observation("test_gappy", "MATCH (c:Cell) WHERE c.task = $task AND c.row > 0 RETURN c.index, 1.0")
+    register_grid_cypher_observation(
+        "test_gappy", "MATCH (c:Cell) WHERE c.task = $task AND c.row > 0 RETURN c.index, 1.0"
+    )
     with pytest.raises(ValueError, match="no complete row for cell"):
         GridEnv("four_rooms", "small", obs_type="test_gappy")
 
@@ -372,3 +382,34 @@ def test_ascii_with_list_format_rewards_and_hidden_rewards():
     env = GridEnv("empty", "small", obs_type="ascii", objects=objects)
     text, _ = env.reset(seed=0)
     assert text.split("\n")[1][:5] == "BRL  "  # the hidden reward at (1, 3) is not shown
+
+
+# a key at (1, 2), a warp from (1, 3) onto the closed door at (1, 4)
+WARP_ONTO_DOOR = {"keys": [(1, 2)], "warps": {(1, 3): (1, 4)}, "doors": {(1, 4): "v"}}
+
+
+def test_bumping_a_wall_on_a_closed_door_keeps_the_key():
+    """neuro-nav uses a key only when moving into a closed door (check_target of the new cell)."""
+    env = GridEnv("empty", "small", agent_start=(2, 2), objects=WARP_ONTO_DOOR, obs_type="ascii")
+    env.reset(seed=0)
+    env.step(0)  # onto the key
+    text, *_ = env.step(1)  # east onto the warp: carried onto the closed door
+    assert env.agent_pos == (1, 4) and env.keys_held == 1 and text.split("\n")[1][4] == "D"
+    text, *_ = env.step(0)  # bump the wall to the north while on the door
+    assert env.agent_pos == (1, 4) and env.keys_held == 1 and text.split("\n")[1][4] == "D"
+    env.step(1)  # east off the door (moving out of a door cell needs nothing) ...
+    assert env.agent_pos == (1, 5) and env.keys_held == 1
+    env.step(3)  # ... and back west into it: now the key opens it
+    assert env.agent_pos == (1, 4) and env.keys_held == 0
+
+
+def test_ascii_draws_objects_over_the_agent_like_neuro_nav():
+    """neuro-nav's make_ascii_obs marks the agent first and the objects after it."""
+    objects = {"rewards": {(9, 8): 1.0}, "keys": [(2, 2)]}
+    env = GridEnv("empty", "small", obs_type="ascii", render_mode="ansi", agent_start=(9, 8), objects=objects,
+                  manual_collect=True, use_noop=True)
+    text, _ = env.reset(seed=0)
+    assert text.split("\n")[9][8] == "R" and "A" not in text  # standing on an uncollected reward
+    assert env.render().split("\n")[9][8] == "R"
+    text, *_ = env.step(3)  # west: an empty cell shows the agent
+    assert text.split("\n")[9][7] == "A" and text.split("\n")[9][8] == "R"

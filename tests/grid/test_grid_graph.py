@@ -37,7 +37,8 @@ def test_store_round_trip_and_queries(store):
     assert store.put(graph) is True and store.put(tasks.build("neuronav/grid/two_rooms/small")) is False
     assert store.get(graph.task_id) == graph
     rows = store.cypher(
-        "MATCH (c:Cell)-[:HAS_OBJECT]->(d:Door) WHERE c.task = $t RETURN c.row, c.col, d.orientation", {"t": graph.task_id}
+        "MATCH (c:Cell)-[:HAS_OBJECT]->(d:Door) WHERE c.task = $t RETURN c.row, c.col, d.orientation",
+        {"t": graph.task_id},
     ).rows
     assert rows == [[5, 5, "h"]]
     rows = store.cypher(

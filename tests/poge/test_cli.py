@@ -61,7 +61,17 @@ def test_graphtasks_main_routes_poge(isolated_store: str, tmp_path, capsys) -> N
         importlib.import_module(name)
     bad = tmp_path / "bad.txt"
     bad.write_text("===Layout===\n#####\n#E  #\n#####\n")
-    assert cli.main(["--store", isolated_store, "poge", "load", str(bad)]) == 1
+    assert cli.main(["--store", isolated_store, "poge", "load", str(bad)]) == 2
     assert "line 1, column 1" in capsys.readouterr().err
     assert cli.main(["--store", isolated_store, "poge", "load", str(DATA / "world0.txt")]) == 0
     assert "user/poge/world0: stored" in capsys.readouterr().out
+
+
+def test_a_loaded_world_runs_through_make_env(isolated_store: str, capsys) -> None:
+    """`graphtasks run user/poge/...` gets a PogeEnv (it once fell through to GraphTaskEnv)."""
+    from gym_bridge.factory import make_env
+
+    assert run(isolated_store, "poge", "load", str(DATA / "world0.txt"), "--id", "user/poge/w0") == 0
+    env = make_env("user/poge/w0", store=isolated_store, is_partially_obs=False)
+    assert isinstance(env, PogeEnv)
+    assert env.reset(seed=0)[1]["observation"] == "(3,5)"

@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env
 import gym_bridge  # noqa: F401  registers graphtasks/Poge-v0
 from graphstore import open_store
 from gym_bridge.poge_env import PogeEnv
+from gym_bridge.vector import PogeVectorEnv
 
 UP, DOWN, LEFT, RIGHT = range(4)
 
@@ -93,14 +94,28 @@ def test_slip_frequencies_follow_the_rule(tile, action, expected) -> None:
         assert abs(counts[where] / draws - p) < 0.01, (where, counts[where] / draws, p)
 
 
-def test_slip_and_wall_observations() -> None:
-    env = PogeEnv("poge/world0", is_partially_obs=False, indicate_slip=True, indicate_wall=True)
+def observed_after(env: PogeEnv, tile: tuple[int, int], action: int, times: int = 200) -> set[str]:
     env.reset(seed=3)
     names = set()
-    for _ in range(200):
-        env.reset(options={"tile": (1, 5)})
-        names.add(env.step(LEFT)[4]["observation"])
-    assert names == {"(1,4)", "(1,5)_slip_up_wall", "(2,5)_slip_down"}
+    for _ in range(times):
+        env.reset(options={"tile": tile})
+        names.add(env.step(action)[4]["observation"])
+    return names
+
+
+def test_slip_and_wall_observations() -> None:
+    env = PogeEnv("poge/world0", indicate_slip=True, indicate_wall=True)
+    assert observed_after(env, (1, 5), LEFT) == {"1", "1_slip_up_wall", "1_slip_down"}
+
+
+def test_fully_observable_ignores_indicate_slip_like_the_reference() -> None:
+    """The reference (README: the flag is ignored when fully observable) never appends `_slip_`
+    to a (row, col) observation; walls are still marked."""
+    env = PogeEnv("poge/world0", is_partially_obs=False, indicate_slip=True, indicate_wall=True)
+    assert observed_after(env, (1, 5), LEFT) == {"(1,4)", "(1,5)_wall", "(2,5)"}
+    assert not any("_slip_" in name for name in env.observation_names)
+    venv = PogeVectorEnv(2, "poge/world0", is_partially_obs=False, indicate_slip=True)
+    assert list(venv.observation_names) == list(PogeEnv("poge/world0", is_partially_obs=False).observation_names)
 
 
 def test_doors_rewards_terminal_and_penalty() -> None:

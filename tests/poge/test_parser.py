@@ -7,7 +7,7 @@ from conftest import DATA, WORLDS
 
 from tasks.poge import PogeFormatError, load_world, parse_world, statistics, write_world
 
-# The statistics the POGE reference parser reports for its example worlds (data/poge/).
+# The reference parser's statistics of the example worlds (rows, doors, floor states, ...).
 TABLE = {
     "world0": dict(rows=5, cols=7, doors=0, floor_states=13, goals=[(3, 1)], terminals=[], toggles=[], reward_tiles=0),
     "world1": dict(

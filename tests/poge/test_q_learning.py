@@ -8,7 +8,7 @@ import pytest
 
 from gym_bridge.poge_env import PogeEnv
 
-# The POGE reference's Q-learning settings: alpha .1, gamma .6, epsilon .1, 10,000 episodes, step_penalty -0.1,
+# the reference's Q-learning run: alpha .1, gamma .6, epsilon .1, 10,000 episodes, step_penalty -0.1,
 # indicate_wall and indicate_slip.
 SETTINGS = dict(indicate_wall=True, indicate_slip=True, step_penalty=-0.1)
 

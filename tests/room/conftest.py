@@ -56,20 +56,35 @@ class FakeConceptNet(ThreadingHTTPServer):
     def page(self, query: dict[str, str]) -> dict[str, Any]:
         offset, limit = int(query.get("offset", 0)), int(query.get("limit", 50))
         hits = [
-            e for e in self.edges
+            e
+            for e in self.edges
             if ("rel" not in query or e["rel"]["@id"] == query["rel"])
             and ("start" not in query or _matches(e["start"]["@id"], query["start"]))
             and ("end" not in query or _matches(e["end"]["@id"], query["end"]))
-            and ("node" not in query or _matches(e["start"]["@id"], query["node"]) or _matches(e["end"]["@id"], query["node"]))
+            and (
+                "node" not in query
+                or _matches(e["start"]["@id"], query["node"])
+                or _matches(e["end"]["@id"], query["node"])
+            )
         ]
         hits.sort(key=lambda e: (-e["weight"], e["@id"]))
         base = {k: v for k, v in query.items() if k not in ("offset", "limit")}
         def url(off: int) -> str:
             return "/query?" + urlencode({**base, "offset": off, "limit": limit}, safe="/")
-        out: dict[str, Any] = {"@context": CONTEXT, "@id": "/query?" + urlencode(base, safe="/"), "edges": hits[offset : offset + limit]}
+
+        out: dict[str, Any] = {
+            "@context": CONTEXT,
+            "@id": "/query?" + urlencode(base, safe="/"),
+            "edges": hits[offset : offset + limit],
+        }
         more = offset + limit < len(hits)
         if more or offset > 0:
-            view = {"@id": url(offset), "@type": "PartialCollectionView", "firstPage": url(0), "paginatedProperty": "edges"}
+            view = {
+                "@id": url(offset),
+                "@type": "PartialCollectionView",
+                "firstPage": url(0),
+                "paginatedProperty": "edges",
+            }
             if more:
                 view["comment"] = "There are more results. Follow the 'nextPage' link for more."
                 view["nextPage"] = url(offset + limit)
@@ -114,7 +129,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, body)
 
-    def _send(self, code: int, body: bytes, ctype: str = "application/ld+json", extra: dict[str, str] | None = None) -> None:
+    def _send(
+        self, code: int, body: bytes, ctype: str = "application/ld+json", extra: dict[str, str] | None = None
+    ) -> None:
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -136,7 +153,9 @@ def conceptnet_server():
 
 def dump_row(edge: dict[str, Any]) -> str:
     info = {k: edge[k] for k in ("dataset", "license", "sources", "weight", "surfaceText") if k in edge}
-    return "\t".join([edge["@id"], edge["rel"]["@id"], edge["start"]["@id"], edge["end"]["@id"], json.dumps(info)]) + "\n"
+    return (
+        "\t".join([edge["@id"], edge["rel"]["@id"], edge["start"]["@id"], edge["end"]["@id"], json.dumps(info)]) + "\n"
+    )
 
 
 def filler_rows(n: int) -> list[str]:
@@ -146,9 +165,15 @@ def filler_rows(n: int) -> list[str]:
         if i % 3 == 0:
             rows.append(f"/a/[/r/IsA/,/c/en/x{i}/,/c/en/y{i}/]\t/r/IsA\t/c/en/x{i}\t/c/en/y{i}\t{{\"weight\": 1.0}}\n")
         elif i % 3 == 1:
-            rows.append(f"/a/[/r/AtLocation/,/c/fr/x{i}/,/c/en/y{i}/]\t/r/AtLocation\t/c/fr/x{i}\t/c/en/y{i}\t{{\"weight\": 1.0}}\n")
+            rows.append(
+                f"/a/[/r/AtLocation/,/c/fr/x{i}/,/c/en/y{i}/]\t/r/AtLocation\t/c/fr/x{i}\t/c/en/y{i}\t"
+                '{"weight": 1.0}\n'
+            )
         else:
-            rows.append(f"/a/[/r/AtLocation/,/c/en/x{i}/,/c/de/y{i}/]\t/r/AtLocation\t/c/en/x{i}\t/c/de/y{i}\t{{\"weight\": 1.0}}\n")
+            rows.append(
+                f"/a/[/r/AtLocation/,/c/en/x{i}/,/c/de/y{i}/]\t/r/AtLocation\t/c/en/x{i}\t/c/de/y{i}\t"
+                '{"weight": 1.0}\n'
+            )
     return rows
 
 

@@ -137,11 +137,27 @@ def test_query_arguments_are_checked():
 def test_dump_merges_senses_and_duplicates_and_filters(tmp_path):
     rows = [
         "/a/[/r/AtLocation/,/c/en/bus/n/wn/artifact/,/c/en/road/n/]\t/r/AtLocation\t/c/en/bus/n/wn/artifact\t/c/en/road/n\t"
-        + json.dumps({"weight": 2.0, "dataset": "/d/wordnet/3.1", "license": "cc:by/4.0", "sources": [{"@id": "/s/resource/wordnet/rdf/3.1"}], "surfaceText": "[[bus]] is located in [[road]]"}),
+        + json.dumps(
+            {
+                "weight": 2.0,
+                "dataset": "/d/wordnet/3.1",
+                "license": "cc:by/4.0",
+                "sources": [{"@id": "/s/resource/wordnet/rdf/3.1"}],
+                "surfaceText": "[[bus]] is located in [[road]]",
+            }
+        ),
         "/a/[/r/AtLocation/,/c/en/bus/,/c/en/road/]\t/r/AtLocation\t/c/en/bus\t/c/en/road\t"
-        + json.dumps({"weight": 1.0, "dataset": "/d/conceptnet/4/en", "license": "cc:by/4.0", "sources": [{"@id": "/s/contributor/omcs/x"}], "surfaceText": "a bus is on a road"}),
-        "/a/[/r/AtLocation/,/c/fr/bus/,/c/en/road/]\t/r/AtLocation\t/c/fr/bus\t/c/en/road\t{\"weight\": 9.0}",
-        "/a/[/r/UsedFor/,/c/en/bus/,/c/en/travel/]\t/r/UsedFor\t/c/en/bus\t/c/en/travel\t{\"weight\": 9.0}",
+        + json.dumps(
+            {
+                "weight": 1.0,
+                "dataset": "/d/conceptnet/4/en",
+                "license": "cc:by/4.0",
+                "sources": [{"@id": "/s/contributor/omcs/x"}],
+                "surfaceText": "a bus is on a road",
+            }
+        ),
+        '/a/[/r/AtLocation/,/c/fr/bus/,/c/en/road/]\t/r/AtLocation\t/c/fr/bus\t/c/en/road\t{"weight": 9.0}',
+        '/a/[/r/UsedFor/,/c/en/bus/,/c/en/travel/]\t/r/UsedFor\t/c/en/bus\t/c/en/travel\t{"weight": 9.0}',
     ]
     path = tmp_path / "d.csv.gz"
     with gzip.open(path, "wt") as f:
@@ -152,7 +168,11 @@ def test_dump_merges_senses_and_duplicates_and_filters(tmp_path):
     assert r.rows_kept == 2 and r.new_assertions == 1
     (a,) = got.values()
     assert a["key"] == "/r/AtLocation|/c/en/bus|/c/en/road"
-    assert a["weight"] == 2.0 and a["dataset"] == "/d/wordnet/3.1" and a["surface_text"] == "[[bus]] is located in [[road]]"
+    assert (
+        a["weight"] == 2.0
+        and a["dataset"] == "/d/wordnet/3.1"
+        and a["surface_text"] == "[[bus]] is located in [[road]]"
+    )
     assert a["start_senses"] == ["n/wn/artifact"] and a["end_senses"] == ["n"]
     assert len(a["edge_uris"]) == 2 and len(a["sources"]) == 2
 
@@ -178,7 +198,7 @@ def test_dump_provenance_survives_merge_across_batches_and_channels(conceptnet_s
     [
         ("a\tb\tc\n", r"d\.csv\.gz, line 2: expected 5 tab-separated columns, found 3"),
         ("/a/x\t/r/AtLocation\t/c/en/a\t/c/en/b\t{oops\n", r"line 2: column 5 \(JSON info\) is not valid JSON"),
-        ("/a/x\t/r/AtLocation\t/c/en/a\t/c/en/b\t{\"weight\": \"heavy\"}\n", r"line 2: field 'weight' must be a number"),
+        ('/a/x\t/r/AtLocation\t/c/en/a\t/c/en/b\t{"weight": "heavy"}\n', r"line 2: field 'weight' must be a number"),
     ],
 )
 def test_dump_errors_name_file_line_and_field(tmp_path, line, message):
@@ -238,7 +258,7 @@ def test_cli_ingest_commands_print_summaries(conceptnet_server, tmp_path, capsys
     dump = write_dump(tmp_path / "d.csv.gz", snapshot_edges()[:10], filler=5)
     assert run_cli(["ingest", "dump", str(dump), "--no-progress"]) == 0
     assert "15 lines read, 10 rows kept, 0 new assertions" in capsys.readouterr().out
-    assert run_cli(["ingest", "dump", str(tmp_path / "missing.gz")]) == 1
+    assert run_cli(["ingest", "dump", str(tmp_path / "missing.gz")]) == 2
     assert "missing.gz: no such file" in capsys.readouterr().err
 
 
@@ -349,8 +369,13 @@ def test_cli_ingest_status_lists_jobs_and_counts(capsys):
 
 @pytest.mark.parametrize(
     "fault, message",
-    [("502", "last error: HTTP 502"), ("429", "last error: HTTP 429"), ("broken", "last error: invalid JSON"),
-     ("slow", "last error: (ReadTimeout|ConnectionError)"), ("drop", "last error: (ChunkedEncodingError|ConnectionError)")],
+    [
+        ("502", "last error: HTTP 502"),
+        ("429", "last error: HTTP 429"),
+        ("broken", "last error: invalid JSON"),
+        ("slow", "last error: (ReadTimeout|ConnectionError)"),
+        ("drop", "last error: (ChunkedEncodingError|ConnectionError)"),
+    ],
 )
 def test_each_fault_kind_names_itself_after_the_retry_budget(conceptnet_server, temp_store, fault, message):
     conceptnet_server.fail_from = {0: fault}

@@ -171,7 +171,7 @@ def test_cli_room_baselines_loads_snapshot_when_needed(capsys):
     captured = capsys.readouterr()
     assert "loaded the bundled snapshot" in captured.err
     assert "episodic" in captured.out and "( 399.8)" in captured.out
-    assert run_cli(["room", "baselines", "--agents", "clever"]) == 1
+    assert run_cli(["room", "baselines", "--agents", "clever"]) == 2
     assert "--agents: unknown kind(s) clever" in capsys.readouterr().err
 
 

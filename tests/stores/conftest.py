@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gym_bridge import GraphTaskEnv
 from graphstore import rdf as R
+from gym_bridge import GraphTaskEnv
 
 from .cli_helpers import run_cli
 from .conftest import wipe

@@ -8,6 +8,7 @@ import pytest
 
 from graphstore import StoreLocationError, open_store
 from graphstore.neo4j_store import Neo4jStore, split_credentials
+
 from .conftest import open_bolt
 
 # connection settings, server errors, DDL and access modes are the server's: Neo4j's own
@@ -93,8 +94,8 @@ def test_split_credentials():
 
 
 def test_uid_constraints_created_on_first_write(bolt_server):
-    from .test_store_semantics import small_task
     from .conftest import wipe
+    from .test_store_semantics import small_task
 
     store = open_bolt(bolt_server)
     try:
@@ -111,6 +112,7 @@ def test_uid_constraints_created_on_first_write(bolt_server):
 
 def test_read_only_store_refuses_writes(bolt_server):
     from graphstore import GraphStoreError
+
     from .test_store_semantics import small_task
 
     with open_bolt(bolt_server, read_only=True) as store:

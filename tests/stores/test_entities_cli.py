@@ -44,12 +44,12 @@ def test_errors_name_the_field_and_exit_1(tmp_path, capsys, monkeypatch):
     store = str(tmp_path / "s.lbug")
     code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param", "value=1"],
                              capsys, monkeypatch)
-    assert code == 1 and "'state' is required" in err
+    assert code == 2 and "'state' is required" in err
     code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Key", "--param", "state=1"],
                              capsys, monkeypatch)
-    assert code == 1 and "has no entity class 'Key'" in err
+    assert code == 2 and "has no entity class 'Key'" in err
     code, out, err = run_cli(["--store", store, "entities", "list", TASK, "--type", "Nope"], capsys, monkeypatch)
-    assert code == 1 and "unknown entity type 'Nope'" in err
+    assert code == 2 and "unknown entity type 'Nope'" in err
 
 
 def test_create_on_a_bolt_store(bolt_server, capsys, monkeypatch):

@@ -84,7 +84,9 @@ def test_hostile_property_values_are_stored_verbatim(store, text):
 def test_hostile_group_names_are_stored_verbatim(store, text):
     before = neighbour(store)
     store.put(small_task("t/groups", n=3))
-    uids = tasks.create(store, "t/groups", {"Reward": {"params": {"state": [0, 1], "value": 1}, "count": 2, "group": text}})
+    uids = tasks.create(
+        store, "t/groups", {"Reward": {"params": {"state": [0, 1], "value": 1}, "count": 2, "group": text}}
+    )
     found = select(store, "t/groups", group=text)
     assert [e.uid for e in found] == uids and {e.group for e in found} == {text}
     assert select(store, "t/groups", group=text + " ") == []

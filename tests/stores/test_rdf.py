@@ -148,7 +148,7 @@ def test_cli_import_of_invalid_task_names_file_and_writes_nothing(tmp_path, caps
     path.write_text(R.to_turtle(rdf))
     store = str(tmp_path / "s.lbug")
     code, _, err = run_cli(["--store", store, "import", str(path)], capsys, monkeypatch)
-    assert code == 1
+    assert code == 2
     assert str(path) in err and "t/bad" in err and "sum to 1.5" in err
     with LadybugStore(store) as s:
         assert s.list() == []

@@ -27,5 +27,8 @@ def test_where_is_a_laptop_usually_found():
         assert [row[0] for row in cypher_rows] == ["desk", "internet_cafe"]
         assert from_rdf(rdf) == []  # shared knowledge is not mistaken for a task
         n_assertions = store.cypher("MATCH ()-[a:ASSERTS]->() RETURN count(a)").rows[0][0]
-        counted = sparql(rdf, "PREFIX gt: <https://graphtasks.dev/ns#> SELECT (COUNT(?e) AS ?n) WHERE { ?e gt:relationship gt:ASSERTS }")
+        counted = sparql(
+            rdf,
+            "PREFIX gt: <https://graphtasks.dev/ns#> SELECT (COUNT(?e) AS ?n) WHERE { ?e gt:relationship gt:ASSERTS }",
+        )
         assert counted.rows == [[n_assertions]]

@@ -231,3 +231,19 @@ def test_concurrent_creates_from_separate_clients_lose_nothing(bolt_server):
         wipe(stores[0])
         for s in stores:
             s.close()
+
+
+def test_create_on_a_store_without_the_builtin_stores_it_first(store):
+    """As `graphtasks entities create` does: the built-in is put, then the entity added to it."""
+    task = "neuronav/graph/neighborhood"
+    assert task not in store
+    uids = tasks.create(store, task, {"Reward": {"params": {"state": 3, "value": 5}, "group": "bonus"}})
+    assert uids == [f"{task}/created/reward/0"]
+    assert groups(store, task) == {"all": 17, "bonus": 1, "default": 16}
+    assert [e.uid for e in select(store, task, group="bonus")] == uids
+
+
+def test_create_on_an_unknown_task_writes_nothing(store):
+    with pytest.raises(TaskNotFound):
+        tasks.create(store, "user/nothing-here", {"Reward": {"params": {"state": 0, "value": 1}}})
+    assert "user/nothing-here" not in store

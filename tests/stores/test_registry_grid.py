@@ -1,6 +1,6 @@
 """The registry on grid tasks: rewards, keys, doors, warps created on cells take effect in GridEnv.
 
-Needs the grid family (Cell and object node types, branch issue-3-grid); skipped without it.
+Uses the grid family's Cell and object node types.
 """
 
 from __future__ import annotations
@@ -8,10 +8,8 @@ from __future__ import annotations
 import pytest
 
 import tasks
-from graphstore import SCHEMA, SchemaError
+from graphstore import SchemaError
 from graphstore.entities import select
-
-pytestmark = pytest.mark.skipif("Cell" not in SCHEMA.nodes, reason="grid family (Cell/Key/Door node types) not merged")
 
 TASK = "neuronav/grid/four_rooms/small"
 
@@ -96,7 +94,7 @@ def test_rebuilding_a_grid_keeps_created_entities_or_names_the_lost_one():
     assert rebase(stored, built) == stored
     # the map changed: that cell is a wall now and lost its MOVE edges; the key's cell still exists
     changed = tasks.build(TASK)
-    local = next(l for l, p in changed.nodes("Cell") if (p["row"], p["col"]) == free[0])
+    local = next(cell for cell, p in changed.nodes("Cell") if (p["row"], p["col"]) == free[0])
     changed.graph.remove_node(local)
     with pytest.raises(SchemaError, match=r"created entity .*created/key/0.* no longer has"):
         rebase(stored, changed)

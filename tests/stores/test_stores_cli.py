@@ -64,7 +64,7 @@ def test_copy_missing_task_writes_nothing(filled_embedded, tmp_path, capsys, mon
     target = str(tmp_path / "t.lbug")
     code, out, err = run_cli(["tasks", "copy", "--from", filled_embedded, "--to", target, IDS[0], "no/such/task"],
                              capsys, monkeypatch)
-    assert code == 1
+    assert code == 2
     assert "no/such/task" in err
     with LadybugStore(target) as store:
         assert store.list() == []
@@ -73,7 +73,7 @@ def test_copy_missing_task_writes_nothing(filled_embedded, tmp_path, capsys, mon
 def test_copy_needs_ids_or_all(filled_embedded, tmp_path, capsys, monkeypatch):
     code, _, err = run_cli(["tasks", "copy", "--from", filled_embedded, "--to", str(tmp_path / "x.lbug")],
                            capsys, monkeypatch)
-    assert code == 1 and "--all" in err
+    assert code == 2 and "--all" in err
 
 
 def test_show_summarises_a_task(filled_embedded, capsys, monkeypatch):
@@ -93,7 +93,7 @@ def test_show_summarises_a_task(filled_embedded, capsys, monkeypatch):
 
 def test_show_unknown_task_names_it(filled_embedded, capsys, monkeypatch):
     code, _, err = run_cli(["--store", filled_embedded, "tasks", "show", "no/such"], capsys, monkeypatch)
-    assert code == 1 and "no/such" in err
+    assert code == 2 and "no/such" in err
 
 
 def test_schema_lists_every_type(capsys, monkeypatch):

@@ -23,7 +23,6 @@ from gym_bridge.vector import GraphVectorEnv
 from gym_bridge.vector.graph_vector_env import _reflect
 
 
-
 def copy_row(obs, r, term, trunc, info, i: int) -> tuple:
     """Copy i's part of a batch step, in the form the single-env streams use."""
     return (np.asarray(obs[i]).tolist(), float(r[i]), bool(term[i]), bool(trunc[i]), int(info["state"][i]))
@@ -370,12 +369,25 @@ def test_reset_options_condition_and_start():
 
 
 def test_undefined_actions_stay_with_no_reward_and_action_masks():
-    venv = GraphVectorEnv(2, task=compiled("rewardgym/risk-sensitive"), condition="equal-ev-2-4")
+    venv = GraphVectorEnv(2, task=compiled("rewardgym/risk-sensitive"), condition="save-20_risky-40")
     venv.reset(seed=0)
     assert venv.action_masks().tolist() == [[False, True, False, True, False]] * 2
     obs, reward, term, _, _ = venv.step(np.array([0, 1]))
     assert obs.tolist()[0] == 0 and reward[0] == 0.0 and not term[0]
     assert term[1] and reward[1] == 20.0
+
+
+def test_a_reward_gym_condition_replaces_the_nodes_actions_in_every_copy():
+    c = compiled("rewardgym/risk-sensitive")
+    condition = {0: {None: None, 1: 2, 3: 4}}
+    venv = GraphVectorEnv(3, task=c)
+    _, info = venv.reset(seed=0, options={"condition": condition})
+    assert venv.action_masks().tolist() == [[False, True, False, True, False]] * 3
+    _, reward, term, _, info = venv.step(np.array([0, 1, 3]))
+    assert info["state"].tolist() == [0, 2, 4] and reward[0] == 0.0 and term.tolist() == [False, True, True]
+    single = GraphTaskEnv(c)
+    _, single_info = single.reset(seed=0, options={"condition": condition})
+    assert [a for a in range(5) if venv.action_masks()[0, a]] == list(single_info["available_actions"])
 
 
 def test_bad_arguments_are_named():

@@ -79,7 +79,11 @@ def picture_size(obs_type: str) -> dict:
 @pytest.mark.parametrize("obs_type", OBS_TYPES)
 def test_every_observation_type_equals_the_single_env_while_objects_go(obs_type, orientation):
     """Each copy loses keys, rewards and doors at its own time; its observation must still be the single env's."""
-    objects = {**OBJECTS, "rewards": {**OBJECTS["rewards"], (7, 8): [2.0, False, False]}, "keys": [*OBJECTS["keys"], (8, 6)]}
+    objects = {
+        **OBJECTS,
+        "rewards": {**OBJECTS["rewards"], (7, 8): [2.0, False, False]},
+        "keys": [*OBJECTS["keys"], (8, 6)],
+    }
     kwargs = dict(objects=objects, agent_start=(9, 8), episode_length=60, obs_type=obs_type, orientation=orientation,
                   terminate_on_reward=False, **picture_size(obs_type))
     venv = GridVectorEnv(8, "empty", "small", **kwargs)
@@ -120,7 +124,9 @@ def test_pictures_and_text_in_same_step_mode_keep_the_final_observation():
     same.reset(seed=0)
     obs, _, term, _, info = same.step(np.array([3, 0, 3, 1]))
     assert info["_final_obs"].tolist() == term.tolist()
-    single = GridEnv("empty", "small", obs_type="visual", resolution=32, objects={"rewards": {(9, 7): 1.0}}, agent_start=(9, 8))
+    single = GridEnv(
+        "empty", "small", obs_type="visual", resolution=32, objects={"rewards": {(9, 7): 1.0}}, agent_start=(9, 8)
+    )
     start, _ = single.reset(seed=0)
     last, *_ = single.step(3)
     assert np.array_equal(info["final_obs"][0], last) and np.array_equal(obs[0], start)
@@ -220,3 +226,23 @@ def test_a_registered_cypher_observation_runs_vectorised():
     assert obs.tolist() == [[9.0, 9.0]] * 3
     obs, *_ = venv.step(np.array([0, 3, 1]))  # north, west, east (a wall: stays)
     assert obs.tolist() == [[8.0, 9.0], [9.0, 8.0], [9.0, 9.0]]
+
+
+def test_key_rule_and_ascii_order_match_the_single_env():
+    """A key is used only by moving into a closed door; objects hide the agent in ascii (neuro-nav)."""
+    objects = {"keys": [(1, 2)], "warps": {(1, 3): (1, 4)}, "doors": {(1, 4): "v"}, "rewards": {(9, 8): 1.0}}
+    kw = {"obs_type": "ascii", "objects": objects, "manual_collect": True, "use_noop": True}
+    venv = GridVectorEnv(2, "empty", "small", agent_start=(2, 2), **kw)
+    obs, _ = venv.reset(seed=0)
+    single = GridEnv("empty", "small", agent_start=(2, 2), **kw)
+    assert obs[0] == single.reset(seed=0)[0]
+    for a in [0, 1, 0, 1, 3]:  # key, warp onto the door, bump the wall on it, off east, back west into it
+        obs, *_ = venv.step(np.array([a, 4]))
+        expected, *_ = single.step(a)
+        assert obs[0] == expected and int(venv.keys_held[0]) == single.keys_held
+        if a == 0 and single.agent_pos == (1, 4):
+            assert single.keys_held == 1 and bool(venv.doors_closed[0, 0])
+    assert single.keys_held == 0 and not venv.doors_closed[0, 0]
+    on_reward = GridVectorEnv(1, "empty", "small", agent_start=(9, 8), **kw)
+    text = on_reward.reset(seed=0)[0][0]
+    assert text.split("\n")[9][8] == "R" and "A" not in text

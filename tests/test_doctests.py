@@ -1,0 +1,31 @@
+"""The examples in the docstrings of the public entry points run and print what they show.
+
+Each example uses a ':memory:' store (or none), so it is fast and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an example
+    "graphstore.store": "open_store",
+    "tasks.registry": "build",
+    "gym_bridge.compile": "compile_task",
+    "gym_bridge.graph_env": "GraphTaskEnv",
+    "gym_bridge.grid_env": "GridEnv",
+    "gym_bridge.poge_env": "PogeEnv",
+    "gym_bridge.room_env": "RoomEnv",
+}
+
+
+@pytest.mark.parametrize("name", ENTRY_POINTS)
+def test_docstring_examples_run(name: str) -> None:
+    module = importlib.import_module(name)
+    assert ">>>" in (getattr(module, ENTRY_POINTS[name]).__doc__ or ""), f"{name}.{ENTRY_POINTS[name]} has no example"
+    # a failing example's report is printed (pytest shows it with the failure)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
