@@ -8,9 +8,9 @@ import pytest
 
 import tasks
 from gym_bridge import compile_task
-from tests.conftest import REFERENCE
+from tests.conftest import TEST_DATA
 
-NEURONAV = json.loads((REFERENCE / "neuronav" / "templates.json").read_text())["graph"]
+NEURONAV = json.loads((TEST_DATA / "neuronav" / "templates.json").read_text())["graph"]
 
 
 @pytest.mark.parametrize("name", sorted(NEURONAV))
