@@ -36,10 +36,13 @@ def load_task_graph(task: str | TaskGraph, store: GraphStore | str | None = None
     task_id = tasks.build(task, **params).task_id if params else task
 
     def fetch(s: GraphStore) -> TaskGraph:
-        if task_id not in s:
+        # get first: a task written by hand (Cypher, Turtle) may have no content hash yet
+        try:
+            return s.get(task_id)
+        except TaskNotFound:
             if not tasks.is_builtin(task_id):  # name the nearest stored and built-in ids
-                raise TaskNotFound(task_id, s.location, [t.task_id for t in s.list()] + tasks.builtin_ids())
-            s.put(tasks.build(task_id))
+                raise TaskNotFound(task_id, s.location, [t.task_id for t in s.list()] + tasks.builtin_ids()) from None
+        s.put(tasks.build(task_id))
         return s.get(task_id)
 
     return with_store(store, fetch)
