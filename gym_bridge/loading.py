@@ -59,14 +59,18 @@ def load_task_graph(task: str | TaskGraph, store: GraphStore | str | None = None
     builtin = tasks.is_builtin(task_id)
 
     def read(s: GraphStore) -> TaskGraph | None:
-        if task_id not in s:
+        # get first: a task written by hand (Cypher, Turtle) may have no content hash yet
+        try:
+            return s.get(task_id)
+        except TaskNotFound:
             if not builtin:  # name the nearest stored and built-in ids
-                raise TaskNotFound(task_id, s.location, [t.task_id for t in s.list()] + tasks.builtin_ids())
-            return None
-        return s.get(task_id)
+                raise TaskNotFound(task_id, s.location, [t.task_id for t in s.list()] + tasks.builtin_ids()) from None
+        return None
 
     def write(s: GraphStore) -> TaskGraph:
-        if task_id not in s:  # another process may have put it while this one waited for the lock
+        try:
+            return s.get(task_id)  # another process may have put it while this one waited for the lock
+        except TaskNotFound:
             s.put(tasks.build(task_id))
         return s.get(task_id)
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from graphstore import GraphStore
-from graphstore.errors import GraphStoreError, TaskNotFound
+from graphstore.errors import GraphStoreError, GraphtasksError, TaskNotFound
 
 
 def check_probability(name: str, value: Any) -> float:
@@ -105,6 +105,14 @@ def check_store(value: Any) -> Any:
     return check_type("store", value, (GraphStore, str, PathLike, type(None)), "a GraphStore, a location or None")
 
 
+class LoadError(GraphtasksError, ValueError):
+    """What a parameter names (a task, a world, a store) cannot be loaded.
+
+    A ValueError for gymnasium users, and one of the project's own errors, so the command line
+    reports it as one line.
+    """
+
+
 @contextmanager
 def named(name: str) -> Iterator[None]:
     """Errors while loading what parameter `name` names (task=, world=, template=) carry that name.
@@ -115,9 +123,9 @@ def named(name: str) -> Iterator[None]:
     try:
         yield
     except TaskNotFound as exc:
-        raise ValueError(f"{name}: {exc}") from None
+        raise LoadError(f"{name}: {exc}") from None
     except GraphStoreError as exc:
-        raise ValueError(f"store: {exc}") from None
+        raise LoadError(f"store: {exc}") from None
     except ValueError as exc:
         if re.match(rf"{name}\b", str(exc)):
             raise

@@ -25,9 +25,11 @@ SNAPSHOT_FETCHED = "2022"  # when the edges were fetched from the API (room-env 
 def data_dir() -> Path:
     """`data/conceptnet` of the installed package or of the checkout."""
     try:
-        root = Path(str(resources.files("graphtasks.data"))) / "conceptnet"
+        # joinpath, not str(): graphtasks.data has no __init__.py, so files() gives a
+        # MultiplexedPath whose str() is its repr, not a path
+        root = resources.files("graphtasks.data").joinpath("conceptnet")
         if root.is_dir():
-            return root
+            return Path(str(root))
     except (ModuleNotFoundError, TypeError):
         pass
     return Path(__file__).resolve().parents[1] / "data" / "conceptnet"

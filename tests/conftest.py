@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 import tasks
 from graphstore import open_store
+from graphstore.ladybug_store import LadybugStore
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-REFERENCE = SHARED / "reference"
+# Reference data the tests compare against, with its sources and licences (tests/data/README.md).
+TEST_DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(autouse=True)
@@ -28,11 +31,51 @@ def memory_store():
 
 
 @pytest.fixture(scope="session")
-def loaded_store(tmp_path_factory):
-    """An on-disk embedded store holding every built-in task (shared, read-only use)."""
-    location = tmp_path_factory.mktemp("loaded") / "store.lbug"
-    store = open_store(location)
-    for task_id in tasks.builtin_ids():
-        store.put(tasks.build(task_id))
+def builtin_store_file(tmp_path_factory) -> Path:
+    """An embedded store file holding every built-in task, written once per run and closed.
+
+    Loading all the built-ins takes seconds; tests share this file (`loaded_store`) or a copy
+    of it (`loaded_store_copy`) instead of loading them again.
+    """
+    location = tmp_path_factory.mktemp("builtins") / "store.lbug"
+    with open_store(location) as store:
+        for task_id in tasks.builtin_ids():
+            assert store.put(tasks.build(task_id)) is True, task_id  # a fresh store writes every task
+    return location
+
+
+@pytest.fixture(scope="session")
+def loaded_store(builtin_store_file):
+    """Every built-in task, opened read-only: shared by the whole run, so no test can change it."""
+    store = LadybugStore(str(builtin_store_file), read_only=True)
     yield store
     store.close()
+
+
+@pytest.fixture
+def loaded_store_copy(builtin_store_file, tmp_path) -> Path:
+    """A private copy of the store file of every built-in task, to write to or hand to the CLI."""
+    target = tmp_path / "builtins.lbug"
+    for source in builtin_store_file.parent.iterdir():  # the database and any files beside it
+        shutil.copy2(source, target.with_name(source.name.replace(builtin_store_file.name, target.name)))
+    return target
+
+
+# One task of each built-in family, for the quick variants of checks that go over every
+# built-in task (those run in full only without -m "not slow").
+FAMILY_SAMPLES = (
+    "neuronav/graph/t_graph", "neuronav/grid/four_rooms/micro", "rewardgym/two-step", "poge/world1", "room/small",
+)
+
+
+def builtin_params(ids: list[str] | None = None) -> list:
+    """Built-in task ids as pytest parameters; all but FAMILY_SAMPLES are marked slow."""
+    ids = tasks.builtin_ids() if ids is None else ids
+    return [task_id if task_id in FAMILY_SAMPLES else pytest.param(task_id, marks=pytest.mark.slow) for task_id in ids]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which Bolt servers the store tests run against."""
+    if os.environ.get("NEO4J_URI"):
+        return "bolt servers: ArcadeDB (local) and Neo4j (NEO4J_URI)"
+    return "bolt servers: ArcadeDB (local); set NEO4J_URI to run the store tests against Neo4j as well"

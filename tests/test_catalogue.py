@@ -8,9 +8,9 @@ import pytest
 
 import tasks
 from gym_bridge import compile_task
-from tests.conftest import REFERENCE
+from tests.conftest import TEST_DATA
 
-NEURONAV = json.loads((REFERENCE / "neuronav" / "templates.json").read_text())["graph"]
+NEURONAV = json.loads((TEST_DATA / "neuronav" / "templates.json").read_text())["graph"]
 
 
 @pytest.mark.parametrize("name", sorted(NEURONAV))
@@ -49,7 +49,7 @@ def test_parameters_override_defaults_with_stable_ids():
     assert c.probs[0, 0].max() == pytest.approx(0.8)
     assert tasks.build("rewardgym/two-step", p_common=0.7).task_id == "rewardgym/two-step"
     with pytest.raises(
-        tasks.TaskFileError, match=r"unknown parameter\(s\) p_rare; this task takes: borders, p_common, sd"
+        tasks.TaskFileError, match=r"unknown parameter\(s\) p_rare in params; this task takes: borders, p_common, sd"
     ):
         tasks.build("rewardgym/two-step", p_rare=0.2)
 

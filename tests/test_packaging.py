@@ -67,3 +67,13 @@ def test_installed_package_ships_every_module(tmp_path):
     installed = run_installed(MODULE_PROBE, tmp_path)
     for name in TOP_LEVEL:
         assert installed[name] == checkout_modules(name), f"the installed {name} differs from the checkout's"
+
+
+def test_installed_copy_finds_its_conceptnet_snapshot(tmp_path):
+    """`graphtasks ingest snapshot` from an installed copy reads the snapshot the package ships."""
+    code = (
+        "import json; from ingest.conceptnet_snapshot import snapshot_path; p = snapshot_path(); "
+        "print(json.dumps([str(p), p.is_file()]))"
+    )
+    path, exists = run_installed(code, tmp_path)
+    assert exists, f"the installed copy looks for its snapshot at {path}"

@@ -55,7 +55,7 @@ def test_q_learning_reaches_16_steps_within_100_episodes():
     "make, values",
     [
         (lambda: SRAgent(121, 4, seed=0), lambda a: a.q_values),
-        (lambda: DynaQAgent(121, 4, seed=0), lambda a: (lambda s: a.q[s])),
+        pytest.param(lambda: DynaQAgent(121, 4, seed=0), lambda a: (lambda s: a.q[s]), marks=pytest.mark.slow),
         (lambda: MBVAgent(121, 4, seed=0), lambda a: (lambda s: a.q[s])),
     ],
     ids=["sr", "dyna", "mbv"],

@@ -47,7 +47,11 @@ def expected(n, walls, rewards, doors, warps, cell, direction, has_key=False):
     return warps.get(target, target), terminated
 
 
-@pytest.mark.parametrize("size", ["micro", "small", "large"])
+# every cell of the micro layouts in the quick run; small and large only in the full one
+SIZES = ["micro", pytest.param("small", marks=pytest.mark.slow), pytest.param("large", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("size", SIZES)
 def test_fixed_orientation_every_cell_and_action(reference, size):
     checked = 0
     for name in sorted(reference):
@@ -69,7 +73,7 @@ def test_fixed_orientation_every_cell_and_action(reference, size):
     assert checked > 1000
 
 
-@pytest.mark.parametrize("size", ["micro", "small", "large"])
+@pytest.mark.parametrize("size", SIZES)
 def test_variable_orientation_every_cell_orientation_and_action(reference, size):
     for name in sorted(reference):
         n, walls, rewards, doors, warps, keys = reference_layout(reference, name, size)

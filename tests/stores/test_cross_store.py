@@ -12,6 +12,7 @@ import tasks
 from gym_bridge import GraphTaskEnv, compile_task
 from gym_bridge.factory import make_env
 from ingest.conceptnet_snapshot import ingest_snapshot
+from tests.conftest import builtin_params
 
 GRAPH_FAMILIES = ("neuronav/graph", "rewardgym")
 
@@ -40,7 +41,7 @@ def trajectory(env: GraphTaskEnv, seed: int, steps: int = 60) -> list[tuple]:
     return out
 
 
-@pytest.mark.parametrize("task_id", tasks.builtin_ids())
+@pytest.mark.parametrize("task_id", builtin_params())
 def test_embedded_and_bolt_give_identical_tasks(embedded_store, bolt_store, task_id):
     graph = tasks.build(task_id)
     embedded_store.put(graph)

@@ -13,9 +13,8 @@ import pytest
 
 import tasks
 from graphstore import rdf as R
-from graphstore.ladybug_store import LadybugStore
 
-from .conftest import open_bolt, resolve_server, wipe
+from .conftest import bolt_names, open_bolt, resolve_server, wipe
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "queries.md"
 BLOCK = re.compile(r"<!-- expect: (?P<expect>.*?) -->\s*```(?P<lang>cypher|sparql)\n(?P<query>.*?)```", re.DOTALL)
@@ -38,20 +37,16 @@ def test_doc_has_queries_of_both_kinds():
 
 
 @pytest.fixture(scope="module")
-def embedded(tmp_path_factory):
-    store = LadybugStore(str(tmp_path_factory.mktemp("doc") / "s.lbug"))
-    for task_id in tasks.builtin_ids():
-        store.put(tasks.build(task_id))
-    yield store
-    store.close()
+def embedded(loaded_store):
+    return loaded_store
 
 
 @pytest.fixture(scope="module")
-def rdf_graph(embedded):
-    return R.store_to_rdf(embedded)
+def rdf_graph(loaded_rdf):
+    return loaded_rdf
 
 
-@pytest.fixture(scope="module", params=["arcadedb", "neo4j"])
+@pytest.fixture(scope="module", params=bolt_names())
 def bolt(request, embedded):
     store = open_bolt(resolve_server(request, request.param))
     wipe(store)

@@ -9,6 +9,7 @@ import tasks
 from graphstore import SchemaError, TaskGraph
 from graphstore import rdf as R
 from graphstore.ladybug_store import LadybugStore
+from tests.conftest import builtin_params
 
 from .cli_helpers import run_cli
 from .test_store_semantics import INJECTIONS, small_task
@@ -22,21 +23,12 @@ SELECT ?task (COUNT(?r) AS ?rewards) WHERE {
 """
 
 
-@pytest.fixture
-def filled(tmp_path):
-    store = LadybugStore(str(tmp_path / "rdf.lbug"))
-    for task_id in tasks.builtin_ids():
-        store.put(tasks.build(task_id))
-    yield store
-    store.close()
-
-
 # every built-in task; of the 18 large grids one: a large grid differs from its small version
 # only in how many cells it has (the same labels, edges and terms), at 1 to 2.5 s a format
 ROUND_TRIP_IDS = [t for t in tasks.builtin_ids() if not t.endswith("/large")] + ["neuronav/grid/four_rooms/large"]
 
 
-@pytest.mark.parametrize("task_id", ROUND_TRIP_IDS)
+@pytest.mark.parametrize("task_id", builtin_params(ROUND_TRIP_IDS))
 @pytest.mark.parametrize("fmt", ["ttl", "nt"])
 def test_round_trip_is_exact(task_id, fmt):
     graph = tasks.build(task_id).seal()
@@ -59,41 +51,39 @@ def test_round_trip_of_awkward_values():
     assert back.props("r")["values"] == [0.30000000000000004]
 
 
-def test_vocabulary_declares_every_term_used():
+def test_vocabulary_declares_every_term_used(loaded_rdf):
+    """Every term the RDF view of the built-in tasks uses is declared."""
     vocab = R.vocabulary()
     declared = set(vocab.subjects(RDF.type, None))
-    used: set = set()
-    for task_id in tasks.builtin_ids():
-        graph = R.to_rdf(tasks.build(task_id).seal())
-        used |= {p for p in graph.predicates() if str(p).startswith(R.NS)}
-        used |= {o for o in graph.objects(None, RDF.type) if str(o).startswith(R.NS)}
+    used = {p for p in loaded_rdf.predicates() if str(p).startswith(R.NS)}
+    used |= {o for o in loaded_rdf.objects(None, RDF.type) if str(o).startswith(R.NS)}
     assert used, "nothing used?"
     assert used <= declared, sorted(map(str, used - declared))
     assert (URIRef(R.NS + "State"), RDF.type, URIRef("http://www.w3.org/2000/01/rdf-schema#Class")) in vocab
 
 
-def test_sparql_over_all_some_and_one_task(filled):
-    all_tasks = R.sparql(R.store_to_rdf(filled), REWARDS_PER_TASK)
+def test_sparql_over_all_some_and_one_task(loaded_store, loaded_rdf):
+    all_tasks = R.sparql(loaded_rdf, REWARDS_PER_TASK)
     assert all_tasks.columns == ["task", "rewards"]
-    cypher = filled.cypher(
+    cypher = loaded_store.cypher(
         "MATCH (s:State)-[:HAS_REWARD]->(r:Reward) RETURN s.task AS task, count(r) AS rewards ORDER BY task"
     )
     assert all_tasks.rows == cypher.rows
-    some = R.sparql(R.store_to_rdf(filled, ["rewardgym/hcp", "rewardgym/two-step"]), REWARDS_PER_TASK)
+    some = R.sparql(R.store_to_rdf(loaded_store, ["rewardgym/hcp", "rewardgym/two-step"]), REWARDS_PER_TASK)
     assert some.rows == [["rewardgym/hcp", 2], ["rewardgym/two-step", 4]]
     moves = R.sparql(
-        R.store_to_rdf(filled, ["rewardgym/two-step"]),
+        R.store_to_rdf(loaded_store, ["rewardgym/two-step"]),
         "PREFIX gt: <https://graphtasks.dev/ns#> SELECT ?a ?p WHERE { ?e a gt:Edge ; gt:relationship gt:MOVE ; "
         "gt:from ?s ; gt:action ?a ; gt:p ?p . ?s gt:index 0 } ORDER BY ?a ?p",
     )
     assert moves.rows == [[0, pytest.approx(0.3)], [0, 0.7], [1, pytest.approx(0.3)], [1, 0.7]]
 
 
-def test_sparql_errors_are_query_errors(filled):
+def test_sparql_errors_are_query_errors(loaded_store):
     from graphstore import QueryError
 
     with pytest.raises(QueryError):
-        R.sparql(R.store_to_rdf(filled, ["rewardgym/hcp"]), "SELECT ?x WHERE { ?x ")
+        R.sparql(R.store_to_rdf(loaded_store, ["rewardgym/hcp"]), "SELECT ?x WHERE { ?x ")
 
 
 def test_import_explains_what_is_wrong():
@@ -108,9 +98,14 @@ def test_import_explains_what_is_wrong():
         R.parse("this is not turtle")
 
 
-def test_cli_sparql_export_import(filled, tmp_path, capsys, monkeypatch):
+CLI_IDS = ["rewardgym/hcp", "rewardgym/mid", "rewardgym/two-step", "neuronav/grid/four_rooms/micro"]
+
+
+def test_cli_sparql_export_import(tmp_path, capsys, monkeypatch):
     store = str(tmp_path / "rdf.lbug")
-    filled.close()
+    with LadybugStore(store) as filled:
+        for task_id in CLI_IDS:
+            filled.put(tasks.build(task_id))
     code, out, err = run_cli(
         ["--store", store, "sparql", REWARDS_PER_TASK, "--task", "rewardgym/hcp", "--task", "rewardgym/mid"],
         capsys, monkeypatch,
@@ -122,7 +117,7 @@ def test_cli_sparql_export_import(filled, tmp_path, capsys, monkeypatch):
         ["--store", store, "sparql", "SELECT (COUNT(?t) AS ?n) WHERE { ?t a gt:Task }", "--format", "json"],
         capsys, monkeypatch,
     )
-    assert code == 0 and f'"n": {len(tasks.builtin_ids())}' in out
+    assert code == 0 and f'"n": {len(CLI_IDS)}' in out
 
     ttl = tmp_path / "two-step.ttl"
     code, _, err = run_cli(["--store", store, "export", "rewardgym/two-step", "--format", "ttl", "-o", str(ttl)],
@@ -159,9 +154,9 @@ def test_cli_import_of_invalid_task_names_file_and_writes_nothing(tmp_path, caps
         assert s.list() == []
 
 
-def test_cli_import_round_trips_many_tasks(filled, tmp_path, capsys, monkeypatch):
-    store = str(tmp_path / "rdf.lbug")
-    filled.close()
+@pytest.mark.slow
+def test_cli_import_round_trips_many_tasks(loaded_store_copy, tmp_path, capsys, monkeypatch):
+    store = str(loaded_store_copy)
     out_file = tmp_path / "all.ttl"
     # every family in one file; grids only in their micro size: the bigger ones are left to the
     # per-task round trips above (they would make this test 10x slower and test nothing more

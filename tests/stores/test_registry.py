@@ -185,6 +185,7 @@ def test_groups_in_the_rdf_view_and_turtle_round_trip(store):
     assert back == graph and back.content_hash() == graph.content_hash()
 
 
+@pytest.mark.server_specific
 def test_concurrent_creates_lose_nothing(store):
     """Creates racing on one task: each either lands or fails with ConflictError; none is lost
     and the stored hash always matches the stored content."""
@@ -215,6 +216,7 @@ def test_concurrent_creates_lose_nothing(store):
     assert back.content_hash() == store.content_hash(TASK)
 
 
+@pytest.mark.server_specific
 def test_concurrent_creates_from_separate_clients_lose_nothing(bolt_server):
     """As above with one driver per thread: the server, not the client's lock, serialises them."""
     from .conftest import open_bolt, race_creates_lose_nothing, wipe

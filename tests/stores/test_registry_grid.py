@@ -100,6 +100,7 @@ def test_rebuilding_a_grid_keeps_created_entities_or_names_the_lost_one():
         rebase(stored, changed)
 
 
+@pytest.mark.server_specific
 def test_racing_creates_of_different_classes_keep_the_hash_true(bolt_server):
     """No uid collision to stop them: the Task node's lock / version check must."""
     from .conftest import open_bolt, race_creates_lose_nothing, wipe

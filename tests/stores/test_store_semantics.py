@@ -6,6 +6,7 @@ import pytest
 
 import tasks
 from graphstore import GraphStoreError, QueryError, TaskGraph, TaskNotFound
+from tests.conftest import builtin_params
 
 
 def small_task(task_id: str, reward: float = 1.0, n: int = 3, params: dict | None = None, **extra) -> TaskGraph:
@@ -34,7 +35,7 @@ def total_nodes(store) -> int:
     return total
 
 
-@pytest.mark.parametrize("task_id", tasks.builtin_ids())
+@pytest.mark.parametrize("task_id", builtin_params())
 def test_builtin_round_trip(store, task_id):
     graph = tasks.build(task_id)
     assert store.put(graph) is True
@@ -68,6 +69,7 @@ def test_changed_task_is_replaced_whole(store):
     assert store.get("t/other") == small_task("t/other", n=2)
 
 
+@pytest.mark.server_specific
 def test_failed_put_leaves_store_unchanged(store):
     """A uid collision (task 'c' with local id 'b/s0' vs task 'c/b' with 's0') fails mid-write."""
     first = small_task("c/b")
@@ -85,6 +87,7 @@ def test_failed_put_leaves_store_unchanged(store):
     assert total_nodes(store) == before
 
 
+@pytest.mark.server_specific
 def test_failure_in_a_later_batch_rolls_back_earlier_batches(bolt_server):
     from .conftest import open_bolt, wipe
 

@@ -75,7 +75,7 @@ def picture_size(obs_type: str) -> dict:
     return {"resolution": 40} if obs_type in ("visual", "window", "window_tight") else {}
 
 
-@pytest.mark.parametrize("orientation", ["fixed", "variable"])
+@pytest.mark.parametrize("orientation", ["fixed", pytest.param("variable", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("obs_type", OBS_TYPES)
 def test_every_observation_type_equals_the_single_env_while_objects_go(obs_type, orientation):
     """Each copy loses keys, rewards and doors at its own time; its observation must still be the single env's."""
