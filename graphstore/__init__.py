@@ -21,8 +21,8 @@ from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, default_
 from .taskgraph import TaskGraph, uid_of
 
 __all__ = [
-    "LOCK_TIMEOUT_ENV_VAR", "SCHEMA", "STORE_ENV_VAR", "ConflictError", "GraphStore", "GraphStoreError", "GraphtasksError",
-    "NodeType", "Property", "QueryError", "QueryResult", "RelType", "Schema", "SchemaError", "StoreLocationError",
-    "StoreLockedError", "StoreMissingError", "TaskGraph", "TaskNotFound", "TaskSummary", "default_location",
-    "did_you_mean", "open_store", "uid_of",
+    "LOCK_TIMEOUT_ENV_VAR", "SCHEMA", "STORE_ENV_VAR", "ConflictError", "GraphStore", "GraphStoreError",
+    "GraphtasksError", "NodeType", "Property", "QueryError", "QueryResult", "RelType", "Schema", "SchemaError",
+    "StoreLocationError", "StoreLockedError", "StoreMissingError", "TaskGraph", "TaskNotFound", "TaskSummary",
+    "default_location", "did_you_mean", "open_store", "uid_of",
 ]
