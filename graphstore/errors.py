@@ -66,3 +66,15 @@ class StoreLocationError(GraphStoreError):
 
 class ConflictError(GraphStoreError):
     """The stored task changed since it was read (a concurrent writer); nothing was written."""
+
+
+class StoreLockedError(GraphStoreError):
+    """Another process holds the store's lock longer than the lock timeout; nothing was done."""
+
+
+class StoreMissingError(StoreLocationError):
+    """A store opened for reading does not exist (only commands that write create one)."""
+
+
+class LockSettingError(GraphStoreError, ValueError):
+    """The lock timeout (`--lock-timeout`, GRAPHTASKS_LOCK_TIMEOUT) is not a number of seconds >= 0."""

@@ -7,15 +7,26 @@ the missing tables, columns and relationship endpoints added in place.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Iterable, cast
+from typing import Any, cast
 
 import ladybug
 
 from .cypher_text import check_read_only, quote_reserved_properties
-from .errors import ConflictError, GraphStoreError, QueryError, StoreLocationError, TaskNotFound
+from .errors import (
+    ConflictError,
+    GraphStoreError,
+    QueryError,
+    StoreLocationError,
+    StoreLockedError,
+    StoreMissingError,
+    TaskNotFound,
+)
+from .filelock import StoreLock
 from .schema import KINDS, SCHEMA, NodeType, Property, Schema
 from .store import MEMORY, GraphStore, QueryResult, SharedEdges, SharedNodes, TaskSummary, check_shared_request
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
@@ -57,24 +68,61 @@ class LadybugStore(GraphStore):
     def __init__(self, location: str = MEMORY, schema: Schema = SCHEMA, read_only: bool = False) -> None:
         self.location = location
         self.schema = schema
+        self.read_only = read_only
         self._lock = threading.RLock()
-        path = location
-        if location != MEMORY:
-            p = Path(location).expanduser()
+        self._file_lock: StoreLock | None = None
+        if location == MEMORY:
+            self._connect(MEMORY, read_only=False)
+            self._sync_schema()
+            return
+        p = Path(location).expanduser()
+        if read_only:
+            if not p.exists() or (p.is_dir() and not any(p.iterdir())):
+                raise StoreMissingError(
+                    f"store {location!r} does not exist; commands that write (e.g. `graphtasks tasks load`) create it"
+                )
+        else:
             if p.exists() and p.is_dir() and not any(p.iterdir()):
                 p.rmdir()  # an empty folder (e.g. from mkdtemp) becomes the database file
             try:
                 p.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreLocationError(f"cannot create the folder of store {location!r}: {exc}") from None
-            path = str(p)
+        self._path = p
+        self._open_locked(read_only)
         try:
-            self._db = ladybug.Database(path, read_only=read_only) if location != MEMORY else ladybug.Database(MEMORY)
+            if read_only and self._sync_schema(apply=False):
+                # written by an older schema: add what is missing once, as a writer, then read
+                self.close()
+                self._open_locked(False)
+                self._sync_schema()
+                self.close()
+                self._open_locked(True)
+            elif not read_only:
+                self._sync_schema()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_locked(self, read_only: bool) -> None:
+        """Take the store's lock (shared to read, alone to write), then open the database."""
+        self._file_lock = StoreLock(self._path, exclusive=not read_only)
+        try:
+            self._connect(str(self._path), read_only)
+        except BaseException:
+            self._file_lock.release()
+            self._file_lock = None
+            raise
+
+    def _connect(self, path: str, read_only: bool) -> None:
+        try:
+            self._db = ladybug.Database(path, read_only=read_only) if path != MEMORY else ladybug.Database(MEMORY)
             self._conn = ladybug.Connection(self._db)
         except Exception as exc:
-            raise StoreLocationError(f"cannot open embedded store {location!r}: {exc}") from None
-        if not read_only:
-            self._sync_schema()
+            held = re.search(r"held by PID (\d+)", str(exc))
+            if held:  # a process outside graphtasks (which takes no store lock) has it open
+                raise StoreLockedError(f"store {self.location!r} is locked by PID {held.group(1)} (writing)") from None
+            raise StoreLocationError(f"cannot open embedded store {self.location!r}: {exc}") from None
 
     # -- schema ---------------------------------------------------------------------
     def _raw(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -85,39 +133,54 @@ class LadybugStore(GraphStore):
             r.close()
         return cast(list[list[Any]], rows)  # rows come as lists: the connection never asks for dicts
 
-    def _sync_schema(self) -> None:
+    def _sync_schema(self, apply: bool = True) -> bool:
+        """Add missing tables, columns and endpoints; with apply=False only tell whether any are missing."""
+        missing = False
+
+        def change(statement: str) -> None:
+            nonlocal missing
+            missing = True
+            if apply:
+                self._raw(statement)
+
         tables = {name: kind for _, name, kind, *_ in self._raw("CALL show_tables() RETURN *")}
         for label, node_type in self.schema.nodes.items():
             if label not in tables:
                 cols = ", ".join(f"{_q(p.name)} {KINDS[p.kind]}" for p in node_type.properties)
-                self._raw(f"CREATE NODE TABLE {_q(label)}({cols}, PRIMARY KEY(uid))")
+                change(f"CREATE NODE TABLE {_q(label)}({cols}, PRIMARY KEY(uid))")
             else:
-                self._add_missing_columns(label, node_type.properties)
+                self._add_missing_columns(label, node_type.properties, change)
         for name, rel in self.schema.rels.items():
             if name not in tables:
                 pairs = ", ".join(f"FROM {_q(a)} TO {_q(b)}" for a, b in rel.endpoints)
                 cols = "".join(f", {_q(p.name)} {KINDS[p.kind]}" for p in rel.properties)
-                self._raw(f"CREATE REL TABLE {_q(name)}({pairs}{cols})")
+                change(f"CREATE REL TABLE {_q(name)}({pairs}{cols})")
             else:
                 have = {(a, b) for a, b, *_ in self._raw(f"CALL show_connection('{name}') RETURN *")}
                 for a, b in rel.endpoints:
                     if (a, b) not in have:
-                        self._raw(f"ALTER TABLE {_q(name)} ADD FROM {_q(a)} TO {_q(b)}")
-                self._add_missing_columns(name, rel.properties)
+                        change(f"ALTER TABLE {_q(name)} ADD FROM {_q(a)} TO {_q(b)}")
+                self._add_missing_columns(name, rel.properties, change)
+        return missing
 
-    def _add_missing_columns(self, table: str, properties: tuple[Property, ...]) -> None:
+    def _add_missing_columns(self, table: str, properties: tuple[Property, ...], change: Callable[[str], None]) -> None:
         have = {row[1]: row[2] for row in self._raw(f"CALL table_info('{table}') RETURN *")}
         for p in properties:
             if p.name not in have:
-                self._raw(f"ALTER TABLE {_q(table)} ADD {_q(p.name)} {KINDS[p.kind]}")
+                change(f"ALTER TABLE {_q(table)} ADD {_q(p.name)} {KINDS[p.kind]}")
             elif have[p.name] != KINDS[p.kind]:
                 raise StoreLocationError(
                     f"store {self.location!r}: column {table}.{p.name} is {have[p.name]}, the schema says "
                     f"{KINDS[p.kind]}; export the tasks and load them into a new store"
                 )
 
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            raise GraphStoreError(f"cannot {what}: store {self.location!r} was opened read-only")
+
     # -- writing ----------------------------------------------------------------------
     def put(self, graph: TaskGraph, expected_hash: str | None = None) -> bool:
+        self._writable(f"put task {graph.task_id!r}")
         graph.seal()
         with self._lock:  # one connection, serialised by the lock: the check and the write are atomic here
             if not self._check_version(graph, expected_hash):
@@ -127,6 +190,7 @@ class LadybugStore(GraphStore):
 
     def extend(self, graph: TaskGraph, new_nodes: Iterable[str], expected_hash: str) -> bool:
         """Write only `new_nodes` and their edges, and the new content hash (see GraphStore.extend)."""
+        self._writable(f"extend task {graph.task_id!r}")
         graph.seal()
         only = set(new_nodes)
         with self._lock:
@@ -202,6 +266,7 @@ class LadybugStore(GraphStore):
         nodes: SharedNodes,
         edges: SharedEdges = (),
     ) -> tuple[int, int]:
+        self._writable("merge shared knowledge")
         checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)
         node_batches = [
             (t, [{p.name: _to_store(p, r.get(p.name)) for p in t.properties} for r in rows])
@@ -298,6 +363,7 @@ class LadybugStore(GraphStore):
             pass  # the engine already ended the transaction
 
     def delete(self, task_id: str) -> bool:
+        self._writable(f"delete task {task_id!r}")
         with self._lock:
             if self.content_hash(task_id) is None:
                 return False
@@ -391,6 +457,9 @@ class LadybugStore(GraphStore):
                         obj.close()
                     except Exception:
                         pass
+            if self._file_lock is not None:
+                self._file_lock.release()  # after the database is closed: the next writer may open it now
+                self._file_lock = None
 
     def __repr__(self) -> str:
         return f"LadybugStore({self.location!r})"

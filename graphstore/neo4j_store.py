@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections import defaultdict
 from typing import Any, Callable, Iterable, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -92,11 +93,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
-TORN_READ_RETRIES = 5
+TORN_READ_RETRIES = 10
+RACE_RETRIES = 5  # an unchecked write that lost a race with another writer of the same task is run again
+RACE_PAUSE = 0.05  # seconds
 
 
 class _TornRead(Exception):
-    """A read saw an edge to a node of the task written after the nodes were read."""
+    """A read saw parts of two versions: an edge to a node written after the nodes were read,
+    or content whose hash is not the hash stored with it (`graph` is what was read)."""
+
+    def __init__(self, task_id: str, graph: TaskGraph | None = None, hashes: tuple[str, str] | None = None) -> None:
+        super().__init__(task_id)
+        self.graph = graph
+        self.hashes = hashes
 
 
 def _without_nulls(declared: tuple[Property, ...], row: dict[str, Any]) -> dict[str, Any]:
@@ -334,17 +343,16 @@ class Neo4jStore(GraphStore):
         new_hash = graph.task["content_hash"]
         nodes, edges, shared, shared_edges = self._rows(graph, only)
 
-        # A version-checked write first takes the Task node's write lock (a no-op SET), so on
-        # Neo4j a concurrent writer waits and then sees the committed hash; optimistic servers
-        # (ArcadeDB) fail one of two racing transactions instead, reported as a conflict below.
-        read_hash = (
-            "MATCH (t:Task) WHERE t.uid = $id SET t.content_hash = t.content_hash RETURN t.content_hash AS h"
-            if expected_hash is not None
-            else "MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash AS h"
-        )
+        # Every write first changes the Task node (its hash becomes the new one), reading the
+        # old hash in the same statement. On Neo4j that takes the node's write lock: a
+        # concurrent writer waits, then sees the committed hash. Optimistic servers (ArcadeDB)
+        # fail one of two transactions that changed the same record; the driver runs it again
+        # and it sees the new hash. A no-op SET (x = x) is not a change there: both committed,
+        # and one increment was lost.
+        read_hash = "MATCH (t:Task) WHERE t.uid = $id WITH t, t.content_hash AS h SET t.content_hash = $new RETURN h"
 
         def work(tx: neo4j.ManagedTransaction) -> bool:
-            old = tx.run(read_hash, id=task_id).values()
+            old = tx.run(read_hash, id=task_id, new=new_hash).values()
             if old and old[0][0] == new_hash:
                 return False
             stored = old[0][0] if old else None
@@ -369,13 +377,14 @@ class Neo4jStore(GraphStore):
                 self._create_edges_by_uid(tx, rel_name, a, b, rows)
             return True
 
+        if expected_hash is None:
+            return self._write_task(f"writing task {task_id!r}", task_id, work)
         try:
             return self._write(f"writing task {task_id!r}", work)
         except ConflictError:
             raise
         except GraphStoreError as exc:
-            if expected_hash is None:
-                raise
+            time.sleep(RACE_PAUSE)  # a racing commit may still be becoming visible
             stored = self.content_hash(task_id)
             if stored == expected_hash:
                 raise
@@ -499,7 +508,24 @@ class Neo4jStore(GraphStore):
             self._delete_in(tx, task_id)
             return True
 
-        return self._write(f"deleting task {task_id!r}", work)
+        return self._write_task(f"deleting task {task_id!r}", task_id, work)
+
+    def _write_task(self, what: str, task_id: str, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
+        """`_write` of an unchecked write (put without expected hash, delete), run again while
+        it fails because another writer changed the same task meanwhile: optimistic servers
+        (ArcadeDB) report two racing creates of a task as a duplicate key or a missing edge
+        endpoint, not as an error the driver retries. Last writer wins, as on Neo4j."""
+        for attempt in range(RACE_RETRIES):
+            before = self.content_hash(task_id)
+            try:
+                return self._write(what, work)
+            except ConflictError:
+                raise
+            except GraphStoreError:
+                time.sleep(RACE_PAUSE * (attempt + 1))  # a racing commit may still be becoming visible
+                if attempt == RACE_RETRIES - 1 or self.content_hash(task_id) == before:
+                    raise
+        raise AssertionError("unreachable")
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, task_id: str) -> TaskGraph:
@@ -540,7 +566,7 @@ class Neo4jStore(GraphStore):
                     for s, t, edge in tx.run(query, id=task_id).values():
                         source = TASK_LOCAL_ID if s == task_id else s[len(prefix) :]
                         target = TASK_LOCAL_ID if t == task_id else str(t)[len(prefix) :]
-                        if target not in graph.graph and str(t).startswith(prefix):
+                        if source not in graph.graph or target not in graph.graph and str(t).startswith(prefix):
                             raise _TornRead(task_id)  # written while we read: read again
                         if target not in graph.graph or not str(t).startswith(prefix) and t != task_id:
                             raise SchemaError(
@@ -548,14 +574,25 @@ class Neo4jStore(GraphStore):
                                 f"to unknown {b} {t!r} (not a node of this task)"
                             )
                         graph.add_edge(source, target, rel_name, **self._props(rel.properties, edge))
+            stored = graph.task.get("content_hash")
+            if stored and graph.content_hash() != stored:
+                raise _TornRead(task_id, graph, (graph.content_hash(), stored))
             return graph
 
-        for _ in range(TORN_READ_RETRIES):
+        # Some servers (ArcadeDB) give no snapshot across a read's statements, and make a
+        # commit visible record by record: a read that mixes versions is read again. The
+        # same mismatch twice running is what is stored (e.g. a task edited by hand).
+        last: tuple[str, str] | None = None
+        for attempt in range(TORN_READ_RETRIES):
             try:
                 graph = self._read(work)
                 break
-            except _TornRead:
-                continue  # some servers (ArcadeDB) give no snapshot across a read's statements
+            except _TornRead as torn:
+                if torn.hashes is not None and torn.hashes == last:
+                    graph = torn.graph
+                    break
+                last = torn.hashes
+                time.sleep(0.01 * (attempt + 1))
         else:
             raise GraphStoreError(
                 f"task {task_id!r} in {self.location!r} kept changing while being read ({TORN_READ_RETRIES} tries)"

@@ -3,19 +3,25 @@
 Location rules (argument > `GRAPHTASKS_STORE` > default):
 - ':memory:'                  embedded store in memory (tests, throwaway runs)
 - 'bolt://...', 'neo4j://...' Neo4j (or any Bolt server) through the official driver
+- any other 'scheme://...'    an error (a typo must not become a folder named 'http:')
 - anything else               a path of an on-disk embedded (LadybugDB) store
 The default path is `$XDG_DATA_HOME/graphtasks/store.lbug` (`~/.local/share/...`).
+
+Mode: 'r' only reads and never creates (a missing store is StoreMissingError); 'w' may
+write and creates a missing store. Many processes may read one on-disk store at once; a
+writer holds it alone, and others wait at most the lock timeout (see `filelock`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from .errors import SchemaError
+from .errors import SchemaError, StoreLocationError
 from .schema import NodeType, RelType, Schema, validate_properties
 from .taskgraph import TaskGraph
 
@@ -25,6 +31,9 @@ SharedEdges = Sequence[tuple[str, str, str, list[dict[str, Any]]]]
 
 STORE_ENV_VAR = "GRAPHTASKS_STORE"
 MEMORY = ":memory:"
+BOLT_PREFIXES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
+_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):/")
+MODES = ("r", "w")
 
 
 def default_location() -> str:
@@ -177,8 +186,8 @@ def check_shared_request(
     return node_batches, edge_batches
 
 
-def open_store(location: str | Path | None = None, **options: Any) -> GraphStore:
-    """Open the store at `location` (see module docstring for the rules).
+def open_store(location: str | Path | None = None, mode: str = "w", **options: Any) -> GraphStore:
+    """Open the store at `location` (see module docstring for the rules) to read ('r') or write ('w').
 
     Examples
     --------
@@ -192,11 +201,19 @@ def open_store(location: str | Path | None = None, **options: Any) -> GraphStore
     (True, False)
     [['neuronav/graph/linear', 6]]
     """
+    if mode not in MODES:
+        raise ValueError(f"open_store: mode must be 'r' (read) or 'w' (write), got {mode!r}")
     loc = str(location) if location is not None else default_location()
-    if loc.startswith(("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")):
+    if loc.lower().startswith(BOLT_PREFIXES):
         from .neo4j_store import Neo4jStore  # imported lazily: the driver is only needed for servers
 
-        return Neo4jStore(loc, **options)
+        return Neo4jStore(loc, read_only=mode == "r" or options.pop("read_only", False), **options)
+    scheme = _URI.match(loc)
+    if scheme and len(scheme.group(1)) > 1:  # one letter is a Windows drive, 'C:/...'
+        raise StoreLocationError(
+            f"store {loc!r}: unknown scheme {scheme.group(1)!r}; use a path, {MEMORY!r}, bolt://host:port "
+            "or neo4j://host:port"
+        )
     from .ladybug_store import LadybugStore
 
-    return LadybugStore(loc, **options)
+    return LadybugStore(loc, read_only=mode == "r" or options.pop("read_only", False), **options)

@@ -37,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="store location: a path (embedded LadybugDB), ':memory:', or bolt://... / neo4j://... "
         "(default: $GRAPHTASKS_STORE or ~/.local/share/graphtasks/store.lbug)",
     )
+    parser.add_argument(
+        "--lock-timeout", type=float, default=None, metavar="SECONDS",
+        help="how long to wait for another process's hold on an embedded store before failing "
+        "(default: $GRAPHTASKS_LOCK_TIMEOUT or 5)",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
@@ -84,8 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from graphstore import GraphtasksError
+    from graphstore import LOCK_TIMEOUT_ENV_VAR, GraphtasksError
 
+    if args.lock_timeout is not None:  # through the environment: vector env workers and subprocesses see it too
+        os.environ[LOCK_TIMEOUT_ENV_VAR] = str(args.lock_timeout)
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not as a message at exit

@@ -56,14 +56,11 @@ BLOCK = 4096  # steps of random events drawn at once (drawn again only when used
 
 def load_room(task: str | TaskGraph, store: GraphStore | str | None, allow_spaces: bool,
               disjoint_entities: bool) -> tuple[TaskGraph, RoomKnowledge]:
-    """The task graph and its knowledge, read in one store session."""
-    def read(s: GraphStore) -> tuple[TaskGraph, RoomKnowledge]:
-        graph = load_task_graph(task, s)
-        if graph.family != "room":
-            raise ValueError(f"task: {graph.task_id!r} is a {graph.family!r} task, not a Room task")
-        return graph, room_knowledge(s, graph, allow_spaces, disjoint_entities)
-
-    return with_store(store, read)
+    """The task graph (put into the store first if it is a missing built-in), then its knowledge, read-only."""
+    graph = load_task_graph(task, store)
+    if graph.family != "room":
+        raise ValueError(f"task: {graph.task_id!r} is a {graph.family!r} task, not a Room task")
+    return graph, with_store(store, lambda s: room_knowledge(s, graph, allow_spaces, disjoint_entities))
 
 
 class RoomEnv(gym.Env):

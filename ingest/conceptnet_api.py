@@ -348,7 +348,7 @@ def run_api_command(args: argparse.Namespace) -> int:
         rate_limit=args.rate_limit,
     )
     languages = (args.language,) if args.language else None
-    store = open_store(args.store)
+    store = open_store(args.store, "w")
     totals = {"jobs": 0, "pages": 0, "kept": 0, "new": 0}
     try:
         for start in _starts(args):

@@ -349,7 +349,7 @@ def run_dump_command(args: argparse.Namespace) -> int:
     langs = args.language or ["en"]
     relations = None if "all" in rels else frozenset(rels)
     languages = None if "all" in langs else frozenset(langs)
-    store = open_store(args.store)
+    store = open_store(args.store, "w")
     try:
         r = ingest_dump(store, args.file, relations, languages, args.batch_size, args.restart, not args.no_progress,
                         skip_bad_lines=getattr(args, "skip_bad_lines", False))

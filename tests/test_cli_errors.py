@@ -66,7 +66,7 @@ def test_export_to_a_missing_folder(two_step, tmp_path, capsys):
 def test_export_to_a_directory(two_step, tmp_path, capsys):
     code, out, err = run(["export", two_step, "-o", str(tmp_path)], capsys)
     assert_one_error_line(code, err, str(tmp_path), "is a directory")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.lbug"]  # no stray temporary file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.lbug", "store.lbug.lock"]  # no stray file but the lock
 
 
 def test_export_to_a_full_device_in_a_real_process(two_step, tmp_path):

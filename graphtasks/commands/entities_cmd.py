@@ -7,6 +7,7 @@ import argparse
 import tasks
 from graphstore import open_store
 from graphstore.entities import CREATED, groups, select
+from gym_bridge.loading import load_task_graph
 
 from .output import add_format_argument, parse_params, print_rows
 
@@ -48,15 +49,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     classes.set_defaults(func=cmd_classes)
 
 
-def _stored(store, task_id: str) -> None:
-    """A built-in task is put into the store on first use, as environments do."""
-    if task_id not in store and tasks.is_builtin(task_id):
-        store.put(tasks.build(task_id))
+def _stored(location: str | None, task_id: str) -> None:
+    """A built-in task is put into the store on first use (as a writer, only then), as environments do."""
+    if tasks.is_builtin(task_id):
+        load_task_graph(task_id, location)
 
 
 def cmd_create(args: argparse.Namespace) -> int:
     request = {args.type: {"params": parse_params(args.param), "count": args.count, "group": args.group}}
-    with open_store(args.store) as store:
+    with open_store(args.store, "w") as store:
         uids = tasks.create(store, args.task_id, request)
         new_hash = store.content_hash(args.task_id)
     for uid in uids:
@@ -66,24 +67,24 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
-        _stored(store, args.task_id)
+    _stored(args.store, args.task_id)
+    with open_store(args.store, "r") as store:
         found = select(store, args.task_id, uid=args.uid, group=args.group, type=args.type)
     print_rows(["uid", "type", "group", "properties"], [e.row() for e in found], args.format)
     return 0
 
 
 def cmd_groups(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
-        _stored(store, args.task_id)
+    _stored(args.store, args.task_id)
+    with open_store(args.store, "r") as store:
         counts = groups(store, args.task_id)
     print_rows(["group", "entities"], list(counts.items()), args.format)
     return 0
 
 
 def cmd_classes(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
-        _stored(store, args.task_id)
+    _stored(args.store, args.task_id)
+    with open_store(args.store, "r") as store:
         graph = store.get(args.task_id)
     space = tasks.entity_space(graph.family, graph)
     rows = [[c.name, c.label, c.placement, dict(c.defaults), c.doc] for c in space.values()]

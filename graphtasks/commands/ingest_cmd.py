@@ -54,7 +54,7 @@ def _snapshot(args: argparse.Namespace) -> int:
     from ingest.conceptnet_snapshot import ingest_snapshot
 
     def run(a: argparse.Namespace) -> int:
-        store = open_store(a.store)
+        store = open_store(a.store, "w")
         try:
             job, edges, new, already = ingest_snapshot(store, a.file, a.restart)
         finally:
@@ -70,7 +70,7 @@ def _snapshot(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from graphstore import open_store
 
-    store = open_store(args.store)
+    store = open_store(args.store, "r")
     try:
         jobs = store.cypher("MATCH (j:IngestJob) RETURN j.uid, j.done, j.cursor, j.updated_at ORDER BY j.uid").rows
         counts = store.cypher("MATCH ()-[e:ASSERTS]->() RETURN e.relation, count(e) ORDER BY e.relation").rows

@@ -26,7 +26,7 @@ def _load(args: argparse.Namespace) -> int:
     from tasks.poge import build_from_world_file
 
     graph = build_from_world_file(args.file, args.id)  # parse and validate before the store is opened
-    with open_store(args.store) as store:
+    with open_store(args.store, "w") as store:
         changed = store.put(graph)
     state = "stored" if changed else "unchanged (same content already stored)"
     print(f"{graph.task_id}: {state}; {graph.count('Tile')} tiles, {graph.task['n_states']} floor states")

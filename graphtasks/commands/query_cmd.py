@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from graphstore import open_store
+from graphstore.cypher_text import check_read_only
 
 from .output import add_format_argument, parse_params, print_rows
 
@@ -18,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_cypher(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
+    check_read_only(args.query)  # a writing query is refused before any store is opened
+    with open_store(args.store, "r") as store:
         result = store.cypher(args.query, parse_params(args.param))
     print_rows(result.columns, result.rows, args.format)
     return 0

@@ -77,7 +77,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     query = with_prefixes(read_query(args.query))
     if not args.allow_service:
         rdf_view.check_local(query)  # before the store is opened: a refused query costs nothing
-    with open_store(args.store) as store:
+    with open_store(args.store, "r") as store:
         graph = rdf_view.store_to_rdf(store, args.tasks)
     result = rdf_view.sparql(graph, query, allow_service=args.allow_service)
     print_rows(result.columns, result.rows, args.format, out=sys.stdout)
@@ -85,7 +85,7 @@ def cmd_sparql(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
+    with open_store(args.store, "r") as store:
         graph = rdf_view.store_to_rdf(store, args.task_ids)
     text = rdf_view.serialize(graph, args.format)
     if args.output:
@@ -113,7 +113,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             graph.seal()
     except GraphStoreError as exc:
         raise SchemaError(f"{path}: {exc}") from None
-    with open_store(args.store) as store:
+    with open_store(args.store, "w") as store:
         for graph in graphs:
             changed = store.put(graph)
             print(f"{'loaded   ' if changed else 'unchanged'} {graph.task_id}")

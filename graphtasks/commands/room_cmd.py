@@ -62,13 +62,22 @@ def _ints(text: str, field: str) -> list[int]:
     return values
 
 
+KNOWLEDGE_COUNT = "MATCH ()-[e:ASSERTS]->() WHERE e.relation = 'AtLocation' RETURN count(e)"
+
+
 def ensure_knowledge(location: str | None) -> None:
     """Load the bundled snapshot when the store holds no AtLocation assertion yet."""
-    from graphstore import open_store
+    from graphstore import StoreMissingError, open_store
     from ingest.conceptnet_snapshot import ingest_snapshot
 
-    with open_store(location) as store:
-        if store.cypher("MATCH ()-[e:ASSERTS]->() WHERE e.relation = 'AtLocation' RETURN count(e)").rows[0][0] == 0:
+    try:
+        with open_store(location, "r") as store:
+            if store.cypher(KNOWLEDGE_COUNT).rows[0][0] > 0:
+                return  # the usual case: only read, so many processes can run baselines at once
+    except StoreMissingError:
+        pass
+    with open_store(location, "w") as store:
+        if store.cypher(KNOWLEDGE_COUNT).rows[0][0] == 0:
             _, edges, new, _ = ingest_snapshot(store)
             print(f"graphtasks: the store had no AtLocation assertions; loaded the bundled snapshot ({new} assertions)",
                   file=sys.stderr)

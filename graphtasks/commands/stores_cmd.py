@@ -70,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_copy(args: argparse.Namespace) -> int:
     if bool(args.ids) == bool(args.all):
         raise CommandError("tasks copy: give task ids or --all (not both)")
-    with open_store(args.source) as source, open_store(args.target) as target:
+    with open_store(args.source, "r") as source, open_store(args.target, "w") as target:
         results = copy_tasks(source, target, None if args.all else args.ids)
         for task_id, changed in results:
             print(f"{'copied   ' if changed else 'unchanged'} {task_id}")
@@ -79,14 +79,14 @@ def cmd_copy(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
+    with open_store(args.store, "r") as store:
         summary = summarise(store.get(args.task_id))
     print(json.dumps(summary, indent=2, default=str) if args.format == "json" else format_summary(summary))
     return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
+    with open_store(args.store, "r") as store:
         try:
             problems = explain(store.get(args.task_id))
         except TaskNotFound:

@@ -41,7 +41,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         raise CommandError("tasks load: --param applies to named tasks, not to --all")
     graphs = [tasks.build(task_id, **params) for task_id in ids]  # build all first: bad input writes nothing
     graphs += [tasks.build_from_file(path, **params) for path in args.file]
-    with open_store(args.store) as store:
+    with open_store(args.store, "w") as store:
         changed = 0
         for graph in graphs:
             changed += store.put(graph)
@@ -54,14 +54,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         builtins = [[tid, tasks.resolve(tid)[0].name] for tid in tasks.builtin_ids()]
         print_rows(["id", "family"], builtins, args.format)
         return 0
-    with open_store(args.store) as store:
+    with open_store(args.store, "r") as store:
         rows = [[t.task_id, t.family, t.n_states, t.n_actions, t.source] for t in store.list()]
     print_rows(["id", "family", "states", "actions", "source"], rows, args.format)
     return 0
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
+    with open_store(args.store, "w") as store:
         for task_id in args.ids:
             print(f"{task_id}: {'deleted' if store.delete(task_id) else 'not stored'}")
     return 0

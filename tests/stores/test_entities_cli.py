@@ -40,7 +40,7 @@ def test_create_then_list_on_the_embedded_store(tmp_path, capsys, monkeypatch):
     assert env.compiled.reward_value[3] == env.compiled.reward_value[5] == 5.0
 
 
-def test_errors_name_the_field_and_exit_1(tmp_path, capsys, monkeypatch):
+def test_errors_name_the_field_and_exit_2(tmp_path, capsys, monkeypatch):
     store = str(tmp_path / "s.lbug")
     code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param", "value=1"],
                              capsys, monkeypatch)

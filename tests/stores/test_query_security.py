@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import tasks
-from graphstore import QueryError
+from graphstore import QueryError, open_store
 from graphstore import rdf as R
 from graphstore.cypher_text import check_read_only
 from graphtasks import cli
@@ -184,6 +184,7 @@ def test_sparql_cli_refuses_service_and_sends_nothing(endpoint, capsys):
 
 def test_sparql_cli_with_allow_service_does_send(endpoint, capsys):
     """The opt-in works (and shows the endpoint above would have seen a request)."""
+    open_store(None, "w").close()  # sparql only reads: the (default) store must exist
     code = cli.main(["sparql", "--allow-service", REMOTE["service"].format(url=endpoint.url)])
     captured = capsys.readouterr()
     assert code == 2 and "SPARQL query failed" in captured.err  # the endpoint answers 500
