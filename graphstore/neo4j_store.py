@@ -593,6 +593,12 @@ class Neo4jStore(GraphStore):
                     break
                 last = torn.hashes
                 time.sleep(0.01 * (attempt + 1))
+            except neo4j_errors.ClientError as exc:
+                # a record deleted by a concurrent writer between two statements of the read
+                if not (exc.code or "").endswith("EntityNotFound"):
+                    raise
+                last = None
+                time.sleep(0.01 * (attempt + 1))
         else:
             raise GraphStoreError(
                 f"task {task_id!r} in {self.location!r} kept changing while being read ({TORN_READ_RETRIES} tries)"

@@ -58,20 +58,18 @@ def test_compile_from_store_equals_compile_from_graph(store):
         assert a.objects == b.objects and a.n == b.n and a.content_hash == b.content_hash
 
 
-def test_compiling_a_large_template_from_the_embedded_store_is_fast(tmp_path):
+def test_a_large_template_compiles_from_an_on_disk_store_as_from_memory(tmp_path):
+    # its speed is measured by benchmarks/grid_throughput.py, not asserted here
     path = str(tmp_path / "disk.lbug")
+    graph = tasks.build("neuronav/grid/four_rooms/large")
     with open_store(path) as s:
-        s.put(tasks.build("neuronav/grid/four_rooms/large"))
+        s.put(graph)
     with open_store(path) as s:
-        compile_grid_from_store(s, "neuronav/grid/four_rooms/large")  # warm the engine
-        best = min(_timed(lambda: compile_grid_from_store(s, "neuronav/grid/four_rooms/large")) for _ in range(5))
-    assert best < 0.030, f"compiling took {best * 1000:.1f} ms"
-
-
-def _timed(fn) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
+        stored = compile_grid_from_store(s, "neuronav/grid/four_rooms/large")
+    direct = compile_grid(graph)
+    assert stored.content_hash == direct.content_hash
+    assert all(np.array_equal(stored.arrays()[k], direct.arrays()[k]) for k in direct.arrays())
+    assert stored.objects == direct.objects
 
 
 def test_env_runs_from_the_store_it_is_given(store):
