@@ -19,22 +19,11 @@ import networkx as nx
 from graphstore import ConflictError, TaskGraph, TaskNotFound
 from tasks.entities import add_entities
 
+from .test_store_semantics import small_task
+
 COUNTER = "load/counter"
 COUNTER_STATES = 200  # one reward per state: room for every increment of a run
 SCRATCH = "load/scratch"
-
-
-def chain(task_id: str, n: int, reward: float = 1.0) -> TaskGraph:
-    """A linear chain of `n` states with a reward at the end."""
-    g = TaskGraph(task_id, "neuronav/graph", params={"n": n}, reward_on="arrival", n_states=n, n_actions=1)
-    for i in range(n):
-        g.add_node(f"s{i}", "State", index=i, name=str(i), terminal=i == n - 1, skip=False)
-    for i in range(n - 1):
-        g.add_edge(f"s{i}", f"s{i + 1}", "MOVE", action=0, p=1.0)
-    g.add_node("r", "Reward", kind="fixed", values=[reward])
-    g.add_edge(f"s{n - 1}", "r", "HAS_REWARD")
-    g.add_edge("", "s0", "START")
-    return g
 
 
 def whole(graph: TaskGraph) -> bool:
@@ -85,7 +74,7 @@ def hammer(server: dict[str, Any], worker: int, seconds: float, seed: int) -> di
                     if not whole(graph):
                         seen["torn"].append(torn(COUNTER, graph))
                 elif op < 0.85:
-                    store.put(chain(SCRATCH, rng.randrange(2, 12), rng.random()))
+                    store.put(small_task(SCRATCH, reward=rng.random(), n=rng.randrange(2, 12)))
                     seen["scratch_ops"] += 1
                 elif op < 0.9:
                     store.delete(SCRATCH)

@@ -13,8 +13,9 @@ from collections import Counter
 
 from graphstore.entities import select
 
-from .bolt_load import COUNTER, COUNTER_STATES, chain, hammer, whole
+from .bolt_load import COUNTER, COUNTER_STATES, hammer, whole
 from .conftest import open_bolt, wipe
+from .test_store_semantics import small_task
 
 WORKERS = 8
 
@@ -26,7 +27,7 @@ def test_eight_writer_processes_lose_nothing(arcadedb_server):
     store = open_bolt(arcadedb_server)
     wipe(store)
     try:
-        store.put(chain(COUNTER, COUNTER_STATES))
+        store.put(small_task(COUNTER, n=COUNTER_STATES))
         with mp.get_context("spawn").Pool(WORKERS) as pool:
             results = pool.starmap(hammer, [(server, w, seconds, 11) for w in range(WORKERS)])
         accepted = [g for r in results for g in r["accepted"]]
