@@ -9,11 +9,13 @@ tests delete every node with a graphtasks label in that database; use a throwawa
 
 from __future__ import annotations
 
+import json
 import os
-import socket
+import subprocess
+import sys
 import threading
-import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -38,51 +40,34 @@ class BoltServer:
     database: str | None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def arcadedb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltServer]:
-    """ArcadeDB with its Bolt plugin, on loopback, for the whole run."""
-    server_module = pytest.importorskip("arcadedb_embedded.server", reason="arcadedb-embedded (test extra) missing")
+    """ArcadeDB with its Bolt plugin, on loopback, for the whole run, in a process of its own."""
+    pytest.importorskip("arcadedb_embedded.server", reason="arcadedb-embedded (test extra) missing")
     password = "gt-" + os.urandom(8).hex()
-    last_error: Exception | None = None
-    for _attempt in range(3):  # a free port can be taken between probing and binding
-        root = tmp_path_factory.mktemp("arcadedb")
-        bolt_port, http_port = _free_port(), _free_port()
-        # The JVM writes its logs under ./log of the working directory it starts in: keep
-        # them in the temporary folder, not in the checkout.
-        cwd = os.getcwd()
-        os.environ.setdefault("ARCADEDB_JVM_ERROR_FILE", str(root / "hs_err_pid%p.log"))
+    root = tmp_path_factory.mktemp("arcadedb")
+    script = Path(__file__).with_name("arcadedb_process.py")
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(root), password, ARCADE_DATABASE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=(root / "server.err").open("wb"),
+        text=True,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    line = process.stdout.readline()
+    try:
+        ports = json.loads(line) if line else {"error": "the server process exited"}
+        if "error" in ports:
+            raise RuntimeError(f"{ports['error']}; see {root / 'server.err'}")
+        yield BoltServer("arcadedb", f"bolt://127.0.0.1:{ports['bolt_port']}", ARCADE_USER, password, ARCADE_DATABASE)
+    finally:
+        process.stdin.close()
         try:
-            os.chdir(root)
-            server = server_module.ArcadeDBServer(
-                root_path=str(root),
-                root_password=password,
-                config={
-                    "host": "127.0.0.1",
-                    "http_port": http_port,
-                    "server_plugins": "Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
-                    "bolt_port": bolt_port,
-                },
-            )
-            server.start()
-        except Exception as exc:  # noqa: BLE001 - retried with other ports, reported below
-            last_error = exc
-            time.sleep(0.5)
-            continue
-        finally:
-            os.chdir(cwd)
-        server.create_database(ARCADE_DATABASE)
-        try:
-            yield BoltServer("arcadedb", f"bolt://127.0.0.1:{bolt_port}", ARCADE_USER, password, ARCADE_DATABASE)
-        finally:
-            server.stop()
-        return
-    raise RuntimeError(f"ArcadeDB did not start: {last_error}")
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @pytest.fixture(scope="session")
