@@ -4,13 +4,15 @@ Importing this package registers the `graphtasks/...` ids.
 """
 
 from .compile import CompiledGraphTask, compile_from_store, compile_task
+from .families import families, family, family_of, make_env, register_all, register_family, registered_ids
+from .family import Family, GymId
 from .graph_env import GraphTaskEnv
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
 from .grid_env import GridEnv, register_grid_cypher_observation, register_grid_observation
 from .loading import load_task_graph
+from .observation_types import ObservationRegistry, ObservationType
 from .observations import register_cypher_observation, register_observation, state_images
 from .poge_env import PogeEnv
-from .registration import register_all, register_poge, registered_ids
 
 register_all()
 
@@ -23,7 +25,15 @@ __all__ = [
     "load_task_graph",
     "register_all",
     "register_cypher_observation",
-    "register_poge",
+    "Family",
+    "GymId",
+    "ObservationRegistry",
+    "ObservationType",
+    "families",
+    "family",
+    "family_of",
+    "make_env",
+    "register_family",
     "register_observation",
     "registered_ids",
     "state_images",

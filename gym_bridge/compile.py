@@ -100,7 +100,7 @@ def compile_task(graph: TaskGraph) -> CompiledGraphTask:
     if n == 0:
         raise SchemaError(
             f"task {graph.task_id!r} (family {graph.family!r}) has no State nodes: it is not a graph task; "
-            "gym_bridge.factory.make_env (and `graphtasks run`) picks the environment for its family"
+            "gym_bridge.make_env (and `graphtasks run`) picks the environment for its family"
         )
     if sorted(names) != list(range(n)):
         raise SchemaError(f"task {graph.task_id!r}: state indices must be 0..n-1, got {sorted(names)}")

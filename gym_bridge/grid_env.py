@@ -24,7 +24,6 @@ objects with the agent stamped in.
 from __future__ import annotations
 
 from collections import OrderedDict
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import gymnasium as gym
@@ -32,14 +31,12 @@ import numpy as np
 from gymnasium import spaces
 
 import tasks
-from graphstore import GraphStore, StoreMissingError, TaskGraph
-from graphstore.entities import rebase
+from graphstore import GraphStore, TaskGraph
 from tasks import GridObjects, RandomStream, objects_from_dict
-from tasks.grid_tasks import PREFIX, grid_task_id
+from tasks.grid_tasks import grid_task_id
 
-from .factory import register_env_factory
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
-from .loading import not_in_missing_store, read_else_write, with_store
+from .loading import load_stored, with_store
 from .observations import state_images
 from .params import (
     RenderModes,
@@ -127,44 +124,7 @@ def load_compiled_grid(task: str | TaskGraph | CompiledGrid, store: GraphStore |
     if not isinstance(task, str) or not task:
         raise ValueError(f"task: expected a grid task id such as 'neuronav/grid/four_rooms/small', got {task!r}")
 
-    builtin = task.startswith(PREFIX) and tasks.is_builtin(task)
-    if not builtin:
-        try:
-            return with_store(store, lambda s: compile_grid_from_store(s, task))
-        except StoreMissingError:
-            raise not_in_missing_store(task, store) from None
-    # the map file is the source of truth: (re)put the task when the file changed
-    template, _, size = task[len(PREFIX) :].partition("/")
-    source = Path(tasks.grid_tasks.layout(template, size).source)
-    key = (task, str(source), source.stat().st_mtime)
-
-    def wanted(s: GraphStore, stored: str | None) -> TaskGraph:
-        """The version the store should hold: the file's, keeping entities created with the registry."""
-        graph = tasks.build(task)
-        if stored is not None and stored != graph.task["content_hash"]:
-            graph = rebase(s.get(task), graph)  # keep the rewards, keys, ... added with a group
-        return graph
-
-    def read(s: GraphStore) -> CompiledGrid | None:
-        stored = s.content_hash(task)
-        if stored is None:
-            return None
-        if _BUILT_HASHES.get(key) != stored:
-            if wanted(s, stored).task["content_hash"] != stored:
-                return None  # the map file changed: put the new version as a writer
-            _BUILT_HASHES[key] = stored
-        return compile_grid_from_store(s, task)
-
-    def write(s: GraphStore) -> CompiledGrid:
-        graph = wanted(s, s.content_hash(task))
-        s.put(graph)
-        _BUILT_HASHES[key] = graph.task["content_hash"]
-        return compile_grid_from_store(s, task)
-
-    return read_else_write(store, read, write, may_create=True)
-
-
-_BUILT_HASHES: dict[tuple[str, str, float], str] = {}  # (task id, map file, mtime) -> content hash
+    return load_stored(task, store, compile_grid_from_store)
 
 
 def _flat_pixels(mask: np.ndarray, y0: int, x0: int, res: int) -> np.ndarray:
@@ -729,10 +689,3 @@ class GridEnv(gym.Env):
             self._observe = observe
         if self.obs_type in ("window", "window_tight"):
             self._windows = self._painter_().window_table(self._object_view())
-
-
-def _grid_factory(task: str, store: GraphStore | str | None = None, **kwargs: Any) -> GridEnv:
-    return GridEnv(task=task, store=store, **kwargs)
-
-
-register_env_factory(PREFIX, _grid_factory)  # `make_env` / `graphtasks run` on grid task ids

@@ -24,6 +24,7 @@ from .registry import (
     make_task_id,
     register_family,
     resolve,
+    source_file,
     split_task_id,
 )
 from .rewards import RandomStream, RewardSpec, make_source, reward_spec, spec_from_props
@@ -50,6 +51,7 @@ __all__ = [
     "data_dir",
     "families",
     "is_builtin",
+    "source_file",
     "make_source",
     "make_task_id",
     "parse_condition",

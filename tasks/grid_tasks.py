@@ -406,7 +406,7 @@ def build_grid_task(grid: GridLayout, task_id: str | None = None) -> TaskGraph:
         task_id or grid.task_id,
         FAMILY,
         f"{grid.template}/{grid.size}",
-        source=grid.source,
+        source=stored_source(grid.source),
         description=f"neuro-nav grid template {grid.template!r} at size {grid.size!r} ({n}x{n})",
         params={"template": grid.template, "size": grid.size, "n": n},
         provenance={"reference": grid.reference}
@@ -447,6 +447,15 @@ def build_grid_task(grid: GridLayout, task_id: str | None = None) -> TaskGraph:
     return graph.seal()
 
 
+def stored_source(path: str) -> str:
+    """The source recorded in the store: 'data/...' for the project's own maps, so the content
+    hash does not depend on where the project is installed; a user's map keeps its path."""
+    try:
+        return "data/" + Path(path).resolve().relative_to(data_dir().resolve()).as_posix()
+    except ValueError:
+        return path
+
+
 def grid_task_id(template: str, size: str) -> str:
     return f"{PREFIX}{template}/{size}"
 
@@ -469,4 +478,5 @@ def _build(task_id: str, name: str, params: dict[str, Any]) -> TaskGraph:
 def grid_family():
     from .registry import Family  # here: registry imports this module's neighbours at import time
 
-    return Family(FAMILY, PREFIX, _names, lambda name: {}, _build, "neuro-nav GridEnv templates (text maps)")
+    return Family(FAMILY, PREFIX, _names, lambda name: {}, _build, "neuro-nav GridEnv templates (text maps)",
+                  source=lambda name: template_files()[name.partition("/")[0]])

@@ -36,6 +36,7 @@ class Family:
     defaults: Callable[[str], dict[str, Any]]
     build: Callable[[str, str, dict[str, Any]], TaskGraph]  # (task id, name, params)
     description: str = ""
+    source: Callable[[str], Path] | None = None  # the definition file of a built-in name
 
 
 _FAMILIES: dict[str, Family] = {}
@@ -85,6 +86,12 @@ def builtin_ids(family: str | None = None) -> list[str]:
     return [f.prefix + n for f in _FAMILIES.values() if family in (None, f.name) for n in f.names()]
 
 
+def source_file(task_id: str) -> Path | None:
+    """The definition file of a built-in task (None if its family does not name one)."""
+    family, name = resolve(task_id)
+    return family.source(name) if family.source is not None else None
+
+
 def is_builtin(task_id: str) -> bool:
     try:
         resolve(task_id)
@@ -130,7 +137,7 @@ def _json_family(name: str, prefix: str, folder: str, description: str) -> Famil
         p = path(task_name)
         return build_graph_task(task_id, name, load_definition(p), params, source=f"data/{folder}/{p.name}")
 
-    return Family(name, prefix, names, defaults, builder, description)
+    return Family(name, prefix, names, defaults, builder, description, source=path)
 
 
 register_family(_json_family("neuronav/graph", "neuronav/graph/", "neuronav/graphs", "neuro-nav GraphEnv templates"))

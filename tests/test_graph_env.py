@@ -39,7 +39,7 @@ def test_every_builtin_compiles_the_same_from_the_store(loaded_store):
         assert from_store.reward_specs == in_memory.reward_specs
 
 
-GRAPH_ENV_IDS = ["graphtasks/Graph-v0"] + [f"graphtasks/{name}" for name in gym_bridge.registration.REWARDGYM_IDS]
+GRAPH_ENV_IDS = ["graphtasks/Graph-v0"] + [f"graphtasks/{name}" for name in gym_bridge.graph.family.REWARDGYM_IDS]
 # every id with index observations, every observation type on Graph-v0; the rest only in the full run
 ENV_CASES = [
     pytest.param(env_id, obs, marks=[] if obs == "index" or env_id == "graphtasks/Graph-v0" else [pytest.mark.slow])

@@ -41,4 +41,5 @@ def build_from_world_file(path: str | Path, task_id: str | None = None) -> TaskG
     return world_to_graph(load_world(p), task_id or USER_PREFIX + p.stem, p.stem, source=str(p))
 
 
-register_family(Family("poge", PREFIX, _names, lambda name: {}, _build, "POGE partially observable gridworlds"))
+register_family(Family("poge", PREFIX, _names, lambda name: {}, _build, "POGE partially observable gridworlds",
+                       source=lambda name: _folder() / f"{name}.txt"))

@@ -71,11 +71,12 @@ def build_room_task(task_id: str, name: str, params: dict[str, Any]) -> TaskGrap
             raise TaskFileError(f"{where}: object {obj!r}: locations must be a list of terms or null")
         g.add_node(f"object/{obj}", "RoomObject", name=obj, concept=f"/c/en/{obj}", locations=locations, order=i)
         g.add_edge("", f"object/{obj}", "HAS_OBJECT")
-    return g
+    return g.seal()
 
 
 register_family(Family("room", "room/", lambda: sorted(_rooms()), lambda name: {}, build_room_task,
-                       "the Room memory task (RoomEnv-v0) on stored ConceptNet AtLocation triples"))
+                       "the Room memory task (RoomEnv-v0) on stored ConceptNet AtLocation triples",
+                       source=lambda name: data_dir() / ROOMS_FILE))
 
 
 @dataclass

@@ -91,8 +91,8 @@ def test_bad_sizes_are_refused(cls):
 
 
 def test_make_env_and_the_runner_work_on_grids():
+    from gym_bridge import make_env
     from gym_bridge.agents import AGENTS
-    from gym_bridge.factory import make_env
     from gym_bridge.runner import run_episodes
 
     env = make_env("neuronav/grid/four_rooms/small", episode_length=1000)

@@ -11,8 +11,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gym_bridge  # noqa: F401  (registers the ids)
+from gym_bridge.grid.family import grid_env_id
 from gym_bridge.grid_env import OBS_TYPES, GridEnv, register_grid_cypher_observation
-from gym_bridge.registration import grid_env_id
 from tasks.grid_tasks import template_names
 
 N = 11  # small

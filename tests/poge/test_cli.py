@@ -69,7 +69,7 @@ def test_graphtasks_main_routes_poge(isolated_store: str, tmp_path, capsys) -> N
 
 def test_a_loaded_world_runs_through_make_env(isolated_store: str, capsys) -> None:
     """`graphtasks run user/poge/...` gets a PogeEnv (it once fell through to GraphTaskEnv)."""
-    from gym_bridge.factory import make_env
+    from gym_bridge import make_env
 
     assert run(isolated_store, "poge", "load", str(DATA / "world0.txt"), "--id", "user/poge/w0") == 0
     env = make_env("user/poge/w0", store=isolated_store, is_partially_obs=False)

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import tasks
-from gym_bridge import GraphTaskEnv, compile_task
-from gym_bridge.factory import make_env
+from gym_bridge import GraphTaskEnv, compile_task, make_env
 from ingest.conceptnet_snapshot import ingest_snapshot
 from tests.conftest import builtin_params
 

@@ -19,7 +19,7 @@ import pytest
 from gymnasium.envs.registration import load_env_creator
 
 import gym_bridge  # noqa: F401  (registers the ids)
-from gym_bridge.registration import registered_ids
+from gym_bridge import registered_ids
 
 
 def _alternatives(annotation: str) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import gymnasium as gym
@@ -9,7 +10,7 @@ import pytest
 
 import gym_bridge  # noqa: F401  (registers the ids)
 from graphstore import open_store
-from gym_bridge.registration import LIMIT_PARAMETER, registered_ids
+from gym_bridge import families, registered_ids
 from ingest.conceptnet_snapshot import ingest_snapshot
 
 # The attribute in which each env keeps its own limit (0 or None: no limit).
@@ -41,7 +42,9 @@ def test_spec_limit_is_the_envs_own(env_id: str, request: pytest.FixtureRequest)
 
 def test_every_env_class_names_its_limit_parameter() -> None:
     classes = {gym.spec(i).entry_point for i in registered_ids()}
-    assert classes == set(LIMIT_PARAMETER)
+    assert classes == {family.env for family in families()}
+    for family in families():
+        assert family.episode_length in inspect.signature(family.env_class()).parameters
 
 
 # kwargs that lift the env's own limit far past the spec's and an action that never ends the episode,

@@ -1,0 +1,49 @@
+"""The graph-task family: neuro-nav graph templates, rewardGym tasks and users' graph files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from ..family import Family, GymId
+
+# One id per rewardGym task; the generic id takes any stored or built-in task.
+REWARDGYM_IDS = {
+    "TwoStep-v0": "rewardgym/two-step",
+    "HCP-v0": "rewardgym/hcp",
+    "MID-v0": "rewardgym/mid",
+    "Posner-v0": "rewardgym/posner",
+    "RiskSensitive-v0": "rewardgym/risk-sensitive",
+    "RobotFactory-v0": "rewardgym/robotfactory",
+    "GoNoGo-v0": "rewardgym/gonogo",
+    "TwoArmedBandit-v0": "rewardgym/two-armed-bandit",
+}
+
+
+def make_env(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
+    from ..graph_env import GraphTaskEnv
+
+    return GraphTaskEnv(task=task, store=store, **kwargs)
+
+
+def gym_ids() -> list[GymId]:
+    return [GymId("graphtasks/Graph-v0")] + [
+        GymId(f"graphtasks/{name}", {"task": task_id}) for name, task_id in REWARDGYM_IDS.items()
+    ]
+
+
+GRAPH = Family(
+    name="graph",
+    prefixes=("neuronav/graph/", "rewardgym/", "user/"),
+    env="gym_bridge.graph_env:GraphTaskEnv",
+    vector_env="gym_bridge.vector.graph_vector_env:make_graph_vector_env",
+    make_env=make_env,
+    episode_length="episode_length",
+    gym_ids=gym_ids,
+    catalogs=("neuronav/graph", "rewardgym"),
+    cli="graphtasks.commands.run_cmd",
+    bench="benchmarks.graph_bench",
+    docs="docs/graph-tasks.md",
+    description="state graphs with probabilistic action edges: neuro-nav graphs, rewardGym tasks, your own files",
+)

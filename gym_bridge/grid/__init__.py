@@ -1,0 +1,1 @@
+"""The neuro-nav grid family; see `family`."""

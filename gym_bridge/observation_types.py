@@ -1,0 +1,101 @@
+"""Observation types as objects: one class per type, single and batched observe side by side.
+
+Each family has one `ObservationRegistry`; built-in types and the ones users add (including
+types made from a Cypher query) live in the same registry and are used the same way by the
+single env and the vector env. An env makes one instance per environment, from the
+family's compiled form, so a type precomputes its static part once (tables, pictures, query
+results) and pays per step only for what changes.
+
+A family fixes what its `state` and `batch` arguments are (a state index for graph tasks,
+a dataclass of position, direction and objects left for grids, ...): see the family's
+`observations` module.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Generic, TypeVar
+
+from gymnasium import spaces
+
+from graphstore import GraphStore
+from graphstore.errors import GraphtasksError, did_you_mean
+
+CompiledT = TypeVar("CompiledT")
+
+
+class UnknownObservationType(GraphtasksError, ValueError):
+    """An `obs_type` no registry knows."""
+
+
+class ObservationType(ABC, Generic[CompiledT]):
+    """One observation type of one family.
+
+    Subclasses set `name`, compute `space` (one copy's space) in `__init__`, and implement
+    `observe` (one env's state) and `observe_batch` (the vector env's states of every copy:
+    the same observations, stacked). The two must agree bit for bit; the family's
+    equivalence tests check every registered type.
+    """
+
+    name: ClassVar[str]
+    space: spaces.Space
+
+    def __init__(self, compiled: CompiledT, store: GraphStore | str | None = None) -> None:
+        self.compiled = compiled
+
+    @abstractmethod
+    def observe(self, state: Any) -> Any:
+        """The observation of one env's current state (new data: the caller may keep it)."""
+
+    @abstractmethod
+    def observe_batch(self, batch: Any) -> Any:
+        """The observations of every copy of a vector env, stacked along the first axis."""
+
+
+T = TypeVar("T", bound=type[ObservationType])
+
+
+class ObservationRegistry:
+    """The observation types of one family, by name."""
+
+    def __init__(self, family: str) -> None:
+        self.family = family
+        self._types: dict[str, type[ObservationType]] = {}
+
+    def register(self, cls: T, *, replace: bool = False) -> T:
+        """Make `obs_type=cls.name` available (usable as a class decorator)."""
+        name = getattr(cls, "name", None)
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{cls.__name__}: an observation type needs a non-empty `name`")
+        if name in self._types and not replace and self._types[name] is not cls:
+            raise ValueError(f"{self.family} observation type {name!r} exists; pass replace=True to replace it")
+        self._types[name] = cls
+        return cls
+
+    def unregister(self, name: str) -> None:
+        self._types.pop(name, None)
+
+    def get(self, name: str) -> type[ObservationType]:
+        try:
+            return self._types[name]
+        except KeyError:
+            hint = did_you_mean(str(name), self._types)
+            raise UnknownObservationType(
+                f"obs_type: unknown {self.family} observation type {name!r}{hint}; choose from {', '.join(self)}"
+            ) from None
+
+    def make(self, name: str, compiled: Any, store: GraphStore | str | None = None) -> ObservationType:
+        """An instance of type `name` for one env's compiled task."""
+        return self.get(name)(compiled, store)
+
+    def names(self) -> list[str]:
+        return list(self._types)
+
+    def __iter__(self):
+        return iter(self._types)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._types
+
+    def __len__(self) -> int:
+        return len(self._types)

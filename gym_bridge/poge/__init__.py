@@ -1,0 +1,1 @@
+"""The POGE world family; see `family`."""

@@ -1,0 +1,1 @@
+"""The Room memory task family; see `family`."""
