@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any, Iterable
 
 from .errors import SchemaError
@@ -113,12 +114,58 @@ BASE_PROPERTIES = (
 )
 
 
-@dataclass
 class Schema:
-    """The set of node and relationship types; families extend it with `add_*`."""
+    """The set of node and relationship types; families extend it with `add_*`.
 
-    nodes: dict[str, NodeType] = field(default_factory=dict)
-    rels: dict[str, RelType] = field(default_factory=dict)
+    graphstore declares only the `Task` node. Every family adds its own types from its own
+    module through a schema fragment, a function `(schema) -> None` calling `add_node` and
+    `add_rel`, listed as an entry point in the group `graphtasks.schema` (see pyproject.toml).
+    A schema made with `fragments=` loads them the first time its types are read, so any
+    process that opens a store knows every installed family's tables.
+    """
+
+    def __init__(self, fragments: str | None = None) -> None:
+        self._nodes: dict[str, NodeType] = {}
+        self._rels: dict[str, RelType] = {}
+        self._fragment_group = fragments
+        self._loading = False
+
+    @property
+    def nodes(self) -> dict[str, NodeType]:
+        self._load_fragments()
+        return self._nodes
+
+    @property
+    def rels(self) -> dict[str, RelType]:
+        self._load_fragments()
+        return self._rels
+
+    @property
+    def loaded(self) -> bool:
+        """All fragments are loaded (reading `nodes` or `rels` loads them)."""
+        return self._fragment_group is None and not self._loading
+
+    def _load_fragments(self) -> None:
+        group, self._fragment_group = self._fragment_group, None  # once, and not again from inside a fragment
+        if group is None:
+            return
+        entries = entry_points(group=group)
+        if not entries:
+            raise SchemaError(
+                f"no schema fragments installed (entry point group {group!r}): install the package "
+                "(`pip install .`, or `pip install -e .` in a checkout) so its families register their types"
+            )
+        self._loading = True
+        try:
+            for entry in entries:
+                try:
+                    add_fragment = entry.load()
+                except ImportError as exc:
+                    where = f"schema fragment {entry.name!r} ({entry.value})"
+                    raise SchemaError(f"{where} cannot be imported: {exc}") from exc
+                add_fragment(self)
+        finally:
+            self._loading = False
 
     def add_node(
         self, label: str, properties: Iterable[Property], doc: str = "", shared: bool = False, entity: bool = True
@@ -127,7 +174,7 @@ class Schema:
         props = tuple(BASE_PROPERTIES) + tuple(properties)
         if entity:
             props += (Property(GROUP_PROPERTY, "str", False, GROUP_DOC),)
-        existing = self.nodes.get(label)
+        existing = self._nodes.get(label)
         if existing is not None:
             merged = {p.name: p for p in existing.properties}
             for p in props:
@@ -138,14 +185,14 @@ class Schema:
             doc = existing.doc or doc
             entity = existing.entity
         node_type = NodeType(label, props, doc, shared, entity)
-        self.nodes[label] = node_type
+        self._nodes[label] = node_type
         return node_type
 
     def add_rel(
         self, name: str, endpoints: Iterable[tuple[str, str]], properties: Iterable[Property] = (), doc: str = ""
     ) -> RelType:
         endpoints = tuple(endpoints)
-        existing = self.rels.get(name)
+        existing = self._rels.get(name)
         if existing is not None:
             endpoints = existing.endpoints + tuple(e for e in endpoints if e not in existing.endpoints)
             merged = {p.name: p for p in existing.properties}
@@ -154,7 +201,7 @@ class Schema:
             properties = tuple(merged.values())
             doc = existing.doc or doc
         rel = RelType(name, endpoints, tuple(properties), doc)
-        self.rels[name] = rel
+        self._rels[name] = rel
         return rel
 
     def node_type(self, label: str) -> NodeType:
@@ -232,9 +279,12 @@ def validate_properties(owner: str, declared: tuple[Property, ...], props: dict[
     return out
 
 
-def build_schema() -> Schema:
-    """The graphtasks schema: every family's node and relationship types."""
-    s = Schema()
+FRAGMENT_GROUP = "graphtasks.schema"
+
+
+def build_schema(fragments: str | None = FRAGMENT_GROUP) -> Schema:
+    """The graphtasks schema: the `Task` node, plus every installed family's fragment."""
+    s = Schema(fragments)
     s.add_node(
         "Task",
         [
@@ -253,185 +303,7 @@ def build_schema() -> Schema:
         "One node per task: its id, family, parameters and provenance.",
         entity=False,
     )
-    s.add_node(
-        "State",
-        [
-            Property("index", "int", True, "state index used by the environment"),
-            Property("name", "str"),
-            Property("terminal", "bool", False, "no outgoing MOVE edges: the episode ends here"),
-            Property("skip", "bool", False, "auto-advances with action 0 whenever reached"),
-            Property("info", "json", False, "free-form annotations returned in the environment's info"),
-        ],
-        "A state of a graph task.",
-    )
-    s.add_node(
-        "Reward",
-        [
-            Property("kind", "str", True, "fixed | probabilistic | drifting | pseudorandom"),
-            Property("values", "float[]", True, "outcome values"),
-            Property("probs", "float[]", False, "probabilities of `values` (probabilistic)"),
-            Property("borders", "float[]", False, "bounds of the drifting probability"),
-            Property("sd", "float", False, "step size of the drifting probability"),
-        ],
-        "A reward source attached to a state.",
-    )
-    s.add_node(
-        "Condition",
-        [
-            Property("name", "str", True),
-            Property("reward", "float", False, "fixed outcome of the trial, overriding the reward source"),
-            Property("available", "json", False, "actions offered per state index in this trial"),
-        ],
-        "A trial condition: per-trial edge overrides (OVERRIDE edges) and fixed outcomes.",
-    )
-    s.add_rel(
-        "MOVE",
-        [("State", "State")],
-        [
-            Property("action", "int", True, "action label"),
-            Property("p", "float", True, "probability of this target given (source, action)"),
-            Property("executed", "int", False, "action actually carried out (differs under slips)"),
-        ],
-        "Transition: taking `action` in the source leads to the target with probability `p`.",
-    )
-    s.add_rel("HAS_REWARD", [("State", "Reward")], doc="The reward source paid at this state.")
-    s.add_rel("START", [("Task", "State")], doc="The start state of the task.")
-    s.add_rel(
-        "OVERRIDE",
-        [("Condition", "State")],
-        [
-            Property("source", "int", True, "state index whose edge is overridden"),
-            Property("action", "int", True),
-            Property("p", "float", True),
-        ],
-        "In this condition, `action` at state `source` goes to the target with probability `p`.",
-    )
-    s.add_rel("HAS_CONDITION", [("Task", "Condition")], doc="The task's named trial conditions.")
-    s.add_node(
-        "Tile",
-        [
-            Property("row", "int", True, "row of the tile (0 at the top)"),
-            Property("col", "int", True, "column of the tile (0 at the left)"),
-            Property("index", "int", True, "row-major tile index: row * cols + col"),
-            Property("kind", "str", True, "floor | wall | door | start | goal | terminal | toggle"),
-            Property("char", "str", True, "the tile's character in the Layout map"),
-            Property("symbol", "str", False, "abstraction symbol (character of the Abstraction map; absent: blank)"),
-            Property("abstraction", "str", False, "readable abstraction name (its `id:name`, else the symbol)"),
-            Property("reward_symbol", "str", False, "character of the Rewards map on this tile"),
-            Property("reward", "int", False, "reward paid on entering (from the symbol's `symbol:int`)"),
-            Property("rule", "str", False, "character of the Behaviour map on this tile (a slip rule id)"),
-        ],
-        "A POGE gridworld tile.",
-    )
-    s.add_rel("MOVE", [("Tile", "Tile")], [Property("via", "str", False, "local id of a door passed on the way")])
-    s.add_rel("START", [("Task", "Tile")])
-    _add_conceptnet_types(s)
-    add_grid_types(s)
     return s
-
-
-def add_grid_types(s: Schema) -> None:
-    """Grid worlds (neuro-nav GridEnv family): cells, their objects, moves between cells."""
-    s.add_node(
-        "Cell",
-        [
-            Property("row", "int", True, "0 is the north row"),
-            Property("col", "int", True, "0 is the west column"),
-            Property("index", "int", True, "row * n + col"),
-            Property("wall", "bool", True, "walls cannot be entered"),
-        ],
-        "A cell of a grid world.",
-    )
-    s.add_node(
-        "Reward",
-        [
-            Property("visible", "bool", False, "grid rewards: shown in pictures and symbolic observations"),
-            Property(
-                "terminate",
-                "bool",
-                False,
-                "grid rewards: ends the episode when collected (unset: the env's terminate_on_reward)",
-            ),
-        ],
-    )
-    s.add_node("Key", [], "A consumable key lying on a cell; a door takes one to open.")
-    s.add_node(
-        "Door", [Property("orientation", "str", True, "'h' or 'v' (how it is drawn)")], "A locked door on a cell."
-    )
-    s.add_node("Warp", [], "Teleports the agent to the WARPS_TO cell after reward and key handling.")
-    s.add_node("Marker", [Property("color", "int[]", True, "RGB 0-255")], "A coloured cell in pictures only.")
-    s.add_rel("MOVE", [("Cell", "Cell")])
-    s.add_rel("START", [("Task", "Cell")])
-    s.add_rel("HAS_REWARD", [("Cell", "Reward")])
-    s.add_rel(
-        "HAS_OBJECT",
-        [("Cell", "Key"), ("Cell", "Door"), ("Cell", "Warp"), ("Cell", "Marker")],
-        doc="A grid object lying on a cell.",
-    )
-    s.add_rel("WARPS_TO", [("Warp", "Cell")], doc="Where a warp takes the agent.")
-
-
-def _add_conceptnet_types(s: Schema) -> None:
-    """ConceptNet knowledge shared by every task (Room reads its locations from it) and
-    the checkpoints of the ingest jobs that write it (committed with each batch)."""
-    s.add_node(
-        "Concept",
-        [
-            Property("name", "str", True, "bare term text, e.g. 'laptop' (uid is the concept URI '/c/en/laptop')"),
-            Property("language", "str", True, "language code of the concept URI, e.g. 'en'"),
-            Property("label", "str", False, "ConceptNet's display label, e.g. 'a laptop'"),
-        ],
-        "A ConceptNet concept (sense suffixes stripped); shared, never deleted with a task.",
-        shared=True,
-    )
-    s.add_node(
-        "IngestJob",
-        [
-            Property("kind", "str", True, "api | dump | snapshot"),
-            Property("cursor", "json", False, "where to continue: next page URL or next line number"),
-            Property("done", "bool", False, "the job reached the end of its input"),
-            Property("stats", "json", False, "counters so far (pages, lines, assertions)"),
-            Property("updated_at", "str", False, "UTC time of the last committed batch"),
-        ],
-        "Checkpoint of a resumable ingest job, written in the same transaction as its batch.",
-        shared=True,
-    )
-    s.add_rel(
-        "ASSERTS",
-        [("Concept", "Concept")],
-        [
-            Property("key", "str", True, "'<relation URI>|<start concept>|<end concept>': one edge per key"),
-            Property("relation", "str", True, "relation label, e.g. 'AtLocation'"),
-            Property("weight", "float", True, "ConceptNet weight (the largest of merged duplicates)"),
-            Property("dataset", "str", False, "ConceptNet dataset, e.g. '/d/conceptnet/4/en'"),
-            Property("license", "str", False, "licence of the assertion, e.g. 'cc:by/4.0'"),
-            Property("sources", "json", False, "ConceptNet sources of every merged edge"),
-            Property("surface_text", "str", False, "natural-language sentence of the strongest edge"),
-            Property("edge_uris", "str[]", False, "ConceptNet edge URIs merged into this assertion"),
-            Property("start_senses", "str[]", False, "sense suffixes seen on the start, e.g. 'n/wn/artifact'"),
-            Property("end_senses", "str[]", False, "sense suffixes seen on the end"),
-            Property("origin", "str", False, "how it came in: api <url> | dump <file> | snapshot <file>"),
-            Property("fetched_at", "str", False, "UTC time the assertion was first fetched or loaded"),
-        ],
-        "A weighted ConceptNet assertion between two concepts, with its provenance.",
-    )
-    s.add_node(
-        "RoomPerson",
-        [Property("name", "str", True, "first name, e.g. 'James'"), Property("order", "int", True)],
-        "A person of a Room task (RoomEnv-v0).",
-    )
-    s.add_node(
-        "RoomObject",
-        [
-            Property("name", "str", True, "object term, e.g. 'laptop'"),
-            Property("concept", "str", True, "uid of the ConceptNet Concept whose AtLocation tails are its locations"),
-            Property("locations", "str[]", False, "allowed location terms (curated rooms); absent = every stored tail"),
-            Property("order", "int", True),
-        ],
-        "An object of a Room task; its commonsense locations are read from the stored assertions.",
-    )
-    s.add_rel("HAS_PERSON", [("Task", "RoomPerson")], doc="The people of a Room task.")
-    s.add_rel("HAS_OBJECT", [("Task", "RoomObject")], doc="The objects of a Room task.")
 
 
 SCHEMA = build_schema()

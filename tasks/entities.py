@@ -61,8 +61,13 @@ GRAPH_FAMILIES = ("neuronav/graph", "rewardgym", "user")
 
 
 def register_entity_class(family: str, entity_class: EntityClass) -> None:
-    """Add (or replace) a class in a family's entity space; its label must be an entity type of the schema."""
-    entity_type(SCHEMA, entity_class.label, f"entity class {entity_class.name!r}")
+    """Add (or replace) a class in a family's entity space; its label must be an entity type of the schema.
+
+    The built-in classes register while `tasks` is imported, possibly while the schema is
+    still loading its fragments: they are checked when a space is first used instead.
+    """
+    if SCHEMA.loaded:
+        entity_type(SCHEMA, entity_class.label, f"entity class {entity_class.name!r}")
     _SPACES.setdefault(family, {})[entity_class.name] = entity_class
 
 
@@ -70,6 +75,8 @@ def entity_space(family: str, graph: TaskGraph | None = None) -> dict[str, Entit
     """The classes a task of `family` can create. Tasks of an unknown family (e.g. authored
     in the database) use the graph-task space when they have State nodes."""
     if family in _SPACES:
+        for entity_class in _SPACES[family].values():
+            entity_type(SCHEMA, entity_class.label, f"entity class {entity_class.name!r}")
         return dict(_SPACES[family])
     if graph is not None and any(True for _ in graph.nodes("State")):
         return dict(_SPACES[GRAPH_FAMILIES[0]])
