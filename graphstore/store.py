@@ -3,7 +3,8 @@
 Location rules (argument > `GRAPHTASKS_STORE` > default):
 - ':memory:'                  embedded store in memory (tests, throwaway runs)
 - 'bolt://...', 'neo4j://...' Neo4j (or any Bolt server) through the official driver
-- any other 'scheme://...'    an error (a typo must not become a folder named 'http:')
+- 'scheme://...' of another registered backend (see `backends`); any other scheme is an
+                              error (a typo must not become a folder named 'http:')
 - anything else               a path of an on-disk embedded (LadybugDB) store
 The default path is `$XDG_DATA_HOME/graphtasks/store.lbug` (`~/.local/share/...`).
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from .backends import backend_for
 from .errors import SchemaError, StoreLocationError
 from .schema import NodeType, RelType, Schema, validate_properties
 from .taskgraph import TaskGraph
@@ -31,7 +33,6 @@ SharedEdges = Sequence[tuple[str, str, str, list[dict[str, Any]]]]
 
 STORE_ENV_VAR = "GRAPHTASKS_STORE"
 MEMORY = ":memory:"
-BOLT_PREFIXES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):/")
 MODES = ("r", "w")
 
@@ -204,16 +205,13 @@ def open_store(location: str | Path | None = None, mode: str = "w", **options: A
     if mode not in MODES:
         raise ValueError(f"open_store: mode must be 'r' (read) or 'w' (write), got {mode!r}")
     loc = str(location) if location is not None else default_location()
-    if loc.lower().startswith(BOLT_PREFIXES):
-        from .neo4j_store import Neo4jStore  # imported lazily: the driver is only needed for servers
-
-        return Neo4jStore(loc, read_only=mode == "r" or options.pop("read_only", False), **options)
     scheme = _URI.match(loc)
     if scheme and len(scheme.group(1)) > 1:  # one letter is a Windows drive, 'C:/...'
-        raise StoreLocationError(
-            f"store {loc!r}: unknown scheme {scheme.group(1)!r}; use a path, {MEMORY!r}, bolt://host:port "
-            "or neo4j://host:port"
-        )
-    from .ladybug_store import LadybugStore
-
-    return LadybugStore(loc, read_only=mode == "r" or options.pop("read_only", False), **options)
+        try:
+            backend = backend_for(scheme.group(1))
+        except StoreLocationError as exc:
+            raise StoreLocationError(f"store {loc!r}: {exc}") from None
+    else:
+        backend = backend_for(None)
+    store_class = backend.load()
+    return store_class(loc, read_only=mode == "r" or options.pop("read_only", False), **options)
