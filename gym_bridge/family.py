@@ -63,7 +63,7 @@ class Family:
     load: Callable[..., Any] | None = None
     catalogs: tuple[str, ...] = ()
     cli: str | None = None
-    bench: str | None = None
+    bench: str | None = None  # 'module:function' that adds the family's rows to benchmarks/run_all.py
     docs: str = ""
     description: str = ""
 

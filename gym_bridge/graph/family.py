@@ -43,7 +43,7 @@ GRAPH = Family(
     gym_ids=gym_ids,
     catalogs=("neuronav/graph", "rewardgym"),
     cli="graphtasks.commands.run_cmd",
-    bench="benchmarks.graph_bench",
+    bench="benchmarks.run_all:graph_cases",
     docs="docs/graph-tasks.md",
     description="state graphs with probabilistic action edges: neuro-nav graphs, rewardGym tasks, your own files",
 )

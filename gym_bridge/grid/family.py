@@ -39,7 +39,7 @@ GRID = Family(
     gym_ids=gym_ids,
     catalogs=("neuronav/grid",),
     cli="graphtasks.commands.grid_cmd",
-    bench="benchmarks.grid_throughput",
+    bench="benchmarks.run_all:grid_cases",
     docs="docs/grid.md",
     description="neuro-nav grid worlds: cells, walls, rewards, keys, doors, warps; 13 observation types",
 )

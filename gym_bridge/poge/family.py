@@ -30,7 +30,7 @@ POGE = Family(
     gym_ids=gym_ids,
     catalogs=("poge",),
     cli="graphtasks.commands.poge_cmd",
-    bench="benchmarks.poge_throughput",
+    bench="benchmarks.run_all:poge_cases",
     docs="docs/poge.md",
     description="POGE world files: tiles with abstraction symbols, slip rules, partial observability",
 )

@@ -29,7 +29,7 @@ ROOM = Family(
     gym_ids=gym_ids,
     catalogs=("room",),
     cli="graphtasks.commands.room_cmd",
-    bench="benchmarks.room_throughput",
+    bench="benchmarks.run_all:room_cases",
     docs="docs/room.md",
     description="the Room memory task: people put objects at ConceptNet AtLocation places",
 )

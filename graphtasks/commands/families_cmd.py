@@ -1,0 +1,46 @@
+"""`graphtasks families`: every task family, and where each of its parts lives."""
+
+from __future__ import annotations
+
+import argparse
+
+from .output import add_format_argument, print_rows
+
+COLUMNS = ("family", "task ids", "built-in tasks", "gym ids", "observation types", "vector env", "docs")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "families",
+        help="list the task families: id prefixes, built-in tasks, gym ids, observation types, docs",
+        description="Every installed task family (built-in and from entry points), one row each.",
+    )
+    parser.add_argument("--verbose", "-v", action="store_true", help="also the modules of each part")
+    add_format_argument(parser)
+    parser.set_defaults(func=cmd_families)
+
+
+def cmd_families(args: argparse.Namespace) -> int:
+    import tasks
+    from gym_bridge import families
+
+    columns = list(COLUMNS)
+    if args.verbose:
+        columns += ["env", "compiled form", "commands", "benchmark"]
+    rows = []
+    for family in families():
+        row = [
+            family.name,
+            " ".join(family.prefixes),
+            sum(len(tasks.builtin_ids(catalog)) for catalog in family.catalogs),
+            len(list(family.gym_ids())),
+            " ".join(family.observations) if family.observations is not None else "",
+            "yes" if family.vector_env else "no",
+            family.docs,
+        ]
+        if args.verbose:
+            compiled = f"{family.compiled.__module__}.{family.compiled.__name__}" if family.compiled else ""
+            row += [family.env, compiled, family.cli or "", family.bench or ""]
+        rows.append(row)
+    print_rows(columns, rows, args.format)
+    return 0
