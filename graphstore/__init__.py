@@ -3,6 +3,7 @@
 Imports none of the other graphtasks packages.
 """
 
+from .backends import StoreBackend, register_store_backend, store_backends
 from .errors import (
     ConflictError,
     GraphStoreError,
@@ -15,7 +16,6 @@ from .errors import (
     TaskNotFound,
     did_you_mean,
 )
-from .backends import StoreBackend, register_store_backend, store_backends
 from .filelock import LOCK_TIMEOUT_ENV_VAR
 from .schema import SCHEMA, NodeType, Property, RelType, Schema
 from .store import STORE_ENV_VAR, GraphStore, QueryResult, TaskSummary, default_location, open_store

@@ -53,7 +53,8 @@ def test_a_family_added_at_run_time_registers_its_gym_ids() -> None:
     graph = family("graph")
     extra = Family(
         name="chain-demo", prefixes=("demo/chain/",), env=graph.env, make_env=graph.make_env,
-        episode_length=graph.episode_length, gym_ids=lambda: [GymId("graphtasks/ChainDemo-v0", {"task": "rewardgym/hcp"})],
+        episode_length=graph.episode_length,
+        gym_ids=lambda: [GymId("graphtasks/ChainDemo-v0", {"task": "rewardgym/hcp"})],
     )
     try:
         register_family(extra)
