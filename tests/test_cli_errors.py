@@ -254,3 +254,10 @@ def test_bench_runs_from_an_installed_copy_away_from_the_checkout(tmp_path):
     refused = subprocess.run([sys.executable, "-m", "graphtasks", "bench", "--from-json", "broken.json"],
                              cwd=elsewhere, env=env, capture_output=True, text=True)
     assert_one_error_line(refused.returncode, refused.stderr, "broken.json: not a run_all result")
+
+
+def test_delete_on_a_missing_store_creates_nothing(tmp_path, capsys):
+    location = tmp_path / "missing.lbug"
+    code, _, err = run(["--store", str(location), "tasks", "delete", "rewardgym/two-step"], capsys)
+    assert_one_error_line(code, err, "does not exist")
+    assert not location.exists()

@@ -61,6 +61,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    open_store(args.store, "r").close()  # a missing store is an error here, not created empty
     with open_store(args.store, "w") as store:
         for task_id in args.ids:
             print(f"{task_id}: {'deleted' if store.delete(task_id) else 'not stored'}")
