@@ -74,6 +74,14 @@ def builtin_params(ids: list[str] | None = None) -> list:
     return [task_id if task_id in FAMILY_SAMPLES else pytest.param(task_id, marks=pytest.mark.slow) for task_id in ids]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A run without the slow tests is a quick one: property tests draw fewer examples (tests/budget.py)."""
+    from tests.budget import QUICK_ENV_VAR
+
+    if "not slow" in (config.option.markexpr or ""):
+        os.environ[QUICK_ENV_VAR] = "1"
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     """Say which Bolt servers the store tests run against."""
     if os.environ.get("NEO4J_URI"):

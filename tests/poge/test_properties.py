@@ -13,12 +13,14 @@ from worldgen import worlds
 from graphstore import open_store
 from tasks.poge import PogeFormatError, PogeWorld, graph_to_world, parse_world, tile_id, world_to_graph, write_world
 from tasks.poge.world import ENDS_EPISODE
+from tests.budget import examples
 
 
-def fixed(examples: int) -> settings:
-    """Reproducible runs: hypothesis draws from a fixed seed, no example database."""
+def fixed(full: int) -> settings:
+    """Reproducible runs: hypothesis draws from a fixed seed, no example database; fewer
+    examples in a quick run (tests/budget.py)."""
     return settings(
-        max_examples=examples,
+        max_examples=examples(full),
         deadline=None,
         derandomize=True,
         database=None,

@@ -466,6 +466,8 @@ def test_a_condition_given_as_a_dict_forces_the_edge_in_every_copy():
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from tests.budget import examples  # noqa: E402
+
 
 @st.composite
 def deterministic_graphs(draw):
@@ -493,7 +495,7 @@ def deterministic_graphs(draw):
             "graph": graph, "rewards": rewards}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(definition=deterministic_graphs(), use_noop=st.booleans(), penalty=st.sampled_from([0.0, 0.25]),
        length=st.integers(1, 9), seed=st.integers(0, 1000))
 def test_random_deterministic_graphs_match_the_single_env(definition, use_noop, penalty, length, seed):
