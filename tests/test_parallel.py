@@ -22,6 +22,8 @@ from graphstore import StoreLocationError, StoreLockedError, StoreMissingError, 
 from graphtasks import cli
 
 IDS = sorted(gym_bridge.registered_ids())
+# one id per family in a quick run (-m "not slow"); every id in CI
+QUICK_IDS = {"graphtasks/TwoStep-v0", "graphtasks/GridFourRooms-v0", "graphtasks/Poge-v0", "graphtasks/Room-v0"}
 LONG_WAIT = "120"  # seconds: generous, the machine may be loaded; only a bug makes a test wait that long
 
 
@@ -38,7 +40,9 @@ def shared_store(tmp_path_factory) -> Path:
     return location
 
 
-@pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize(
+    "env_id", [i if i in QUICK_IDS else pytest.param(i, marks=pytest.mark.slow) for i in IDS]
+)
 def test_async_make_vec_from_one_store(env_id, shared_store, monkeypatch):
     """Every registered id: 4 worker processes compile from the same store at once, then step."""
     monkeypatch.setenv("GRAPHTASKS_STORE", str(shared_store))

@@ -2,7 +2,7 @@
 
 Nothing may be lost: every accepted increment is visible at the end and no two were accepted
 on the same version, every refused one is a ConflictError, every read is one whole version.
-Bounded in time (GRAPHTASKS_LOAD_SECONDS, default 20 s of load).
+Bounded in time (GRAPHTASKS_LOAD_SECONDS, default 20 s of load; 4 s in a quick run).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import os
 from collections import Counter
 
 from graphstore.entities import select
+from tests.budget import quick
 
 from .bolt_load import COUNTER, COUNTER_STATES, hammer, whole
 from .conftest import open_bolt, wipe
@@ -21,7 +22,7 @@ WORKERS = 8
 
 
 def test_eight_writer_processes_lose_nothing(arcadedb_server):
-    seconds = float(os.environ.get("GRAPHTASKS_LOAD_SECONDS", "20"))
+    seconds = float(os.environ.get("GRAPHTASKS_LOAD_SECONDS", "4" if quick() else "20"))
     server = {"uri": arcadedb_server.uri, "user": arcadedb_server.user, "password": arcadedb_server.password,
               "database": arcadedb_server.database}
     store = open_bolt(arcadedb_server)
