@@ -12,7 +12,8 @@ Rules (also on docs/development.md, "Executable documentation"):
   non-blank shown line, trailing blanks stripped, must be a line of what the block printed
   on stdout, in the same order (other printed lines may come between; a shown `...` line
   only marks an elision).
-- `<!-- slow -->` before a run block marks its test `slow` (`pytest -m "not slow"`).
+- `<!-- slow -->` before a run block marks its test `slow` (`pytest -m "not slow"`), and
+  every later block of its page too (they would run it first).
 - `<!-- not run: REASON -->` before a run block keeps it out of the run (the quick start,
   which installs the package and runs this very suite); the reason is required.
 """
@@ -101,9 +102,19 @@ def run_blocks(page: Path) -> list[Block]:
 
 
 ALL = {page: run_blocks(page) for page in PAGES}
+
+
+def slow_from(blocks: list[Block]) -> set[int]:
+    """Lines of the blocks marked slow, and of every block after one on its page (running a
+    later block first runs the earlier ones, so it would not be quick either)."""
+    first = next((b.line for b in blocks if "slow" in b.directives), None)
+    return {b.line for b in blocks if first is not None and b.line >= first}
+
+
 PARAMS = [
-    pytest.param(block, id=block.name, marks=[pytest.mark.slow] if "slow" in block.directives else [])
+    pytest.param(block, id=block.name, marks=[pytest.mark.slow] if block.line in slow else [])
     for blocks in ALL.values()
+    for slow in [slow_from(blocks)]
     for block in blocks
 ]
 
