@@ -2,6 +2,8 @@
 
 Each command group lives in its own module under `graphtasks/commands/` with a
 `register(subparsers)` function that adds its sub-commands; list it in COMMAND_MODULES.
+A family's own commands are its `Family.cli` module; a third-party family adds its module
+with an entry point in the group `graphtasks.commands` (the value names the module).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import importlib
 import os
 import sys
+from importlib.metadata import entry_points
 
 COMMAND_MODULES = [
     "graphtasks.commands.tasks_cmd",
@@ -25,6 +28,9 @@ COMMAND_MODULES = [
     "graphtasks.commands.grid_cmd",
     "graphtasks.commands.bench_cmd",
 ]
+
+
+COMMANDS_GROUP = "graphtasks.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: $GRAPHTASKS_LOCK_TIMEOUT or 5)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES + [entry.value for entry in entry_points(group=COMMANDS_GROUP)]:
         importlib.import_module(name).register(subparsers)
     return parser
 
