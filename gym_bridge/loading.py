@@ -65,9 +65,10 @@ def load_stored(task_id: str, store: GraphStore | str | None, read_task: Callabl
     if not builtin:
 
         def read_as_stored(s: GraphStore) -> T:
-            if task_id not in s:
-                raise TaskNotFound(task_id, s.location, [t.task_id for t in s.list()] + tasks.builtin_ids())
-            return read_task(s, task_id)
+            try:  # read first: a task written by hand (Cypher, Turtle) may have no content hash
+                return read_task(s, task_id)
+            except TaskNotFound:  # name the nearest stored and built-in ids
+                raise TaskNotFound(task_id, s.location, [t.task_id for t in s.list()] + tasks.builtin_ids()) from None
 
         try:
             return with_store(store, read_as_stored)
