@@ -18,3 +18,10 @@ def quick() -> bool:
 def examples(full: int) -> int:
     """The number of hypothesis examples: `full` in a full run, an eighth (at least 5) in a quick one."""
     return max(5, full // 8) if quick() else full
+
+
+# One registered gym id per family: what a quick run checks where CI checks every id.
+QUICK_GYM_IDS = frozenset({
+    "graphtasks/Graph-v0", "graphtasks/TwoStep-v0", "graphtasks/GridFourRooms-v0", "graphtasks/Grid-v0",
+    "graphtasks/Poge-v0", "graphtasks/Room-v0",
+})

@@ -40,9 +40,11 @@ def test_every_builtin_compiles_the_same_from_the_store(loaded_store):
 
 
 GRAPH_ENV_IDS = ["graphtasks/Graph-v0"] + [f"graphtasks/{name}" for name in gym_bridge.graph.family.REWARDGYM_IDS]
-# every id with index observations, every observation type on Graph-v0; the rest only in the full run
+# every observation type on Graph-v0 and index on TwoStep-v0; the rest only in the full run
+QUICK_CASES = {("graphtasks/TwoStep-v0", "index")}
 ENV_CASES = [
-    pytest.param(env_id, obs, marks=[] if obs == "index" or env_id == "graphtasks/Graph-v0" else [pytest.mark.slow])
+    pytest.param(env_id, obs, marks=[] if (env_id, obs) in QUICK_CASES or env_id == "graphtasks/Graph-v0"
+                 else [pytest.mark.slow])
     for env_id in GRAPH_ENV_IDS
     for obs in ("index", "onehot", "images")
 ]

@@ -19,7 +19,7 @@ from gym_bridge.vector import PogeVectorEnv
 UP, DOWN, LEFT, RIGHT = range(4)
 
 
-@pytest.mark.parametrize("world", WORLDS)
+@pytest.mark.parametrize("world", [w if w == "world1" else pytest.param(w, marks=pytest.mark.slow) for w in WORLDS])
 @pytest.mark.parametrize(
     "kwargs",
     [

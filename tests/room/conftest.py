@@ -41,6 +41,10 @@ class FakeConceptNet(ThreadingHTTPServer):
 
     daemon_threads = True
 
+    def handle_error(self, request, client_address) -> None:
+        """Quiet: clients that hang up early are part of the tests, and a handler thread still
+        running after the test must not print into a later test's captured stderr."""
+
     def __init__(self, edges: list[dict[str, Any]]):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.edges = edges

@@ -71,6 +71,7 @@ def secret(tmp_path) -> str:
     return str(path)
 
 
+@pytest.mark.many_inputs
 @pytest.mark.parametrize("trick", sorted(TRICKS))
 def test_tricks_are_refused_before_they_run(store, secret, trick):
     store.put(tasks.build("rewardgym/two-armed-bandit"))
@@ -110,6 +111,7 @@ def test_legitimate_queries_pass_the_check(query):
     check_read_only(query)
 
 
+@pytest.mark.many_inputs
 @pytest.mark.parametrize("query", LEGITIMATE)
 def test_legitimate_queries_run_on_every_store(store, query):
     store.put(tasks.build("rewardgym/two-step"))
@@ -119,6 +121,12 @@ def test_legitimate_queries_run_on_every_store(store, query):
 # -- SPARQL ------------------------------------------------------------------------------------------
 class Recorder(ThreadingHTTPServer):
     """A SPARQL endpoint on 127.0.0.1 that records every request and answers none usefully."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        """Quiet: clients that hang up early are part of the tests, and a handler thread still
+        running after the test must not print into a later test's captured stderr."""
 
     def __init__(self) -> None:
         self.requests: list[str] = []

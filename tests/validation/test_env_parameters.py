@@ -20,6 +20,7 @@ from gymnasium.envs.registration import load_env_creator
 
 import gym_bridge  # noqa: F401  (registers the ids)
 from gym_bridge import registered_ids
+from tests.budget import QUICK_GYM_IDS
 
 
 def _alternatives(annotation: str) -> set[str]:
@@ -63,7 +64,8 @@ def _cases() -> Iterator[Any]:
             if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
                 continue
             for label, value in bad_values(name, str(param.annotation)):
-                yield pytest.param(env_id, name, value, id=f"{env_id}-{name}-{label}")
+                marks = [] if env_id in QUICK_GYM_IDS else [pytest.mark.slow]  # one id per family in a quick run
+                yield pytest.param(env_id, name, value, id=f"{env_id}-{name}-{label}", marks=marks)
 
 
 CASES = list(_cases())
