@@ -13,7 +13,8 @@ Rules (also on docs/development.md, "Executable documentation"):
   on stdout, in the same order (other printed lines may come between; a shown `...` line
   only marks an elision).
 - `<!-- slow -->` before a run block marks its test `slow` (`pytest -m "not slow"`), and
-  every later block of its page too (they would run it first).
+  every later block of its page too (they would run it first). The quick run executes only
+  the README's blocks; the full run (CI) executes every page.
 - `<!-- not run: REASON -->` before a run block keeps it out of the run (the quick start,
   which installs the package and runs this very suite); the reason is required.
 """
@@ -105,8 +106,11 @@ ALL = {page: run_blocks(page) for page in PAGES}
 
 
 def slow_from(blocks: list[Block]) -> set[int]:
-    """Lines of the blocks marked slow, and of every block after one on its page (running a
-    later block first runs the earlier ones, so it would not be quick either)."""
+    """Lines of the blocks that only the full run executes: every block of the pages in docs/
+    (the quick run keeps the README's), and on the README the blocks marked slow and every
+    block after one (running a later block first runs the earlier ones)."""
+    if blocks and blocks[0].page != REPO / "README.md":
+        return {b.line for b in blocks}
     first = next((b.line for b in blocks if "slow" in b.directives), None)
     return {b.line for b in blocks if first is not None and b.line >= first}
 

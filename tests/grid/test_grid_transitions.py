@@ -52,11 +52,11 @@ SIZES = ["micro", pytest.param("small", marks=pytest.mark.slow), pytest.param("l
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_fixed_orientation_every_cell_and_action(reference, size):
+def test_fixed_orientation_every_cell_and_action(reference, size, loaded_store):
     checked = 0
     for name in sorted(reference):
         n, walls, rewards, doors, warps, keys = reference_layout(reference, name, size)
-        env = GridEnv(name, size)
+        env = GridEnv(name, size, store=loaded_store)  # the shared store: compiled, not put again
         for r in range(n):
             for c in range(n):
                 if (r, c) in walls:
@@ -74,10 +74,10 @@ def test_fixed_orientation_every_cell_and_action(reference, size):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_variable_orientation_every_cell_orientation_and_action(reference, size):
+def test_variable_orientation_every_cell_orientation_and_action(reference, size, loaded_store):
     for name in sorted(reference):
         n, walls, rewards, doors, warps, keys = reference_layout(reference, name, size)
-        env = GridEnv(name, size, orientation="variable")
+        env = GridEnv(name, size, orientation="variable", store=loaded_store)
         for r in range(n):
             for c in range(n):
                 if (r, c) in walls or (r, c) in rewards or (r, c) in warps:

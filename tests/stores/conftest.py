@@ -175,12 +175,14 @@ def bolt_names(server_specific: bool = False) -> list[str]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrise `store` over every backend and `bolt_server` over the Bolt servers."""
-    bolt = bolt_names(metafunc.definition.get_closest_marker("server_specific") is not None)
+    # The Bolt variants are `slow`: the quick run (-m "not slow") tests the embedded store only,
+    # without starting a server; the full run (CI) tests every store.
+    bolt = [
+        pytest.param(name, marks=pytest.mark.slow)
+        for name in bolt_names(metafunc.definition.get_closest_marker("server_specific") is not None)
+    ]
     if "store" in metafunc.fixturenames:
-        # one check over many inputs: the quick run (-m "not slow") makes it on the embedded store only
-        many = metafunc.definition.get_closest_marker("many_inputs") is not None
-        bolt_params = [pytest.param(name, marks=pytest.mark.slow) if many else name for name in bolt]
-        metafunc.parametrize("store", ["embedded", *bolt_params], indirect=True)
+        metafunc.parametrize("store", ["embedded", *bolt], indirect=True)
     if "bolt_server" in metafunc.fixturenames:
         metafunc.parametrize("bolt_server", bolt, indirect=True)
 

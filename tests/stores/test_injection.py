@@ -42,7 +42,6 @@ def intact(store, neighbour_hash: str) -> None:
     assert [t.task_id for t in store.list() if t.task_id == "evil"] == []
 
 
-@pytest.mark.many_inputs
 @pytest.mark.parametrize("text", HOSTILE, ids=IDS)
 def test_hostile_task_ids_are_stored_verbatim(store, text):
     before = neighbour(store)
@@ -61,7 +60,6 @@ def test_hostile_task_ids_are_stored_verbatim(store, text):
     intact(store, before)
 
 
-@pytest.mark.many_inputs
 @pytest.mark.parametrize("text", HOSTILE, ids=IDS)
 def test_hostile_property_values_are_stored_verbatim(store, text):
     before = neighbour(store)
@@ -82,7 +80,6 @@ def test_hostile_property_values_are_stored_verbatim(store, text):
     assert again == back
 
 
-@pytest.mark.many_inputs
 @pytest.mark.parametrize("text", HOSTILE, ids=IDS)
 def test_hostile_group_names_are_stored_verbatim(store, text):
     before = neighbour(store)

@@ -71,7 +71,6 @@ def secret(tmp_path) -> str:
     return str(path)
 
 
-@pytest.mark.many_inputs
 @pytest.mark.parametrize("trick", sorted(TRICKS))
 def test_tricks_are_refused_before_they_run(store, secret, trick):
     store.put(tasks.build("rewardgym/two-armed-bandit"))
@@ -111,7 +110,6 @@ def test_legitimate_queries_pass_the_check(query):
     check_read_only(query)
 
 
-@pytest.mark.many_inputs
 @pytest.mark.parametrize("query", LEGITIMATE)
 def test_legitimate_queries_run_on_every_store(store, query):
     store.put(tasks.build("rewardgym/two-step"))

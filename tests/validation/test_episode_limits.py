@@ -12,6 +12,7 @@ import gym_bridge  # noqa: F401  (registers the ids)
 from graphstore import open_store
 from gym_bridge import families, registered_ids
 from ingest.conceptnet_snapshot import ingest_snapshot
+from tests.budget import QUICK_GYM_IDS
 
 # The attribute in which each env keeps its own limit (0 or None: no limit).
 OWN_LIMIT = {
@@ -26,7 +27,9 @@ def room_knowledge() -> None:
         ingest_snapshot(store, None, False)
 
 
-@pytest.mark.parametrize("env_id", sorted(registered_ids()))
+@pytest.mark.parametrize(
+    "env_id", [i if i in QUICK_GYM_IDS else pytest.param(i, marks=pytest.mark.slow) for i in sorted(registered_ids())]
+)
 def test_spec_limit_is_the_envs_own(env_id: str, request: pytest.FixtureRequest) -> None:
     if "Room" in env_id and "Grid" not in env_id:
         request.getfixturevalue("room_knowledge")
