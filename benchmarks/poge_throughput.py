@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks.common import play  # noqa: E402
 from graphstore import open_store  # noqa: E402
-from gym_bridge.poge_env import PogeEnv  # noqa: E402
+from gym_bridge.poge.env import PogeEnv  # noqa: E402
 
 REFERENCE_LOW, REFERENCE_HIGH = 450_000, 760_000
 TARGET = 1_000_000

@@ -166,8 +166,8 @@ def grid_cases(suite: Suite) -> None:
 
 
 def poge_cases(suite: Suite) -> None:
-    poge_env = importlib.import_module("gym_bridge.poge_env")
-    vector = _optional("gym_bridge.vector.poge_vector_env")
+    poge_env = importlib.import_module("gym_bridge.poge.env")
+    vector = _optional("gym_bridge.poge.vector_env")
     store = suite.store
     for each in suite.stores.values():
         poge_env.PogeEnv("poge/world1", store=each)  # puts the built-in world into every benchmark store

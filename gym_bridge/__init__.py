@@ -12,7 +12,7 @@ from .grid_env import GridEnv, register_grid_cypher_observation, register_grid_o
 from .loading import load_task_graph
 from .observation_types import ObservationRegistry, ObservationType
 from .observations import register_cypher_observation, register_observation, state_images
-from .poge_env import PogeEnv
+from .poge.env import PogeEnv
 
 register_all()
 

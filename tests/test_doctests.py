@@ -16,7 +16,7 @@ ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an
     "gym_bridge.compile": "compile_task",
     "gym_bridge.graph_env": "GraphTaskEnv",
     "gym_bridge.grid_env": "GridEnv",
-    "gym_bridge.poge_env": "PogeEnv",
+    "gym_bridge.poge.env": "PogeEnv",
     "gym_bridge.room_env": "RoomEnv",
 }
 

@@ -76,3 +76,25 @@ def test_the_families_command(capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("family,task ids,built-in tasks")
     assert [line.split(",")[0] for line in lines[1:5]] == NAMES
+
+
+def private_reads_of_others(package: str) -> list[str]:
+    """`x._name` where x is not `self` or `cls`, in the modules of one family's package."""
+    import ast
+
+    found = []
+    for path in sorted((REPO / "gym_bridge" / package).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                found.append(f"{path.name}:{node.lineno} .{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("package", ["poge"])
+def test_no_class_reads_another_classes_private_attributes(package: str) -> None:
+    assert private_reads_of_others(package) == []

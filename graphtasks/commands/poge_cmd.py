@@ -34,7 +34,7 @@ def _load(args: argparse.Namespace) -> int:
 
 
 def _stored_world(task_id: str, location: str | None):
-    from gym_bridge.poge_env import load_world_graph
+    from gym_bridge.poge.env import load_world_graph
     from tasks.poge import graph_to_world
 
     return graph_to_world(load_world_graph(task_id, location))

@@ -7,11 +7,12 @@ from typing import Any
 import gymnasium as gym
 
 from ..family import Family, GymId
+from .compiled import CompiledWorld
+from .env import PogeEnv, load_compiled_world
+from .observations import POGE_OBSERVATIONS
 
 
 def make_env(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
-    from ..poge_env import PogeEnv
-
     return PogeEnv(world=task, store=store, **kwargs)
 
 
@@ -23,11 +24,14 @@ def gym_ids() -> list[GymId]:
 POGE = Family(
     name="poge",
     prefixes=("poge/", "user/poge/"),  # user/poge/: worlds stored by `graphtasks poge load`
-    env="gym_bridge.poge_env:PogeEnv",
-    vector_env="gym_bridge.vector.poge_vector_env:make_poge_vector_env",
+    env="gym_bridge.poge.env:PogeEnv",
+    vector_env="gym_bridge.poge.vector_env:make_poge_vector_env",
     make_env=make_env,
     episode_length="max_ep_len",
     gym_ids=gym_ids,
+    observations=POGE_OBSERVATIONS,
+    compiled=CompiledWorld,
+    load=load_compiled_world,
     catalogs=("poge",),
     cli="graphtasks.commands.poge_cmd",
     bench="benchmarks.run_all:poge_cases",

@@ -7,7 +7,21 @@ each family adds its dynamics (`GraphVectorEnv`, `GridVectorEnv`, `PogeVectorEnv
 from .base import BatchedVectorEnv, parse_autoreset_mode
 from .graph_vector_env import GraphVectorEnv, build_tables, make_graph_vector_env, stack_tables
 from .grid_vector_env import GridVectorEnv, make_grid_vector_env
-from .poge_vector_env import PogeVectorEnv, make_poge_vector_env
+
+_FAMILY_VECTOR_ENVS = {
+    "PogeVectorEnv": "gym_bridge.poge.vector_env",
+    "make_poge_vector_env": "gym_bridge.poge.vector_env",
+}
+
+
+def __getattr__(name: str):
+    """Vector envs that live in their family's package, found here too (imported on first use:
+    the family packages import this package's base)."""
+    if name in _FAMILY_VECTOR_ENVS:
+        import importlib
+
+        return getattr(importlib.import_module(_FAMILY_VECTOR_ENVS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BatchedVectorEnv", "GraphVectorEnv", "GridVectorEnv", "PogeVectorEnv", "build_tables", "make_graph_vector_env",

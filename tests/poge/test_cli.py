@@ -10,7 +10,7 @@ from conftest import DATA
 
 from graphstore import open_store
 from graphtasks.commands import poge_cmd
-from gym_bridge.poge_env import PogeEnv
+from gym_bridge.poge.env import PogeEnv
 from tasks.poge import load_world, parse_world
 
 

@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 import gym_bridge  # noqa: F401  registers graphtasks/Poge-v0
 from graphstore import open_store
-from gym_bridge.poge_env import PogeEnv
+from gym_bridge.poge.env import PogeEnv
 from gym_bridge.vector import PogeVectorEnv
 
 UP, DOWN, LEFT, RIGHT = range(4)

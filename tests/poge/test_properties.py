@@ -234,7 +234,7 @@ def test_mutated_worlds_fail_clearly_and_store_nothing(world: PogeWorld, kind: s
 @given(worlds(), st.booleans(), st.booleans(), st.integers(0, 2**16))
 def test_env_runs_any_valid_world(world: PogeWorld, partial: bool, flags: bool, seed: int) -> None:
     """Every observation an episode produces is in the vocabulary, and every one names a real tile state."""
-    from gym_bridge.poge_env import PogeEnv
+    from gym_bridge.poge.env import PogeEnv
 
     env = PogeEnv(
         world_to_graph(world, "test/poge"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gym_bridge.poge_env import PogeEnv
+from gym_bridge.poge.env import PogeEnv
 
 # the reference's Q-learning run: alpha .1, gamma .6, epsilon .1, 10,000 episodes, step_penalty -0.1,
 # indicate_wall and indicate_slip.

@@ -11,7 +11,7 @@ import pytest
 
 import gym_bridge  # noqa: F401  registers graphtasks/Poge-v0
 import tasks
-from gym_bridge.poge_env import PogeEnv
+from gym_bridge.poge import POGE_OBSERVATIONS, PogeEnv, PogeObservation
 from gym_bridge.vector import PogeVectorEnv
 
 WORLDS = ("poge/world0", "poge/world1", "poge/world2", "poge/world3")
@@ -161,3 +161,39 @@ def test_same_seed_same_batch_and_pickled_env_continues_identically():
     assert run(a, actions[20:]) == run(clone, actions[20:])
     b.reset(seed=4)
     assert run(b, actions) != run(a, actions)
+
+
+@pytest.mark.parametrize("obs_type", list(POGE_OBSERVATIONS))
+def test_every_registered_observation_type_equals_the_single_env(obs_type):
+    """Each type's batched observe is its single observe, copy by copy (built-in and user types)."""
+    kw = dict(force_determinism=True, indicate_wall=True, obs_type=obs_type)
+    venv = PogeVectorEnv(5, world=graph("poge/world1"), **kw)
+    actions = np.random.default_rng(3).integers(0, 4, (120, 5))
+    venv.reset(seed=0)
+    got: list[list[tuple]] = [[] for _ in range(5)]
+    for row in actions:
+        obs, r, term, trunc, info = venv.step(row)
+        for i in range(5):
+            got[i].append(copy_row(obs, r, term, trunc, info, i))
+    for i in range(5):
+        assert got[i] == single_stream(PogeEnv(graph("poge/world1"), **kw), actions[:, i], seed=0), f"copy {i}"
+
+
+def test_a_user_observation_type_runs_in_both_envs():
+    class Parity(PogeObservation):
+        """1 on even observation indices: a fixed row per index."""
+
+        name = "parity-test"
+
+        def __init__(self, compiled, store=None):
+            super().__init__(compiled, store)
+            self.table = (np.arange(len(compiled.observation_names)) % 2 == 0).astype(np.float32)[:, None]
+            self.space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+
+    POGE_OBSERVATIONS.register(Parity)
+    try:
+        test_every_registered_observation_type_equals_the_single_env("parity-test")
+        with pytest.raises(ValueError, match="unknown POGE observation type 'parity'; did you mean 'parity-test'"):
+            PogeEnv(graph("poge/world1"), obs_type="parity")
+    finally:
+        POGE_OBSERVATIONS.unregister("parity-test")

@@ -1,8 +1,8 @@
 """PogeVectorEnv: N copies of one POGE world stepped together with numpy.
 
-The outcome tables are the single env's: a `PogeEnv` is made once and its compiled
-per-(state, action) outcomes (next state, observation, reward, terminated, one-time reward
-slot, with slip probabilities) become flat arrays. Each copy keeps its state (tile x slips
+The outcomes are the single env's: the same `CompiledWorld` (per-(state, action) next state,
+observation, reward, terminated, one-time reward slot, with slip probabilities), taken as
+flat arrays (`CompiledWorld.flat_outcomes`), and the same observation objects. Each copy keeps its state (tile x slips
 on/off) and which one-time rewards it has collected this episode, so every rule of
 `PogeEnv` holds per copy: slips drawn from the tile's rule, walls, doors, `@` toggling,
 one-time rewards (paid again as the step penalty), goal / trap tiles ending the episode,
@@ -16,17 +16,20 @@ copy's state index (`tile * 2 + slips_on`); with `names_in_info=True` it also ho
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from graphstore import GraphStore, TaskGraph
+from tasks.poge import ACTIONS
 
-from ..poge_env import PogeEnv
-from .base import BatchedVectorEnv, tighter_limit
-
-OBS_TYPES = ("index", "onehot")
+from ..params import check_positive_int, check_store, check_type, named
+from ..vector.base import BatchedVectorEnv, tighter_limit
+from .compiled import PogeOptions, compile_world
+from .env import load_world_graph, start_state
+from .observations import POGE_OBSERVATIONS, PogeObservation
 
 
 class PogeVectorEnv(BatchedVectorEnv):
@@ -55,66 +58,37 @@ class PogeVectorEnv(BatchedVectorEnv):
     ) -> None:
         if render_mode is not None:
             raise ValueError("render_mode: the vector env does not render; render a single PogeEnv instead")
-        self.single = env = PogeEnv(
-            world, store, force_determinism=force_determinism, indicate_slip=indicate_slip,
-            is_partially_obs=is_partially_obs, indicate_wall=indicate_wall, max_ep_len=max_ep_len,
-            goal_reward=goal_reward, one_time_rewards=one_time_rewards, step_penalty=step_penalty, obs_type=obs_type,
+        check_type("world", world, (str, TaskGraph), "a world file path, a stored world id or a TaskGraph")
+        check_store(store)
+        max_ep_len = check_positive_int("max_ep_len", max_ep_len)
+        options = PogeOptions.checked(
+            force_determinism, indicate_slip, is_partially_obs, indicate_wall, goal_reward, one_time_rewards,
+            step_penalty,
         )
-        length = tighter_limit(env.max_ep_len, max_episode_steps)  # make_vec passes a spec's limit
-        super().__init__(num_envs, env.observation_space, env.action_space, length, autoreset_mode)
-        self.task_id = env.task_id
+        observation_type = POGE_OBSERVATIONS.get(obs_type)
+        with named("world"):
+            graph = load_world_graph(world, store)
+        self.compiled = c = compile_world(graph, options)
+        self.observation = cast(PogeObservation, observation_type(c, store))
+        length = tighter_limit(max_ep_len, max_episode_steps)  # make_vec passes a spec's limit
+        super().__init__(num_envs, self.observation.space, spaces.Discrete(len(ACTIONS)), length, autoreset_mode)
+        self.task_id = c.task_id
         self.obs_type = obs_type
         self.names_in_info = bool(names_in_info)
-        self.observation_names = np.array(env.observation_names, dtype=object)
-        self._table = env._table
-        self.step_penalty = env.step_penalty
-        self._build(env)
+        self.observation_names = np.array(c.observation_names, dtype=object)
+        self.step_penalty = options.step_penalty
+        flat = c.flat_outcomes()
+        self._width, self._n_actions = flat.width, flat.n_actions
+        self._next, self._obs_of, self._reward, self._terminal, self._slot = (
+            flat.next_state, flat.observation, flat.reward, flat.terminal, flat.slot
+        )
+        self._boundaries = flat.boundaries
+        self._start, self._start_obs = c.start_state, c.start_obs
+        self._start_override: tuple[int, int] | None = None
         self.state = np.full(self.num_envs, self._start, dtype=np.int64)
         self._obs = np.full(self.num_envs, self._start_obs, dtype=np.int64)
-        self.collected = np.zeros((self.num_envs, max(env._n_slots, 1)), dtype=bool)
-        self._has_slots = env._n_slots > 0
-
-    def _build(self, env: PogeEnv) -> None:
-        """Flat outcome arrays; row = state * 4 + action, outcome k at row * K + k."""
-        n_states, n_actions = len(env._det), int(env.action_space.n)
-        width = 1
-        for dist_row in env._dist:
-            for item in dist_row or ():
-                if item is not None:
-                    width = max(width, len(item[1]))
-        size = n_states * n_actions
-        nxt = np.repeat(np.arange(n_states, dtype=np.int64), n_actions * width)  # unreachable: stay
-        obs = np.zeros(size * width, dtype=np.int64)
-        reward = np.zeros(size * width)
-        terminal = np.zeros(size * width, dtype=bool)
-        slot = np.full(size * width, -1, dtype=np.int64)
-        cumulative = np.full((size, width), 2.0)
-        for s in range(n_states):
-            singles, draws = env._det[s], env._dist[s]
-            if singles is None:
-                continue
-            for a in range(n_actions):
-                row = s * n_actions + a
-                single = singles[a]
-                draw = draws[a] if draws is not None else None
-                if single is not None:
-                    outcomes, cum = [single], [2.0]
-                elif draw is not None:
-                    cum, outcomes = draw
-                else:
-                    raise RuntimeError(f"task {env.task_id!r}: state {s}, action {a} has no outcome")
-                for k, (t, o, r, term, sl, _name) in enumerate(outcomes):
-                    i = row * width + k
-                    nxt[i], obs[i], reward[i], terminal[i], slot[i] = t, o, r, term, sl
-                    cumulative[row, k] = cum[k]
-        self._width = width
-        self._next, self._obs_of, self._reward, self._terminal, self._slot = nxt, obs, reward, terminal, slot
-        # one 1-D array per outcome boundary: gathering rows of a 2-D array is far slower
-        self._boundaries = [cumulative[:, k].copy() for k in range(width - 1)]
-        self._n_actions = n_actions
-        self._start, self._start_obs = env._start_state, env._start_obs
-        self._at_tile = env._at_tile
-        self._start_override: tuple[int, int] | None = None
+        self.collected = np.zeros((self.num_envs, max(c.n_slots, 1)), dtype=bool)
+        self._has_slots = c.n_slots > 0
 
     # -- dynamics ------------------------------------------------------------------------------------
     def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -158,16 +132,14 @@ class PogeVectorEnv(BatchedVectorEnv):
 
     def _reset_options(self, options: dict[str, Any], copies: np.ndarray | None) -> None:
         if options:
-            state = self.single._reset_options(options)  # the single env's checks and messages
-            obs = self._start_obs if state == self._start else self._at_tile[state // 2]
-            self._start_override = (state, obs)
+            state = start_state(self.compiled, options)  # the single env's rule, checks and messages
+            self._start_override = (state, self.compiled.observation_at(state))
 
     def _forget_reset_options(self) -> None:
         self._start_override = None  # autoresets start at the world's start again
 
     def _observe(self) -> np.ndarray:
-        table = self._table
-        return self._obs.copy() if table is None else table[self._obs]
+        return self.observation.observe_batch(self._obs)
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"state": self.state.copy()}
