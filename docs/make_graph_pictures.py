@@ -17,7 +17,7 @@ from PIL import Image  # noqa: E402
 
 import tasks  # noqa: E402
 from gym_bridge import compile_task  # noqa: E402
-from gym_bridge.render_graph import GraphRenderer  # noqa: E402
+from gym_bridge.graph.render import GraphRenderer  # noqa: E402
 from tasks.entities import GRAPH_FAMILIES  # noqa: E402
 
 SIZE = 400  # labels readable at the size the README shows

@@ -3,15 +3,15 @@
 Importing this package registers the `graphtasks/...` ids.
 """
 
-from .compile import CompiledGraphTask, compile_from_store, compile_task
 from .families import families, family, family_of, make_env, register_all, register_family, registered_ids
 from .family import Family, GymId
-from .graph_env import GraphTaskEnv
+from .graph.compiled import CompiledGraphTask, compile_from_store, compile_task
+from .graph.env import GraphTaskEnv
+from .graph.observations import register_cypher_observation, register_observation
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
 from .grid_env import GridEnv, register_grid_cypher_observation, register_grid_observation
 from .loading import load_task_graph
-from .observation_types import ObservationRegistry, ObservationType
-from .observations import register_cypher_observation, register_observation, state_images
+from .observation_types import ObservationRegistry, ObservationType, state_images
 from .poge.env import PogeEnv
 
 register_all()

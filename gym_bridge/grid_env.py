@@ -37,7 +37,7 @@ from tasks.grid_tasks import grid_task_id
 
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
 from .loading import load_stored, with_store
-from .observations import state_images
+from .observation_types import state_images
 from .params import (
     RenderModes,
     check_bool,

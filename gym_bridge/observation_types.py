@@ -16,12 +16,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Generic, TypeVar
 
+import numpy as np
 from gymnasium import spaces
 
 from graphstore import GraphStore
 from graphstore.errors import GraphtasksError, did_you_mean
 
 CompiledT = TypeVar("CompiledT")
+IMAGE_SHAPE = (32, 32, 3)
 
 
 class UnknownObservationType(GraphtasksError, ValueError):
@@ -99,3 +101,15 @@ class ObservationRegistry:
 
     def __len__(self) -> int:
         return len(self._types)
+
+
+def state_images(n_states: int, seed: int = 0) -> np.ndarray:
+    """One fixed, distinct 32x32x3 image per state: smooth random colour fields plus noise.
+
+    Made from a fixed seed (no download); the same state always gets the same image.
+    """
+    rng = np.random.default_rng(seed)
+    coarse = rng.integers(0, 256, size=(n_states, 4, 4, 3)).astype(np.float32)
+    smooth = coarse.repeat(8, axis=1).repeat(8, axis=2)
+    noise = rng.normal(0.0, 24.0, size=(n_states, *IMAGE_SHAPE))
+    return np.clip(smooth + noise, 0, 255).astype(np.uint8)

@@ -17,7 +17,7 @@ import numpy as np
 from tasks import trial_schedule
 
 from .agents.base import Agent
-from .graph_env import GraphTaskEnv
+from .graph.env import GraphTaskEnv
 
 SCHEDULE_STREAM = 0x7363686564  # "sched"
 

@@ -13,8 +13,8 @@ import pytest
 ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an example
     "graphstore.store": "open_store",
     "tasks.registry": "build",
-    "gym_bridge.compile": "compile_task",
-    "gym_bridge.graph_env": "GraphTaskEnv",
+    "gym_bridge.graph.compiled": "compile_task",
+    "gym_bridge.graph.env": "GraphTaskEnv",
     "gym_bridge.grid_env": "GridEnv",
     "gym_bridge.poge.env": "PogeEnv",
     "gym_bridge.room_env": "RoomEnv",

@@ -192,7 +192,7 @@ def test_observation_types_and_images_are_distinct():
     table = gym_bridge.state_images(15)
     assert len({t.tobytes() for t in table}) == 15
     np.testing.assert_array_equal(table, gym_bridge.state_images(15))
-    with pytest.raises(ValueError, match=r"obs_type: unknown observation type 'pixels'"):
+    with pytest.raises(ValueError, match=r"obs_type: unknown graph observation type 'pixels'"):
         GraphTaskEnv("neuronav/graph/neighborhood", obs_type="pixels")
 
 
@@ -266,7 +266,7 @@ def test_risk_sensitive_without_a_condition_offers_all_five_options():
 
 @pytest.mark.parametrize("task_id", GRAPH_TASKS)
 def test_pictures_keep_states_apart(task_id):
-    from gym_bridge.render_graph import GraphRenderer
+    from gym_bridge.graph.render import GraphRenderer
 
     renderer = GraphRenderer(compile_task(tasks.build(task_id)), size=400)
     xy = np.array(renderer.positions)
@@ -277,7 +277,7 @@ def test_pictures_keep_states_apart(task_id):
 
 
 def test_pictures_label_states_and_edges():
-    from gym_bridge.render_graph import GraphRenderer, _edge_label
+    from gym_bridge.graph.render import GraphRenderer, _edge_label
 
     c = compile_task(tasks.build("rewardgym/two-step"))
     assert _edge_label(c, 0, 1) == "a0 (.7), a1 (.3)" and _edge_label(c, 1, 3) == "a0"

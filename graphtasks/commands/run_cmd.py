@@ -16,7 +16,7 @@ from tqdm import tqdm
 from graphstore import did_you_mean
 from gym_bridge import make_env
 from gym_bridge.agents import AGENTS
-from gym_bridge.graph_env import GraphTaskEnv
+from gym_bridge.graph.env import GraphTaskEnv
 from gym_bridge.runner import action_count, agent_state_count, run_episodes, stay_probabilities
 
 from .errors import CommandError, blame

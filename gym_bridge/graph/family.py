@@ -7,6 +7,10 @@ from typing import Any
 import gymnasium as gym
 
 from ..family import Family, GymId
+from ..loading import load_task_graph
+from .compiled import CompiledGraphTask, compile_task
+from .env import GraphTaskEnv
+from .observations import GRAPH_OBSERVATIONS
 
 # One id per rewardGym task; the generic id takes any stored or built-in task.
 REWARDGYM_IDS = {
@@ -22,9 +26,12 @@ REWARDGYM_IDS = {
 
 
 def make_env(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
-    from ..graph_env import GraphTaskEnv
-
     return GraphTaskEnv(task=task, store=store, **kwargs)
+
+
+def load_compiled(task: str, store: Any = None, **params: Any) -> CompiledGraphTask:
+    """The compiled form of a stored or built-in task (a built-in is put or updated first)."""
+    return compile_task(load_task_graph(task, store, **params))
 
 
 def gym_ids() -> list[GymId]:
@@ -36,11 +43,14 @@ def gym_ids() -> list[GymId]:
 GRAPH = Family(
     name="graph",
     prefixes=("neuronav/graph/", "rewardgym/", "user/"),
-    env="gym_bridge.graph_env:GraphTaskEnv",
-    vector_env="gym_bridge.vector.graph_vector_env:make_graph_vector_env",
+    env="gym_bridge.graph.env:GraphTaskEnv",
+    vector_env="gym_bridge.graph.vector_env:make_graph_vector_env",
     make_env=make_env,
     episode_length="episode_length",
     gym_ids=gym_ids,
+    observations=GRAPH_OBSERVATIONS,
+    compiled=CompiledGraphTask,
+    load=load_compiled,
     catalogs=("neuronav/graph", "rewardgym"),
     cli="graphtasks.commands.run_cmd",
     bench="benchmarks.run_all:graph_cases",

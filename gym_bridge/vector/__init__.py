@@ -5,10 +5,13 @@ each family adds its dynamics (`GraphVectorEnv`, `GridVectorEnv`, `PogeVectorEnv
 """
 
 from .base import BatchedVectorEnv, parse_autoreset_mode
-from .graph_vector_env import GraphVectorEnv, build_tables, make_graph_vector_env, stack_tables
 from .grid_vector_env import GridVectorEnv, make_grid_vector_env
 
 _FAMILY_VECTOR_ENVS = {
+    "GraphVectorEnv": "gym_bridge.graph.vector_env",
+    "build_tables": "gym_bridge.graph.vector_env",
+    "make_graph_vector_env": "gym_bridge.graph.vector_env",
+    "stack_tables": "gym_bridge.graph.vector_env",
     "PogeVectorEnv": "gym_bridge.poge.vector_env",
     "make_poge_vector_env": "gym_bridge.poge.vector_env",
 }

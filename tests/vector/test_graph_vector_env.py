@@ -19,8 +19,9 @@ from gymnasium.vector import AutoresetMode
 import gym_bridge
 import tasks
 from gym_bridge import GraphTaskEnv, compile_task
+from gym_bridge.graph.observations import GRAPH_OBSERVATIONS, GraphObservation
+from gym_bridge.graph.vector_env import _reflect
 from gym_bridge.vector import GraphVectorEnv
-from gym_bridge.vector.graph_vector_env import _reflect
 
 
 def copy_row(obs, r, term, trunc, info, i: int) -> tuple:
@@ -80,6 +81,36 @@ def test_every_copy_equals_the_single_env_on_deterministic_tasks(task_id, obs_ty
     for i in range(8):
         single = GraphTaskEnv(compiled(task_id), **settings)
         assert got[i] == single_next_step_stream(single, actions[:, i], seed=0), f"copy {i}"
+
+
+@pytest.mark.parametrize("obs_type", list(GRAPH_OBSERVATIONS))
+def test_every_registered_observation_type_equals_the_single_env(obs_type):
+    """Each type's batched observe is its single observe, copy by copy (built-in and user types)."""
+    settings = dict(obs_type=obs_type, use_noop=True, episode_length=6)
+    task = compiled("neuronav/graph/neighborhood")
+    venv = GraphVectorEnv(4, task=task, **settings)
+    actions = np.random.default_rng(4).integers(0, venv.n_actions, (30, 4))
+    got = vector_stream(venv, actions, seed=0)
+    for i in range(4):
+        assert got[i] == single_next_step_stream(GraphTaskEnv(task, **settings), actions[:, i], seed=0), f"copy {i}"
+
+
+def test_a_user_observation_class_runs_in_both_envs():
+    class Parity(GraphObservation):
+        """1 on even states."""
+
+        name = "parity-test"
+
+        def __init__(self, compiled, store=None):
+            super().__init__(compiled, store)
+            table = (np.arange(compiled.n_states) % 2 == 0).astype(np.float32)[:, None]
+            self.use_table(gym.spaces.Box(0.0, 1.0, (1,), np.float32), table)
+
+    GRAPH_OBSERVATIONS.register(Parity)
+    try:
+        test_every_registered_observation_type_equals_the_single_env("parity-test")
+    finally:
+        GRAPH_OBSERVATIONS.unregister("parity-test")
 
 
 def test_deterministic_conditions_match_the_single_env_exactly():
@@ -236,7 +267,7 @@ def test_pickled_env_continues_identically():
 
 
 # -- gymnasium conventions --------------------------------------------------------------------------
-GRAPH_ENTRY = "gym_bridge.graph_env:GraphTaskEnv"
+GRAPH_ENTRY = "gym_bridge.graph.env:GraphTaskEnv"
 VEC_IDS = sorted(i for i in gym_bridge.registered_ids() if gym.spec(i).entry_point == GRAPH_ENTRY)
 
 

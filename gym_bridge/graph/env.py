@@ -26,13 +26,10 @@ from gymnasium import spaces
 from graphstore import GraphStore, TaskGraph
 from tasks import Condition, RandomStream, make_source, parse_condition
 
-from .compile import CompiledGraphTask, compile_task
-from .loading import load_task_graph
-from .observations import build_observation, observation_types
-from .params import (
+from ..loading import load_task_graph
+from ..params import (
     RenderModes,
     check_bool,
-    check_choice,
     check_episode_length,
     check_probability,
     check_render_mode,
@@ -41,6 +38,8 @@ from .params import (
     check_type,
     named,
 )
+from .compiled import CompiledGraphTask, compile_task
+from .observations import GRAPH_OBSERVATIONS, build_observation
 
 UNDEFINED = -2
 STOCHASTIC = -1
@@ -80,7 +79,7 @@ class GraphTaskEnv(gym.Env):
     ) -> None:
         check_type("task", task, (str, TaskGraph, CompiledGraphTask), "a task id, a TaskGraph or a compiled task")
         check_store(store)
-        check_choice("obs_type", obs_type, observation_types(), "observation type")
+        GRAPH_OBSERVATIONS.get(obs_type)  # a clear error before the task is read
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.time_penalty = check_time_penalty(time_penalty)
         self.stochasticity = check_probability("stochasticity", stochasticity)
@@ -99,7 +98,9 @@ class GraphTaskEnv(gym.Env):
         a_count = c.n_actions
         self.noop_action = a_count if self.use_noop else None
         self.action_space = spaces.Discrete(a_count + int(self.use_noop))
-        self.observation_space, self._table = build_observation(obs_type, c, store)
+        self.observation = build_observation(obs_type, c, store)
+        self.observation_space = self.observation.space
+        self._table = self.observation.table  # rows per state, or None: the state index itself
         self._sources = [make_source(spec) if spec is not None else None for spec in c.reward_specs]
         self._build_tables()
         self._stream: RandomStream | None = None
@@ -323,7 +324,7 @@ class GraphTaskEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
             return None
-        from .render_graph import GraphRenderer
+        from .render import GraphRenderer
 
         if self._renderer is None:
             self._renderer = GraphRenderer(self.compiled)

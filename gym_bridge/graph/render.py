@@ -17,7 +17,7 @@ import networkx as nx
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .compile import CompiledGraphTask
+from .compiled import CompiledGraphTask
 
 SIZE = 320
 BACKGROUND = (235, 235, 235)

@@ -1,6 +1,6 @@
 """GraphVectorEnv: N copies of one compiled graph task stepped together with numpy.
 
-Each copy follows exactly the rules of `GraphTaskEnv` (see `gym_bridge/graph_env.py`):
+Each copy follows exactly the rules of `GraphTaskEnv` (see `gym_bridge/graph/env.py`):
 undefined actions stay with reward 0, the optional no-op stays and is paid like an arrival,
 skip states advance with their first action, rewards are paid on arrival or at terminal
 states from fixed, probabilistic, drifting or pseudo-random sources (drifting probabilities
@@ -33,11 +33,11 @@ from gymnasium.vector import AutoresetMode
 from graphstore import GraphStore, TaskGraph
 from tasks import Condition, parse_condition
 
-from ..compile import CompiledGraphTask, compile_task
 from ..loading import load_task_graph
-from ..observations import build_observation
 from ..params import check_episode_length, check_probability, check_time_penalty
-from .base import BatchedVectorEnv, tighter_limit
+from ..vector.base import BatchedVectorEnv, tighter_limit
+from .compiled import CompiledGraphTask, compile_task
+from .observations import build_observation
 
 NO_SOURCE, PROBABILISTIC, DRIFTING, PSEUDORANDOM = 0, 1, 2, 3
 PAD = 2.0  # cumulative probability of padding slots: never reached by a uniform in [0, 1)
@@ -258,7 +258,8 @@ class GraphVectorEnv(BatchedVectorEnv):
         self.stochasticity = check_probability("stochasticity", stochasticity)
         self.use_noop = bool(use_noop)
         length = tighter_limit(check_episode_length(episode_length), max_episode_steps)
-        single_obs, self._table = build_observation(obs_type, c, store)
+        self.observation = build_observation(obs_type, c, store)
+        single_obs = self.observation.space
         single_action = spaces.Discrete(c.n_actions + int(self.use_noop))
         super().__init__(num_envs, single_obs, single_action, length, autoreset_mode)
         self._has_skip = bool((c.skip & ~c.terminal).any())
@@ -540,11 +541,7 @@ class GraphVectorEnv(BatchedVectorEnv):
         self._start_override = None  # autoresets start at the task's start again
 
     def _observe(self) -> np.ndarray:
-        table = self._table
-        states = self._real(self.state)
-        if table is None:
-            return states.copy() if states is self.state else states
-        return table[states]
+        return self.observation.observe_batch(self._real(self.state))
 
     def _info(self) -> dict[str, Any]:
         states = self._real(self.state)
