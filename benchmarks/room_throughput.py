@@ -41,7 +41,7 @@ def main() -> int:
 
     import gym_bridge  # noqa: F401
     from graphstore import open_store
-    from gym_bridge.room_env import RoomEnv
+    from gym_bridge.room.env import RoomEnv
     from ingest.conceptnet_snapshot import ingest_snapshot
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -195,7 +195,7 @@ def poge_cases(suite: Suite) -> None:
 
 
 def room_cases(suite: Suite) -> None:
-    room_env = importlib.import_module("gym_bridge.room_env")
+    room_env = importlib.import_module("gym_bridge.room.env")
     snapshot = importlib.import_module("ingest.conceptnet_snapshot")
     store = suite.store
     for each in suite.stores.values():

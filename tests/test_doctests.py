@@ -17,7 +17,7 @@ ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an
     "gym_bridge.graph.env": "GraphTaskEnv",
     "gym_bridge.grid_env": "GridEnv",
     "gym_bridge.poge.env": "PogeEnv",
-    "gym_bridge.room_env": "RoomEnv",
+    "gym_bridge.room.env": "RoomEnv",
 }
 
 

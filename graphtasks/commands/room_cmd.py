@@ -84,8 +84,8 @@ def ensure_knowledge(location: str | None) -> None:
 
 
 def run_baselines(args: argparse.Namespace) -> int:
-    from gym_bridge.room_agents import KINDS, PAPER, baseline_table
-    from gym_bridge.room_env import RoomEnv
+    from gym_bridge.room.agents import KINDS, PAPER, baseline_table
+    from gym_bridge.room.env import RoomEnv
 
     capacities = _ints(args.capacities, "capacities")
     seeds = _ints(args.seeds, "seeds")
@@ -116,7 +116,7 @@ def run_baselines(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from gym_bridge.room_env import RoomEnv
+    from gym_bridge.room.env import RoomEnv
 
     ensure_knowledge(args.store)
     env = RoomEnv(args.room_size, store=args.store)

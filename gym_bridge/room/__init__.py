@@ -1,1 +1,5 @@
-"""The Room memory task family; see `family`."""
+"""The Room memory task family: the env, its knowledge from ConceptNet, the baseline agents; see `family`."""
+
+from .env import RoomEnv, load_room
+
+__all__ = ["RoomEnv", "load_room"]

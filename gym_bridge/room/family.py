@@ -7,10 +7,11 @@ from typing import Any
 import gymnasium as gym
 
 from ..family import Family, GymId
+from .env import load_room
 
 
 def make_env(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
-    from ..room_env import RoomEnv
+    from .env import RoomEnv
 
     return RoomEnv(room_size=task.split("/")[1].split("?")[0], task=task, store=store, **kwargs)
 
@@ -23,10 +24,11 @@ def gym_ids() -> list[GymId]:
 ROOM = Family(
     name="room",
     prefixes=("room/",),
-    env="gym_bridge.room_env:RoomEnv",
+    env="gym_bridge.room.env:RoomEnv",
     make_env=make_env,
     episode_length="max_step",
     gym_ids=gym_ids,
+    load=load_room,
     catalogs=("room",),
     cli="graphtasks.commands.room_cmd",
     bench="benchmarks.run_all:room_cases",

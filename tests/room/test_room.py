@@ -12,8 +12,8 @@ from gymnasium.utils.env_checker import check_env
 
 import gym_bridge  # noqa: F401  (registers graphtasks/Room-v0)
 from graphstore import open_store
-from gym_bridge.room_agents import KINDS, PAPER, MemoryAgent, baseline_table
-from gym_bridge.room_env import RoomEnv
+from gym_bridge.room.agents import KINDS, PAPER, MemoryAgent, baseline_table
+from gym_bridge.room.env import RoomEnv
 from ingest.conceptnet_dump import ingest_dump
 from ingest.conceptnet_snapshot import ingest_snapshot
 from tasks.room import RoomKnowledgeError

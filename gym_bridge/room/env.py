@@ -38,8 +38,8 @@ from graphstore import GraphStore, TaskGraph
 from tasks import RandomStream
 from tasks.room import RELATION, RoomKnowledge, room_knowledge
 
-from .loading import load_task_graph, with_store
-from .params import (
+from ..loading import load_task_graph, with_store
+from ..params import (
     RenderModes,
     check_bool,
     check_choice,
@@ -72,7 +72,7 @@ class RoomEnv(gym.Env):
 
     >>> from graphstore import open_store
     >>> from ingest.conceptnet_snapshot import ingest_snapshot
-    >>> from gym_bridge.room_env import RoomEnv
+    >>> from gym_bridge.room import RoomEnv
     >>> with open_store(":memory:") as store:
     ...     _ = ingest_snapshot(store)  # the bundled 740 AtLocation assertions
     ...     env = RoomEnv("small", store=store)

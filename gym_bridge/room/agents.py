@@ -26,7 +26,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .room_env import RoomEnv
+from .env import RoomEnv
 
 KINDS = ("episodic", "semantic", "episodic_semantic", "episodic_semantic_pretrain")
 PAPER = {  # published mean total reward over seeds 0-4, small room, one agent
