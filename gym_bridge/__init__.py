@@ -11,7 +11,7 @@ from .graph.observations import register_cypher_observation, register_observatio
 from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
 from .grid_env import GridEnv, register_grid_cypher_observation, register_grid_observation
 from .loading import load_task_graph
-from .observation_types import ObservationRegistry, ObservationType, state_images
+from .observation_types import ObservationRegistry, ObservationType, TableObservation, state_images
 from .poge.env import PogeEnv
 
 register_all()
@@ -29,6 +29,7 @@ __all__ = [
     "GymId",
     "ObservationRegistry",
     "ObservationType",
+    "TableObservation",
     "families",
     "family",
     "family_of",

@@ -54,6 +54,20 @@ class ObservationType(ABC, Generic[CompiledT]):
         """The observations of every copy of a vector env, stacked along the first axis."""
 
 
+class TableObservation(ObservationType[CompiledT]):
+    """A type whose observation is a fixed row per index (a state, an observation name):
+    `table` holds the rows (read-only), or is None when the observation is the index itself.
+    Both envs gather from it; the single env returns a copy of the row (the user may keep it)."""
+
+    table: np.ndarray | None = None
+
+    def observe(self, state: int) -> Any:
+        return state if self.table is None else self.table[state].copy()
+
+    def observe_batch(self, batch: np.ndarray) -> np.ndarray:
+        return batch.copy() if self.table is None else self.table[batch]
+
+
 T = TypeVar("T", bound=type[ObservationType])
 
 

@@ -11,7 +11,7 @@ a Cypher query returning one row per state (`register_cypher_observation`).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 from gymnasium import spaces
@@ -19,17 +19,15 @@ from gymnasium import spaces
 from graphstore import GraphStore
 
 from ..loading import with_store
-from ..observation_types import IMAGE_SHAPE, ObservationRegistry, ObservationType, state_images
+from ..observation_types import IMAGE_SHAPE, ObservationRegistry, TableObservation, state_images
 from .compiled import CompiledGraphTask
 
 GRAPH_OBSERVATIONS = ObservationRegistry("graph")
 Builder = Callable[[CompiledGraphTask, "GraphStore | str | None"], tuple[spaces.Space, "np.ndarray | None"]]
 
 
-class GraphObservation(ObservationType[CompiledGraphTask]):
+class GraphObservation(TableObservation[CompiledGraphTask]):
     """Base of the graph types: `table` (one row per state, read-only) or None (the state index)."""
-
-    table: np.ndarray | None = None
 
     def use_table(self, space: spaces.Space, table: np.ndarray | None) -> None:
         """Set the space and the per-state table, checking every row lies in the space."""
@@ -46,12 +44,6 @@ class GraphObservation(ObservationType[CompiledGraphTask]):
         if not all(space.contains(row) for row in table):
             raise ValueError(f"obs_type {self.name!r}: a state's observation is outside the declared space")
         self.table = table
-
-    def observe(self, state: int) -> Any:
-        return state if self.table is None else self.table[state].copy()
-
-    def observe_batch(self, batch: np.ndarray) -> np.ndarray:
-        return batch.copy() if self.table is None else self.table[batch]
 
 
 @GRAPH_OBSERVATIONS.register

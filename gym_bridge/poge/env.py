@@ -62,6 +62,18 @@ def load_compiled_world(
     return compile_world(load_world_graph(world, store), PogeOptions.checked(**options))
 
 
+def prepare_world(
+    world: str | TaskGraph, store: GraphStore | str | None, options: PogeOptions, obs_type: str
+) -> tuple[CompiledWorld, PogeObservation]:
+    """The compiled world and its observation object: what PogeEnv and PogeVectorEnv both step."""
+    check_type("world", world, (str, TaskGraph), "a world file path, a stored world id or a TaskGraph")
+    check_store(store)
+    observation_type = POGE_OBSERVATIONS.get(obs_type)  # a clear error before the world is read
+    with named("world"):
+        compiled = compile_world(load_world_graph(world, store), options)
+    return compiled, cast(PogeObservation, observation_type(compiled, store))
+
+
 def start_state(compiled: CompiledWorld, options: dict[str, Any] | None) -> int:
     """The state a reset starts in: the world's start, or reset option `tile` (row, col)."""
     if not options:
@@ -104,19 +116,14 @@ class PogeEnv(gym.Env):
         obs_type: str = "index",
         render_mode: str | None = None,
     ) -> None:
-        check_type("world", world, (str, TaskGraph), "a world file path, a stored world id or a TaskGraph")
-        check_store(store)
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.max_ep_len = check_positive_int("max_ep_len", max_ep_len)
         options = PogeOptions.checked(
             force_determinism, indicate_slip, is_partially_obs, indicate_wall, goal_reward, one_time_rewards,
             step_penalty,
         )
-        observation_type = POGE_OBSERVATIONS.get(obs_type)  # a clear error before the world is read
-        with named("world"):
-            graph = load_world_graph(world, store)
-        self.compiled = c = compile_world(graph, options)
-        self.observation = cast(PogeObservation, observation_type(c, store))
+        self.compiled, self.observation = prepare_world(world, store, options, obs_type)
+        c = self.compiled
         self.task_id = c.task_id
         self.world: PogeWorld = c.world
         self.observation_names = c.observation_names

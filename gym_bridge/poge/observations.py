@@ -9,29 +9,19 @@ directly, the fastest path; `index` sets `table = None` and is the index itself.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from gymnasium import spaces
 
 from graphstore import GraphStore
 
-from ..observation_types import ObservationRegistry, ObservationType
+from ..observation_types import ObservationRegistry, TableObservation
 from .compiled import CompiledWorld
 
 POGE_OBSERVATIONS = ObservationRegistry("POGE")
 
 
-class PogeObservation(ObservationType[CompiledWorld]):
+class PogeObservation(TableObservation[CompiledWorld]):
     """Base of the POGE types: `table` (one row per observation index) or None (the index)."""
-
-    table: np.ndarray | None = None
-
-    def observe(self, state: int) -> Any:
-        return state if self.table is None else self.table[state].copy()
-
-    def observe_batch(self, batch: np.ndarray) -> np.ndarray:
-        return batch.copy() if self.table is None else self.table[batch]
 
 
 @POGE_OBSERVATIONS.register

@@ -16,7 +16,7 @@ copy's state index (`tile * 2 + slips_on`); with `names_in_info=True` it also ho
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -25,11 +25,10 @@ from gymnasium.vector import AutoresetMode
 from graphstore import GraphStore, TaskGraph
 from tasks.poge import ACTIONS
 
-from ..params import check_positive_int, check_store, check_type, named
+from ..params import check_positive_int
 from ..vector.base import BatchedVectorEnv, tighter_limit
-from .compiled import PogeOptions, compile_world
-from .env import load_world_graph, start_state
-from .observations import POGE_OBSERVATIONS, PogeObservation
+from .compiled import PogeOptions
+from .env import prepare_world, start_state
 
 
 class PogeVectorEnv(BatchedVectorEnv):
@@ -58,18 +57,13 @@ class PogeVectorEnv(BatchedVectorEnv):
     ) -> None:
         if render_mode is not None:
             raise ValueError("render_mode: the vector env does not render; render a single PogeEnv instead")
-        check_type("world", world, (str, TaskGraph), "a world file path, a stored world id or a TaskGraph")
-        check_store(store)
         max_ep_len = check_positive_int("max_ep_len", max_ep_len)
         options = PogeOptions.checked(
             force_determinism, indicate_slip, is_partially_obs, indicate_wall, goal_reward, one_time_rewards,
             step_penalty,
         )
-        observation_type = POGE_OBSERVATIONS.get(obs_type)
-        with named("world"):
-            graph = load_world_graph(world, store)
-        self.compiled = c = compile_world(graph, options)
-        self.observation = cast(PogeObservation, observation_type(c, store))
+        self.compiled, self.observation = prepare_world(world, store, options, obs_type)
+        c = self.compiled
         length = tighter_limit(max_ep_len, max_episode_steps)  # make_vec passes a spec's limit
         super().__init__(num_envs, self.observation.space, spaces.Discrete(len(ACTIONS)), length, autoreset_mode)
         self.task_id = c.task_id
