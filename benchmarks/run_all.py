@@ -9,8 +9,8 @@ Every speed is printed next to the reference implementation's figure
 (measured on a 2-core Xeon, Python 3.11) as a ratio, and the run is
 written as JSON to benchmarks/results/run_all.json.
 
-Families are discovered: graph tasks always; grid worlds, POGE worlds and the Room task when
-their modules are importable (and their vector envs when those exist). A family that is not
+Families come from `gym_bridge.families()`: each family's `bench` hook adds its rows (graph
+tasks, grid worlds, POGE worlds, the Room task, and any family another package registers). A family that is not
 installed, or fails to build, is listed as such instead of stopping the run.
 
     python benchmarks/run_all.py               # the full table (a few minutes)
@@ -216,9 +216,23 @@ def room_cases(suite: Suite) -> None:
         )
 
 
-FAMILIES: dict[str, Callable[[Suite], None]] = {
-    "graph": graph_cases, "grid": grid_cases, "poge": poge_cases, "room": room_cases,
-}
+def family_rows() -> dict[str, Callable[[Suite], None]]:
+    """Every family's rows, from its `Family.bench` hook ('module:function'), in the families'
+    order: a family added by another package brings its own rows."""
+    from gym_bridge import families
+
+    rows: dict[str, Callable[[Suite], None]] = {}
+    for family in families():
+        if family.bench:
+            module, _, name = family.bench.partition(":")
+            # the built-in families' rows are this module's functions (also when run as a script)
+            rows[family.name] = globals()[name] if module == "benchmarks.run_all" else getattr(
+                importlib.import_module(module), name
+            )
+    return rows
+
+
+FAMILIES: dict[str, Callable[[Suite], None]] = family_rows()
 
 
 def _optional(module: str):
