@@ -226,7 +226,7 @@ class GridEnv(gym.Env):
         self._dir = [move[:, d].tolist() for d in range(4)]
         identity = list(range(nn))
         self._tab = self._dir + [identity] * (int(self.use_noop) + int(self.manual_collect))
-        self._neg_penalty = -self.time_penalty
+        self._neg_penalty = -self.time_penalty if self.time_penalty else 0.0  # never -0.0
         self.agent_start = None if agent_start is None else self._check_cell(agent_start, "agent_start")
         self.objects = self._check_objects(objects if objects is not None else None, "objects")
         self._reward_bounds = self._bounds(self.objects)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 import warnings
 
@@ -419,3 +420,17 @@ def test_ascii_draws_objects_over_the_agent_like_neuro_nav():
     assert env.render().split("\n")[9][8] == "R"
     text, *_ = env.step(3)  # west: an empty cell shows the agent
     assert text.split("\n")[9][7] == "A" and text.split("\n")[9][8] == "R"
+
+
+def test_no_time_penalty_pays_plus_zero_in_both_envs():
+    """A step that earns nothing pays 0.0, not -0.0 (which prints as '-0.0' in logs and tables)."""
+    from gym_bridge.vector import GridVectorEnv
+
+    env = GridEnv("empty", "small")
+    env.reset(seed=0)
+    reward = env.step(0)[1]
+    assert reward == 0.0 and math.copysign(1.0, reward) == 1.0
+    venv = GridVectorEnv(3, "empty", "small")
+    venv.reset(seed=0)
+    rewards = venv.step(np.zeros(3, dtype=np.int64))[1]
+    assert not np.signbit(rewards).any()
