@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import neo4j
 from neo4j import exceptions as neo4j_errors
 
+from . import bolt_revisions
 from .cypher_text import check_read_only
 from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
 from .schema import SCHEMA, Property, Schema
@@ -94,7 +95,7 @@ def _plain(value: Any) -> Any:
 
 
 TORN_READ_RETRIES = 10
-RACE_RETRIES = 5  # an unchecked write that lost a race with another writer of the same task is run again
+RACE_RETRIES = 10  # an unchecked write that lost a race with another writer of the same task is run again
 RACE_PAUSE = 0.05  # seconds
 
 
@@ -106,6 +107,11 @@ class _TornRead(Exception):
         super().__init__(task_id)
         self.graph = graph
         self.hashes = hashes
+
+
+class _MissingEndpoint(GraphStoreError):
+    """An edge's endpoint was not found: on an optimistic server (ArcadeDB), what a write that
+    raced another write of the same task can see; an unchecked write is run again."""
 
 
 def _without_nulls(declared: tuple[Property, ...], row: dict[str, Any]) -> dict[str, Any]:
@@ -258,7 +264,7 @@ class Neo4jStore(GraphStore):
         """
         if self._schema_ready:
             return
-        statements = []
+        statements = list(bolt_revisions.SCHEMA_STATEMENTS)
         for index in self.schema.indexes():  # declared in the schema: uid unique, task, (task, group)
             keys = ", ".join(f"n.{_q(p)}" for p in index.properties)
             if index.unique:
@@ -344,26 +350,23 @@ class Neo4jStore(GraphStore):
         nodes, edges, shared, shared_edges = self._rows(graph, only)
 
         # Every write first changes the Task node (its hash becomes the new one), reading the
-        # old hash in the same statement. On Neo4j that takes the node's write lock: a
-        # concurrent writer waits, then sees the committed hash. Optimistic servers (ArcadeDB)
-        # fail one of two transactions that changed the same record; the driver runs it again
-        # and it sees the new hash. A no-op SET (x = x) is not a change there: both committed,
-        # and one increment was lost.
-        read_hash = "MATCH (t:Task) WHERE t.uid = $id WITH t, t.content_hash AS h SET t.content_hash = $new RETURN h"
+        # old hash in the same statement: on Neo4j that takes the node's write lock, so a racing
+        # writer waits and then reads the committed hash. On optimistic servers (ArcadeDB) the
+        # revision claim is what refuses the second of two writes built on one version
+        # (see bolt_revisions).
+        claims: list[bolt_revisions.Claim] = []
 
         def work(tx: neo4j.ManagedTransaction) -> bool:
-            old = tx.run(read_hash, id=task_id, new=new_hash).values()
-            if old and old[0][0] == new_hash:
+            made = bolt_revisions.claim(tx, task_id, new_hash)
+            claims.append(made)
+            if made.stored_hash == new_hash:
                 return False
-            stored = old[0][0] if old else None
-            if expected_hash is not None and stored != expected_hash:
+            if expected_hash is not None and made.stored_hash != expected_hash:
                 raise ConflictError(
                     f"task {task_id!r} in {self.location!r} changed since it was read "
-                    f"(content hash {stored or 'none: deleted'}, expected {expected_hash}); nothing written"
+                    f"(content hash {made.stored_hash or 'none: deleted'}, expected {expected_hash}); nothing written"
                 )
-            if only is not None:
-                tx.run("MATCH (t:Task) WHERE t.uid = $id SET t.content_hash = $h", id=task_id, h=new_hash).consume()
-            elif old:
+            if only is None and made.existed:
                 self._delete_in(tx, task_id)
             for label, rows in shared.items():
                 query = f"UNWIND $rows AS r MERGE (n:{_q(label)} {{uid: r.uid}}) SET n += r"
@@ -375,10 +378,11 @@ class Neo4jStore(GraphStore):
                 self._create_edges(tx, task_id, rel_name, a, b, keys, sources)
             for (rel_name, a, b), rows in shared_edges.items():  # edges touching shared nodes: global uids
                 self._create_edges_by_uid(tx, rel_name, a, b, rows)
+            bolt_revisions.record(tx, made)
             return True
 
         if expected_hash is None:
-            return self._write_task(f"writing task {task_id!r}", task_id, work)
+            return self._write_task(f"writing task {task_id!r}", task_id, work, claims)
         try:
             return self._write(f"writing task {task_id!r}", work)
         except ConflictError:
@@ -386,12 +390,23 @@ class Neo4jStore(GraphStore):
         except GraphStoreError as exc:
             time.sleep(RACE_PAUSE)  # a racing commit may still be becoming visible
             stored = self.content_hash(task_id)
-            if stored == expected_hash:
+            if stored == expected_hash and not self._lost_race(claims, exc):
                 raise
             raise ConflictError(
                 f"task {task_id!r} in {self.location!r} was changed by a concurrent writer "
                 f"(content hash now {stored or 'none: deleted'}, expected {expected_hash}); nothing written"
             ) from exc
+
+    def _lost_race(self, claims: list[bolt_revisions.Claim], failure: GraphStoreError) -> bool:
+        """True if a failed write lost its revision claim to another write: the server named the
+        claim index, or the key its last try claimed is held now (unless pruned since)."""
+        if bolt_revisions.REVISION_LABEL in str(failure):
+            return True
+        key = claims[-1].key if claims else None
+        if key is None:
+            return False
+        with self._lock, self._session(neo4j.READ_ACCESS) as session:
+            return bolt_revisions.taken(session, key)
 
     def _create_nodes(
         self, tx: neo4j.ManagedTransaction, task_id: str, label: str, keys: tuple[str, ...], rows: list[list[Any]]
@@ -429,7 +444,7 @@ class Neo4jStore(GraphStore):
             created = tx.run(query, rows=chunk, pa=pa, pb=pb).single()
             if created is None or created["n"] != expected:
                 got = created["n"] if created is not None else 0
-                raise GraphStoreError(
+                raise _MissingEndpoint(
                     f"{rel_name} edges {a}->{b}: created {got} of {expected}; an endpoint node was not found"
                 )
 
@@ -492,7 +507,7 @@ class Neo4jStore(GraphStore):
             created = tx.run(query, rows=chunk).single()
             if created is None or created["n"] != len(chunk):
                 got = created["n"] if created is not None else 0
-                raise GraphStoreError(
+                raise _MissingEndpoint(
                     f"{rel_name} edges {a}->{b}: created {got} of {len(chunk)}; an endpoint node was not found"
                 )
 
@@ -502,28 +517,45 @@ class Neo4jStore(GraphStore):
                 tx.run(f"MATCH (n:{_q(label)}) WHERE n.task = $t DETACH DELETE n", t=task_id).consume()
 
     def delete(self, task_id: str) -> bool:
+        claims: list[bolt_revisions.Claim] = []
+
         def work(tx: neo4j.ManagedTransaction) -> bool:
-            if not tx.run("MATCH (t:Task) WHERE t.uid = $id RETURN t.uid", id=task_id).values():
+            made = bolt_revisions.claim(tx, task_id, None)
+            claims.append(made)
+            if not made.existed:
                 return False
             self._delete_in(tx, task_id)
+            bolt_revisions.record(tx, made, deleted=True)
             return True
 
-        return self._write_task(f"deleting task {task_id!r}", task_id, work)
+        return self._write_task(f"deleting task {task_id!r}", task_id, work, claims)
 
-    def _write_task(self, what: str, task_id: str, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
+    def _write_task(
+        self,
+        what: str,
+        task_id: str,
+        work: Callable[[neo4j.ManagedTransaction], Any],
+        claims: list[bolt_revisions.Claim],
+    ) -> Any:
         """`_write` of an unchecked write (put without expected hash, delete), run again while
         it fails because another writer changed the same task meanwhile: optimistic servers
         (ArcadeDB) report two racing creates of a task as a duplicate key or a missing edge
-        endpoint, not as an error the driver retries. Last writer wins, as on Neo4j."""
+        endpoint, and two racing writes of one version as a taken revision claim, not as an
+        error the driver retries. Last writer wins, as on Neo4j."""
         for attempt in range(RACE_RETRIES):
             before = self.content_hash(task_id)
             try:
                 return self._write(what, work)
             except ConflictError:
                 raise
-            except GraphStoreError:
+            except GraphStoreError as exc:
                 time.sleep(RACE_PAUSE * (attempt + 1))  # a racing commit may still be becoming visible
-                if attempt == RACE_RETRIES - 1 or self.content_hash(task_id) == before:
+                raced = (
+                    isinstance(exc, _MissingEndpoint)
+                    or self.content_hash(task_id) != before
+                    or self._lost_race(claims, exc)
+                )
+                if attempt == RACE_RETRIES - 1 or not raced:
                     raise
         raise AssertionError("unreachable")
 

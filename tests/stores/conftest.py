@@ -22,6 +22,7 @@ import pytest
 
 import tasks
 from graphstore import SCHEMA, ConflictError, GraphStore
+from graphstore.bolt_revisions import REVISION_LABEL
 from graphstore.entities import select
 from graphstore.ladybug_store import LadybugStore
 
@@ -93,13 +94,14 @@ def neo4j_server() -> BoltServer | None:
 
 def wipe(store: GraphStore) -> None:
     """Remove every graphtasks node (only labels of the schema) so each test starts empty."""
-    for task in store.list():
-        store.delete(task.task_id)
     driver = getattr(store, "_driver", None)
-    if driver is not None:  # also leftovers without a Task node (authoring tests)
-        with driver.session(database=store.database) as session:  # type: ignore[attr-defined]
-            for label in SCHEMA.nodes:
-                session.run(f"MATCH (n:`{label}`) DETACH DELETE n").consume()
+    if driver is None:
+        for task in store.list():
+            store.delete(task.task_id)
+        return
+    with driver.session(database=store.database) as session:  # type: ignore[attr-defined]
+        for label in [REVISION_LABEL, *SCHEMA.nodes]:  # also leftovers without a Task node (authoring tests)
+            session.run(f"MATCH (n:`{label}`) DETACH DELETE n").consume()
 
 
 def resolve_server(request: pytest.FixtureRequest, name: str) -> BoltServer:

@@ -120,3 +120,63 @@ def test_read_only_store_refuses_writes(bolt_server):
             store.put(small_task("t/ro-store"))
         assert "read-only" in str(info.value)
         assert "t/ro-store" not in store
+
+
+def _claims(store, task_id: str) -> list[int]:
+    rows = store.cypher(
+        "MATCH (m:TaskRevision) WHERE m.task = $t RETURN m.revision ORDER BY m.revision", {"t": task_id}
+    )
+    return [r[0] for r in rows.rows]
+
+
+def test_write_on_a_version_another_write_claimed_is_refused(bolt_server):
+    """The stale read a lock-free server allows cannot be timed from a test, so the claim is
+    taken by hand: a checked write built on that version must be a ConflictError and write nothing."""
+    from graphstore import ConflictError
+
+    from .conftest import wipe
+    from .test_store_semantics import small_task
+
+    store = open_bolt(bolt_server)
+    try:
+        wipe(store)
+        store.put(small_task("t/claimed", n=3))
+        store.put(small_task("t/claimed", n=4))  # a version with a revision token
+        before = store.get("t/claimed")
+        (token,) = store.cypher("MATCH (t:Task) WHERE t.uid = 't/claimed' RETURN t.revision_token").rows[0]
+        with store._driver.session(database=store.database) as session:
+            session.run(
+                "CREATE (:TaskRevision {key: $key, task: 't/claimed', revision: 99})", key=f"t/claimed@{token}"
+            ).consume()
+        with pytest.raises(ConflictError, match="concurrent writer"):
+            store.put(small_task("t/claimed", n=5), expected_hash=before.content_hash())
+        after = store.get("t/claimed")
+        assert after.content_hash() == before.content_hash()
+        assert after.graph.number_of_nodes() == before.graph.number_of_nodes()
+    finally:
+        wipe(store)
+        store.close()
+
+
+def test_claims_are_pruned_and_a_delete_keeps_only_its_own(bolt_server):
+    from graphstore.bolt_revisions import REVISIONS_KEPT
+
+    from .conftest import wipe
+    from .test_store_semantics import small_task
+
+    store = open_bolt(bolt_server)
+    try:
+        wipe(store)
+        writes = REVISIONS_KEPT + 5
+        for n in range(2, 2 + writes):
+            store.put(small_task("t/pruned", n=n))
+        # the first write created the task (no claim); each later one claimed the version before it
+        assert _claims(store, "t/pruned") == list(range(writes - REVISIONS_KEPT + 1, writes + 1))
+        store.delete("t/pruned")
+        assert _claims(store, "t/pruned") == [writes + 1]
+        store.put(small_task("t/pruned"))  # a task created anew starts with no claims
+        assert _claims(store, "t/pruned") == []
+        assert store.get("t/pruned").content_hash() == small_task("t/pruned").content_hash()
+    finally:
+        wipe(store)
+        store.close()
