@@ -25,8 +25,8 @@ import numpy as np  # noqa: E402
 import tasks  # noqa: E402
 from benchmarks.common import play, python_loop_baseline, random_actions, save  # noqa: E402
 from graphstore import open_store  # noqa: E402
-from gym_bridge.grid_compile import compile_grid_from_store  # noqa: E402
-from gym_bridge.grid_env import GridEnv  # noqa: E402
+from gym_bridge.grid.compiled import compile_grid_from_store  # noqa: E402
+from gym_bridge.grid.env import GridEnv  # noqa: E402
 
 # steps/s of the reference (neuro-nav's GridEnv) and this project's targets on a 2-core machine
 CASES = [

@@ -122,11 +122,9 @@ def graph_cases(suite: Suite) -> None:
 
 
 def grid_cases(suite: Suite) -> None:
-    grid_env = importlib.import_module("gym_bridge.grid_env")
-    grid_compile = importlib.import_module("gym_bridge.grid_compile")
+    grid = importlib.import_module("gym_bridge.grid")
     import tasks
 
-    vector = _optional("gym_bridge.vector.grid_vector_env")
     store = suite.store
     rows = [
         # size, observation, reference single-env steps/s, single target, vector target at N = 4096
@@ -136,30 +134,28 @@ def grid_cases(suite: Suite) -> None:
         ("small", "symbolic_window", 26_000, None, None), ("small", "symbolic_window_tight", None, None, None),
         ("small", "visual", 1_360, 30_000, None), ("small", "window", 500, 30_000, None),
         ("small", "window_tight", None, None, None), ("small", "images", None, None, None),
-        ("small", "ascii", None, None, None), ("large", "index", 146_000, None, None),
+        ("small", "ascii", None, None, None), ("small", "distance", None, None, None),
+        ("large", "index", 146_000, None, None),
     ]
     compiled = {}
     for size in {r[0] for r in rows}:
         task_id = f"neuronav/grid/four_rooms/{size}"
         suite.put(tasks.build(task_id))
-        compiled[size] = grid_compile.compile_grid_from_store(store, task_id)
-    vector_obs = set(getattr(vector, "OBS_TYPES", ())) if vector else set()
+        compiled[size] = grid.compile_grid_from_store(store, task_id)
     for size, obs, reference, single_target, vector_target in rows:
         task = compiled[size]
-        make_vector = None
-        if obs in vector_obs:
-            make_vector = partial(vector.GridVectorEnv, task=task, obs_type=obs, episode_length=None)
+        make_vector = partial(grid.GridVectorEnv, task=task, obs_type=obs, episode_length=None)
         suite.cases.append(
             Case(
                 family="grid",
                 label=f"four_rooms {size} {obs}",
-                make_single=lambda t=task, o=obs: grid_env.GridEnv(task=t, obs_type=o, episode_length=None),
+                make_single=lambda t=task, o=obs: grid.GridEnv(task=t, obs_type=o, episode_length=None),
                 make_vector=make_vector,
                 reference=reference,
                 reference_note="neuro-nav GridEnv" if reference else "",
                 single_target=single_target,
                 vector_target=vector_target,
-                compile=lambda s, t=task.task_id: grid_compile.compile_grid_from_store(s, t),
+                compile=lambda s, t=task.task_id: grid.compile_grid_from_store(s, t),
                 compile_key=task.task_id,
             )
         )

@@ -139,7 +139,7 @@ FOUR_ROOMS = "neuronav/grid/four_rooms/large"
 def bench_four_rooms(bolt: Neo4jStore, repeats: int) -> dict:
     """The built-in large four_rooms grid itself: put, compile back (the grid's fixed queries,
     and whole get + compile), and a registry create of a key; first and best of `repeats`."""
-    from gym_bridge.grid_compile import compile_grid, compile_grid_from_store
+    from gym_bridge.grid.compiled import compile_grid, compile_grid_from_store
 
     graph = tasks.build(FOUR_ROOMS)
     puts, queries, gets = [], [], []

@@ -8,8 +8,9 @@ from .family import Family, GymId
 from .graph.compiled import CompiledGraphTask, compile_from_store, compile_task
 from .graph.env import GraphTaskEnv
 from .graph.observations import register_cypher_observation, register_observation
-from .grid_compile import CompiledGrid, compile_grid, compile_grid_from_store
-from .grid_env import GridEnv, register_grid_cypher_observation, register_grid_observation
+from .grid.compiled import CompiledGrid, compile_grid, compile_grid_from_store
+from .grid.env import GridEnv
+from .grid.observations import register_grid_cypher_observation, register_grid_observation
 from .loading import load_task_graph
 from .observation_types import ObservationRegistry, ObservationType, TableObservation, state_images
 from .poge.env import PogeEnv

@@ -15,7 +15,8 @@ ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an
     "tasks.registry": "build",
     "gym_bridge.graph.compiled": "compile_task",
     "gym_bridge.graph.env": "GraphTaskEnv",
-    "gym_bridge.grid_env": "GridEnv",
+    "gym_bridge.grid.env": "GridEnv",
+    "gym_bridge.grid.observations": "Distance",
     "gym_bridge.poge.env": "PogeEnv",
     "gym_bridge.room.env": "RoomEnv",
 }

@@ -95,6 +95,6 @@ def private_reads_of_others(package: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("package", ["graph", "poge", "room"])
+@pytest.mark.parametrize("package", ["graph", "grid", "poge", "room"])
 def test_no_class_reads_another_classes_private_attributes(package: str) -> None:
     assert private_reads_of_others(package) == []

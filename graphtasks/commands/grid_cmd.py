@@ -42,7 +42,7 @@ def image_format(path: str) -> str:
 def cmd_render(args: argparse.Namespace) -> int:
     from PIL import Image
 
-    from gym_bridge.grid_env import GridEnv
+    from gym_bridge.grid.env import GridEnv
     from tasks import add_template_folder
 
     if args.templates:

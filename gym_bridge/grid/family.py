@@ -10,10 +10,13 @@ from tasks.data import data_dir
 from tasks.grid_tasks import PREFIX
 
 from ..family import Family, GymId
+from .compiled import CompiledGrid
+from .observations import GRID_OBSERVATIONS
+from .rules import load_compiled_grid
 
 
 def make_env(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
-    from ..grid_env import GridEnv
+    from .env import GridEnv
 
     return GridEnv(task=task, store=store, **kwargs)
 
@@ -32,14 +35,17 @@ def gym_ids() -> list[GymId]:
 GRID = Family(
     name="grid",
     prefixes=(PREFIX,),
-    env="gym_bridge.grid_env:GridEnv",
-    vector_env="gym_bridge.vector.grid_vector_env:make_grid_vector_env",
+    env="gym_bridge.grid.env:GridEnv",
+    vector_env="gym_bridge.grid.vector_env:make_grid_vector_env",
     make_env=make_env,
     episode_length="episode_length",
     gym_ids=gym_ids,
+    observations=GRID_OBSERVATIONS,
+    compiled=CompiledGrid,
+    load=load_compiled_grid,
     catalogs=("neuronav/grid",),
     cli="graphtasks.commands.grid_cmd",
     bench="benchmarks.run_all:grid_cases",
     docs="docs/grid.md",
-    description="neuro-nav grid worlds: cells, walls, rewards, keys, doors, warps; 13 observation types",
+    description="neuro-nav grid worlds: cells, walls, rewards, keys, doors, warps; 14 observation types",
 )

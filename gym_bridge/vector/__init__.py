@@ -5,9 +5,10 @@ each family adds its dynamics (`GraphVectorEnv`, `GridVectorEnv`, `PogeVectorEnv
 """
 
 from .base import BatchedVectorEnv, parse_autoreset_mode
-from .grid_vector_env import GridVectorEnv, make_grid_vector_env
 
 _FAMILY_VECTOR_ENVS = {
+    "GridVectorEnv": "gym_bridge.grid.vector_env",
+    "make_grid_vector_env": "gym_bridge.grid.vector_env",
     "GraphVectorEnv": "gym_bridge.graph.vector_env",
     "build_tables": "gym_bridge.graph.vector_env",
     "make_graph_vector_env": "gym_bridge.graph.vector_env",

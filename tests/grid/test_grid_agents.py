@@ -8,7 +8,7 @@ import pytest
 from gym_bridge.agents.dyna import DynaQAgent
 from gym_bridge.agents.mbv import MBVAgent
 from gym_bridge.agents.sr import SRAgent
-from gym_bridge.grid_env import GridEnv
+from gym_bridge.grid.env import GridEnv
 
 OPTIMAL = 16  # (9, 9) -> (1, 1): 8 north + 8 west
 

@@ -12,8 +12,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gym_bridge  # noqa: F401  (registers the ids)
+from gym_bridge.grid import GRID_OBSERVATIONS, GridEnv, register_grid_cypher_observation
 from gym_bridge.grid.family import grid_env_id
-from gym_bridge.grid_env import OBS_TYPES, GridEnv, register_grid_cypher_observation
 from tasks.grid_tasks import template_names
 
 N = 11  # small
@@ -42,7 +42,7 @@ def test_check_env_every_registered_id(template):
 
 
 @pytest.mark.parametrize("orientation", ["fixed", "variable"])
-@pytest.mark.parametrize("obs_type", OBS_TYPES)
+@pytest.mark.parametrize("obs_type", GRID_OBSERVATIONS.names())
 def test_check_env_every_obs_type(obs_type, orientation):
     env = GridEnv(
         "four_rooms_split", "small", obs_type=obs_type, orientation=orientation, resolution=48, render_mode="rgb_array"
@@ -132,7 +132,7 @@ def test_boundary_rays_and_observing_changes_nothing():
     # door at (5, 5) north of the agent is closed: the northern ray stops there
     assert obs[0] == 0.0
     assert obs[2] == pytest.approx(3 / N)  # rows 7, 8, 9 south of the agent
-    assert env.keys_held == 0 and (5 * N + 5) in env._doors  # observing opened nothing
+    assert env.keys_held == 0 and (5 * N + 5) in env.grid_state.doors  # observing opened nothing
     env = GridEnv("empty", "small", obs_type="boundary", orientation="variable")
     obs, _ = env.reset(seed=0)  # at (9, 9) facing north: ahead 8, right 0, behind 0, left 8
     assert obs[:4] == pytest.approx([8 / N, 0, 0, 8 / N]) and obs[4:].tolist() == [1, 0, 0, 0]
@@ -259,7 +259,7 @@ def test_same_seed_same_trajectory(obs_type):
     assert _trajectory(make(), 7) != _trajectory(make(), 8)
 
 
-@pytest.mark.parametrize("obs_type", OBS_TYPES)
+@pytest.mark.parametrize("obs_type", GRID_OBSERVATIONS.names())
 def test_pickling_mid_episode(obs_type):
     env = GridEnv(
         "four_rooms_split", "small", obs_type=obs_type, orientation="variable", stochasticity=0.2, resolution=32
@@ -326,7 +326,7 @@ def test_custom_cypher_observation_of_cells():
     [
         ({"template": "five_rooms"}, "template: unknown grid template 'five_rooms'"),
         ({"size": "huge"}, "size: template 'four_rooms' has sizes micro, small, large, not 'huge'"),
-        ({"obs_type": "pixels"}, "obs_type: unknown grid observation 'pixels'"),
+        ({"obs_type": "pixels"}, "obs_type: unknown grid observation type 'pixels'"),
         ({"orientation": "free"}, "orientation: expected 'fixed' or 'variable'"),
         ({"stochasticity": 1.5}, "stochasticity: expected a probability"),
         ({"agent_start": (0, 0)}, "agent_start: (0, 0) is not a free cell"),

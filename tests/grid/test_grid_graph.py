@@ -9,8 +9,8 @@ import pytest
 
 import tasks
 from graphstore import SchemaError, open_store
-from gym_bridge.grid_compile import compile_grid, compile_grid_from_store
-from gym_bridge.grid_env import GridEnv
+from gym_bridge.grid.compiled import compile_grid, compile_grid_from_store
+from gym_bridge.grid.env import GridEnv
 
 
 @pytest.fixture

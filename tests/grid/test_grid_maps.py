@@ -140,7 +140,7 @@ def test_user_template_folder(tmp_path, monkeypatch):
     assert "neuronav/grid/tiny/micro" in tasks.builtin_ids()
     graph = tasks.build("neuronav/grid/tiny/micro")
     assert graph.task["source"].endswith("tiny.txt")
-    from gym_bridge.grid_env import GridEnv
+    from gym_bridge.grid.env import GridEnv
 
     env = GridEnv("tiny", "micro")
     env.reset(seed=0)

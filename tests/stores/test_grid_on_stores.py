@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 import tasks
-from gym_bridge.grid_compile import compile_grid, compile_grid_from_store
-from gym_bridge.grid_env import GridEnv
+from gym_bridge.grid.compiled import compile_grid, compile_grid_from_store
+from gym_bridge.grid.env import GridEnv
 
 
 def test_grid_compiles_alike_on_every_store(store):

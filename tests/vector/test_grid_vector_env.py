@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import gym_bridge  # noqa: F401  registers the grid ids
-from gym_bridge.grid_env import OBS_TYPES, GridEnv
-from gym_bridge.vector.grid_vector_env import GridVectorEnv
+from gym_bridge.grid import GRID_OBSERVATIONS, GridEnv, GridVectorEnv
 
 OBJECTS = {  # keys, a door, warps and rewards with their own terminate flags, all near the start
     "rewards": {(9, 9): 1.0, (8, 6): [0.5, True, False], (5, 1): [-1.0, True, True]},
@@ -76,7 +75,7 @@ def picture_size(obs_type: str) -> dict:
 
 
 @pytest.mark.parametrize("orientation", ["fixed", pytest.param("variable", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("obs_type", OBS_TYPES)
+@pytest.mark.parametrize("obs_type", GRID_OBSERVATIONS.names())
 def test_every_observation_type_equals_the_single_env_while_objects_go(obs_type, orientation):
     """Each copy loses keys, rewards and doors at its own time; its observation must still be the single env's."""
     objects = {
@@ -170,7 +169,7 @@ def test_action_noise_and_random_start_match_the_single_env_in_distribution():
             p1, p2 = moves[key][target] / n1, vmoves[key][target] / n2
             p = (moves[key][target] + vmoves[key][target]) / (n1 + n2)
             assert abs(p1 - p2) <= 5 * np.sqrt(p * (1 - p) * (1 / n1 + 1 / n2)) + 1e-9, (key, target, p1, p2)
-    free = len(single._free)
+    free = len(single.rules.free)
     assert len(vstarts) == free and len(starts) > free * 0.9  # random starts cover the free cells
     counts = np.array(list(vstarts.values()))
     assert counts.min() > 0.4 * counts.mean()
@@ -188,7 +187,7 @@ def test_make_vec_for_grid_ids_and_unsupported_observations():
     for _ in range(20):
         obs, reward, term, trunc, _ = venv.step(venv.action_space.sample())
         assert venv.observation_space.contains(obs) and reward.dtype == np.float64
-    with pytest.raises(ValueError, match="unknown grid observation 'pixels'"):
+    with pytest.raises(ValueError, match="unknown grid observation type 'pixels'"):
         GridVectorEnv(2, obs_type="pixels")
     with pytest.raises(TypeError, match="colour"):
         GridVectorEnv(2, colour="red")
@@ -216,7 +215,7 @@ def test_a_door_uses_up_the_key_in_every_copy():
 
 
 def test_a_registered_cypher_observation_runs_vectorised():
-    from gym_bridge.grid_env import register_grid_cypher_observation
+    from gym_bridge.grid import register_grid_cypher_observation
 
     register_grid_cypher_observation(
         "test_vector_row_col", "MATCH (c:Cell) WHERE c.task = $task RETURN c.index, c.row * 1.0, c.col * 1.0", 0.0, 16.0

@@ -1,0 +1,322 @@
+"""GridEnv: the neuro-nav grid worlds, run from their stored graphs.
+
+Dynamics (reference step order, reference bugs fixed; see docs/grid.md):
+1. with probability `stochasticity` the action is replaced by a uniformly random action
+   (drawn from the seeded generator);
+2. move: fixed orientation 0 N, 1 E, 2 S, 3 W; variable orientation 0 turn left, 1 turn
+   right, 2 forward; then the optional no-op and collect actions. Walls and the edge keep
+   the agent in place; a closed door can be entered only with a key, which it uses up
+   (the door opens for good); a key is used only by moving into a closed door, never by
+   staying on one (after a warp onto it);
+3. reward = -time_penalty (a non-negative cost, the convention of every family);
+4. a reward on the cell reached is paid once (with manual_collect only on the collect
+   action) and removed; the episode ends by its own terminate flag, else by
+   terminate_on_reward;
+5. a key on the cell is picked up; 6. a warp on the cell moves the agent to its target.
+The episode is truncated after `episode_length` steps.
+
+Speed: the rules' move tables are Python lists; a step does list look-ups and, only on
+cells that hold something, the slow path. Observations come from the observation type
+(gym_bridge.grid.observations): a row copied from its table, or, for the types that
+depend on the objects left, what it builds from the env's `GridState`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, cast
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from graphstore import GraphStore, TaskGraph
+from tasks import RandomStream
+
+from ..params import RenderModes, check_bool, check_render_mode
+from .compiled import CompiledGrid
+from .observations import GRID_OBSERVATIONS, Ascii, GridObservation, object_view, painter_for
+from .render import GridPainter
+from .rules import GridState, ObjectSlots, grid_rules
+
+
+class GridEnv(gym.Env):
+    """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from gym_bridge import GridEnv
+    >>> with open_store(":memory:") as store:
+    ...     env = GridEnv("four_rooms", size="small", obs_type="index", store=store)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, info["available_actions"]
+    (108, (0, 1, 2, 3))
+    >>> env.step(0)[0]  # north: from row 9 to row 8 of the 11 x 11 grid
+    97
+    """
+
+    metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
+    action_space: spaces.Discrete
+
+    def __init__(
+        self,
+        template: str = "four_rooms",
+        size: str = "small",
+        obs_type: str = "index",
+        orientation: str = "fixed",
+        use_noop: bool = False,
+        manual_collect: bool = False,
+        stochasticity: float = 0.0,
+        random_start: bool = False,
+        agent_start: tuple[int, int] | None = None,
+        objects: Mapping[str, Any] | None = None,
+        terminate_on_reward: bool = True,
+        time_penalty: float = 0.0,
+        visible_walls: bool = True,
+        episode_length: int | None = 100,
+        resolution: int = 256,
+        render_mode: str | None = None,
+        store: GraphStore | str | None = None,
+        task: str | TaskGraph | CompiledGrid | None = None,
+    ) -> None:
+        observation_type = GRID_OBSERVATIONS.get(obs_type)  # a clear error before any loading
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        self.rules = rules = grid_rules(
+            template, size, orientation=orientation, use_noop=use_noop, manual_collect=manual_collect,
+            stochasticity=stochasticity, random_start=random_start, agent_start=agent_start, objects=objects,
+            terminate_on_reward=terminate_on_reward, time_penalty=time_penalty, visible_walls=visible_walls,
+            episode_length=episode_length, resolution=resolution, store=store, task=task,
+        )
+        self.render_mode = render_mode
+        self.obs_type = obs_type
+        self.orientation = orientation
+        self.compiled = rules.compiled
+        self.n = rules.n
+        self.n_states = rules.n_states
+        self.n_actions = rules.n_actions
+        self.action_space = spaces.Discrete(self.n_actions)
+        self.observation = cast(GridObservation, observation_type(rules, store))
+        self.observation_space = self.observation.space
+        self._variable = rules.variable
+        self._nn = rules.n_cells
+        self._all_actions = tuple(range(self.n_actions))
+        self._move, self._ahead = rules.move, rules.ahead
+        self._collect = rules.collect
+        self._neg_penalty = rules.neg_penalty
+        self._episode_length = rules.episode_length
+        self._stream: RandomStream | None = None
+        self._painter: GridPainter | None = None
+        self.grid_state = GridState(rules, rules.objects)
+        self._restore(rules.objects)
+        self.grid_state.pos = rules.start
+
+    # -- the options, as given ---------------------------------------------------------------
+    @property
+    def use_noop(self) -> bool:
+        return self.rules.use_noop
+
+    @property
+    def manual_collect(self) -> bool:
+        return self.rules.manual_collect
+
+    @property
+    def stochasticity(self) -> float:
+        return self.rules.stochasticity
+
+    @property
+    def random_start(self) -> bool:
+        return self.rules.random_start
+
+    @property
+    def terminate_on_reward(self) -> bool:
+        return self.rules.terminate_on_reward
+
+    @property
+    def time_penalty(self) -> float:
+        return self.rules.time_penalty
+
+    @property
+    def visible_walls(self) -> bool:
+        return self.rules.visible_walls
+
+    @property
+    def episode_length(self) -> int:
+        return self.rules.episode_length
+
+    @property
+    def resolution(self) -> int:
+        return self.rules.resolution
+
+    @property
+    def agent_start(self) -> int | None:
+        """The start cell given as agent_start (row * n + col), or None (the stored START)."""
+        return self.rules.agent_start
+
+    # -- objects: the dynamic state ------------------------------------------------------
+    def _restore(self, slots: ObjectSlots) -> None:
+        """Put the episode's objects in place (all rewards, keys, closed doors)."""
+        st = self.grid_state
+        if slots.source.markers != st.slots.source.markers or slots.source.warps != st.slots.source.warps:
+            self._painter = None  # markers and warps belong to the painter's static layer
+        st.restore(slots)
+        self._hot = slots.hot
+        self.observation.objects_changed(st, True)
+
+    def _objects_changed(self, doors_changed: bool) -> None:
+        """A reward, key or door went (rare: not on the fast path)."""
+        st = self.grid_state
+        self._hot = set(st.rewards) | st.keys | set(st.doors) | set(st.slots.warps)
+        self.observation.objects_changed(st, doors_changed)
+
+    def _painter_(self) -> GridPainter:
+        if self._painter is None:
+            self._painter = painter_for(self.rules, self.grid_state.slots)
+        return self._painter
+
+    def _obs(self, s: int) -> Any:
+        observation = self.observation
+        if observation.is_index:
+            return s
+        table = observation.table
+        if table is not None:
+            return table[s].copy()
+        return observation.observe(self.grid_state)
+
+    # -- gymnasium API ---------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None or self._stream is None:
+            self._stream = RandomStream(self.np_random)
+        options = options or {}
+        unknown = sorted(set(options) - {"agent_pos", "objects", "random_start"})
+        if unknown:
+            raise ValueError(
+                f"reset options: unknown key(s) {', '.join(unknown)}; use agent_pos, objects, random_start"
+            )
+        rules, st = self.rules, self.grid_state
+        slots = rules.objects
+        if options.get("objects") is not None:
+            slots = rules.object_slots(options["objects"], "reset options: objects")
+            self.observation.check_objects(slots)
+        if (
+            slots is not st.slots
+            or len(st.rewards) != len(slots.rewards)
+            or len(st.keys) != len(slots.keys)
+            or len(st.doors) != len(slots.doors)
+            or st.keys_held
+        ):
+            self._restore(slots)
+        random_start = options.get("random_start", rules.random_start)
+        if options.get("agent_pos") is not None:
+            pos = rules.cell(options["agent_pos"], "reset options: agent_pos")
+        elif check_bool("random_start", random_start):
+            pos = rules.free[self._stream.below(len(rules.free))]
+        else:
+            pos = rules.start
+        st.pos = pos
+        st.orientation = 0
+        self._steps = 0
+        return self._obs(pos), {"state": pos, "available_actions": self._all_actions}
+
+    def step(self, action):
+        rules = self.rules
+        if rules.stochasticity and self._stream.uniform() < rules.stochasticity:
+            action = self._stream.below(self.n_actions)
+        elif not 0 <= action < self.n_actions:
+            raise ValueError(f"action: expected 0..{self.n_actions - 1}, got {action!r}")
+        st = self.grid_state
+        pos = st.pos
+        if self._variable:
+            if action == 2:
+                t = self._ahead[st.orientation][pos]
+            else:
+                t = pos
+                if action == 0:
+                    st.orientation = (st.orientation + 3) & 3
+                elif action == 1:
+                    st.orientation = (st.orientation + 1) & 3
+        else:
+            t = self._move[action][pos]
+            if action < 4:
+                st.orientation = action
+        reward = self._neg_penalty
+        terminated = False
+        if t in self._hot:
+            t, reward, terminated = self._interact(pos, t, action, reward)
+        st.pos = t
+        s = t + st.orientation * self._nn if self._variable else t
+        self._steps += 1
+        truncated = not terminated and self._steps == self._episode_length
+        observation = self.observation
+        if observation.is_index:
+            obs = s
+        elif observation.table is not None:
+            obs = observation.table[s].copy()
+        else:
+            obs = observation.observe(st)
+        return obs, reward, terminated, truncated, {"state": s, "available_actions": self._all_actions}
+
+    def _interact(self, pos: int, t: int, action: int, reward: float) -> tuple[int, float, bool]:
+        """The slow path: doors, rewards, keys and warps on the cell reached (steps 2-6)."""
+        st = self.grid_state
+        changed = doors_changed = False
+        if t in st.doors and t != pos:  # only moving into a closed door uses a key
+            if st.keys_held > 0:
+                st.keys_held -= 1
+                del st.doors[t]
+                changed = doors_changed = True
+            else:
+                t = pos
+        terminated = False
+        found = st.rewards.get(t)
+        if found is not None and (self._collect < 0 or action == self._collect):
+            reward += found[0]
+            terminated = found[1]
+            del st.rewards[t]
+            changed = True
+        if t in st.keys:
+            st.keys.discard(t)
+            st.keys_held += 1
+            changed = True
+        target = st.slots.warps.get(t)
+        if target is not None:
+            t = target
+        if changed:
+            self._objects_changed(doors_changed)
+        return t, reward, terminated
+
+    # -- inspection and rendering ------------------------------------------------------------
+    @property
+    def state(self) -> int:
+        """The state index: orientation * n * n + row * n + col (orientation 0 in fixed mode)."""
+        return self.grid_state.index
+
+    @property
+    def agent_pos(self) -> tuple[int, int]:
+        return self.rules.rc[self.grid_state.pos]
+
+    @property
+    def looking(self) -> int:
+        """Where the agent looks: 0 N, 1 E, 2 S, 3 W (fixed mode: its last move)."""
+        return self.grid_state.orientation
+
+    @property
+    def keys_held(self) -> int:
+        return self.grid_state.keys_held
+
+    def render(self):
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if self.render_mode == "ansi":
+            return Ascii(self.rules).text(self.grid_state) + "\n"
+        return self.picture()
+
+    def picture(self, agent: bool = True) -> np.ndarray:
+        """The current picture at `resolution` (what rgb_array renders), optionally without the agent."""
+        st = self.grid_state
+        view = object_view(st)
+        if agent:
+            return self._painter_().frame(self.resolution, view, self.agent_pos, st.orientation)
+        return self._painter_().full(self.resolution, view).copy()
+
