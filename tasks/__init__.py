@@ -27,7 +27,17 @@ from .registry import (
     source_file,
     split_task_id,
 )
-from .rewards import RandomStream, RewardSpec, make_source, reward_spec, spec_from_props
+from .rewards import (
+    REWARD_KINDS,
+    RandomStream,
+    RewardKind,
+    RewardSpec,
+    make_source,
+    register_reward_kind,
+    reward_kind,
+    reward_spec,
+    spec_from_props,
+)
 from .schedules import trial_schedule
 
 register_family(grid_family())
@@ -53,6 +63,10 @@ __all__ = [
     "is_builtin",
     "source_file",
     "make_source",
+    "REWARD_KINDS",
+    "RewardKind",
+    "register_reward_kind",
+    "reward_kind",
     "make_task_id",
     "parse_condition",
     "parse_graph",

@@ -1,26 +1,30 @@
-"""Reward sources: typed specifications (stored as Reward nodes) and their runtime.
+"""Reward kinds: typed specifications (stored as Reward nodes) and their runtime.
 
-Every draw comes from the environment's seeded generator through a `RandomStream`, so the
-same seed gives the same outcomes on every store. A source keeps its state (drifting
-probability, pseudo-random deck) across trials of one session; `reset(stream)` starts a
+Each kind is one `RewardKind` in `REWARD_KINDS`: how a data file writes it (checked), its
+expected value, the single env's source (`source`: one draw at a time from a
+`RandomStream`) and the vector env's batched draws (`batch`: one column per reward of the
+kind, one row per copy), side by side. Adding a kind is one class registered with
+`register_reward_kind`; the graph env and the graph vector env find it there.
+
+Every draw comes from the environment's seeded generator, so the same seed gives the same
+outcomes on every store. A source keeps its state (drifting probability, pseudo-random
+deck) across trials of one session; `reset(stream)` / `new_session(rng, copies)` starts a
 new session (gym's `reset(seed=...)`).
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Callable, Mapping, Protocol, TypeVar
+from typing import Any, ClassVar, Mapping, Protocol, TypeVar
 
 import numpy as np
 
 from graphstore.errors import GraphtasksError
 
 T = TypeVar("T")
-
-KINDS = ("fixed", "probabilistic", "drifting", "pseudorandom")
-
 
 class RewardSpecError(GraphtasksError, ValueError):
     """A reward specification is invalid; the message names the field."""
@@ -104,14 +108,7 @@ class RewardSpec:
     @property
     def expected(self) -> float:
         """Expected value of one draw (drifting: at the middle of its borders)."""
-        if self.kind == "fixed":
-            return self.values[0]
-        if self.kind == "probabilistic":
-            return float(np.dot(self.values, self.probabilities()))
-        if self.kind == "drifting":
-            p = sum(self.drift_borders()) / 2
-            return p * self.values[0] + (1 - p) * self.values[1]
-        return float(np.mean(self.values))
+        return reward_kind(self.kind).expected(self)
 
 
 def finite_number(value: Any) -> bool:
@@ -144,38 +141,16 @@ def reward_spec(value: Any, where: str = "reward") -> RewardSpec:
         return RewardSpec("fixed", (float(value),))
     if not isinstance(value, Mapping):
         raise RewardSpecError(f"{where}: expected a number or an object with 'kind', got {value!r}")
-    kind = value.get("kind", "fixed")
-    if kind not in KINDS:
-        raise RewardSpecError(f"{where}: 'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
-    known = {"kind", "values", "probs", "borders", "sd"}
-    unknown = sorted(set(value) - known)
+    name = value.get("kind", "fixed")
+    kind = REWARD_KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise RewardSpecError(f"{where}: 'kind' must be one of {', '.join(REWARD_KINDS)}, got {name!r}")
+    unknown = sorted(set(value) - {"kind", "values"} - set(kind.fields))
     if unknown:
         raise RewardSpecError(f"{where}: unknown field(s) {', '.join(unknown)}")
     if "values" not in value:
-        raise RewardSpecError(f"{where}: '{kind}' reward needs 'values'")
-    values = _numbers(value["values"], "values", where)
-    if kind == "fixed":
-        if len(values) != 1:
-            raise RewardSpecError(f"{where}: a fixed reward has one value, got {len(values)}")
-        return RewardSpec(kind, values)
-    if kind == "probabilistic":
-        probs = _numbers(value.get("probs", ()), "probs", where) if "probs" in value else None
-        if probs is None or len(probs) != len(values):
-            raise RewardSpecError(f"{where}: 'probs' must give one probability per value")
-        if any(p < 0 for p in probs) or abs(sum(probs) - 1) > 1e-6:
-            raise RewardSpecError(f"{where}: 'probs' must be non-negative and sum to 1, got {list(probs)}")
-        return RewardSpec(kind, values, probs)
-    if kind == "drifting":
-        if len(values) != 2:
-            raise RewardSpecError(f"{where}: a drifting reward has two values (drawn with p, 1 - p)")
-        borders = _numbers(value.get("borders", (0.25, 0.75)), "borders", where)
-        if len(borders) != 2 or not 0 <= borders[0] <= borders[1] <= 1:
-            raise RewardSpecError(f"{where}: 'borders' must be [low, high] within [0, 1], got {list(borders)}")
-        sd = value.get("sd", 0.025)
-        if not finite_number(sd) or sd < 0:
-            raise RewardSpecError(f"{where}: 'sd' must be a finite non-negative number, got {sd!r}")
-        return RewardSpec(kind, values, None, (borders[0], borders[1]), float(sd))
-    return RewardSpec(kind, values)  # pseudorandom: the deck
+        raise RewardSpecError(f"{where}: '{name}' reward needs 'values'")
+    return kind.check(_numbers(value["values"], "values", where), value, where)
 
 
 def spec_from_props(props: Mapping[str, Any]) -> RewardSpec:
@@ -190,10 +165,84 @@ def spec_from_props(props: Mapping[str, Any]) -> RewardSpec:
 
 
 class RewardSource(Protocol):
+    """One reward's draws in one env."""
+
     def reset(self, stream: RandomStream) -> None: ...
     def draw(self, stream: RandomStream) -> float: ...
 
 
+class BatchSource(Protocol):
+    """The draws of every reward of one kind in N copies: slot k is the kind's k-th reward
+    (in state order); per-copy state is kept per (copy, slot)."""
+
+    def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None: ...
+    def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray: ...
+
+
+class RewardKind(ABC):
+    """One kind of reward, single and batched draws side by side.
+
+    `fields` are the data-file fields besides kind and values (stored on the Reward node,
+    whose schema declares probs, borders and sd). `constant` kinds pay their expected value
+    without drawing. `stateful` kinds move a state on every draw, so a draw happens even
+    when a condition fixes what is paid.
+    """
+
+    name: ClassVar[str]
+    fields: ClassVar[tuple[str, ...]] = ()
+    constant: ClassVar[bool] = False
+    stateful: ClassVar[bool] = False
+
+    @abstractmethod
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
+        """The spec of a data-file value of this kind, or RewardSpecError naming `where`."""
+
+    @abstractmethod
+    def expected(self, spec: RewardSpec) -> float:
+        """Expected value of one draw."""
+
+    @abstractmethod
+    def source(self, spec: RewardSpec) -> RewardSource:
+        """The single env's source of one reward."""
+
+    @abstractmethod
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        """The vector env's draws of these rewards (the kind's slots, in order) in `n_envs` copies."""
+
+
+REWARD_KINDS: dict[str, RewardKind] = {}
+
+
+def register_reward_kind(kind: RewardKind, replace: bool = False) -> RewardKind:
+    """Make `kind.name` usable in task files and Reward nodes."""
+    if kind.name in REWARD_KINDS and not replace:
+        raise ValueError(f"reward kind {kind.name!r} exists; pass replace=True to replace it")
+    REWARD_KINDS[kind.name] = kind
+    return kind
+
+
+def reward_kind(name: str) -> RewardKind:
+    try:
+        return REWARD_KINDS[name]
+    except KeyError:
+        raise RewardSpecError(f"unknown reward kind {name!r}; known: {', '.join(REWARD_KINDS)}") from None
+
+
+def make_source(spec: RewardSpec) -> RewardSource:
+    return reward_kind(spec.kind).source(spec)
+
+
+class NoDraws:
+    """The batch of a kind without per-copy state that never draws (constant kinds)."""
+
+    def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
+        pass
+
+    def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        raise AssertionError("a constant reward is paid from the fixed table, never drawn")
+
+
+# -- fixed ------------------------------------------------------------------------------------------
 class FixedSource:
     def __init__(self, spec: RewardSpec) -> None:
         self.value = spec.values[0]
@@ -205,6 +254,28 @@ class FixedSource:
         return self.value
 
 
+class Fixed(RewardKind):
+    """One value, always."""
+
+    name = "fixed"
+    constant = True
+
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
+        if len(values) != 1:
+            raise RewardSpecError(f"{where}: a fixed reward has one value, got {len(values)}")
+        return RewardSpec(self.name, values)
+
+    def expected(self, spec: RewardSpec) -> float:
+        return spec.values[0]
+
+    def source(self, spec: RewardSpec) -> RewardSource:
+        return FixedSource(spec)
+
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        return NoDraws()
+
+
+# -- probabilistic ----------------------------------------------------------------------------------
 class ProbabilisticSource:
     def __init__(self, spec: RewardSpec) -> None:
         self.values = list(spec.values)
@@ -220,6 +291,67 @@ class ProbabilisticSource:
             if u < c:
                 return value
         return self.values[-1]
+
+
+class ProbabilisticBatch:
+    """Values and cumulative probabilities per slot, padded (a uniform never passes the padding)."""
+
+    PAD = 2.0
+
+    def __init__(self, specs: list[RewardSpec]) -> None:
+        width = max((len(spec.values) for spec in specs), default=1)
+        self.values = np.zeros((len(specs), width))
+        self.cumulative = np.full((len(specs), width), self.PAD)
+        for k, spec in enumerate(specs):
+            cumulative = np.cumsum(spec.probabilities())
+            cumulative[-1] = 1.0  # as the single source: the last value takes the rest
+            self.values[k, : len(spec.values)] = spec.values
+            self.cumulative[k, : len(spec.values)] = cumulative
+
+    def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
+        pass
+
+    def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        u = rng.random(slots.size)
+        width = self.values.shape[1]
+        flat = slots * width
+        for k in range(width - 1):  # the last value takes every u past the other boundaries
+            flat += u >= self.cumulative[:, k].take(slots)
+        return self.values.reshape(-1).take(flat)
+
+
+class Probabilistic(RewardKind):
+    """values[i] with probability probs[i]."""
+
+    name = "probabilistic"
+    fields = ("probs",)
+
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
+        probs = _numbers(value.get("probs", ()), "probs", where) if "probs" in value else None
+        if probs is None or len(probs) != len(values):
+            raise RewardSpecError(f"{where}: 'probs' must give one probability per value")
+        if any(p < 0 for p in probs) or abs(sum(probs) - 1) > 1e-6:
+            raise RewardSpecError(f"{where}: 'probs' must be non-negative and sum to 1, got {list(probs)}")
+        return RewardSpec(self.name, values, probs)
+
+    def expected(self, spec: RewardSpec) -> float:
+        return float(np.dot(spec.values, spec.probabilities()))
+
+    def source(self, spec: RewardSpec) -> RewardSource:
+        return ProbabilisticSource(spec)
+
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        return ProbabilisticBatch(specs)
+
+
+# -- drifting ----------------------------------------------------------------------------------------
+def reflect(p: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Fold values back into [low, high] by reflection at the borders (as many times as needed)."""
+    width = high - low
+    period = np.where(width > 0, 2 * width, 1.0)
+    x = np.mod(p - low, period)
+    x = np.where(x > width, period - x, x)
+    return np.where(width > 0, low + x, low)
 
 
 class DriftingSource:
@@ -244,6 +376,62 @@ class DriftingSource:
         return value
 
 
+class DriftingBatch:
+    """`p[copy, slot]`: each copy's probability of the high value, walking between the borders."""
+
+    def __init__(self, specs: list[RewardSpec], n_envs: int) -> None:
+        self.high_value = np.array([spec.values[0] for spec in specs])
+        self.low_value = np.array([spec.values[1] for spec in specs])
+        self.low = np.array([spec.drift_borders()[0] for spec in specs])
+        self.high = np.array([spec.drift_borders()[1] for spec in specs])
+        self.sd = np.array([spec.drift_sd() for spec in specs], dtype=float)
+        self.p = np.tile((self.low + self.high) / 2, (n_envs, 1))
+
+    def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
+        """Each copy's probabilities start uniformly within their borders."""
+        if self.low.size:
+            u = rng.random((copies.size, self.low.size))
+            self.p[copies] = self.low + (self.high - self.low) * u
+
+    def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        p = self.p[copies, slots]
+        u = rng.random(copies.size)
+        out = np.where(u < p, self.high_value[slots], self.low_value[slots])
+        p = p + self.sd[slots] * rng.standard_normal(copies.size)
+        self.p[copies, slots] = reflect(p, self.low[slots], self.high[slots])
+        return out
+
+
+class Drifting(RewardKind):
+    """values[0] with a probability that drifts (Gaussian steps of `sd`) within `borders`, else values[1]."""
+
+    name = "drifting"
+    fields = ("borders", "sd")
+    stateful = True
+
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
+        if len(values) != 2:
+            raise RewardSpecError(f"{where}: a drifting reward has two values (drawn with p, 1 - p)")
+        borders = _numbers(value.get("borders", (0.25, 0.75)), "borders", where)
+        if len(borders) != 2 or not 0 <= borders[0] <= borders[1] <= 1:
+            raise RewardSpecError(f"{where}: 'borders' must be [low, high] within [0, 1], got {list(borders)}")
+        sd = value.get("sd", 0.025)
+        if not finite_number(sd) or sd < 0:
+            raise RewardSpecError(f"{where}: 'sd' must be a finite non-negative number, got {sd!r}")
+        return RewardSpec(self.name, values, None, (borders[0], borders[1]), float(sd))
+
+    def expected(self, spec: RewardSpec) -> float:
+        p = sum(spec.drift_borders()) / 2
+        return p * spec.values[0] + (1 - p) * spec.values[1]
+
+    def source(self, spec: RewardSpec) -> RewardSource:
+        return DriftingSource(spec)
+
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        return DriftingBatch(specs, n_envs)
+
+
+# -- pseudorandom ------------------------------------------------------------------------------------
 class PseudoRandomSource:
     """Deals the deck in a shuffled order without replacement; reshuffles when empty."""
 
@@ -260,13 +448,64 @@ class PseudoRandomSource:
         return self.pending.pop()
 
 
-_SOURCES: dict[str, Callable[[RewardSpec], RewardSource]] = {
-    "fixed": FixedSource,
-    "probabilistic": ProbabilisticSource,
-    "drifting": DriftingSource,
-    "pseudorandom": PseudoRandomSource,
-}
+class DeckBatch:
+    """`order[copy, slot]`: each copy's shuffled deck; `position[copy, slot]`: cards dealt from it."""
+
+    PAD = 2.0  # sort key of padding cards: after every real card
+
+    def __init__(self, specs: list[RewardSpec], n_envs: int) -> None:
+        size = max((len(spec.values) for spec in specs), default=1)
+        self.size = np.array([len(spec.values) for spec in specs], dtype=np.int64)
+        self.values = np.zeros((len(specs), size))
+        for k, spec in enumerate(specs):
+            self.values[k, : len(spec.values)] = spec.values
+        self.order = np.tile(np.arange(size, dtype=np.int64), (n_envs, len(specs), 1))
+        self.position = np.zeros((n_envs, len(specs)), dtype=np.int64)
+
+    def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
+        n_decks = self.size.size
+        if n_decks:
+            self._shuffle(rng, np.repeat(copies, n_decks), np.tile(np.arange(n_decks), copies.size))
+
+    def _shuffle(self, rng: np.random.Generator, copies: np.ndarray, decks: np.ndarray) -> None:
+        """New random order for each (copy, deck) pair: argsort of uniform keys, padding last."""
+        width = self.order.shape[2]
+        keys = rng.random((copies.size, width))
+        keys[np.arange(width) >= self.size[decks][:, None]] = self.PAD
+        self.order[copies, decks] = np.argsort(keys, axis=1)
+        self.position[copies, decks] = 0
+
+    def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        pos = self.position[copies, slots]
+        n_decks, width = self.order.shape[1:]
+        card = self.order.reshape(-1).take((copies * n_decks + slots) * width + pos)
+        out = self.values.reshape(-1).take(slots * width + card)
+        pos += 1
+        self.position[copies, slots] = pos
+        empty = pos >= self.size[slots]
+        if empty.any():
+            self._shuffle(rng, copies[empty], slots[empty])
+        return out
 
 
-def make_source(spec: RewardSpec) -> RewardSource:
-    return _SOURCES[spec.kind](spec)
+class PseudoRandom(RewardKind):
+    """The values as a deck, dealt in a shuffled order without replacement, reshuffled when empty."""
+
+    name = "pseudorandom"
+    stateful = True
+
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
+        return RewardSpec(self.name, values)
+
+    def expected(self, spec: RewardSpec) -> float:
+        return float(np.mean(spec.values))
+
+    def source(self, spec: RewardSpec) -> RewardSource:
+        return PseudoRandomSource(spec)
+
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        return DeckBatch(specs, n_envs)
+
+
+for _kind in (Fixed(), Probabilistic(), Drifting(), PseudoRandom()):
+    register_reward_kind(_kind)

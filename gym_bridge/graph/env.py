@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium import spaces
 
 from graphstore import GraphStore, TaskGraph
-from tasks import Condition, RandomStream, make_source, parse_condition
+from tasks import Condition, RandomStream, make_source, parse_condition, reward_kind
 
 from ..loading import load_task_graph
 from ..params import (
@@ -139,7 +139,7 @@ class GraphTaskEnv(gym.Env):
         pays = c.terminal if c.reward_on == "terminal" else np.ones(n, dtype=bool)
         self._paid = [bool(p and (spec is not None)) for p, spec in zip(pays, c.reward_specs)]
         self._fixed = [float(v) for v in c.reward_value]
-        self._is_fixed = [spec is None or spec.kind == "fixed" for spec in c.reward_specs]
+        self._is_fixed = [spec is None or reward_kind(spec.kind).constant for spec in c.reward_specs]
         base_avail = [tuple(int(a) for a in np.flatnonzero(c.defined[s])) for s in range(n)]
         if self.use_noop:
             base_avail = [av + (a_count,) for av in base_avail]

@@ -3,7 +3,8 @@
 Each copy follows exactly the rules of `GraphTaskEnv` (see `gym_bridge/graph/env.py`):
 undefined actions stay with reward 0, the optional no-op stays and is paid like an arrival,
 skip states advance with their first action, rewards are paid on arrival or at terminal
-states from fixed, probabilistic, drifting or pseudo-random sources (drifting probabilities
+states from the reward kinds' batched sources (tasks.rewards.REWARD_KINDS: fixed,
+probabilistic, drifting, pseudo-random, and any kind registered; drifting probabilities
 and pseudo-random decks are kept per copy), `time_penalty` is subtracted every step,
 `stochasticity` replaces the action with a uniformly random one, and an episode is
 truncated after `episode_length` steps.
@@ -31,7 +32,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from graphstore import GraphStore, TaskGraph
-from tasks import Condition, parse_condition
+from tasks import REWARD_KINDS, Condition, parse_condition, reward_kind
+from tasks.rewards import BatchSource
 
 from ..loading import load_task_graph
 from ..params import check_episode_length, check_probability, check_time_penalty
@@ -39,8 +41,14 @@ from ..vector.base import BatchedVectorEnv, tighter_limit
 from .compiled import CompiledGraphTask, compile_task
 from .observations import build_observation
 
-NO_SOURCE, PROBABILISTIC, DRIFTING, PSEUDORANDOM = 0, 1, 2, 3
+NO_SOURCE = 0  # source_kind of a state that pays no drawn reward; kind k of source_codes() is k
 PAD = 2.0  # cumulative probability of padding slots: never reached by a uniform in [0, 1)
+
+
+def source_codes() -> dict[str, int]:
+    """A code per reward kind that draws (registry order, from 1): what `source_kind` holds."""
+    drawing = [name for name, kind in REWARD_KINDS.items() if not kind.constant]
+    return {name: code for code, name in enumerate(drawing, 1)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,7 +63,7 @@ class GraphTables:
     undefined: np.ndarray  # bool (S*A,): not offered, stay with reward 0
     any_undefined: bool
     fixed_reward: np.ndarray  # float64 (S,): paid fixed reward on arriving (0 if unpaid or stochastic)
-    source_kind: np.ndarray  # int8 (S,): which stochastic source pays on arriving, NO_SOURCE if none
+    source_kind: np.ndarray  # int8 (S,): which reward kind draws on arriving (source_codes()), NO_SOURCE if none
     any_stochastic_source: bool
     start: int  # the start state after its skip chain, or -1 when that chain is random
     overridden: np.ndarray | None  # bool (S,): pay fixed_reward (the outcome) after the source drew, or None
@@ -134,19 +142,20 @@ def build_tables(
     fixed_reward = np.zeros(n)
     source_kind = np.zeros(n, dtype=np.int8)
     overridden = np.zeros(n, dtype=bool)  # a stateful source draws, the condition's outcome is paid
-    kinds = {"probabilistic": PROBABILISTIC, "drifting": DRIFTING, "pseudorandom": PSEUDORANDOM}
+    codes = source_codes()
     for s, spec in enumerate(c.reward_specs):
         if spec is None or not pays[s]:
             continue
+        kind = reward_kind(spec.kind)
         if outcome_reward is not None and terminal[s]:
             fixed_reward[s] = outcome_reward
-            if spec.kind in ("drifting", "pseudorandom"):  # GraphTaskEnv still draws: the source's state moves on
-                source_kind[s] = kinds[spec.kind]
+            if kind.stateful:  # GraphTaskEnv still draws: the source's state moves on
+                source_kind[s] = codes[spec.kind]
                 overridden[s] = True
-        elif spec.kind == "fixed":
+        elif kind.constant:
             fixed_reward[s] = c.reward_value[s]
         else:
-            source_kind[s] = kinds[spec.kind]
+            source_kind[s] = codes[spec.kind]
     next1 = targets[:, 0].copy()
     skip_first = _skip_first(c)
 
@@ -319,96 +328,35 @@ class GraphVectorEnv(BatchedVectorEnv):
 
     # -- per-copy reward sources ---------------------------------------------------------------
     def _init_sources(self) -> None:
-        """Arrays of every stochastic source; drifting p and deck order/position are per copy."""
-        c, n_envs = self.compiled, self.num_envs
-        specs = c.reward_specs
-        prob = {s: spec for s, spec in enumerate(specs) if spec is not None and spec.kind == "probabilistic"}
-        width = max((len(spec.values) for spec in prob.values()), default=1)
-        self._prob_values = np.zeros((c.n_states, width))
-        self._prob_cumulative = np.full((c.n_states, width), PAD)
-        for s, spec in prob.items():
-            values, probs = spec.values, spec.probabilities()
-            self._prob_values[s, : len(values)] = values
-            self._prob_values[s, len(values):] = values[-1]
-            cum = np.cumsum(probs)
-            cum[-1] = 1.0
-            self._prob_cumulative[s, : len(values)] = cum
-        drift = {s: spec for s, spec in enumerate(specs) if spec is not None and spec.kind == "drifting"}
-        self._drift_index = np.full(c.n_states, -1, dtype=np.int64)
-        self._drift_index[list(drift)] = np.arange(len(drift))
-        self._drift_high_value = np.array([spec.values[0] for spec in drift.values()])
-        self._drift_low_value = np.array([spec.values[1] for spec in drift.values()])
-        self._drift_low = np.array([spec.drift_borders()[0] for spec in drift.values()])
-        self._drift_high = np.array([spec.drift_borders()[1] for spec in drift.values()])
-        self._drift_sd = np.array([spec.drift_sd() for spec in drift.values()], dtype=float)
-        self.drift_p = np.tile((self._drift_low + self._drift_high) / 2, (n_envs, 1))
-        decks = [spec for spec in specs if spec is not None and spec.kind == "pseudorandom"]
-        deck_states = [s for s, spec in enumerate(specs) if spec is not None and spec.kind == "pseudorandom"]
-        self._deck_index = np.full(c.n_states, -1, dtype=np.int64)
-        self._deck_index[deck_states] = np.arange(len(decks))
-        size = max((len(spec.values) for spec in decks), default=1)
-        self._deck_size = np.array([len(spec.values) for spec in decks], dtype=np.int64)
-        self._deck_values = np.zeros((len(decks), size))
-        for q, spec in enumerate(decks):
-            self._deck_values[q, : len(spec.values)] = spec.values
-        self.deck_order = np.tile(np.arange(size, dtype=np.int64), (n_envs, len(decks), 1))
-        self.deck_position = np.zeros((n_envs, len(decks)), dtype=np.int64)
+        """One batched source per reward kind the task draws from (its slots: the kind's states in
+        order); their per-copy state (drifting p, deck order and position) lives there."""
+        specs = self.compiled.reward_specs
+        self._source_slot = np.full(self.compiled.n_states, -1, dtype=np.int64)
+        self.reward_sources: dict[str, BatchSource] = {}
+        self._source_by_code: dict[int, BatchSource] = {}
+        for name, code in source_codes().items():
+            of_kind = [(s, spec) for s, spec in enumerate(specs) if spec is not None and spec.kind == name]
+            if not of_kind:
+                continue
+            self._source_slot[[s for s, _ in of_kind]] = np.arange(len(of_kind))
+            source = reward_kind(name).batch([spec for _, spec in of_kind], self.num_envs)
+            self.reward_sources[name] = self._source_by_code[code] = source
 
     def _new_session(self, copies: np.ndarray | None) -> None:
-        """A seeded reset: drifting probabilities start uniformly in their borders, decks are shuffled."""
+        """A seeded reset: every source starts a new session in these copies (kinds in registry order)."""
         copies = np.arange(self.num_envs) if copies is None else copies
-        rng = self.np_random
-        n_drift = self._drift_low.shape[0]
-        if n_drift:
-            u = rng.random((copies.size, n_drift))
-            self.drift_p[copies] = self._drift_low + (self._drift_high - self._drift_low) * u
-        n_decks = self._deck_size.shape[0]
-        if n_decks:
-            self._shuffle(np.repeat(copies, n_decks), np.tile(np.arange(n_decks), copies.size))
-
-    def _shuffle(self, copies: np.ndarray, decks: np.ndarray) -> None:
-        """New random order for each (copy, deck) pair: argsort of uniform keys, padding last."""
-        size = self.deck_order.shape[2]
-        keys = self.np_random.random((copies.size, size))
-        keys[np.arange(size) >= self._deck_size[decks][:, None]] = PAD
-        self.deck_order[copies, decks] = np.argsort(keys, axis=1)
-        self.deck_position[copies, decks] = 0
+        for source in self.reward_sources.values():
+            source.new_session(self.np_random, copies)
 
     def _draw(self, copies: np.ndarray, states: np.ndarray) -> np.ndarray:
-        """Rewards of the stochastic sources at `states` for `copies` (each copy once)."""
-        rng = self.np_random
+        """Rewards of the sources at `states` for `copies` (each copy once), kinds in registry order."""
         kind = self.tables.source_kind[states]
-        states = self._real(states)
+        slots = self._source_slot[self._real(states)]
         out = np.empty(copies.size)
-        m = kind == PROBABILISTIC
-        if m.any():
-            st = states[m]
-            u = rng.random(st.size)
-            width = self._prob_values.shape[1]
-            flat = st * width
-            for k in range(width - 1):  # the last value takes every u past the other boundaries
-                flat += u >= self._prob_cumulative[:, k].take(st)
-            out[m] = self._prob_values.reshape(-1).take(flat)
-        m = kind == DRIFTING
-        if m.any():
-            cp, d = copies[m], self._drift_index[states[m]]
-            p = self.drift_p[cp, d]
-            u = rng.random(cp.size)
-            out[m] = np.where(u < p, self._drift_high_value[d], self._drift_low_value[d])
-            p = p + self._drift_sd[d] * rng.standard_normal(cp.size)
-            self.drift_p[cp, d] = _reflect(p, self._drift_low[d], self._drift_high[d])
-        m = kind == PSEUDORANDOM
-        if m.any():
-            cp, q = copies[m], self._deck_index[states[m]]
-            pos = self.deck_position[cp, q]
-            n_decks, size = self.deck_order.shape[1:]
-            card = self.deck_order.reshape(-1).take((cp * n_decks + q) * size + pos)
-            out[m] = self._deck_values.reshape(-1).take(q * size + card)
-            pos += 1
-            self.deck_position[cp, q] = pos
-            empty = pos >= self._deck_size[q]
-            if empty.any():
-                self._shuffle(cp[empty], q[empty])
+        for code, source in self._source_by_code.items():
+            m = kind == code
+            if m.any():
+                out[m] = source.draw(self.np_random, copies[m], slots[m])
         return out
 
     # -- dynamics -------------------------------------------------------------------------------
@@ -551,15 +499,6 @@ class GraphVectorEnv(BatchedVectorEnv):
         """bool (N, n_actions): the actions each copy's state offers (what `available_actions` lists)."""
         T = self.tables
         return ~T.undefined.reshape(-1, T.n_actions)[self.state]
-
-
-def _reflect(p: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Reflect p into [low, high] (as DriftingSource's loop does), in closed form."""
-    width = high - low
-    period = np.where(width > 0, 2 * width, 1.0)
-    x = np.mod(p - low, period)
-    x = np.where(x > width, period - x, x)
-    return np.where(width > 0, low + x, low)
 
 
 def make_graph_vector_env(num_envs: int = 1, **kwargs: Any) -> GraphVectorEnv:

@@ -20,8 +20,8 @@ import gym_bridge
 import tasks
 from gym_bridge import GraphTaskEnv, compile_task
 from gym_bridge.graph.observations import GRAPH_OBSERVATIONS, GraphObservation
-from gym_bridge.graph.vector_env import _reflect
 from gym_bridge.vector import GraphVectorEnv
+from tasks.rewards import reflect
 
 
 def copy_row(obs, r, term, trunc, info, i: int) -> tuple:
@@ -221,9 +221,10 @@ def test_drifting_probabilities_stay_in_their_borders_and_differ_between_copies(
     rng = np.random.default_rng(0)
     for _ in range(300):
         venv.step(rng.integers(0, 2, 256))
-    low, high = venv._drift_low, venv._drift_high
-    assert ((venv.drift_p >= low) & (venv.drift_p <= high)).all()
-    assert len(np.unique(venv.drift_p[:, 0])) > 200
+    drifting = venv.reward_sources["drifting"]
+    low, high = drifting.low, drifting.high
+    assert ((drifting.p >= low) & (drifting.p <= high)).all()
+    assert len(np.unique(drifting.p[:, 0])) > 200
 
 
 @pytest.mark.parametrize("low, high", [(0.25, 0.75), (0.0, 1.0), (0.4, 0.4)])
@@ -237,7 +238,7 @@ def test_reflection_matches_the_single_env_loop(low, high):
         while x < low or x > high:
             x = 2 * low - x if x < low else 2 * high - x
         expected.append(x)
-    got = _reflect(p, np.full(p.size, low), np.full(p.size, high))
+    got = reflect(p, np.full(p.size, low), np.full(p.size, high))
     np.testing.assert_allclose(got, expected, atol=1e-12)
 
 
@@ -453,8 +454,9 @@ def test_a_fixed_outcome_still_deals_from_a_stateful_deck_like_the_single_env():
     venv = GraphVectorEnv(8, task=c, episode_length=None)
     venv.reset(seed=0, options={"condition": "fixed"})
     _, reward, term, _, _ = venv.step(np.zeros(8, dtype=np.int64))
-    assert reward.tolist() == [9.0] * 8 and term.all() and venv.deck_position[:, 0].tolist() == [1] * 8
-    dealt = venv._deck_values[0, venv.deck_order[:, 0, 0]]
+    deck = venv.reward_sources["pseudorandom"]
+    assert reward.tolist() == [9.0] * 8 and term.all() and deck.position[:, 0].tolist() == [1] * 8
+    dealt = deck.values[0, deck.order[:, 0, 0]]
     venv.reset()  # the default condition: the deck goes on where it was
     rest = []
     for _ in range(3):
@@ -473,13 +475,13 @@ def test_each_copy_pays_a_drifting_source_with_its_own_probability():
     c = compile_task(tasks.graph_tasks.build_graph_task("user/drift", "user", definition))
     venv = GraphVectorEnv(128, task=c, episode_length=None)
     venv.reset(seed=4)
-    p = venv.drift_p[:, 0].copy()
+    p = venv.reward_sources["drifting"].p[:, 0].copy()
     assert p.std() > 0.15  # copies start from different probabilities
     total = np.zeros(128)
     for _ in range(300):
         total += venv.step(np.zeros(128, dtype=np.int64))[1]
         venv.step(np.zeros(128, dtype=np.int64))  # NEXT_STEP: the reset step pays 0
-    np.testing.assert_array_equal(venv.drift_p[:, 0], p)  # sd 0: p never moves
+    np.testing.assert_array_equal(venv.reward_sources["drifting"].p[:, 0], p)  # sd 0: p never moves
     assert np.abs(total / 300 - p).max() < 0.15
 
 
