@@ -19,7 +19,7 @@ from `reset(seed=...)`.
 
 Speed: everything is compiled once into Python lists of precomputed outcomes
 (next state, observation, reward, terminated, reward-tile slot, name); `step` indexes them and
-draws uniforms in blocks from `self.np_random`.
+draws uniforms from a `RandomStream` (blocks from `self.np_random`, as every single env).
 """
 
 from __future__ import annotations
@@ -32,14 +32,13 @@ import numpy as np
 from gymnasium import spaces
 
 from graphstore import GraphStore, TaskGraph
+from tasks import RandomStream
 from tasks.poge import ACTIONS, PogeWorld, build_from_world_file
 
 from ..loading import load_task_graph
 from ..params import RenderModes, check_positive_int, check_render_mode, check_store, check_type, named
 from .compiled import CompiledWorld, PogeOptions, compile_world
 from .observations import POGE_OBSERVATIONS, PogeObservation
-
-BLOCK = 1024  # uniforms drawn at a time for slips
 
 
 def load_world_graph(world: str | TaskGraph, store: GraphStore | str | None = None) -> TaskGraph:
@@ -137,18 +136,16 @@ class PogeEnv(gym.Env):
         self.observation_space = self.observation.space
         self._table = self.observation.table  # rows per observation index, or None: the index itself
         self._det, self._dist = c.det, c.dist
-        self._u: list[float] = []
-        self._ui = 0
-        self._seeded = False
+        self._stream: RandomStream | None = None
         self._s = c.start_state
         self._t = 0
         self._got = [False] * c.n_slots
 
     # -- gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None or not self._seeded:
+        if seed is not None or self._stream is None:
             super().reset(seed=seed)
-            self._u, self._ui, self._seeded = [], 0, True
+            self._stream = RandomStream(self.np_random)
         state = start_state(self.compiled, options)
         self._s = state
         self._t = 0
@@ -161,13 +158,7 @@ class PogeEnv(gym.Env):
         o = self._det[s][action]
         if o is None:
             cumulative, outs = self._dist[s][action]
-            i = self._ui
-            u = self._u
-            if i >= len(u):
-                u = self._u = self.np_random.random(BLOCK).tolist()
-                i = 0
-            self._ui = i + 1
-            x = u[i]
+            x = self._stream.uniform()  # reset() made the stream
             k = 0
             while x >= cumulative[k]:
                 k += 1
