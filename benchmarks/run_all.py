@@ -137,6 +137,8 @@ def grid_cases(suite: Suite) -> None:
         ("small", "ascii", None, None, None), ("small", "distance", None, None, None),
         ("large", "index", 146_000, None, None),
     ]
+    listed = {obs for _, obs, *_ in rows}  # every other registered type gets a row without a reference
+    rows += [("small", obs, None, None, None) for obs in grid.GRID_OBSERVATIONS.names() if obs not in listed]
     compiled = {}
     for size in {r[0] for r in rows}:
         task_id = f"neuronav/grid/four_rooms/{size}"

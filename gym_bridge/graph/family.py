@@ -35,9 +35,17 @@ def load_compiled(task: str, store: Any = None, **params: Any) -> CompiledGraphT
 
 
 def gym_ids() -> list[GymId]:
-    return [GymId("graphtasks/Graph-v0")] + [
-        GymId(f"graphtasks/{name}", {"task": task_id}) for name, task_id in REWARDGYM_IDS.items()
-    ]
+    """The generic id, one per rewardGym task: the names above, and for a task file added to
+    data/rewardgym/ its name in CamelCase ('risk-sensitive' -> 'RiskSensitive-v0')."""
+    import tasks
+
+    named = dict(REWARDGYM_IDS)
+    for task_id in tasks.builtin_ids("rewardgym"):
+        if task_id not in named.values():
+            camel = "".join(part.capitalize() for part in task_id.split("/", 1)[1].replace("_", "-").split("-"))
+            named[f"{camel}-v0"] = task_id
+    ids = [GymId(f"graphtasks/{name}", {"task": task_id}) for name, task_id in named.items()]
+    return [GymId("graphtasks/Graph-v0"), *ids]
 
 
 GRAPH = Family(

@@ -47,5 +47,5 @@ GRID = Family(
     cli="graphtasks.commands.grid_cmd",
     bench="benchmarks.run_all:grid_cases",
     docs="docs/grid.md",
-    description="neuro-nav grid worlds: cells, walls, rewards, keys, doors, warps; 14 observation types",
+    description="neuro-nav grid worlds: cells, walls, rewards, keys, doors, warps; pictures, symbols, distances",
 )
