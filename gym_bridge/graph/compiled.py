@@ -57,6 +57,28 @@ class CompiledGraphTask:
             "start": np.array(self.start),
         }
 
+    def outcomes(self, condition: Condition | None = None) -> dict[tuple[int, int], list[tuple[int, float]]]:
+        """(state, action) -> [(target, p), ...] for every action offered, under `condition`: its
+        overrides replace an action's outcomes (adding the action if the state lacked it), its
+        `available` lists keep only those actions at their states. The one statement of what a
+        condition does; the single and the vector env both step what it returns."""
+        n, a_count = self.n_states, self.n_actions
+        outcomes: dict[tuple[int, int], list[tuple[int, float]]] = {}
+        for s, a in zip(*np.nonzero(self.defined)):
+            k = int((self.targets[s, a] >= 0).sum())
+            outcomes[(int(s), int(a))] = list(zip(self.targets[s, a, :k].tolist(), self.probs[s, a, :k].tolist()))
+        if condition is None:
+            return outcomes
+        for (s, a), override in condition.overrides.items():
+            if not 0 <= s < n or not 0 <= a < a_count:
+                raise ValueError(f"condition {condition.name!r}: state {s}, action {a} is not in the task")
+            outcomes[(s, a)] = [(int(t), float(p)) for t, p in override]
+        for s, actions in condition.available.items():
+            for a in range(a_count):
+                if a not in actions:
+                    outcomes.pop((s, a), None)
+        return outcomes
+
     def transition_matrix(self) -> np.ndarray:
         """P[s, a, s'] (undefined actions stay in place)."""
         n, a_count, _ = self.targets.shape

@@ -111,26 +111,28 @@ class GraphTaskEnv(gym.Env):
             self._apply_condition(condition)
 
     # -- compiled arrays as Python lists: indexing lists is the fastest thing in a step ----
+    def _lists(
+        self, outcomes: dict[tuple[int, int], list[tuple[int, float]]]
+    ) -> tuple[list[list[int]], dict[tuple[int, int], tuple[list[int], list[float]]], list[tuple[int, ...]]]:
+        """Per state: the target of each action (UNDEFINED, or STOCHASTIC with its distribution
+        in `dist`), and the actions offered; the no-op stays."""
+        n, a_count = self.compiled.n_states, self.compiled.n_actions
+        det = [[UNDEFINED] * a_count + ([s] if self.use_noop else []) for s in range(n)]
+        dist: dict[tuple[int, int], tuple[list[int], list[float]]] = {}
+        for (s, a), items in outcomes.items():
+            if len(items) == 1:
+                det[s][a] = int(items[0][0])
+            else:
+                det[s][a] = STOCHASTIC
+                dist[(s, a)] = _distribution(items)
+        noop = (a_count,) if self.use_noop else ()
+        avail = [tuple(a for a in range(a_count) if det[s][a] != UNDEFINED) + noop for s in range(n)]
+        return det, dist, avail
+
     def _build_tables(self) -> None:
         c = self.compiled
-        n, a_count = c.n_states, c.n_actions
-        det: list[list[int]] = []
-        dist: dict[tuple[int, int], tuple[list[int], list[float]]] = {}
-        for s in range(n):
-            row = []
-            for a in range(a_count):
-                if not c.defined[s, a]:
-                    row.append(UNDEFINED)
-                    continue
-                k = int((c.targets[s, a] >= 0).sum())
-                if k == 1:
-                    row.append(int(c.targets[s, a, 0]))
-                else:
-                    row.append(STOCHASTIC)
-                    dist[(s, a)] = _distribution(zip(c.targets[s, a, :k].tolist(), c.probs[s, a, :k].tolist()))
-            if self.use_noop:
-                row.append(s)
-            det.append(row)
+        n = c.n_states
+        det, dist, avail = self._lists(c.outcomes())
         self._base_det, self._base_dist = det, dist
         self._det, self._dist = det, dist
         self._terminal = c.terminal.tolist()
@@ -140,11 +142,8 @@ class GraphTaskEnv(gym.Env):
         self._paid = [bool(p and (spec is not None)) for p, spec in zip(pays, c.reward_specs)]
         self._fixed = [float(v) for v in c.reward_value]
         self._is_fixed = [spec is None or reward_kind(spec.kind).constant for spec in c.reward_specs]
-        base_avail = [tuple(int(a) for a in np.flatnonzero(c.defined[s])) for s in range(n)]
-        if self.use_noop:
-            base_avail = [av + (a_count,) for av in base_avail]
-        self._base_avail = base_avail
-        self._avail = base_avail
+        self._base_avail = avail
+        self._avail = avail
         self._outcome: float | None = None
         self._limit = self.episode_length or sys.maxsize  # truncation as one comparison per step
         self._neg_penalty = 0.0 - self.time_penalty  # what an action that is not offered pays
@@ -290,26 +289,7 @@ class GraphTaskEnv(gym.Env):
                 ) from None
         elif isinstance(condition, dict):
             condition = parse_condition("(given)", condition, c.n_states)
-        det = list(self._base_det)
-        dist = dict(self._base_dist)
-        avail = list(self._base_avail)
-        for (s, a), outcomes in condition.overrides.items():
-            if not 0 <= s < c.n_states or not 0 <= a < c.n_actions:
-                raise ValueError(f"condition {condition.name!r}: state {s}, action {a} is not in the task")
-            row = det[s] = list(det[s])
-            if len(outcomes) == 1:
-                row[a] = outcomes[0][0]
-            else:
-                row[a] = STOCHASTIC
-                dist[(s, a)] = _distribution(outcomes)
-            if a not in avail[s]:
-                avail[s] = tuple(sorted(avail[s] + (a,)))
-        for s, actions in condition.available.items():
-            row = det[s] = list(det[s])
-            for a in range(c.n_actions):
-                if a not in actions:
-                    row[a] = UNDEFINED
-            avail[s] = tuple(a for a in avail[s] if a in actions or a == self.noop_action)
+        det, dist, avail = self._lists(c.outcomes(condition))
         self._det, self._dist, self._avail, self._outcome = det, dist, avail, condition.reward
         self._reward_tables()
         if name is not None:

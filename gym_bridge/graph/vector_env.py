@@ -101,23 +101,8 @@ def build_tables(
     c = compiled
     n, a_count = c.n_states, c.n_actions
     a1 = a_count + int(use_noop)
-    outcomes: dict[tuple[int, int], list[tuple[int, float]]] = {}
-    for s in range(n):
-        for a in range(a_count):
-            if c.defined[s, a]:
-                k = int((c.targets[s, a] >= 0).sum())
-                outcomes[(s, a)] = list(zip(c.targets[s, a, :k].tolist(), c.probs[s, a, :k].tolist()))
-    outcome_reward = None
-    if condition is not None:
-        for (s, a), override in condition.overrides.items():
-            if not 0 <= s < n or not 0 <= a < a_count:
-                raise ValueError(f"condition {condition.name!r}: state {s}, action {a} is not in the task")
-            outcomes[(s, a)] = [(int(t), float(p)) for t, p in override]
-        for s, actions in condition.available.items():
-            for a in range(a_count):
-                if a not in actions:
-                    outcomes.pop((s, a), None)
-        outcome_reward = condition.reward
+    outcomes = c.outcomes(condition)
+    outcome_reward = condition.reward if condition is not None else None
     if use_noop:
         for s in range(n):
             outcomes[(s, a_count)] = [(s, 1.0)]
