@@ -104,6 +104,10 @@ class GridEnv(gym.Env):
         self._collect = rules.collect
         self._neg_penalty = rules.neg_penalty
         self._episode_length = rules.episode_length
+        self._noise = rules.stochasticity
+        # how a step observes: 0 the state index, 1 a row of the type's table, 2 the type builds it
+        self._obs_kind = 0 if self.observation.is_index else 1 if self.observation.table is not None else 2
+        self._table = self.observation.table
         self._stream: RandomStream | None = None
         self._painter: GridPainter | None = None
         self.grid_state = GridState(rules, rules.objects)
@@ -161,12 +165,14 @@ class GridEnv(gym.Env):
         st.restore(slots)
         self._hot = slots.hot
         self.observation.objects_changed(st, True)
+        self._table = self.observation.table
 
     def _objects_changed(self, doors_changed: bool) -> None:
         """A reward, key or door went (rare: not on the fast path)."""
         st = self.grid_state
         self._hot = set(st.rewards) | st.keys | set(st.doors) | set(st.slots.warps)
         self.observation.objects_changed(st, doors_changed)
+        self._table = self.observation.table  # types that depend on the objects swap their table
 
     def _painter_(self) -> GridPainter:
         if self._painter is None:
@@ -174,13 +180,12 @@ class GridEnv(gym.Env):
         return self._painter
 
     def _obs(self, s: int) -> Any:
-        observation = self.observation
-        if observation.is_index:
+        kind = self._obs_kind
+        if kind == 1:
+            return self._table[s].copy()
+        if kind == 0:
             return s
-        table = observation.table
-        if table is not None:
-            return table[s].copy()
-        return observation.observe(self.grid_state)
+        return self.observation.observe(self.grid_state)
 
     # -- gymnasium API ---------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -219,8 +224,7 @@ class GridEnv(gym.Env):
         return self._obs(pos), {"state": pos, "available_actions": self._all_actions}
 
     def step(self, action):
-        rules = self.rules
-        if rules.stochasticity and self._stream.uniform() < rules.stochasticity:
+        if self._noise and self._stream.uniform() < self._noise:
             action = self._stream.below(self.n_actions)
         elif not 0 <= action < self.n_actions:
             raise ValueError(f"action: expected 0..{self.n_actions - 1}, got {action!r}")
@@ -247,13 +251,13 @@ class GridEnv(gym.Env):
         s = t + st.orientation * self._nn if self._variable else t
         self._steps += 1
         truncated = not terminated and self._steps == self._episode_length
-        observation = self.observation
-        if observation.is_index:
+        kind = self._obs_kind
+        if kind == 1:
+            obs = self._table[s].copy()
+        elif kind == 0:
             obs = s
-        elif observation.table is not None:
-            obs = observation.table[s].copy()
         else:
-            obs = observation.observe(st)
+            obs = self.observation.observe(st)
         return obs, reward, terminated, truncated, {"state": s, "available_actions": self._all_actions}
 
     def _interact(self, pos: int, t: int, action: int, reward: float) -> tuple[int, float, bool]:
