@@ -181,7 +181,7 @@ class GridEnv(gym.Env):
 
     def _obs(self, s: int) -> Any:
         kind = self._obs_kind
-        if kind == 1:
+        if kind == 1 and self._table is not None:
             return self._table[s].copy()
         if kind == 0:
             return s
