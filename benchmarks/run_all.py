@@ -137,8 +137,14 @@ def grid_cases(suite: Suite) -> None:
         ("small", "ascii", None, None, None), ("small", "distance", None, None, None),
         ("large", "index", 146_000, None, None),
     ]
-    listed = {obs for _, obs, *_ in rows}  # every other registered type gets a row without a reference
-    rows += [("small", obs, None, None, None) for obs in grid.GRID_OBSERVATIONS.names() if obs not in listed]
+    listed = {obs for _, obs, *_ in rows}  # every other built-in type gets a row without a reference
+    registry = grid.GRID_OBSERVATIONS
+    classes = {obs: registry.get(obs) for obs in registry.names()}
+    built_in = [
+        obs for obs, cls in classes.items()
+        if cls.__module__ == "gym_bridge.grid.observations" and not getattr(cls, "user_type", False)
+    ]
+    rows += [("small", obs, None, None, None) for obs in built_in if obs not in listed]
     compiled = {}
     for size in {r[0] for r in rows}:
         task_id = f"neuronav/grid/four_rooms/{size}"
