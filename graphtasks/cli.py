@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.room_cmd",
     "graphtasks.commands.grid_cmd",
     "graphtasks.commands.bench_cmd",
+    "graphtasks.commands.experiment_cmd",
 ]
 
 

@@ -1,0 +1,341 @@
+"""Experiment spec files (TOML): what to run, checked before anything runs.
+
+    [experiment]
+    name = "reward-transfer"
+    tasks = ["neuronav/grid/t_maze/small"]
+    seeds = 5                      # 0..4, or a list such as [0, 7, 11]
+
+    [env]                          # environment settings for every phase
+    time_penalty = 0.01
+
+    [[agents]]
+    name = "q"                     # a reference agent (graphtasks run --help lists them)
+    params = { lr = 0.1 }
+    grid = { beta = [1.0, 5.0] }   # one run per value (per combination for several)
+
+    [[phases]]
+    name = "learning"
+    episodes = 200
+    max_steps = 100                # the episode length of this phase
+    [[phases]]
+    name = "goal moved"
+    episodes = 200
+    learn = true                   # false: a test phase, the agent acts but does not learn
+    start = [9, 5]                 # "default", "random", a cell / state, or a list to cycle through
+    changes = { rewards = [{ cell = [1, 1], value = 1.0 }] }   # see tasks.variants
+
+Every error is one line naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from graphstore import did_you_mean
+from graphstore.errors import GraphtasksError
+from gym_bridge.agents import AGENTS
+from tasks import build as build_task
+from tasks.variants import task_variant, variant_id
+
+FAMILIES = ("neuronav/grid/", "neuronav/graph/", "rewardgym/")  # tasks whose phases can change them
+TOP_TABLES = ("experiment", "env", "agents", "phases")
+EXPERIMENT_KEYS = ("name", "description", "reference", "tasks", "seeds")
+AGENT_KEYS = ("name", "label", "params", "grid")
+PHASE_KEYS = ("name", "episodes", "max_steps", "task", "learn", "start", "schedule", "changes")
+FIXED_AGENT_ARGS = ("self", "n_states", "n_actions", "seed")
+
+
+class ExperimentSpecError(GraphtasksError, ValueError):
+    """A spec file is wrong; the message names the file, line and field."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One agent with one setting of its parameters (a grid gives several)."""
+
+    name: str
+    label: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PhaseSpec:
+    name: str
+    episodes: int
+    max_steps: int | None = None
+    task: str | None = None  # None: the run's task
+    learn: bool = True
+    start: Any = None  # None (the task's start), "random", or a list of cells / states cycled through
+    schedule: bool = False
+    changes: dict[str, Any] = field(default_factory=dict)
+
+    def task_id(self, run_task: str) -> str:
+        """The id of the task version this phase runs when the run's task is `run_task`."""
+        base = self.task or run_task
+        return variant_id(base, self.changes) if self.changes else base
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    name: str
+    path: str
+    tasks: tuple[str, ...]
+    seeds: tuple[int, ...]
+    agents: tuple[AgentSpec, ...]
+    phases: tuple[PhaseSpec, ...]
+    env: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    reference: str = ""
+
+
+class _Lines:
+    """Which line of the file a field is on (tomllib gives values, not positions)."""
+
+    HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\"]+)\s*\]\]?")
+    KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"]+)\s*=")
+
+    def __init__(self, text: str) -> None:
+        self.keys: dict[str, int] = {}
+        table, counts = "", dict[str, int]()
+        for number, line in enumerate(text.splitlines(), 1):
+            header = self.HEADER.match(line)
+            if header:
+                name = header.group(1).strip('"')
+                if line.lstrip().startswith("[["):
+                    counts[name] = counts.get(name, -1) + 1
+                    table = f"{name}[{counts[name]}]"
+                else:
+                    parent, _, rest = name.partition(".")
+                    table = f"{parent}[{counts[parent]}].{rest}" if parent in counts and rest else name
+                self.keys.setdefault(table, number)
+                continue
+            key = self.KEY.match(line)
+            if key:
+                self.keys.setdefault(f"{table}.{key.group(1).strip(chr(34))}" if table else key.group(1), number)
+
+    def line(self, path: str) -> int | None:
+        """The line of `path` (e.g. 'phases[1].changes.rewards[0]'), or of its nearest parent."""
+        while path:
+            if path in self.keys:
+                return self.keys[path]
+            cut = max(path.rfind("."), path.rfind("["))
+            path = path[:cut] if cut > 0 else ""
+        return None
+
+
+class _Checker:
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.lines = _Lines(text)
+
+    def where(self, field_path: str) -> str:
+        line = self.lines.line(field_path)
+        return f"{self.path}, line {line}: {field_path}" if line else f"{self.path}: {field_path}"
+
+    def fail(self, field_path: str, message: str) -> ExperimentSpecError:
+        return ExperimentSpecError(f"{self.where(field_path)}: {message}")
+
+    def keys(self, value: Any, known: tuple[str, ...], field_path: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(field_path, f"expected a table, got {value!r}")
+        for key in value:
+            if key not in known:
+                raise self.fail(
+                    f"{field_path}.{key}" if field_path else key,
+                    f"unknown field{did_you_mean(key, known)} (fields: {', '.join(known)})",
+                )
+        return value
+
+    def integer(self, value: Any, field_path: str, low: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise self.fail(field_path, f"expected an integer >= {low}, got {value!r}")
+        return value
+
+    def text(self, value: Any, field_path: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(field_path, f"expected a non-empty string, got {value!r}")
+        return value
+
+
+def load_spec(path: str | Path) -> ExperimentSpec:
+    """Read and check a spec file; ExperimentSpecError names what is wrong."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ExperimentSpecError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    return parse_spec(text, str(p))
+
+
+def parse_spec(text: str, path: str = "<spec>") -> ExperimentSpec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentSpecError(f"{path}: not valid TOML: {exc}") from None
+    check = _Checker(path, text)
+    check.keys(data, TOP_TABLES, "")
+    experiment = check.keys(data.get("experiment", {}), EXPERIMENT_KEYS, "experiment")
+    if "experiment" not in data:
+        raise ExperimentSpecError(f"{path}: missing the [experiment] table (name, tasks, seeds)")
+    name = check.text(experiment.get("name"), "experiment.name")
+    tasks = _tasks(check, experiment.get("tasks"))
+    seeds = _seeds(check, experiment.get("seeds", 1))
+    env = dict(check.keys(data.get("env", {}), tuple(data.get("env", {})), "env"))
+    agents = _agents(check, data.get("agents"))
+    phases = _phases(check, data.get("phases"), tasks)
+    return ExperimentSpec(
+        name,
+        path,
+        tasks,
+        seeds,
+        agents,
+        phases,
+        env,
+        str(experiment.get("description", "")),
+        str(experiment.get("reference", "")),
+    )
+
+
+def _tasks(check: _Checker, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise check.fail("experiment.tasks", f"expected a list of task ids, got {value!r}")
+    for i, task_id in enumerate(value):
+        _known_task(check, task_id, f"experiment.tasks[{i}]")
+    return tuple(value)
+
+
+def _known_task(check: _Checker, task_id: Any, field_path: str) -> None:
+    check.text(task_id, field_path)
+    if not task_id.startswith(FAMILIES):
+        raise check.fail(field_path, f"{task_id!r}: experiments run grid and graph tasks ({', '.join(FAMILIES)}...)")
+    try:
+        build_task(task_id)
+    except GraphtasksError as exc:
+        raise check.fail(field_path, str(exc)) from None
+
+
+def _seeds(check: _Checker, value: Any) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return tuple(range(check.integer(value, "experiment.seeds")))
+    if not isinstance(value, list) or not value:
+        raise check.fail("experiment.seeds", f"expected a count or a list of seeds, got {value!r}")
+    seeds = tuple(check.integer(s, f"experiment.seeds[{i}]", low=0) for i, s in enumerate(value))
+    if len(set(seeds)) != len(seeds):
+        raise check.fail("experiment.seeds", "a seed is listed twice")
+    return seeds
+
+
+def _agents(check: _Checker, value: Any) -> tuple[AgentSpec, ...]:
+    if not isinstance(value, list) or not value:
+        raise ExperimentSpecError(f"{check.path}: no [[agents]]: list at least one agent")
+    out: list[AgentSpec] = []
+    for i, item in enumerate(value):
+        at = f"agents[{i}]"
+        item = check.keys(item, AGENT_KEYS, at)
+        name = check.text(item.get("name"), f"{at}.name")
+        if name not in AGENTS:
+            raise check.fail(
+                f"{at}.name",
+                f"unknown agent {name!r}{did_you_mean(name, AGENTS)} (agents: {', '.join(sorted(AGENTS))})",
+            )
+        params = dict(check.keys(item.get("params", {}), tuple(item.get("params", {})), f"{at}.params"))
+        grid = check.keys(item.get("grid", {}), tuple(item.get("grid", {})), f"{at}.grid")
+        for key, values in grid.items():
+            if not isinstance(values, list) or not values:
+                raise check.fail(f"{at}.grid.{key}", f"expected a non-empty list of values, got {values!r}")
+        for key, value_ in [*params.items(), *((k, v[0]) for k, v in grid.items())]:
+            section = "params" if key in params else "grid"
+            _agent_setting(check, name, key, value_, f"{at}.{section}.{key}")
+        label = str(item.get("label") or name)
+        keys = sorted(grid)
+        for combination in itertools.product(*(grid[k] for k in keys)):
+            chosen = {**params, **dict(zip(keys, combination))}
+            suffix = " ".join(f"{k}={v}" for k, v in zip(keys, combination))
+            out.append(AgentSpec(name, f"{label} {suffix}".strip(), chosen))
+    labels = [a.label for a in out]
+    duplicate = next((x for x in labels if labels.count(x) > 1), None)
+    if duplicate:
+        raise ExperimentSpecError(f"{check.path}: two agents are labelled {duplicate!r}; give them distinct labels")
+    return tuple(out)
+
+
+def _agent_setting(check: _Checker, agent: str, key: str, value: Any, field_path: str) -> None:
+    settings = inspect.signature(AGENTS[agent]).parameters
+    known = [k for k, p in settings.items() if k not in FIXED_AGENT_ARGS and p.kind is not p.VAR_KEYWORD]
+    if key not in known:
+        raise check.fail(
+            field_path,
+            f"the {agent} agent has no setting {key!r}{did_you_mean(key, known)} "
+            f"(settings: {', '.join(known) or 'none'})",
+        )
+    default = settings[key].default
+    numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+    if numeric and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise check.fail(field_path, f"expected a number, got {value!r}")
+
+
+def _phases(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[PhaseSpec, ...]:
+    if not isinstance(value, list) or not value:
+        raise ExperimentSpecError(f"{check.path}: no [[phases]]: list at least one phase")
+    out: list[PhaseSpec] = []
+    for i, item in enumerate(value):
+        at = f"phases[{i}]"
+        item = check.keys(item, PHASE_KEYS, at)
+        name = check.text(item.get("name", f"phase {i + 1}"), f"{at}.name")
+        if "episodes" not in item:
+            raise check.fail(at, "missing field episodes")
+        episodes = check.integer(item["episodes"], f"{at}.episodes")
+        max_steps = check.integer(item["max_steps"], f"{at}.max_steps") if "max_steps" in item else None
+        task = item.get("task")
+        if task is not None:
+            _known_task(check, task, f"{at}.task")
+        for flag in ("learn", "schedule"):
+            if flag in item and not isinstance(item[flag], bool):
+                raise check.fail(f"{at}.{flag}", f"expected true or false, got {item[flag]!r}")
+        changes = dict(check.keys(item.get("changes", {}), tuple(item.get("changes", {})), f"{at}.changes"))
+        for task_id in [task] if task else tasks:
+            try:
+                task_variant(task_id, changes, check.where(f"{at}.changes"))
+            except GraphtasksError as exc:
+                raise ExperimentSpecError(str(exc)) from None
+        start = _start(check, item.get("start"), f"{at}.start")
+        out.append(
+            PhaseSpec(
+                name, episodes, max_steps, task, item.get("learn", True), start, item.get("schedule", False), changes
+            )
+        )
+    names = [p.name for p in out]
+    duplicate = next((x for x in names if names.count(x) > 1), None)
+    if duplicate:
+        raise ExperimentSpecError(f"{check.path}: two phases are named {duplicate!r}")
+    return tuple(out)
+
+
+def _start(check: _Checker, value: Any, field_path: str) -> Any:
+    """None (the task's start), "random", or the value as given: a state, a list of states,
+    a cell [r, c] or a list of cells (read by the run with the task's family in mind)."""
+    if value is None or value == "default":
+        return None
+    if value == "random":
+        return "random"
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    ints = isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    cells = (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) for x in v) for v in value)
+    )
+    if ints or cells:
+        return value
+    raise check.fail(
+        field_path, f'expected "default", "random", a state, a cell [r, c] or a list of them, got {value!r}'
+    )

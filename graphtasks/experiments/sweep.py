@@ -1,0 +1,253 @@
+"""Run an experiment: every cell (task x agent setting x seed) through every phase, in parallel.
+
+Workers get the built task versions once (no store is opened in a worker) and return one
+row per episode; the order of the rows and every number in them depend only on the spec
+and its seeds, never on the number of workers: each cell draws from generators seeded by
+its seed and phase index alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from graphstore import TaskGraph
+from gym_bridge import family_of
+from gym_bridge.agents import AGENTS
+from gym_bridge.runner import _view, action_count, agent_state_count, schedule_rng
+from tasks import trial_schedule
+from tasks.variants import task_variant
+
+from .spec import AgentSpec, ExperimentSpec, PhaseSpec
+
+COLUMNS = (
+    "experiment",
+    "run",
+    "task",
+    "phase_task",
+    "task_hash",
+    "agent",
+    "label",
+    "params",
+    "seed",
+    "phase",
+    "phase_index",
+    "episode",
+    "return",
+    "length",
+    "start_state",
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the sweep: a task, an agent setting and a seed, through every phase."""
+
+    index: int
+    task: str
+    agent: AgentSpec
+    seed: int
+
+
+@dataclass
+class SweepResult:
+    rows: list[dict[str, Any]]
+    failures: list[tuple[Cell, str]]
+
+
+def cells(spec: ExperimentSpec) -> list[Cell]:
+    combos = [(t, a, s) for t in spec.tasks for a in spec.agents for s in spec.seeds]
+    return [Cell(i, t, a, s) for i, (t, a, s) in enumerate(combos)]
+
+
+def task_versions(spec: ExperimentSpec) -> dict[str, TaskGraph]:
+    """Every task version a phase runs, by id (a changed task is a variant with its own id)."""
+    graphs: dict[str, TaskGraph] = {}
+    for task in spec.tasks:
+        for phase in spec.phases:
+            task_id = phase.task_id(task)
+            if task_id not in graphs:
+                graphs[task_id] = task_variant(phase.task or task, phase.changes)
+    return graphs
+
+
+def phase_seed(seed: int, phase_index: int, stream: int = 0) -> int:
+    """The seed of one phase's environment (stream 0) or start-state draws (stream 1)."""
+    return int(np.random.SeedSequence([seed, phase_index, stream]).generate_state(1)[0])
+
+
+def _starts(phase: PhaseSpec, graph: TaskGraph, grid: bool, seed: int, index: int, episodes: int) -> list[dict]:
+    """The reset options of each episode: where it starts."""
+    start = phase.start
+    if start is None:
+        return [{}] * episodes
+    if start == "random":
+        if grid:
+            return [{"random_start": True}] * episodes
+        terminal = {p["index"] for _, p in graph.nodes("State") if p.get("terminal")}
+        states = [p["index"] for _, p in graph.nodes("State") if p["index"] not in terminal]
+        rng = np.random.default_rng(phase_seed(seed, index, 1))
+        return [{"start": int(states[k])} for k in rng.integers(0, len(states), episodes)]
+    if grid:
+        cells = [start] if isinstance(start[0], int) else start
+        return [{"agent_pos": tuple(cells[e % len(cells)])} for e in range(episodes)]
+    states = [start] if isinstance(start, int) else start
+    if not all(isinstance(s, int) for s in states):
+        raise ValueError(f"phase {phase.name!r}: a graph task starts at states (indices), not cells: {start!r}")
+    return [{"start": int(states[e % len(states)])} for e in range(episodes)]
+
+
+def run_cell(spec: ExperimentSpec, cell: Cell, graphs: dict[str, TaskGraph]) -> list[dict[str, Any]]:
+    """Every phase of one cell; one row per episode."""
+    rows: list[dict[str, Any]] = []
+    agent = None
+    shape: tuple[int, int] | None = None
+    for index, phase in enumerate(spec.phases):
+        task_id = phase.task_id(cell.task)
+        graph = graphs[task_id]
+        family = family_of(task_id)
+        settings = dict(spec.env)
+        if phase.max_steps is not None:
+            settings[family.episode_length] = phase.max_steps
+        make: Any = family.env_class()  # every family's env takes task= (an id or a TaskGraph)
+        env = make(task=graph, **settings)
+        sizes = (agent_state_count(env), action_count(env))
+        if agent is None:
+            agent = AGENTS[cell.agent.name](*sizes, seed=cell.seed, **cell.agent.params)
+            shape = sizes
+        elif sizes != shape:
+            raise ValueError(
+                f"phase {phase.name!r}: {task_id} has {sizes[0]} states and {sizes[1]} actions; "
+                f"the agent was made for {shape}"
+            )
+        env_seed = phase_seed(cell.seed, index)
+        conditions: list[str | None] = [None] * phase.episodes
+        if phase.schedule:
+            schedule = getattr(getattr(env, "compiled", None), "schedule", None)
+            if not schedule:
+                raise ValueError(f"phase {phase.name!r}: {task_id} has no trial schedule")
+            order = trial_schedule(schedule, schedule_rng(env_seed))
+            conditions = [order[e % len(order)] for e in range(phase.episodes)]
+        starts = _starts(phase, graph, family.name == "grid", cell.seed, index, phase.episodes)
+        all_actions = tuple(range(sizes[1]))
+        content_hash = graph.content_hash()
+        for episode in range(phase.episodes):
+            options = dict(starts[episode])
+            if conditions[episode]:
+                options["condition"] = conditions[episode]
+            obs, info = env.reset(seed=env_seed if episode == 0 else None, options=options or None)
+            state, available = _view(obs, info, all_actions)
+            first = state
+            agent.begin_episode()
+            total, length = 0.0, 0
+            while True:
+                action = agent.act(state, available)
+                obs, reward, terminated, truncated, info = env.step(action)
+                next_state, available = _view(obs, info, all_actions)
+                if phase.learn:
+                    agent.learn(state, action, float(reward), next_state, terminated, available)
+                total += float(reward)
+                length += 1
+                state = next_state
+                if terminated or truncated:
+                    break
+            rows.append(
+                {
+                    "experiment": spec.name,
+                    "run": cell.index,
+                    "task": cell.task,
+                    "phase_task": task_id,
+                    "task_hash": content_hash,
+                    "agent": cell.agent.name,
+                    "label": cell.agent.label,
+                    "params": json.dumps(cell.agent.params, sort_keys=True),
+                    "seed": cell.seed,
+                    "phase": phase.name,
+                    "phase_index": index,
+                    "episode": episode,
+                    "return": total,
+                    "length": length,
+                    "start_state": first,
+                }
+            )
+    return rows
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(spec: ExperimentSpec, graphs: dict[str, TaskGraph]) -> None:
+    _WORKER["spec"], _WORKER["graphs"] = spec, graphs
+
+
+def _run_in_worker(cell: Cell) -> tuple[Cell, list[dict[str, Any]] | None, str | None]:
+    try:
+        return cell, run_cell(_WORKER["spec"], cell, _WORKER["graphs"]), None
+    except Exception as exc:  # noqa: BLE001 - a failed cell is reported with its error, the others go on
+        return cell, None, f"{type(exc).__name__}: {exc}"
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    workers: int | None = None,
+    on_cell: Callable[[Cell], object] | None = None,
+) -> SweepResult:
+    """Run every cell on `workers` processes (default: the number of cores; 1: in this process)."""
+    graphs = task_versions(spec)
+    todo = cells(spec)
+    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    done: dict[int, list[dict[str, Any]]] = {}
+    failures: list[tuple[Cell, str]] = []
+
+    def collect(results: Iterable[tuple[Cell, list[dict[str, Any]] | None, str | None]]) -> None:
+        for cell, rows, error in results:
+            if error is not None:
+                failures.append((cell, error))
+            else:
+                done[cell.index] = rows or []
+            if on_cell is not None:
+                on_cell(cell)
+
+    if workers == 1:
+        _init_worker(spec, graphs)
+        collect(_run_in_worker(cell) for cell in todo)
+    else:
+        with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(spec, graphs)) as pool:
+            futures = [pool.submit(_run_in_worker, cell) for cell in todo]
+            collect(future.result() for future in as_completed(futures))
+    rows = [row for index in sorted(done) for row in done[index]]
+    return SweepResult(rows, sorted(failures, key=lambda f: f[0].index))
+
+
+def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean return and length per task, agent setting and phase, over seeds and episodes."""
+    groups: dict[tuple[str, str, int, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["task"], row["label"], row["phase_index"], row["phase"]), []).append(row)
+    out = []
+    for (task, label, _, phase), members in sorted(groups.items()):
+        out.append(
+            {
+                "task": task,
+                "agent": label,
+                "phase": phase,
+                "episodes": len(members),
+                "mean_return": float(np.mean([r["return"] for r in members])),
+                "mean_length": float(np.mean([r["length"] for r in members])),
+            }
+        )
+    return out

@@ -1,0 +1,200 @@
+"""Experiment specs: checked before anything runs, run the same on any number of workers,
+phases change the task as data (variants with their own content hash)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from graphtasks.cli import main
+from graphtasks.experiments import COLUMNS, ExperimentSpecError, cells, load_spec, parse_spec, run_experiment
+from gym_bridge.graph import GraphTaskEnv
+from gym_bridge.grid import GridEnv
+from tasks import build
+from tasks.variants import TaskChangeError, task_variant
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED = sorted((REPO / "data" / "experiments").glob("*.toml"))
+
+SMALL = """
+[experiment]
+name = "small"
+tasks = ["neuronav/grid/t_maze/micro", "rewardgym/two-step"]
+seeds = [3, 4]
+
+[[agents]]
+name = "q"
+grid = { beta = [1.0, 4.0] }
+
+[[agents]]
+name = "sr"
+
+[[phases]]
+name = "learning"
+episodes = 6
+max_steps = 20
+
+[[phases]]
+name = "test"
+episodes = 3
+max_steps = 20
+learn = false
+"""
+
+
+def small_spec(tmp_path: Path, text: str = SMALL) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_the_shipped_specs_are_valid(path: Path) -> None:
+    spec = load_spec(path)
+    assert spec.name == path.stem and len(cells(spec)) >= 10
+    assert spec.reference
+
+
+def test_cells_are_tasks_by_agent_settings_by_seeds(tmp_path: Path) -> None:
+    spec = load_spec(small_spec(tmp_path))
+    assert [a.label for a in spec.agents] == ["q beta=1.0", "q beta=4.0", "sr"]
+    runs = cells(spec)
+    assert len(runs) == 2 * 3 * 2
+    assert [(c.task, c.agent.label, c.seed) for c in runs[:3]] == [
+        ("neuronav/grid/t_maze/micro", "q beta=1.0", 3),
+        ("neuronav/grid/t_maze/micro", "q beta=1.0", 4),
+        ("neuronav/grid/t_maze/micro", "q beta=4.0", 3),
+    ]
+
+
+def test_same_rows_on_one_and_on_two_workers(tmp_path: Path) -> None:
+    spec = load_spec(small_spec(tmp_path))
+    one = run_experiment(spec, workers=1)
+    two = run_experiment(spec, workers=2)
+    assert one.failures == [] and two.failures == []
+    assert len(one.rows) == 12 * 9
+    assert one.rows == two.rows
+    other_seed = run_experiment(load_spec(small_spec(tmp_path, SMALL.replace("[3, 4]", "[5, 6]"))), workers=1)
+    assert [r["return"] for r in other_seed.rows] != [r["return"] for r in one.rows]
+
+
+def test_a_test_phase_does_not_learn(tmp_path: Path) -> None:
+    text = SMALL.replace("episodes = 3", "episodes = 40").replace(
+        'tasks = ["neuronav/grid/t_maze/micro", ', "tasks = ["
+    )
+    rows = run_experiment(load_spec(small_spec(tmp_path, text)), workers=1).rows
+    # a greedy q agent (beta 4) that does not learn picks the same first action from the same state
+    # every test episode of the two-step task; with learning it would follow its updated values
+    test = [r for r in rows if r["phase"] == "test" and r["label"] == "q beta=4.0" and r["seed"] == 3]
+    assert len(test) == 40 and all(r["length"] == 2 for r in test)
+
+
+def test_a_changed_phase_runs_a_variant_with_its_own_hash(tmp_path: Path) -> None:
+    text = SMALL.replace(
+        'name = "test"',
+        'name = "test"\ntask = "neuronav/grid/t_maze/micro"\nchanges = { rewards = [{ cell = [1, 5], value = 2.0 }] }',
+    )
+    rows = run_experiment(load_spec(small_spec(tmp_path, text)), workers=1).rows
+    learning = {r["task_hash"] for r in rows if r["phase"] == "learning" and r["task"] == "neuronav/grid/t_maze/micro"}
+    test = {(r["phase_task"], r["task_hash"]) for r in rows if r["phase"] == "test"}
+    assert len(learning) == 1 and len(test) == 1
+    ((variant, variant_hash),) = test
+    assert variant.startswith("neuronav/grid/t_maze/micro/variant-") and variant_hash not in learning
+    assert {r["return"] for r in rows if r["phase"] == "test"} <= {0.0, 2.0}
+
+
+def test_start_states_cycle_through_the_given_cells(tmp_path: Path) -> None:
+    text = SMALL.replace(
+        'tasks = ["neuronav/grid/t_maze/micro", "rewardgym/two-step"]', 'tasks = ["neuronav/grid/t_maze/micro"]'
+    )
+    text = text.replace("learn = false", "learn = false\nstart = [[3, 3], [1, 2]]")
+    rows = run_experiment(load_spec(small_spec(tmp_path, text)), workers=1).rows
+    n = build("neuronav/grid/t_maze/micro").task["params"]["n"]
+    starts = [r["start_state"] for r in rows if r["phase"] == "test" and r["run"] == 0]
+    assert starts == [3 * n + 3, 1 * n + 2, 3 * n + 3]
+
+
+BAD = [
+    ('name = "q"', 'name = "qq"', "line 8: agents[0].name: unknown agent 'qq'; did you mean 'q'?"),
+    (
+        "grid = { beta = [1.0, 4.0] }",
+        "params = { betta = 2 }",
+        "line 9: agents[0].params.betta: the q agent has no setting 'betta'",
+    ),
+    ("grid = { beta = [1.0, 4.0] }", 'params = { beta = "high" }', "agents[0].params.beta: expected a number"),
+    ('"rewardgym/two-step"]', '"rewardgym/too-step"]', "line 4: experiment.tasks[1]:"),
+    (
+        "max_steps = 20\n\n",
+        "max_steps = 20\nepisode = 4\n\n",
+        "line 18: phases[0].episode: unknown field; did you mean 'episodes'?",
+    ),
+    ("episodes = 6", "episodes = -6", "line 16: phases[0].episodes: expected an integer >= 1, got -6"),
+    (
+        "learn = false",
+        "learn = false\nchanges = { rewards = [{ cell = [30, 1] }] }",
+        "phases[1].changes.rewards[0].cell: cell [30, 1] is outside",
+    ),
+    ("seeds = [3, 4]", "seeds = [3, 3]", "line 5: experiment.seeds: a seed is listed twice"),
+    ("[[phases]]", "[[phase]]", "phase: unknown field; did you mean 'phases'?"),
+    ("seeds = [3, 4]", "seeds = [3, 4", "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("old, new, message", BAD, ids=[b[2][:40] for b in BAD])
+def test_a_bad_spec_is_one_line_naming_file_line_and_field(tmp_path: Path, capsys, old: str, new: str, message: str):
+    assert old in SMALL
+    path = small_spec(tmp_path, SMALL.replace(old, new, 1))
+    with pytest.raises(ExperimentSpecError) as info:
+        load_spec(path)
+    assert str(path) in str(info.value) and message in str(info.value)
+    assert main(["experiment", "run", str(path), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("graphtasks: error: ") and message in err[0]
+
+
+def test_a_graph_change_naming_a_missing_state_is_refused() -> None:
+    with pytest.raises(TaskChangeError, match="state 99 does not exist"):
+        task_variant("rewardgym/two-step", {"edges": {"99": {"0": 1}}}, "spec.toml, line 3: phases[0].changes")
+    with pytest.raises(ExperimentSpecError, match="spec.toml, line 8: phases.0..changes: unknown change.s. walls"):
+        parse_spec(
+            '[experiment]\nname = "x"\ntasks = ["rewardgym/two-step"]\n[[agents]]\nname = "q"\n[[phases]]\n'
+            "episodes = 2\nchanges = { walls = [] }\n",
+            "spec.toml",
+        )
+
+
+def test_graph_variants_change_transitions_and_rewards() -> None:
+    base = GraphTaskEnv(task=build("rewardgym/two-step"))
+    changed = task_variant("rewardgym/two-step", {"edges": {"0": {"0": 2}}})
+    assert changed.content_hash() != build("rewardgym/two-step").content_hash()
+    env = GraphTaskEnv(task=changed)
+    env.reset(seed=0)
+    assert {env.step(0)[4]["state"] for _ in range(1) if env.reset(seed=0)} == {2}
+    assert base.compiled.n_states == env.compiled.n_states
+
+
+def test_grid_variants_add_walls_and_move_rewards() -> None:
+    variant = task_variant(
+        "neuronav/grid/t_maze/small", {"walls_add": [[9, 4]], "rewards": [{"cell": [1, 9], "value": 1}]}
+    )
+    env = GridEnv(task=variant, obs_type="ascii")
+    text, _ = env.reset(seed=0)
+    assert text.splitlines()[1] == "B        RB" and text.splitlines()[9][4] == "B"
+    with pytest.raises(TaskChangeError, match="start cell"):
+        task_variant("neuronav/grid/t_maze/small", {"walls_add": [[9, 5]]})
+
+
+def test_the_command_writes_one_row_per_episode(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "episodes.csv"
+    assert (
+        main(["experiment", "run", str(small_spec(tmp_path)), "--workers", "2", "--no-progress", "-o", str(out)]) == 0
+    )
+    printed = capsys.readouterr().out
+    assert "q beta=4.0" in printed and "(12 rows)" in printed
+    with open(out, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == list(COLUMNS) and len(rows) == 12 * 9
+    assert main(["experiment", "check", str(small_spec(tmp_path))]) == 0
+    assert "12 runs of 2 phase(s)" in capsys.readouterr().out
