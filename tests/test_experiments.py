@@ -198,3 +198,99 @@ def test_the_command_writes_one_row_per_episode(tmp_path: Path, capsys) -> None:
     assert list(rows[0]) == list(COLUMNS) and len(rows) == 12 * 9
     assert main(["experiment", "check", str(small_spec(tmp_path))]) == 0
     assert "12 runs of 2 phase(s)" in capsys.readouterr().out
+
+
+# -- records in the store --------------------------------------------------------------------------
+def test_runs_are_recorded_and_a_rerun_skips_them(tmp_path: Path, capsys) -> None:
+    from graphstore import open_store
+    from graphtasks.experiments.records import recorded_episodes, recorded_experiments
+
+    spec_path = small_spec(tmp_path)
+    store = str(tmp_path / "store.lbug")
+    assert main(["--store", store, "experiment", "run", str(spec_path), "--workers", "2", "--no-progress"]) == 0
+    capsys.readouterr()
+    plain = run_experiment(load_spec(spec_path), workers=1).rows
+    with open_store(store, "r") as opened:
+        assert recorded_episodes(opened, "small") == plain
+        assert recorded_experiments(opened)[0] | {"created_at": None} == {
+            "experiment": "small",
+            "created_at": None,
+            "runs": 12,
+            "done": 12,
+        }
+        learning_curve = opened.cypher(
+            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:IN_PHASE]->(p:Phase) WHERE e.experiment = 'small' "
+            "RETURN r.label, p.name, e.index, avg(e.reward) ORDER BY r.label, p.name, e.index"
+        ).rows
+        assert len(learning_curve) == 3 * (6 + 3)
+    assert main(["--store", store, "experiment", "run", str(spec_path), "--no-progress"]) == 0
+    assert "12 run(s) already recorded, 0 to go" in capsys.readouterr().out
+    with open_store(store, "r") as opened:
+        assert opened.cypher("MATCH (e:Episode) RETURN count(e)").rows == [[12 * 9]]
+    out = tmp_path / "export.csv"
+    assert main(["--store", store, "experiment", "export", "small", "-o", str(out)]) == 0
+    with open(out, newline="", encoding="utf-8") as handle:
+        assert len(list(csv.DictReader(handle))) == 12 * 9
+
+
+def test_another_spec_under_a_recorded_name_is_refused(tmp_path: Path, capsys) -> None:
+    store = str(tmp_path / "store.lbug")
+    assert main(["--store", store, "experiment", "run", str(small_spec(tmp_path)), "--no-progress"]) == 0
+    changed = small_spec(tmp_path, SMALL.replace("episodes = 6", "episodes = 7"))
+    assert main(["--store", store, "experiment", "run", str(changed), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "experiment 'small' is recorded" in err[0] and "with another spec" in err[0]
+
+
+@pytest.mark.slow
+def test_a_killed_sweep_completes_on_the_same_command_with_nothing_doubled(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from graphstore import open_store
+    from graphtasks.experiments.records import recorded_episodes
+
+    text = SMALL.replace("episodes = 6", "episodes = 1500").replace("max_steps = 20", "max_steps = 60", 1)
+    spec_path = small_spec(tmp_path, text)
+    store = str(tmp_path / "store.lbug")
+    command = [
+        sys.executable,
+        "-m",
+        "graphtasks",
+        "--store",
+        store,
+        "experiment",
+        "run",
+        str(spec_path),
+        "--workers",
+        "2",
+        "--no-progress",
+    ]
+    driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    done = 0
+    while time.monotonic() < deadline and driver.poll() is None:
+        time.sleep(0.2)
+        try:
+            with open_store(store, "r") as opened:
+                done = opened.cypher("MATCH (r:Run) WHERE r.status = 'done' RETURN count(r)").rows[0][0]
+        except Exception:  # noqa: BLE001 - the store may not exist yet
+            continue
+        if done >= 1:
+            break
+    assert driver.poll() is None, f"the sweep ended before it could be killed: {driver.stderr.read()!r}"
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and its workers, mid-sweep
+    driver.wait()
+    with open_store(store, "r") as opened:
+        partial = opened.cypher("MATCH (r:Run) RETURN count(r)").rows[0][0]
+    assert 1 <= partial < 12
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    assert "already recorded" in finished.stdout
+    with open_store(store, "r") as opened:
+        assert opened.cypher("MATCH (e:Episode) RETURN count(e)").rows == [[12 * 1503]]
+        assert opened.cypher("MATCH (r:Run) RETURN count(r)").rows == [[12]]
+        assert recorded_episodes(opened, "small") == run_experiment(load_spec(spec_path), workers=2).rows

@@ -1,15 +1,25 @@
-"""`graphtasks experiment check|run SPEC`: check an experiment spec, or run its sweep in parallel
-and print the mean return per task, agent setting and phase (every episode with --output)."""
+"""`graphtasks experiment check|run|list|export`: check an experiment spec; run its sweep in
+parallel, recording every finished run in the store (a re-run resumes); list the recorded
+experiments; export one as a table, one row per episode."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import io
+from pathlib import Path
 
 from tqdm import tqdm
 
+from graphstore import open_store
 from graphtasks.experiments import COLUMNS, cells, load_spec, run_experiment, summary
+from graphtasks.experiments.records import (
+    RunRecorder,
+    finished_runs,
+    record_experiment,
+    recorded_episodes,
+    recorded_experiments,
+)
 
 from .errors import CommandError
 from .files import write_output
@@ -29,6 +39,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_format_argument(run)
     run.set_defaults(func=cmd_run)
+    listing = actions.add_parser("list", help="the experiments recorded in the store")
+    add_format_argument(listing)
+    listing.set_defaults(func=cmd_list)
+    export = actions.add_parser("export", help="one row per recorded episode of an experiment (CSV)")
+    export.add_argument("name", help="the experiment's name")
+    export.add_argument("-o", "--output", metavar="FILE.csv", help="write to a file (default: print)")
+    export.set_defaults(func=cmd_export)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -48,23 +65,67 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _csv(rows: list[dict]) -> str:
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise CommandError(f"--workers: expected a positive number, got {args.workers}")
     spec = load_spec(args.spec)
-    todo = cells(spec)
+    text = Path(args.spec).read_text(encoding="utf-8")
+    with open_store(args.store, "w") as store:  # the store is held only while writing
+        record_experiment(store, spec, text)
+        done = finished_runs(store, spec)
+    todo = [cell for cell in cells(spec) if cell.index not in done]
+    if done:
+        print(f"{spec.name}: {len(done)} run(s) already recorded, {len(todo)} to go")
     bar = tqdm(total=len(todo), desc=spec.name, unit="run", disable=args.no_progress, leave=False)
-    result = run_experiment(spec, workers=args.workers, on_cell=lambda cell: bar.update(1))
-    bar.close()
+    recorder = RunRecorder(args.store, spec)
+
+    def record(cell, rows, error, started) -> None:
+        recorder.add(cell, rows, error, started)
+        bar.update(1)
+
+    try:
+        result = run_experiment(spec, workers=args.workers, skip=done, on_result=record)
+    finally:
+        recorder.flush()  # what finished is kept, also when the sweep is interrupted
+        bar.close()
+    with open_store(args.store, "r") as store:
+        rows = recorded_episodes(store, spec.name)
     if args.output:
-        text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(result.rows)
-        write_output(args.output, text.getvalue())
-    table = summary(result.rows)
+        write_output(args.output, _csv(rows))
+    table = summary(rows)
     columns = ["task", "agent", "phase", "episodes", "mean_return", "mean_length"]
     print_rows(columns, [[row[c] for c in columns] for row in table], args.format)
     for cell, error in result.failures:
         print(f"graphtasks: error: run {cell.index} ({cell.task}, {cell.agent.label}, seed {cell.seed}): {error}")
     return 1 if result.failures else 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with open_store(args.store, "r") as store:
+        rows = recorded_experiments(store)
+    columns = ["experiment", "created_at", "runs", "done"]
+    print_rows(columns, [[row[c] for c in columns] for row in rows], args.format)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with open_store(args.store, "r") as store:
+        rows = recorded_episodes(store, args.name)
+        if not rows:
+            names = [row["experiment"] for row in recorded_experiments(store)]
+            raise CommandError(
+                f"no recorded episodes of experiment {args.name!r}; recorded: {', '.join(names) or 'none'}"
+            )
+    if args.output:
+        write_output(args.output, _csv(rows))
+    else:
+        print(_csv(rows), end="")
+    return 0

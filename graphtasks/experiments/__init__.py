@@ -1,21 +1,27 @@
-"""Experiments: spec files (protocols of phases over tasks, agents and seeds) and running them."""
+"""Experiments: spec files (protocols of phases over tasks, agents and seeds), running them, and
+their records in the store.
 
-from .spec import AgentSpec, ExperimentSpec, ExperimentSpecError, PhaseSpec, load_spec, parse_spec
-from .sweep import COLUMNS, Cell, SweepResult, cells, run_experiment, summary, task_versions, write_csv
+The names below load on first use: the schema fragment (`graphtasks.experiments.schema`) is
+read while the store schema loads, before tasks and environments can be imported.
+"""
 
-__all__ = [
-    "COLUMNS",
-    "AgentSpec",
-    "Cell",
-    "ExperimentSpec",
-    "ExperimentSpecError",
-    "PhaseSpec",
-    "SweepResult",
-    "cells",
-    "load_spec",
-    "parse_spec",
-    "run_experiment",
-    "summary",
-    "task_versions",
-    "write_csv",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOMES = {
+    "AgentSpec": "spec", "ExperimentSpec": "spec", "ExperimentSpecError": "spec", "PhaseSpec": "spec",
+    "load_spec": "spec", "parse_spec": "spec",
+    "COLUMNS": "sweep", "Cell": "sweep", "SweepResult": "sweep", "cells": "sweep", "run_experiment": "sweep",
+    "summary": "sweep", "task_versions": "sweep", "write_csv": "sweep",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = sorted(_HOMES)

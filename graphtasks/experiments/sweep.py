@@ -9,6 +9,7 @@ its seed and phase index alone.
 from __future__ import annotations
 
 import csv
+import datetime
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -187,27 +188,41 @@ def _init_worker(spec: ExperimentSpec, graphs: dict[str, TaskGraph]) -> None:
     _WORKER["spec"], _WORKER["graphs"] = spec, graphs
 
 
-def _run_in_worker(cell: Cell) -> tuple[Cell, list[dict[str, Any]] | None, str | None]:
+Outcome = tuple[Cell, "list[dict[str, Any]] | None", "str | None", str]  # cell, rows, error, start time
+
+
+def _run_in_worker(cell: Cell) -> Outcome:
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     try:
-        return cell, run_cell(_WORKER["spec"], cell, _WORKER["graphs"]), None
+        return cell, run_cell(_WORKER["spec"], cell, _WORKER["graphs"]), None, started
     except Exception as exc:  # noqa: BLE001 - a failed cell is reported with its error, the others go on
-        return cell, None, f"{type(exc).__name__}: {exc}"
+        return cell, None, f"{type(exc).__name__}: {exc}", started
 
 
 def run_experiment(
     spec: ExperimentSpec,
     workers: int | None = None,
     on_cell: Callable[[Cell], object] | None = None,
+    skip: Iterable[int] = (),
+    on_result: Callable[[Cell, "list[dict[str, Any]] | None", "str | None", str], object] | None = None,
 ) -> SweepResult:
-    """Run every cell on `workers` processes (default: the number of cores; 1: in this process)."""
+    """Run every cell on `workers` processes (default: the number of cores; 1: in this process).
+
+    Cells whose index is in `skip` are not run (already recorded); `on_result` sees each
+    finished cell in this process as it comes (the driver records it there)."""
     graphs = task_versions(spec)
-    todo = cells(spec)
+    skipped = set(skip)
+    todo = [cell for cell in cells(spec) if cell.index not in skipped]
+    if not todo:
+        return SweepResult([], [])
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
     done: dict[int, list[dict[str, Any]]] = {}
     failures: list[tuple[Cell, str]] = []
 
-    def collect(results: Iterable[tuple[Cell, list[dict[str, Any]] | None, str | None]]) -> None:
-        for cell, rows, error in results:
+    def collect(results: Iterable[Outcome]) -> None:
+        for cell, rows, error, started in results:
+            if on_result is not None:
+                on_result(cell, rows, error, started)
             if error is not None:
                 failures.append((cell, error))
             else:

@@ -1,0 +1,225 @@
+"""Experiment records in the store: written by the driver only, one transaction per finished run.
+
+A run is written whole (its Run node, episodes and edges) when it finishes, so a sweep that
+is interrupted leaves finished runs and nothing half-written; running the same spec again
+skips the runs recorded as done and redoes the rest. Rows are merged by uid: writing a run
+twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import socket
+import time
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from graphstore import GraphStore
+from graphstore.errors import GraphtasksError
+
+from .spec import ExperimentSpec
+from .sweep import Cell
+
+QUERY_EPISODES = (
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $experiment "
+    "RETURN e.run, r.task_id, e.task_version, e.task_hash, r.agent, r.label, r.params, r.seed, e.phase, "
+    "e.phase_index, e.index, e.reward, e.length, e.start_state ORDER BY e.run, e.phase_index, e.index"
+)
+
+
+class ExperimentExists(GraphtasksError, ValueError):
+    """A different spec was recorded under the same experiment name."""
+
+
+def experiment_uid(name: str) -> str:
+    return f"experiment/{name}"
+
+
+def spec_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _version() -> str:
+    try:
+        return version("graphtasks")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _key(a: str, b: str) -> dict[str, str]:
+    return {"s": a, "t": b, "key": f"{a}|{b}"}
+
+
+def record_experiment(store: GraphStore, spec: ExperimentSpec, text: str) -> None:
+    """Write the Experiment and its Phases (once); refuse a different spec under the same name."""
+    uid = experiment_uid(spec.name)
+    digest = spec_hash(text)
+    rows = store.cypher("MATCH (x:Experiment) WHERE x.uid = $uid RETURN x.spec_hash", {"uid": uid}).rows
+    if rows:
+        if rows[0][0] != digest:
+            raise ExperimentExists(
+                f"experiment {spec.name!r} is recorded in {store.location!r} with another spec; "
+                "rename it in [experiment] name, or delete the old records"
+            )
+        return
+    experiment = {
+        "uid": uid,
+        "task": uid,
+        "name": spec.name,
+        "spec_hash": digest,
+        "spec": text,
+        "description": spec.description,
+        "reference": spec.reference,
+        "created_at": _now(),
+    }
+    phases: list[dict[str, Any]] = [
+        {
+            "uid": f"{uid}/phase/{i}",
+            "task": uid,
+            "name": p.name,
+            "index": i,
+            "episodes": p.episodes,
+            "max_steps": p.max_steps,
+            "learn": p.learn,
+            "changes": p.changes or None,
+        }
+        for i, p in enumerate(spec.phases)
+    ]
+    store.merge_shared(
+        [("Experiment", [experiment]), ("Phase", phases)],
+        [("HAS_PHASE", "Experiment", "Phase", [_key(uid, str(p["uid"])) for p in phases])],
+    )
+
+
+def finished_runs(store: GraphStore, spec: ExperimentSpec) -> set[int]:
+    """Indices of the runs recorded as done (a re-run skips them)."""
+    query = "MATCH (r:Run) WHERE r.task = $uid AND r.status = 'done' RETURN r.index"
+    return {row[0] for row in store.cypher(query, {"uid": experiment_uid(spec.name)}).rows}
+
+
+def record_run(
+    store: GraphStore,
+    spec: ExperimentSpec,
+    cell: Cell,
+    rows: list[dict[str, Any]] | None,
+    error: str | None,
+    started_at: str,
+) -> None:
+    """One run, its episodes and their edges, in one transaction."""
+    uid = experiment_uid(spec.name)
+    run_uid = f"{uid}/run/{cell.index}"
+    run = {
+        "uid": run_uid,
+        "task": uid,
+        "index": cell.index,
+        "status": "failed" if error else "done",
+        "task_id": cell.task,
+        "agent": cell.agent.name,
+        "label": cell.agent.label,
+        "params": cell.agent.params,
+        "seed": cell.seed,
+        "error": error,
+        "version": _version(),
+        "host": socket.gethostname(),
+        "started_at": started_at,
+        "ended_at": _now(),
+    }
+    episodes = [
+        {
+            "uid": f"{run_uid}/{row['phase_index']}/{row['episode']}",
+            "task": uid,
+            "experiment": spec.name,
+            "run": cell.index,
+            "phase": row["phase"],
+            "phase_index": row["phase_index"],
+            "index": row["episode"],
+            "reward": row["return"],
+            "length": row["length"],
+            "start_state": row["start_state"],
+            "task_version": row["phase_task"],
+            "task_hash": row["task_hash"],
+        }
+        for row in rows or []
+    ]
+    store.merge_shared(
+        [("Run", [run]), ("Episode", episodes)],
+        [
+            ("HAS_RUN", "Experiment", "Run", [_key(uid, run_uid)]),
+            ("HAS_EPISODE", "Run", "Episode", [_key(run_uid, e["uid"]) for e in episodes]),
+            ("IN_PHASE", "Episode", "Phase", [_key(e["uid"], f"{uid}/phase/{e['phase_index']}") for e in episodes]),
+        ],
+    )
+
+
+def recorded_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:
+    """Every recorded episode of an experiment, as the rows `run_experiment` returns."""
+    result = store.cypher(QUERY_EPISODES, {"experiment": experiment_uid(name)})
+    keys = (
+        "run",
+        "task",
+        "phase_task",
+        "task_hash",
+        "agent",
+        "label",
+        "params",
+        "seed",
+        "phase",
+        "phase_index",
+        "episode",
+        "return",
+        "length",
+        "start_state",
+    )
+    out = []
+    for row in result.rows:
+        record = dict(zip(keys, row))
+        params = record["params"]
+        record["params"] = json.dumps(json.loads(params) if isinstance(params, str) else params, sort_keys=True)
+        out.append({"experiment": name, **record})
+    return out
+
+
+def recorded_experiments(store: GraphStore) -> list[dict[str, Any]]:
+    """Each recorded experiment with its runs done and failed."""
+    rows = store.cypher(
+        "MATCH (x:Experiment) OPTIONAL MATCH (x)-[:HAS_RUN]->(r:Run) "
+        "RETURN x.name, x.created_at, count(r), sum(CASE WHEN r.status = 'done' THEN 1 ELSE 0 END) ORDER BY x.name"
+    ).rows
+    return [{"experiment": n, "created_at": c, "runs": runs, "done": done or 0} for n, c, runs, done in rows]
+
+
+class RunRecorder:
+    """Records finished runs in batches, opening the store for writing only while it writes.
+
+    An embedded store admits one writer and no reader while it is open for writing; holding it
+    for a whole sweep would lock out everyone who wants to look at the results so far. So a
+    batch (the runs finished in the last `seconds`, or `most` of them) is written in one
+    opening, and the store is free in between.
+    """
+
+    def __init__(self, location: str | None, spec: ExperimentSpec, seconds: float = 1.0, most: int = 64) -> None:
+        self.location, self.spec = location, spec
+        self.seconds, self.most = seconds, most
+        self.pending: list[tuple[Cell, list[dict[str, Any]] | None, str | None, str]] = []
+        self.last = time.monotonic()
+
+    def add(self, cell: Cell, rows: list[dict[str, Any]] | None, error: str | None, started: str) -> None:
+        self.pending.append((cell, rows, error, started))
+        if len(self.pending) >= self.most or time.monotonic() - self.last >= self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            from graphstore import open_store
+
+            with open_store(self.location, "w") as store:
+                for cell, rows, error, started in self.pending:
+                    record_run(store, self.spec, cell, rows, error, started)
+            self.pending = []
+        self.last = time.monotonic()

@@ -1,0 +1,85 @@
+"""Schema fragment of experiment records (entry point `graphtasks.schema: experiments`).
+
+Records are shared nodes (they outlive any one version of a task): an `Experiment` with its
+`Phase`s, a `Run` per cell (task x agent setting x seed) and an `Episode` per episode. Every
+record's `task` property is the uid of the experiment it belongs to (the owner, as for all
+nodes); the task a run or an episode ran on is named by `task_id` / `task_version` and its
+`task_hash`, joined to the stored `Task` by uid and content hash. A stored edge to the Task
+node would be cut whenever the task is put again (a changed built-in, a new variant), so
+the records keep the ids instead.
+"""
+
+from __future__ import annotations
+
+from graphstore.schema import Property, Schema
+
+KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
+
+
+def add_schema(s: Schema) -> None:
+    s.add_node(
+        "Experiment",
+        [
+            Property("name", "str", True, "the spec's experiment.name"),
+            Property("spec_hash", "str", True, "hash of the spec's content: a changed spec is a new experiment"),
+            Property("spec", "str", False, "the spec file's text"),
+            Property("description", "str", False, "the spec's description"),
+            Property("reference", "str", False, "the paper the protocol comes from"),
+            Property("created_at", "str", False, "UTC time the experiment was first recorded"),
+        ],
+        "An experiment: a spec of tasks, agents, seeds and phases; its runs hang off it.",
+        shared=True,
+    )
+    s.add_node(
+        "Phase",
+        [
+            Property("name", "str", True, "the phase's name in the spec"),
+            Property("index", "int", True, "position in the protocol, from 0"),
+            Property("episodes", "int", True, "episodes per run"),
+            Property("max_steps", "int", False, "episode length (none: the env's default)"),
+            Property("learn", "bool", True, "false: a test phase (the agent does not learn)"),
+            Property("changes", "json", False, "the task changes of this phase (tasks.variants)"),
+        ],
+        "One phase of an experiment's protocol.",
+        shared=True,
+    )
+    s.add_node(
+        "Run",
+        [
+            Property("index", "int", True, "the cell's index in the sweep"),
+            Property("status", "str", True, "done | failed"),
+            Property("task_id", "str", True, "the run's task (phases may run variants of it)"),
+            Property("agent", "str", True, "reference agent name"),
+            Property("label", "str", True, "agent label with its swept settings"),
+            Property("params", "json", True, "agent settings"),
+            Property("seed", "int", True, "the run's seed"),
+            Property("error", "str", False, "what went wrong, for a failed run"),
+            Property("version", "str", False, "graphtasks version that ran it"),
+            Property("host", "str", False, "machine that ran it"),
+            Property("started_at", "str", False, "UTC start time"),
+            Property("ended_at", "str", False, "UTC end time"),
+        ],
+        "One cell of an experiment: a task, an agent setting and a seed through every phase.",
+        shared=True,
+    )
+    s.add_node(
+        "Episode",
+        [
+            Property("experiment", "str", True, "the experiment's name"),
+            Property("run", "int", True, "the run's index"),
+            Property("phase", "str", True, "the phase's name"),
+            Property("phase_index", "int", True, "the phase's position"),
+            Property("index", "int", True, "episode number within the phase, from 0"),
+            Property("reward", "float", True, "total reward of the episode (its return)"),
+            Property("length", "int", True, "steps"),
+            Property("start_state", "int", True, "state index the episode started in"),
+            Property("task_version", "str", True, "id of the task version it ran (a variant id when changed)"),
+            Property("task_hash", "str", True, "content hash of that task version"),
+        ],
+        "One episode of a run.",
+        shared=True,
+    )
+    s.add_rel("HAS_PHASE", [("Experiment", "Phase")], [KEY], "An experiment's protocol.")
+    s.add_rel("HAS_RUN", [("Experiment", "Run")], [KEY], "An experiment's runs.")
+    s.add_rel("HAS_EPISODE", [("Run", "Episode")], [KEY], "A run's episodes.")
+    s.add_rel("IN_PHASE", [("Episode", "Phase")], [KEY], "The phase an episode belongs to.")
