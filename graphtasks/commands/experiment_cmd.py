@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-from pathlib import Path
 
 from tqdm import tqdm
 
@@ -20,6 +19,7 @@ from graphtasks.experiments.records import (
     recorded_episodes,
     recorded_experiments,
 )
+from graphtasks.experiments.spec import shipped_specs, spec_path
 
 from .errors import CommandError
 from .files import write_output
@@ -33,12 +33,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.add_argument("spec", help="the spec file (TOML), e.g. data/experiments/russek2017-reward-transfer.toml")
     check.set_defaults(func=cmd_check)
     run = actions.add_parser("run", help="run every task x agent x seed through the phases")
-    run.add_argument("spec", help="the spec file (TOML)")
+    run.add_argument("spec", help="the spec file (TOML), or a shipped spec by name")
     run.add_argument("--workers", type=int, default=None, help="processes (default: the number of cores)")
     run.add_argument("-o", "--output", metavar="FILE.csv", help="write one row per episode (CSV)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_format_argument(run)
     run.set_defaults(func=cmd_run)
+    specs = actions.add_parser("specs", help="the spec files that ship with graphtasks (run them by name)")
+    specs.set_defaults(func=cmd_specs)
     listing = actions.add_parser("list", help="the experiments recorded in the store")
     add_format_argument(listing)
     listing.set_defaults(func=cmd_list)
@@ -77,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise CommandError(f"--workers: expected a positive number, got {args.workers}")
     spec = load_spec(args.spec)
-    text = Path(args.spec).read_text(encoding="utf-8")
+    text = spec_path(args.spec).read_text(encoding="utf-8")
     with open_store(args.store, "w") as store:  # the store is held only while writing
         record_experiment(store, spec, text)
         done = finished_runs(store, spec)
@@ -106,6 +108,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     for cell, error in result.failures:
         print(f"graphtasks: error: run {cell.index} ({cell.task}, {cell.agent.label}, seed {cell.seed}): {error}")
     return 1 if result.failures else 0
+
+
+def cmd_specs(args: argparse.Namespace) -> int:
+    for name, path in shipped_specs().items():
+        spec = load_spec(path)
+        print(f"{name:<32} {spec.description} ({spec.reference})")
+    return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -41,6 +41,7 @@ from graphstore import did_you_mean
 from graphstore.errors import GraphtasksError
 from gym_bridge.agents import AGENTS
 from tasks import build as build_task
+from tasks.data import data_dir
 from tasks.variants import task_variant, variant_id
 
 FAMILIES = ("neuronav/grid/", "neuronav/graph/", "rewardgym/")  # tasks whose phases can change them
@@ -163,9 +164,26 @@ class _Checker:
         return value
 
 
+def shipped_specs() -> dict[str, Path]:
+    """The spec files that ship with graphtasks (data/experiments/), by name."""
+    return {p.stem: p for p in sorted((data_dir() / "experiments").glob("*.toml"))}
+
+
+def spec_path(name_or_path: str | Path) -> Path:
+    """A spec file: the path given, or the shipped spec of that name (e.g. 'daw2011-two-step')."""
+    p = Path(name_or_path)
+    if p.exists() or p.suffix:
+        return p
+    shipped = shipped_specs()
+    if str(name_or_path) in shipped:
+        return shipped[str(name_or_path)]
+    hint = did_you_mean(str(name_or_path), shipped)
+    raise ExperimentSpecError(f"{name_or_path}: no such file, nor a shipped spec{hint} (shipped: {', '.join(shipped)})")
+
+
 def load_spec(path: str | Path) -> ExperimentSpec:
-    """Read and check a spec file; ExperimentSpecError names what is wrong."""
-    p = Path(path)
+    """Read and check a spec file (or a shipped spec by name); ExperimentSpecError names what is wrong."""
+    p = spec_path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
