@@ -20,7 +20,7 @@ from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
 
 from .spec import ExperimentSpec
-from .sweep import Cell
+from .sweep import COLUMNS, Cell
 
 QUERY_EPISODES = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $experiment "
@@ -160,22 +160,7 @@ def record_run(
 def recorded_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:
     """Every recorded episode of an experiment, as the rows `run_experiment` returns."""
     result = store.cypher(QUERY_EPISODES, {"experiment": experiment_uid(name)})
-    keys = (
-        "run",
-        "task",
-        "phase_task",
-        "task_hash",
-        "agent",
-        "label",
-        "params",
-        "seed",
-        "phase",
-        "phase_index",
-        "episode",
-        "return",
-        "length",
-        "start_state",
-    )
+    keys = COLUMNS[1:]  # the query returns every column but the experiment's name, in order
     out = []
     for row in result.rows:
         record = dict(zip(keys, row))
