@@ -294,3 +294,41 @@ def test_a_killed_sweep_completes_on_the_same_command_with_nothing_doubled(tmp_p
         assert opened.cypher("MATCH (e:Episode) RETURN count(e)").rows == [[12 * 1503]]
         assert opened.cypher("MATCH (r:Run) RETURN count(r)").rows == [[12]]
         assert recorded_episodes(opened, "small") == run_experiment(load_spec(spec_path), workers=2).rows
+
+
+def test_plot_draws_a_png_per_recorded_experiment(tmp_path: Path, capsys) -> None:
+    from PIL import Image
+
+    store = str(tmp_path / "store.lbug")
+    assert main(["--store", store, "experiment", "run", str(small_spec(tmp_path)), "--no-progress"]) == 0
+    picture = tmp_path / "curves.png"
+    assert main(["--store", store, "experiment", "plot", "small", "--smooth", "3", "-o", str(picture)]) == 0
+    with Image.open(picture) as image:
+        assert image.format == "PNG" and image.size[0] > 2 * image.size[1]  # two tasks, side by side
+    capsys.readouterr()
+    assert main(["--store", store, "experiment", "plot", "smal", "-o", str(picture)]) == 2
+    assert "no recorded episodes of experiment 'smal'; recorded: small" in capsys.readouterr().err
+
+
+def test_curves_average_runs_and_keep_the_first_episodes() -> None:
+    import numpy as np
+
+    from graphtasks.experiments.figures import curves, trailing_mean
+
+    rows = [
+        {
+            "task": "t",
+            "label": "a",
+            "run": run,
+            "phase_index": phase,
+            "episode": e,
+            "return": float(run + e + 10 * phase),
+        }
+        for run in (0, 1)
+        for phase in (0, 1)
+        for e in range(3)
+    ]
+    mean, se, runs = curves(rows, "return")["t"]["a"]
+    assert runs == 2 and mean.tolist() == [0.5, 1.5, 2.5, 10.5, 11.5, 12.5]
+    assert np.allclose(se, np.std([0, 1], ddof=1) / np.sqrt(2))
+    assert trailing_mean(np.array([4.0, 2.0, 0.0, 6.0]), 2).tolist() == [4.0, 3.0, 1.0, 3.0]

@@ -44,6 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = actions.add_parser("list", help="the experiments recorded in the store")
     add_format_argument(listing)
     listing.set_defaults(func=cmd_list)
+    plot = actions.add_parser("plot", help="learning curves of a recorded experiment (PNG)")
+    plot.add_argument("name", help="the experiment's name")
+    plot.add_argument("-o", "--output", metavar="FILE.png", required=True, help="the picture to write")
+    plot.add_argument("--metric", choices=["return", "length"], default="return")
+    plot.add_argument("--smooth", type=int, default=1, help="mean over the last N episodes (default 1: none)")
+    plot.set_defaults(func=cmd_plot)
     export = actions.add_parser("export", help="one row per recorded episode of an experiment (CSV)")
     export.add_argument("name", help="the experiment's name")
     export.add_argument("-o", "--output", metavar="FILE.csv", help="write to a file (default: print)")
@@ -125,7 +131,24 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def cmd_plot(args: argparse.Namespace) -> int:
+    from graphtasks.experiments.figures import plot_learning_curves, require_matplotlib
+
+    try:
+        require_matplotlib()  # before reading anything
+    except ImportError as exc:
+        raise CommandError(str(exc)) from None
+    if args.smooth < 1:
+        raise CommandError(f"--smooth: expected a positive number of episodes, got {args.smooth}")
+    rows = _recorded(args)
+    picture = io.BytesIO()
+    plot_learning_curves(rows, picture, args.metric, args.smooth, args.name)
+    write_output(args.output, picture.getvalue())
+    print(f"plot written to {args.output}")
+    return 0
+
+
+def _recorded(args: argparse.Namespace) -> list[dict]:
     with open_store(args.store, "r") as store:
         rows = recorded_episodes(store, args.name)
         if not rows:
@@ -133,6 +156,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise CommandError(
                 f"no recorded episodes of experiment {args.name!r}; recorded: {', '.join(names) or 'none'}"
             )
+    return rows
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    rows = _recorded(args)
     if args.output:
         write_output(args.output, _csv(rows))
     else:

@@ -1,0 +1,113 @@
+"""Figures of recorded experiments: learning curves with their spread over seeds, per task."""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+import numpy as np
+
+METRICS = {"return": "return (total reward)", "length": "episode length (steps)"}
+
+
+def require_matplotlib() -> Any:
+    """matplotlib's pyplot on the Agg backend, or ImportError naming the extra to install."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install 'graphtasks[plot]'") from None
+    return plt
+
+
+def trailing_mean(values: np.ndarray, window: int) -> np.ndarray:
+    """Mean of the last `window` values at each point; the first points average what there is,
+    so the first episodes (where learning shows) are never cut off."""
+    if window <= 1:
+        return values
+    sums = np.cumsum(np.insert(values, 0, 0.0))
+    index = np.arange(1, len(values) + 1)
+    start = np.maximum(index - window, 0)
+    return (sums[index] - sums[start]) / (index - start)
+
+
+def curves(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
+    """Per task and agent label: mean and standard error over runs at each episode (phases in
+    order, episodes counted on from one phase to the next) and the number of runs."""
+    out: dict[str, dict[str, tuple[np.ndarray, np.ndarray, int]]] = {}
+    offsets = phase_offsets(rows)
+    grouped: dict[tuple[str, str], dict[int, dict[int, float]]] = {}
+    for row in rows:
+        x = offsets[row["phase_index"]] + row["episode"]
+        grouped.setdefault((row["task"], row["label"]), {}).setdefault(row["run"], {})[x] = float(row[metric])
+    for (task, label), runs in sorted(grouped.items()):
+        length = max(max(r) for r in runs.values()) + 1
+        table = np.full((len(runs), length), np.nan)
+        for i, values in enumerate(runs.values()):
+            table[i, list(values)] = list(values.values())
+        mean = np.nanmean(table, axis=0)
+        se = np.nanstd(table, axis=0, ddof=1) / np.sqrt(len(runs)) if len(runs) > 1 else np.zeros(length)
+        out.setdefault(task, {})[label] = (mean, se, len(runs))
+    return out
+
+
+def phase_offsets(rows: list[dict[str, Any]]) -> dict[int, int]:
+    """Where each phase starts on the episode axis."""
+    lengths: dict[int, int] = {}
+    for row in rows:
+        lengths[row["phase_index"]] = max(lengths.get(row["phase_index"], 0), row["episode"] + 1)
+    offsets, total = {}, 0
+    for index in sorted(lengths):
+        offsets[index] = total
+        total += lengths[index]
+    return offsets
+
+
+def plot_learning_curves(
+    rows: list[dict[str, Any]], path: str | BinaryIO, metric: str = "return", smooth: int = 1, title: str = ""
+) -> None:
+    """One panel per task: each agent's mean over runs per episode, a band of one standard
+    error, dashed lines where a phase begins (its name above)."""
+    plt = require_matplotlib()
+    data = curves(rows, metric)
+    offsets = phase_offsets(rows)
+    names = {row["phase_index"]: row["phase"] for row in rows}
+    fig, axes = plt.subplots(1, len(data), figsize=(6.4 * len(data), 4.8), squeeze=False)
+    for ax, (task, agents) in zip(axes[0], data.items()):
+        for label, (mean, se, runs) in agents.items():
+            x = np.arange(1, len(mean) + 1)
+            m, s = trailing_mean(mean, smooth), trailing_mean(se, smooth)
+            (line,) = ax.plot(x, m, label=f"{label} (n={runs})", linewidth=1.4)
+            ax.fill_between(x, m - s, m + s, color=line.get_color(), alpha=0.2, linewidth=0)
+        for index, start in offsets.items():
+            if index:
+                ax.axvline(start + 0.5, color="0.4", linestyle="--", linewidth=0.9)
+            ax.annotate(
+                names[index],
+                (start + 1, 1.0),
+                xycoords=("data", "axes fraction"),
+                xytext=(3, 2),
+                va="bottom",
+                textcoords="offset points",
+                fontsize=8,
+                color="0.3",
+            )
+        ax.set_xlabel("episode")
+        ax.set_ylabel(METRICS[metric] + (f", mean of last {smooth}" if smooth > 1 else ""))
+        ax.set_title(task, fontsize=10, pad=16)
+        ax.grid(alpha=0.25)
+        ax.legend(
+            fontsize=8,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.16),
+            ncol=min(3, len(agents)),
+            frameon=False,
+            title="mean over runs, band: one standard error",
+            title_fontsize=8,
+        )
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
