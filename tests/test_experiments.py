@@ -332,3 +332,24 @@ def test_curves_average_runs_and_keep_the_first_episodes() -> None:
     assert runs == 2 and mean.tolist() == [0.5, 1.5, 2.5, 10.5, 11.5, 12.5]
     assert np.allclose(se, np.std([0, 1], ddof=1) / np.sqrt(2))
     assert trailing_mean(np.array([4.0, 2.0, 0.0, 6.0]), 2).tolist() == [4.0, 3.0, 1.0, 3.0]
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_gives_the_same_records(tmp_path: Path, capsys) -> None:
+    """A real LocalCluster with 2 worker processes, reached by its scheduler address as a team's
+    cluster would be; then `--dask local`, which starts and stops one itself."""
+    from distributed import LocalCluster
+
+    from graphstore import open_store
+    from graphtasks.experiments.records import recorded_episodes
+
+    spec_path = small_spec(tmp_path)
+    plain = run_experiment(load_spec(spec_path), workers=1).rows
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        store = str(tmp_path / "cluster.lbug")
+        command = ["--store", store, "experiment", "run", str(spec_path), "--no-progress"]
+        assert main([*command, "--dask", cluster.scheduler_address]) == 0
+    with open_store(store, "r") as opened:
+        assert recorded_episodes(opened, "small") == plain
+    local = run_experiment(load_spec(spec_path), workers=2, dask="local")
+    assert local.failures == [] and local.rows == plain

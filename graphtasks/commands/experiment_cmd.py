@@ -35,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = actions.add_parser("run", help="run every task x agent x seed through the phases")
     run.add_argument("spec", help="the spec file (TOML), or a shipped spec by name")
     run.add_argument("--workers", type=int, default=None, help="processes (default: the number of cores)")
+    run.add_argument(
+        "--dask", metavar="ADDRESS", help="run on a Dask cluster: its scheduler (tcp://host:8786) or 'local'"
+    )
     run.add_argument("-o", "--output", metavar="FILE.csv", help="write one row per episode (CSV)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_format_argument(run)
@@ -86,6 +89,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CommandError(f"--workers: expected a positive number, got {args.workers}")
     spec = load_spec(args.spec)
     text = spec_path(args.spec).read_text(encoding="utf-8")
+    if args.dask is not None:
+        try:
+            import distributed  # noqa: F401  (reported before anything runs)
+        except ImportError:
+            raise CommandError("--dask needs the dask extra: pip install 'graphtasks[dask]'") from None
     with open_store(args.store, "w") as store:  # the store is held only while writing
         record_experiment(store, spec, text)
         done = finished_runs(store, spec)
@@ -100,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         bar.update(1)
 
     try:
-        result = run_experiment(spec, workers=args.workers, skip=done, on_result=record)
+        result = run_experiment(spec, workers=args.workers, skip=done, on_result=record, dask=args.dask)
     finally:
         recorder.flush()  # what finished is kept, also when the sweep is interrupted
         bar.close()

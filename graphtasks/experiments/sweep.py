@@ -15,7 +15,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -199,14 +199,49 @@ def _run_in_worker(cell: Cell) -> Outcome:
         return cell, None, f"{type(exc).__name__}: {exc}", started
 
 
+def _run_with(payload: tuple[ExperimentSpec, dict[str, TaskGraph]], cell: Cell) -> Outcome:
+    """One cell on a Dask worker, with the spec and task versions scattered to it once."""
+    _init_worker(*payload)
+    return _run_in_worker(cell)
+
+
+def _dask_outcomes(
+    address: str, workers: int, spec: ExperimentSpec, graphs: dict[str, TaskGraph], todo: list[Cell]
+) -> Iterator[Outcome]:
+    """Run the cells on a Dask cluster (`address`, or "local" for a LocalCluster of `workers`
+    single-threaded processes) and yield their outcomes as they finish."""
+    try:
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise ImportError("a Dask cluster needs the dask extra: pip install 'graphtasks[dask]'") from None
+    cluster = None
+    if address == "local":
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(address)
+    try:
+        payload = client.scatter((spec, graphs), broadcast=True)
+        futures = [client.submit(_run_with, payload, cell, pure=False) for cell in todo]
+        for future in dask_completed(futures):
+            yield future.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def run_experiment(
     spec: ExperimentSpec,
     workers: int | None = None,
     on_cell: Callable[[Cell], object] | None = None,
     skip: Iterable[int] = (),
     on_result: Callable[[Cell, "list[dict[str, Any]] | None", "str | None", str], object] | None = None,
+    dask: str | None = None,
 ) -> SweepResult:
-    """Run every cell on `workers` processes (default: the number of cores; 1: in this process).
+    """Run every cell on `workers` processes (default: the number of cores; 1: in this process),
+    or on a Dask cluster (`dask`: a scheduler address, or "local" for a LocalCluster).
 
     Cells whose index is in `skip` are not run (already recorded); `on_result` sees each
     finished cell in this process as it comes (the driver records it there)."""
@@ -230,7 +265,9 @@ def run_experiment(
             if on_cell is not None:
                 on_cell(cell)
 
-    if workers == 1:
+    if dask is not None:
+        collect(_dask_outcomes(dask, workers, spec, graphs, todo))
+    elif workers == 1:
         _init_worker(spec, graphs)
         collect(_run_in_worker(cell) for cell in todo)
     else:
