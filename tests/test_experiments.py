@@ -353,3 +353,45 @@ def test_a_dask_cluster_gives_the_same_records(tmp_path: Path, capsys) -> None:
         assert recorded_episodes(opened, "small") == plain
     local = run_experiment(load_spec(spec_path), workers=2, dask="local")
     assert local.failures == [] and local.rows == plain
+
+
+def test_trials_are_recorded_and_stay_probabilities_come_from_cypher(tmp_path: Path) -> None:
+    """The two-step stay analysis as a Cypher query over the Trial records equals the runner's
+    own computation (gym_bridge.runner.stay_probabilities) over the same trials."""
+    import numpy as np
+
+    from graphstore import open_store
+    from graphtasks.experiments.records import STAY_QUERY
+
+    text = SMALL.replace(
+        'tasks = ["neuronav/grid/t_maze/micro", "rewardgym/two-step"]', 'tasks = ["rewardgym/two-step"]'
+    )
+    text = text.replace("episodes = 6", "episodes = 120")
+    spec_path = small_spec(tmp_path, text)
+    store = str(tmp_path / "store.lbug")
+    assert main(["--store", store, "experiment", "run", str(spec_path), "--no-progress", "--workers", "2"]) == 0
+    result = run_experiment(load_spec(spec_path), workers=1)
+    assert len(result.trials) == 2 * len(result.rows)  # two stages per trial
+    with open_store(store, "r") as opened:
+        assert opened.cypher("MATCH (t:Trial) RETURN count(t)").rows == [[len(result.trials)]]
+        from_cypher = {(a, k): v for a, k, v in opened.cypher(STAY_QUERY, {"experiment": "small"}).rows}
+    compiled = GraphTaskEnv(task=build("rewardgym/two-step")).compiled
+    probability = {
+        (a, int(t)): p
+        for a in range(compiled.n_actions)
+        for t, p in zip(compiled.targets[compiled.start, a], compiled.probs[compiled.start, a])
+        if t >= 0
+    }
+    pooled: dict[tuple[str, str], list[bool]] = {}  # the runner's stay analysis, pooled over runs and phases
+    first = {(t["run"], t["phase_index"], t["episode"]): t for t in result.trials if t["step"] == 0}
+    for row in result.rows:
+        after = first.get((row["run"], row["phase_index"], row["episode"] + 1))
+        if after is None:
+            continue
+        trial = first[(row["run"], row["phase_index"], row["episode"])]
+        common = probability[(trial["action"], trial["next_state"])] >= 0.5
+        key = ("rewarded" if row["return"] > 0 else "unrewarded") + ("_common" if common else "_rare")
+        pooled.setdefault((row["label"], key), []).append(after["action"] == trial["action"])
+    expected = {k: float(np.mean(v)) for k, v in pooled.items()}
+    assert set(from_cypher) == set(expected)
+    assert all(np.isclose(from_cypher[k], expected[k]) for k in expected)

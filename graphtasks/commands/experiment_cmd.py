@@ -11,11 +11,12 @@ import io
 from tqdm import tqdm
 
 from graphstore import open_store
-from graphtasks.experiments import COLUMNS, cells, load_spec, run_experiment, summary
+from graphtasks.experiments import COLUMNS, cells, load_spec, run_experiment, summary, task_versions
 from graphtasks.experiments.records import (
     RunRecorder,
     finished_runs,
     record_experiment,
+    record_tasks,
     recorded_episodes,
     recorded_experiments,
 )
@@ -96,6 +97,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise CommandError("--dask needs the dask extra: pip install 'graphtasks[dask]'") from None
     with open_store(args.store, "w") as store:  # the store is held only while writing
         record_experiment(store, spec, text)
+        record_tasks(store, task_versions(spec))
         done = finished_runs(store, spec)
     todo = [cell for cell in cells(spec) if cell.index not in done]
     if done:

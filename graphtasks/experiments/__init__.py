@@ -11,10 +11,20 @@ import importlib
 from typing import Any
 
 _HOMES = {
-    "AgentSpec": "spec", "ExperimentSpec": "spec", "ExperimentSpecError": "spec", "PhaseSpec": "spec",
-    "load_spec": "spec", "parse_spec": "spec",
-    "COLUMNS": "sweep", "Cell": "sweep", "SweepResult": "sweep", "cells": "sweep", "run_experiment": "sweep",
-    "summary": "sweep", "task_versions": "sweep", "write_csv": "sweep",
+    "AgentSpec": "spec",
+    "ExperimentSpec": "spec",
+    "ExperimentSpecError": "spec",
+    "PhaseSpec": "spec",
+    "load_spec": "spec",
+    "parse_spec": "spec",
+    "COLUMNS": "sweep",
+    "Cell": "sweep",
+    "SweepResult": "sweep",
+    "cells": "sweep",
+    "run_experiment": "sweep",
+    "summary": "sweep",
+    "task_versions": "sweep",
+    "write_csv": "sweep",
 }
 
 

@@ -14,13 +14,13 @@ import json
 import socket
 import time
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, Mapping
 
-from graphstore import GraphStore
+from graphstore import GraphStore, TaskGraph
 from graphstore.errors import GraphtasksError
 
 from .spec import ExperimentSpec
-from .sweep import COLUMNS, Cell
+from .sweep import COLUMNS, Cell, split_steps
 
 QUERY_EPISODES = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $experiment "
@@ -97,6 +97,31 @@ def record_experiment(store: GraphStore, spec: ExperimentSpec, text: str) -> Non
     )
 
 
+def record_tasks(store: GraphStore, graphs: Mapping[str, TaskGraph]) -> None:
+    """Put every task version the experiment runs (a version already stored is left as it is),
+    so records can be joined with the tasks' states and edges by id and content hash."""
+    for graph in graphs.values():
+        if store.content_hash(graph.task_id) != graph.content_hash():
+            store.put(graph)
+
+
+STAY_QUERY = """
+MATCH (e1:Episode)-[:HAS_TRIAL]->(a:Trial) WHERE e1.experiment = $experiment AND a.step = 0
+MATCH (e2:Episode)-[:HAS_TRIAL]->(b:Trial)
+WHERE e2.experiment = e1.experiment AND e2.run = e1.run AND e2.phase_index = e1.phase_index
+  AND e2.index = e1.index + 1 AND b.step = 0
+MATCH (s:State)-[m:MOVE]->(n:State)
+WHERE s.task = e1.task_version AND n.task = s.task AND s.index = a.state AND m.action = a.action
+  AND n.index = a.next_state
+MATCH (r:Run) WHERE r.task = 'experiment/' + e1.experiment AND r.index = e1.run
+RETURN r.label AS agent,
+       (CASE WHEN e1.reward > 0 THEN 'rewarded' ELSE 'unrewarded' END)
+       + (CASE WHEN m.p >= 0.5 THEN '_common' ELSE '_rare' END) AS after,
+       avg(CASE WHEN b.action = a.action THEN 1.0 ELSE 0.0 END) AS stay
+ORDER BY agent, after
+"""
+
+
 def finished_runs(store: GraphStore, spec: ExperimentSpec) -> set[int]:
     """Indices of the runs recorded as done (a re-run skips them)."""
     query = "MATCH (r:Run) WHERE r.task = $uid AND r.status = 'done' RETURN r.index"
@@ -130,6 +155,16 @@ def record_run(
         "started_at": started_at,
         "ended_at": _now(),
     }
+    rows, trial_rows = split_steps(rows or [])
+    trials = [
+        {
+            "uid": f"{run_uid}/{t['phase_index']}/{t['episode']}/{t['step']}",
+            "task": uid,
+            "experiment": spec.name,
+            **{k: v for k, v in t.items() if k != "condition" or v is not None},
+        }
+        for t in trial_rows
+    ]
     episodes = [
         {
             "uid": f"{run_uid}/{row['phase_index']}/{row['episode']}",
@@ -148,11 +183,12 @@ def record_run(
         for row in rows or []
     ]
     store.merge_shared(
-        [("Run", [run]), ("Episode", episodes)],
+        [("Run", [run]), ("Episode", episodes), ("Trial", trials)],
         [
             ("HAS_RUN", "Experiment", "Run", [_key(uid, run_uid)]),
             ("HAS_EPISODE", "Run", "Episode", [_key(run_uid, e["uid"]) for e in episodes]),
             ("IN_PHASE", "Episode", "Phase", [_key(e["uid"], f"{uid}/phase/{e['phase_index']}") for e in episodes]),
+            ("HAS_TRIAL", "Episode", "Trial", [_key(t["uid"].rsplit("/", 1)[0], t["uid"]) for t in trials]),
         ],
     )
 

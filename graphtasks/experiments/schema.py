@@ -1,7 +1,8 @@
 """Schema fragment of experiment records (entry point `graphtasks.schema: experiments`).
 
 Records are shared nodes (they outlive any one version of a task): an `Experiment` with its
-`Phase`s, a `Run` per cell (task x agent setting x seed) and an `Episode` per episode. Every
+`Phase`s, a `Run` per cell (task x agent setting x seed), an `Episode` per episode and, where
+steps are recorded, a `Trial` per step. Every
 record's `task` property is the uid of the experiment it belongs to (the owner, as for all
 nodes); the task a run or an episode ran on is named by `task_id` / `task_version` and its
 `task_hash`, joined to the stored `Task` by uid and content hash. A stored edge to the Task
@@ -79,7 +80,25 @@ def add_schema(s: Schema) -> None:
         "One episode of a run.",
         shared=True,
     )
+    s.add_node(
+        "Trial",
+        [
+            Property("experiment", "str", True, "the experiment's name"),
+            Property("run", "int", True, "the run's index"),
+            Property("phase_index", "int", True, "the phase's position"),
+            Property("episode", "int", True, "the episode's number within the phase"),
+            Property("step", "int", True, "step within the episode, from 0"),
+            Property("state", "int", True, "state index before the action"),
+            Property("action", "int", True, "the action taken"),
+            Property("reward", "float", True, "what the step paid"),
+            Property("next_state", "int", True, "state index after the step"),
+            Property("condition", "str", False, "the trial's condition (scheduled phases)"),
+        ],
+        "One step of an episode (recorded for trial tasks, and for any task with record = 'steps').",
+        shared=True,
+    )
     s.add_rel("HAS_PHASE", [("Experiment", "Phase")], [KEY], "An experiment's protocol.")
     s.add_rel("HAS_RUN", [("Experiment", "Run")], [KEY], "An experiment's runs.")
     s.add_rel("HAS_EPISODE", [("Run", "Episode")], [KEY], "A run's episodes.")
     s.add_rel("IN_PHASE", [("Episode", "Phase")], [KEY], "The phase an episode belongs to.")
+    s.add_rel("HAS_TRIAL", [("Episode", "Trial")], [KEY], "An episode's steps, in order.")

@@ -46,7 +46,8 @@ from tasks.variants import task_variant, variant_id
 
 FAMILIES = ("neuronav/grid/", "neuronav/graph/", "rewardgym/")  # tasks whose phases can change them
 TOP_TABLES = ("experiment", "env", "agents", "phases")
-EXPERIMENT_KEYS = ("name", "description", "reference", "tasks", "seeds")
+EXPERIMENT_KEYS = ("name", "description", "reference", "tasks", "seeds", "record")
+RECORD = ("auto", "episodes", "steps")
 AGENT_KEYS = ("name", "label", "params", "grid")
 PHASE_KEYS = ("name", "episodes", "max_steps", "task", "learn", "start", "schedule", "changes")
 FIXED_AGENT_ARGS = ("self", "n_states", "n_actions", "seed")
@@ -93,6 +94,10 @@ class ExperimentSpec:
     env: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     reference: str = ""
+    record: str = "auto"  # "steps": a Trial per step too; "auto": steps for trial tasks (rewardgym/)
+
+    def records_steps(self, task_id: str) -> bool:
+        return self.record == "steps" or (self.record == "auto" and task_id.startswith("rewardgym/"))
 
 
 class _Lines:
@@ -207,6 +212,9 @@ def parse_spec(text: str, path: str = "<spec>") -> ExperimentSpec:
     env = dict(check.keys(data.get("env", {}), tuple(data.get("env", {})), "env"))
     agents = _agents(check, data.get("agents"))
     phases = _phases(check, data.get("phases"), tasks)
+    record = experiment.get("record", "auto")
+    if record not in RECORD:
+        raise check.fail("experiment.record", f"expected one of {', '.join(RECORD)}, got {record!r}")
     return ExperimentSpec(
         name,
         path,
@@ -217,6 +225,7 @@ def parse_spec(text: str, path: str = "<spec>") -> ExperimentSpec:
         env,
         str(experiment.get("description", "")),
         str(experiment.get("reference", "")),
+        record,
     )
 
 

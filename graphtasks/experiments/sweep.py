@@ -13,7 +13,7 @@ import datetime
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -59,8 +59,9 @@ class Cell:
 
 @dataclass
 class SweepResult:
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, Any]]  # one per episode
     failures: list[tuple[Cell, str]]
+    trials: list[dict[str, Any]] = field(default_factory=list)  # one per step, where steps are recorded
 
 
 def cells(spec: ExperimentSpec) -> list[Cell]:
@@ -106,8 +107,10 @@ def _starts(phase: PhaseSpec, graph: TaskGraph, grid: bool, seed: int, index: in
 
 
 def run_cell(spec: ExperimentSpec, cell: Cell, graphs: dict[str, TaskGraph]) -> list[dict[str, Any]]:
-    """Every phase of one cell; one row per episode."""
+    """Every phase of one cell; one row per episode, with its `steps` (state, action, reward,
+    next state) where the spec records steps for the cell's task."""
     rows: list[dict[str, Any]] = []
+    record_steps = spec.records_steps(cell.task)
     agent = None
     shape: tuple[int, int] | None = None
     for index, phase in enumerate(spec.phases):
@@ -148,10 +151,13 @@ def run_cell(spec: ExperimentSpec, cell: Cell, graphs: dict[str, TaskGraph]) -> 
             first = state
             agent.begin_episode()
             total, length = 0.0, 0
+            steps: list[tuple[int, int, float, int]] = []
             while True:
                 action = agent.act(state, available)
                 obs, reward, terminated, truncated, info = env.step(action)
                 next_state, available = _view(obs, info, all_actions)
+                if record_steps:
+                    steps.append((int(state), int(action), float(reward), int(next_state)))
                 if phase.learn:
                     agent.learn(state, action, float(reward), next_state, terminated, available)
                 total += float(reward)
@@ -176,9 +182,34 @@ def run_cell(spec: ExperimentSpec, cell: Cell, graphs: dict[str, TaskGraph]) -> 
                     "return": total,
                     "length": length,
                     "start_state": first,
+                    **({"steps": steps, "condition": conditions[episode]} if record_steps else {}),
                 }
             )
     return rows
+
+
+def split_steps(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Episode rows without their steps, and one trial row per recorded step."""
+    episodes, trials = [], []
+    for row in rows:
+        steps = row.get("steps")
+        condition = row.get("condition")
+        episodes.append({k: v for k, v in row.items() if k not in ("steps", "condition")})
+        for step, (state, action, reward, next_state) in enumerate(steps or ()):
+            trials.append(
+                {
+                    "run": row["run"],
+                    "phase_index": row["phase_index"],
+                    "episode": row["episode"],
+                    "step": step,
+                    "state": state,
+                    "action": action,
+                    "reward": reward,
+                    "next_state": next_state,
+                    "condition": condition,
+                }
+            )
+    return episodes, trials
 
 
 _WORKER: dict[str, Any] = {}
@@ -274,8 +305,8 @@ def run_experiment(
         with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(spec, graphs)) as pool:
             futures = [pool.submit(_run_in_worker, cell) for cell in todo]
             collect(future.result() for future in as_completed(futures))
-    rows = [row for index in sorted(done) for row in done[index]]
-    return SweepResult(rows, sorted(failures, key=lambda f: f[0].index))
+    rows, trials = split_steps([row for index in sorted(done) for row in done[index]])
+    return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials)
 
 
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
