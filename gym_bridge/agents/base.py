@@ -12,6 +12,7 @@ from ..params import check_positive_int
 class Agent(Protocol):
     def begin_episode(self) -> None: ...
     def act(self, state: int, available: Sequence[int]) -> int: ...
+    def action_probabilities(self, state: int, available: Sequence[int]) -> np.ndarray: ...
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
     ) -> None: ...
@@ -53,6 +54,35 @@ def choose(
     return int(actions[best[rng.integers(len(best))]])
 
 
+def policy(values: np.ndarray, available: Sequence[int], beta: float | None, epsilon: float) -> np.ndarray:
+    """The probability `choose` gives each action (zero for actions not offered): what a
+    record of behaviour needs to say how likely the agent's choice was."""
+    actions = np.asarray(available)
+    p = np.zeros(len(values))
+    v = values[actions]
+    if beta is not None:
+        z = np.exp(beta * (v - v.max()))
+        p[actions] = z / z.sum()
+        return p
+    best = v == v.max()
+    p[actions] = epsilon / len(actions) + (1.0 - epsilon) * best / best.sum()
+    return p
+
+
+class ValuePolicy:
+    """Agents that choose by `choose` over `values(state)`: their policy follows from those values."""
+
+    beta: float | None
+    epsilon: float
+
+    def values(self, state: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def action_probabilities(self, state: int, available: Sequence[int]) -> np.ndarray:
+        """The probability of each action in `state`, as `act` would choose now."""
+        return policy(self.values(state), available, self.beta, self.epsilon)
+
+
 def check_sizes(n_states: int, n_actions: int) -> None:
     check_positive_int("n_states", n_states)
     check_positive_int("n_actions", n_actions)
@@ -62,6 +92,7 @@ class RandomAgent:
     """Uniform over the offered actions; learns nothing (a baseline)."""
 
     def __init__(self, n_states: int, n_actions: int, seed: int | None = None) -> None:
+        self.n_actions = n_actions
         self.rng = agent_rng(seed)
 
     def begin_episode(self) -> None:
@@ -69,6 +100,11 @@ class RandomAgent:
 
     def act(self, state: int, available: Sequence[int]) -> int:
         return int(available[int(self.rng.integers(len(available)))])
+
+    def action_probabilities(self, state: int, available: Sequence[int]) -> np.ndarray:
+        p = np.zeros(self.n_actions)
+        p[np.asarray(available)] = 1.0 / len(available)
+        return p
 
     def learn(self, *args: object) -> None:
         pass

@@ -12,10 +12,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import agent_rng, check_sizes, choose
+from .base import ValuePolicy, agent_rng, check_sizes, choose
 
 
-class DynaQAgent:
+class DynaQAgent(ValuePolicy):
     def __init__(
         self,
         n_states: int,
@@ -35,6 +35,9 @@ class DynaQAgent:
         self.model: dict[tuple[int, int], tuple[float, int, bool, tuple[int, ...]]] = {}
         self._seen: list[tuple[int, int]] = []
         self.rng = agent_rng(seed)
+
+    def values(self, state: int) -> np.ndarray:
+        return self.q[state]
 
     def begin_episode(self) -> None:
         pass

@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import agent_rng, softmax_choice
+from .base import agent_rng, policy, softmax_choice
 
 
 class HybridAgent:
@@ -42,16 +42,22 @@ class HybridAgent:
         best_next = self.q_mf.max(axis=1)
         return transition @ best_next
 
+    def values(self, state: int) -> np.ndarray:
+        """The values the next choice in `state` is made by: at the first step the mix of
+        model-based and model-free values plus the perseveration bonus, later model-free."""
+        if self._trace:
+            return self.q_mf[state]
+        values = self.w * self.model_based(state) + (1 - self.w) * self.q_mf[state]
+        if self.previous_first is not None:
+            values = values + self.perseveration * (np.arange(len(values)) == self.previous_first)
+        return values
+
     def act(self, state: int, available: Sequence[int]) -> int:
         actions = np.asarray(available)
-        first = not self._trace
-        if first:
-            values = self.w * self.model_based(state)[actions] + (1 - self.w) * self.q_mf[state, actions]
-            if self.previous_first is not None:
-                values = values + self.perseveration * (actions == self.previous_first)
-        else:
-            values = self.q_mf[state, actions]
-        return int(actions[softmax_choice(self.rng, values, self.beta)])
+        return int(actions[softmax_choice(self.rng, self.values(state)[actions], self.beta)])
+
+    def action_probabilities(self, state: int, available: Sequence[int]) -> np.ndarray:
+        return policy(self.values(state), available, self.beta, 0.0)
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]

@@ -12,10 +12,10 @@ from typing import Sequence
 import numpy as np
 
 from ..params import check_positive_int
-from .base import agent_rng, check_sizes, choose
+from .base import ValuePolicy, agent_rng, check_sizes, choose
 
 
-class MBVAgent:
+class MBVAgent(ValuePolicy):
     def __init__(
         self,
         n_states: int,
@@ -34,6 +34,9 @@ class MBVAgent:
         self.q = np.zeros((n_states, n_actions))
         self.gamma, self.beta, self.epsilon, self.sweeps = gamma, beta, epsilon, sweeps
         self.rng = agent_rng(seed)
+
+    def values(self, state: int) -> np.ndarray:
+        return self.q[state]
 
     def begin_episode(self) -> None:
         pass

@@ -6,10 +6,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import agent_rng, choose
+from .base import ValuePolicy, agent_rng, choose
 
 
-class QAgent:
+class QAgent(ValuePolicy):
     def __init__(
         self,
         n_states: int,
@@ -25,6 +25,9 @@ class QAgent:
         self.q = np.full((n_states, n_actions), q_init, dtype=np.float64)
         self.lr, self.gamma, self.beta, self.epsilon = lr, gamma, beta, epsilon
         self.rng = agent_rng(seed)
+
+    def values(self, state: int) -> np.ndarray:
+        return self.q[state]
 
     def begin_episode(self) -> None:
         pass

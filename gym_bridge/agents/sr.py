@@ -12,10 +12,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import agent_rng, check_sizes, choose
+from .base import ValuePolicy, agent_rng, check_sizes, choose
 
 
-class SRAgent:
+class SRAgent(ValuePolicy):
     def __init__(
         self,
         n_states: int,
@@ -36,6 +36,9 @@ class SRAgent:
 
     def q_values(self, state: int) -> np.ndarray:
         return self.M[:, state, :] @ self.w
+
+    def values(self, state: int) -> np.ndarray:
+        return self.q_values(state)
 
     def begin_episode(self) -> None:
         pass
