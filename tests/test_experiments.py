@@ -139,6 +139,16 @@ BAD = [
     ("seeds = [3, 4]", "seeds = [3, 3]", "line 5: experiment.seeds: a seed is listed twice"),
     ("[[phases]]", "[[phase]]", "phase: unknown field; did you mean 'phases'?"),
     ("seeds = [3, 4]", "seeds = [3, 4", "not valid TOML"),
+    (
+        "learn = false\n",
+        'learn = false\n[[conditions]]\nname = "c"\n[conditions.phases.testing]\nlearn = true\n',
+        "line 26: conditions[0].phases.testing: unknown field; did you mean 'test'?",
+    ),
+    (
+        "learn = false\n",
+        'learn = false\n[[conditions]]\nname = "c"\n[conditions.phases.test]\nepisodes = 0\n',
+        "line 27: conditions[0].phases.test.episodes: expected an integer >= 1, got 0",
+    ),
 ]
 
 
@@ -395,3 +405,87 @@ def test_trials_are_recorded_and_stay_probabilities_come_from_cypher(tmp_path: P
     expected = {k: float(np.mean(v)) for k, v in pooled.items()}
     assert set(from_cypher) == set(expected)
     assert all(np.isclose(from_cypher[k], expected[k]) for k in expected)
+
+
+DESIGN_A = (REPO / "data" / "experiments" / "momennejad2017-design-a.toml").read_text(encoding="utf-8")
+
+
+def test_conditions_run_their_own_versions_of_the_phases(tmp_path: Path) -> None:
+    spec = load_spec(small_spec(tmp_path, DESIGN_A.replace("seeds = 10", "seeds = 2")))
+    assert spec.condition_names() == ("control", "reward", "transition")
+    runs = cells(spec)
+    assert len(runs) == 3 * 4 * 2 and [c.condition for c in runs[:9]] == ["control"] * 8 + ["reward"]
+    relearning = {c: spec.phases_of(c)[1] for c in spec.condition_names()}
+    assert relearning["control"].start == [1, 0] and not relearning["control"].changes
+    assert relearning["reward"].start == [2, 3] and relearning["reward"].changes["rewards"] == {"4": 1.0, "5": 10.0}
+    assert spec.phases_of("reward")[0] == spec.phases_of("control")[0]  # a condition changes only what it names
+    result = run_experiment(spec, workers=1)
+    starts = {(r["condition"], r["phase"]): set() for r in result.rows}
+    for r in result.rows:
+        starts[(r["condition"], r["phase"])].add(r["start_state"])
+    assert starts[("reward", "relearning")] == {2, 3} and starts[("control", "relearning")] == {0, 1}
+
+
+def test_a_random_start_set_draws_only_from_it_and_the_same_on_every_run_of_a_seed(tmp_path: Path) -> None:
+    text = DESIGN_A.replace("seeds = 10", "seeds = 2").replace("start = [2, 3]", "start = { random = [0, 2, 3] }", 1)
+    result = run_experiment(load_spec(small_spec(tmp_path, text)), workers=1)
+    drawn = [r for r in result.rows if r["condition"] == "reward" and r["phase"] == "relearning"]
+    assert result.failures == [] and {r["start_state"] for r in drawn} == {0, 2, 3}
+    by_seed: dict[tuple[int, str], list[int]] = {}
+    for r in drawn:
+        by_seed.setdefault((r["seed"], r["label"]), []).append(r["start_state"])
+    assert by_seed[(0, "TD-Q")] == by_seed[(0, "TD-SR")] != by_seed[(1, "TD-Q")]
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("start = [2, 3]", "start = { random = [2, 9] }", "phases.relearning.start.random: state 9 does not exist"),
+        ("options = [[0, 0], [1, 0]], temperature", "options = [[0, 0], [7, 0]], temperature", "state 7 does not"),
+        ("temperature = 5.0 }", "temperature = 0 }", "phases[0].probe.temperature: expected a positive number"),
+        ('[conditions.phases.relearning]', '[conditions.phases.relearn]', "unknown field; did you mean 'relearning'"),
+    ],
+)
+def test_bad_conditions_probes_and_start_sets_are_one_line(tmp_path: Path, old: str, new: str, message: str) -> None:
+    assert old in DESIGN_A
+    with pytest.raises(ExperimentSpecError) as info:
+        load_spec(small_spec(tmp_path, DESIGN_A.replace(old, new, 1)))
+    assert message in str(info.value) and ", line " in str(info.value)
+
+
+def test_revaluation_scores_come_from_the_probe_records(tmp_path: Path) -> None:
+    """Design A (Momennejad et al. 2017): the revaluation query over the Probe records equals the
+    probes the runner returns; the model-free agent does not revalue rewards it only sees from the
+    middle of the chains, the successor representation does."""
+    import numpy as np
+
+    from graphstore import open_store
+    from graphtasks.experiments.records import REVALUATION_QUERY
+
+    path = small_spec(tmp_path, DESIGN_A.replace("seeds = 10", "seeds = 3"))
+    store = str(tmp_path / "store.lbug")
+    assert main(["--store", store, "experiment", "run", str(path), "--no-progress", "--workers", "2"]) == 0
+    params = {"experiment": "momennejad2017-design-a", "before": "learning", "after": "relearning"}
+    with open_store(store, "r") as opened:
+        scores = {(a, c): (v, n) for a, c, v, n in opened.cypher(REVALUATION_QUERY, params).rows}
+        assert opened.cypher("MATCH (p:Phase) RETURN count(p)").rows == [[2 * 3]]
+    result = run_experiment(load_spec(path), workers=1)
+    runs = {row["run"]: row for row in result.rows}
+    moved: dict[tuple[str, str], list[float]] = {}
+    for run in {p["run"] for p in result.probes}:
+        own = sorted((p for p in result.probes if p["run"] == run), key=lambda p: p["phase_index"])
+        before, after = (p["preference"] for p in own)
+        moved.setdefault((runs[run]["label"], runs[run]["condition"]), []).append(abs(after - before))
+    assert set(scores) == set(moved)
+    assert all(np.isclose(scores[k][0], np.mean(v)) and scores[k][1] == 3 for k, v in moved.items())
+    assert scores[("TD-Q", "reward")][0] < 0.01 and scores[("TD-SR", "reward")][0] > 0.3
+    assert scores[("TD-SR", "transition")][0] < 0.05  # the SR's map is not relearnt from the middle states
+
+
+def test_each_trial_records_the_probability_the_agent_gave_its_action(tmp_path: Path) -> None:
+    text = SMALL.replace('"neuronav/grid/t_maze/micro", ', "").replace('name = "sr"', 'name = "random"')
+    result = run_experiment(load_spec(small_spec(tmp_path, text)), workers=1)
+    random_runs = {r["run"] for r in result.rows if r["agent"] == "random"}
+    assert {t["p_action"] for t in result.trials if t["run"] in random_runs} == {0.5}
+    softmax = [t["p_action"] for t in result.trials if t["run"] not in random_runs]
+    assert softmax and all(0.0 < p < 1.0 for p in softmax) and len(set(softmax)) > 10

@@ -20,11 +20,11 @@ from graphstore import GraphStore, TaskGraph
 from graphstore.errors import GraphtasksError
 
 from .spec import ExperimentSpec
-from .sweep import COLUMNS, Cell, split_steps
+from .sweep import COLUMNS, Cell, split_probes, split_steps
 
 QUERY_EPISODES = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $experiment "
-    "RETURN e.run, r.task_id, e.task_version, e.task_hash, r.agent, r.label, r.params, r.seed, e.phase, "
+    "RETURN e.run, r.task_id, e.task_version, e.task_hash, r.agent, r.label, r.params, r.seed, r.condition, e.phase, "
     "e.phase_index, e.index, e.reward, e.length, e.start_state ORDER BY e.run, e.phase_index, e.index"
 )
 
@@ -80,21 +80,27 @@ def record_experiment(store: GraphStore, spec: ExperimentSpec, text: str) -> Non
     }
     phases: list[dict[str, Any]] = [
         {
-            "uid": f"{uid}/phase/{i}",
+            "uid": phase_uid(uid, condition, i),
             "task": uid,
             "name": p.name,
+            "condition": condition or None,
             "index": i,
             "episodes": p.episodes,
             "max_steps": p.max_steps,
             "learn": p.learn,
             "changes": p.changes or None,
         }
-        for i, p in enumerate(spec.phases)
+        for condition in spec.condition_names()
+        for i, p in enumerate(spec.phases_of(condition))
     ]
     store.merge_shared(
         [("Experiment", [experiment]), ("Phase", phases)],
         [("HAS_PHASE", "Experiment", "Phase", [_key(uid, str(p["uid"])) for p in phases])],
     )
+
+
+def phase_uid(experiment: str, condition: str, index: int) -> str:
+    return f"{experiment}/phase/{index}" if not condition else f"{experiment}/{condition}/phase/{index}"
 
 
 def record_tasks(store: GraphStore, graphs: Mapping[str, TaskGraph]) -> None:
@@ -119,6 +125,15 @@ RETURN r.label AS agent,
        + (CASE WHEN m.p >= 0.5 THEN '_common' ELSE '_rare' END) AS after,
        avg(CASE WHEN b.action = a.action THEN 1.0 ELSE 0.0 END) AS stay
 ORDER BY agent, after
+"""
+
+
+REVALUATION_QUERY = """
+MATCH (r:Run)-[:HAS_PROBE]->(before:Probe), (r)-[:HAS_PROBE]->(after:Probe)
+WHERE r.task = 'experiment/' + $experiment AND before.phase = $before AND after.phase = $after
+RETURN r.label AS agent, r.condition AS condition,
+       avg(abs(after.preference - before.preference)) AS revaluation, count(r) AS runs
+ORDER BY agent, condition
 """
 
 
@@ -149,12 +164,17 @@ def record_run(
         "label": cell.agent.label,
         "params": cell.agent.params,
         "seed": cell.seed,
+        "condition": cell.condition or None,
         "error": error,
         "version": _version(),
         "host": socket.gethostname(),
         "started_at": started_at,
         "ended_at": _now(),
     }
+    probes = [
+        {"uid": f"{run_uid}/probe/{p['phase_index']}", "task": uid, "experiment": spec.name, **p}
+        for p in split_probes(rows or [])
+    ]
     rows, trial_rows = split_steps(rows or [])
     trials = [
         {
@@ -183,12 +203,18 @@ def record_run(
         for row in rows or []
     ]
     store.merge_shared(
-        [("Run", [run]), ("Episode", episodes), ("Trial", trials)],
+        [("Run", [run]), ("Episode", episodes), ("Trial", trials), ("Probe", probes)],
         [
             ("HAS_RUN", "Experiment", "Run", [_key(uid, run_uid)]),
             ("HAS_EPISODE", "Run", "Episode", [_key(run_uid, e["uid"]) for e in episodes]),
-            ("IN_PHASE", "Episode", "Phase", [_key(e["uid"], f"{uid}/phase/{e['phase_index']}") for e in episodes]),
+            (
+                "IN_PHASE",
+                "Episode",
+                "Phase",
+                [_key(e["uid"], phase_uid(uid, cell.condition, e["phase_index"])) for e in episodes],
+            ),
             ("HAS_TRIAL", "Episode", "Trial", [_key(t["uid"].rsplit("/", 1)[0], t["uid"]) for t in trials]),
+            ("HAS_PROBE", "Run", "Probe", [_key(run_uid, p["uid"]) for p in probes]),
         ],
     )
 
@@ -202,6 +228,7 @@ def recorded_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:
         record = dict(zip(keys, row))
         params = record["params"]
         record["params"] = json.dumps(json.loads(params) if isinstance(params, str) else params, sort_keys=True)
+        record["condition"] = record["condition"] or ""
         out.append({"experiment": name, **record})
     return out
 

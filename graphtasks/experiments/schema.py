@@ -35,6 +35,7 @@ def add_schema(s: Schema) -> None:
         "Phase",
         [
             Property("name", "str", True, "the phase's name in the spec"),
+            Property("condition", "str", False, "the condition whose version of the phase this is"),
             Property("index", "int", True, "position in the protocol, from 0"),
             Property("episodes", "int", True, "episodes per run"),
             Property("max_steps", "int", False, "episode length (none: the env's default)"),
@@ -54,6 +55,7 @@ def add_schema(s: Schema) -> None:
             Property("label", "str", True, "agent label with its swept settings"),
             Property("params", "json", True, "agent settings"),
             Property("seed", "int", True, "the run's seed"),
+            Property("condition", "str", False, "the protocol's condition the run is in ([[conditions]])"),
             Property("error", "str", False, "what went wrong, for a failed run"),
             Property("version", "str", False, "graphtasks version that ran it"),
             Property("host", "str", False, "machine that ran it"),
@@ -92,9 +94,23 @@ def add_schema(s: Schema) -> None:
             Property("action", "int", True, "the action taken"),
             Property("reward", "float", True, "what the step paid"),
             Property("next_state", "int", True, "state index after the step"),
+            Property("p_action", "float", False, "the probability the agent gave the action it took"),
             Property("condition", "str", False, "the trial's condition (scheduled phases)"),
         ],
         "One step of an episode (recorded for trial tasks, and for any task with record = 'steps').",
+        shared=True,
+    )
+    s.add_node(
+        "Probe",
+        [
+            Property("experiment", "str", True, "the experiment's name"),
+            Property("run", "int", True, "the run's index"),
+            Property("phase", "str", True, "the phase's name"),
+            Property("phase_index", "int", True, "the phase's position"),
+            Property("preference", "float", True, "softmax preference for the first probe option"),
+            Property("values", "json", True, "the agent's value of each probe option, in order"),
+        ],
+        "The agent's preference among a phase's probe options at the end of the phase.",
         shared=True,
     )
     s.add_rel("HAS_PHASE", [("Experiment", "Phase")], [KEY], "An experiment's protocol.")
@@ -102,3 +118,4 @@ def add_schema(s: Schema) -> None:
     s.add_rel("HAS_EPISODE", [("Run", "Episode")], [KEY], "A run's episodes.")
     s.add_rel("IN_PHASE", [("Episode", "Phase")], [KEY], "The phase an episode belongs to.")
     s.add_rel("HAS_TRIAL", [("Episode", "Trial")], [KEY], "An episode's steps, in order.")
+    s.add_rel("HAS_PROBE", [("Run", "Probe")], [KEY], "A run's probes, one per probed phase.")

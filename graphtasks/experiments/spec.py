@@ -23,6 +23,12 @@
     learn = true                   # false: a test phase, the agent acts but does not learn
     start = [9, 5]                 # "default", "random", a cell / state, or a list to cycle through
     changes = { rewards = [{ cell = [1, 1], value = 1.0 }] }   # see tasks.variants
+    probe = { options = [[0, 0], [1, 0]], temperature = 5.0 }  # a preference recorded at the phase's end
+
+    [[conditions]]                 # optional: runs in several conditions (between runs)
+    name = "reward"
+    [conditions.phases."goal moved"]   # fields that differ from the phase of that name
+    start = [2, 3]
 
 Every error is one line naming the file, the line and the field.
 """
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from graphstore import did_you_mean
+from graphstore import TaskGraph, did_you_mean
 from graphstore.errors import GraphtasksError
 from gym_bridge.agents import AGENTS
 from tasks import build as build_task
@@ -45,11 +51,13 @@ from tasks.data import data_dir
 from tasks.variants import task_variant, variant_id
 
 FAMILIES = ("neuronav/grid/", "neuronav/graph/", "rewardgym/")  # tasks whose phases can change them
-TOP_TABLES = ("experiment", "env", "agents", "phases")
+TOP_TABLES = ("experiment", "env", "agents", "phases", "conditions")
 EXPERIMENT_KEYS = ("name", "description", "reference", "tasks", "seeds", "record")
 RECORD = ("auto", "episodes", "steps")
 AGENT_KEYS = ("name", "label", "params", "grid")
-PHASE_KEYS = ("name", "episodes", "max_steps", "task", "learn", "start", "schedule", "changes")
+PHASE_KEYS = ("name", "episodes", "max_steps", "task", "learn", "start", "schedule", "changes", "probe")
+CONDITION_KEYS = ("name", "phases")
+PROBE_KEYS = ("options", "temperature")
 FIXED_AGENT_ARGS = ("self", "n_states", "n_actions", "seed")
 
 
@@ -73,14 +81,24 @@ class PhaseSpec:
     max_steps: int | None = None
     task: str | None = None  # None: the run's task
     learn: bool = True
-    start: Any = None  # None (the task's start), "random", or a list of cells / states cycled through
+    start: Any = None  # None (the task's start), "random", a list cycled through, or {"random": [...]}
     schedule: bool = False
     changes: dict[str, Any] = field(default_factory=dict)
+    probe: tuple[tuple[int, int], ...] = ()  # (state, action) options whose preference is recorded at the end
+    probe_temperature: float = 1.0
 
     def task_id(self, run_task: str) -> str:
         """The id of the task version this phase runs when the run's task is `run_task`."""
         base = self.task or run_task
         return variant_id(base, self.changes) if self.changes else base
+
+
+@dataclass(frozen=True)
+class ConditionSpec:
+    """A condition of the protocol: the phases as the runs in this condition go through them."""
+
+    name: str
+    phases: tuple[PhaseSpec, ...]
 
 
 @dataclass(frozen=True)
@@ -95,6 +113,19 @@ class ExperimentSpec:
     description: str = ""
     reference: str = ""
     record: str = "auto"  # "steps": a Trial per step too; "auto": steps for trial tasks (rewardgym/)
+    conditions: tuple[ConditionSpec, ...] = ()  # none: one unnamed condition, the phases as given
+
+    def condition_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.conditions) or ("",)
+
+    def phases_of(self, condition: str) -> tuple[PhaseSpec, ...]:
+        """The phases that runs in `condition` go through ("": the phases as given)."""
+        for c in self.conditions:
+            if c.name == condition:
+                return c.phases
+        if condition:
+            raise KeyError(f"no condition {condition!r}")
+        return self.phases
 
     def records_steps(self, task_id: str) -> bool:
         return self.record == "steps" or (self.record == "auto" and task_id.startswith("rewardgym/"))
@@ -212,6 +243,7 @@ def parse_spec(text: str, path: str = "<spec>") -> ExperimentSpec:
     env = dict(check.keys(data.get("env", {}), tuple(data.get("env", {})), "env"))
     agents = _agents(check, data.get("agents"))
     phases = _phases(check, data.get("phases"), tasks)
+    conditions = _conditions(check, data.get("conditions"), data["phases"], tasks)
     record = experiment.get("record", "auto")
     if record not in RECORD:
         raise check.fail("experiment.record", f"expected one of {', '.join(RECORD)}, got {record!r}")
@@ -226,6 +258,7 @@ def parse_spec(text: str, path: str = "<spec>") -> ExperimentSpec:
         str(experiment.get("description", "")),
         str(experiment.get("reference", "")),
         record,
+        conditions,
     )
 
 
@@ -312,57 +345,152 @@ def _agent_setting(check: _Checker, agent: str, key: str, value: Any, field_path
 def _phases(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[PhaseSpec, ...]:
     if not isinstance(value, list) or not value:
         raise ExperimentSpecError(f"{check.path}: no [[phases]]: list at least one phase")
-    out: list[PhaseSpec] = []
-    for i, item in enumerate(value):
-        at = f"phases[{i}]"
-        item = check.keys(item, PHASE_KEYS, at)
-        name = check.text(item.get("name", f"phase {i + 1}"), f"{at}.name")
-        if "episodes" not in item:
-            raise check.fail(at, "missing field episodes")
-        episodes = check.integer(item["episodes"], f"{at}.episodes")
-        max_steps = check.integer(item["max_steps"], f"{at}.max_steps") if "max_steps" in item else None
-        task = item.get("task")
-        if task is not None:
-            _known_task(check, task, f"{at}.task")
-        for flag in ("learn", "schedule"):
-            if flag in item and not isinstance(item[flag], bool):
-                raise check.fail(f"{at}.{flag}", f"expected true or false, got {item[flag]!r}")
-        changes = dict(check.keys(item.get("changes", {}), tuple(item.get("changes", {})), f"{at}.changes"))
-        for task_id in [task] if task else tasks:
-            try:
-                task_variant(task_id, changes, check.where(f"{at}.changes"))
-            except GraphtasksError as exc:
-                raise ExperimentSpecError(str(exc)) from None
-        start = _start(check, item.get("start"), f"{at}.start")
-        out.append(
-            PhaseSpec(
-                name, episodes, max_steps, task, item.get("learn", True), start, item.get("schedule", False), changes
-            )
-        )
+    out = tuple(_phase(check, item, f"phases[{i}]", tasks, i) for i, item in enumerate(value))
     names = [p.name for p in out]
     duplicate = next((x for x in names if names.count(x) > 1), None)
     if duplicate:
         raise ExperimentSpecError(f"{check.path}: two phases are named {duplicate!r}")
+    return out
+
+
+def _phase(check: _Checker, item: Any, at: str, tasks: tuple[str, ...], i: int, fields: str = "") -> PhaseSpec:
+    """One phase; `fields` is where its fields are written when that differs from `at` (a condition's
+    changes to a phase are checked as that phase with those fields)."""
+    item = check.keys(item, PHASE_KEYS, at)
+    where = fields or at
+    name = check.text(item.get("name", f"phase {i + 1}"), f"{at}.name")
+    if "episodes" not in item:
+        raise check.fail(at, "missing field episodes")
+    episodes = check.integer(item["episodes"], f"{where}.episodes")
+    max_steps = check.integer(item["max_steps"], f"{where}.max_steps") if "max_steps" in item else None
+    task = item.get("task")
+    if task is not None:
+        _known_task(check, task, f"{where}.task")
+    for flag in ("learn", "schedule"):
+        if flag in item and not isinstance(item[flag], bool):
+            raise check.fail(f"{where}.{flag}", f"expected true or false, got {item[flag]!r}")
+    changes = dict(check.keys(item.get("changes", {}), tuple(item.get("changes", {})), f"{where}.changes"))
+    versions = []
+    for task_id in [task] if task else tasks:
+        try:
+            versions.append(task_variant(task_id, changes, check.where(f"{where}.changes")))
+        except GraphtasksError as exc:
+            raise ExperimentSpecError(str(exc)) from None
+    start = _start(check, item.get("start"), f"{where}.start", versions)
+    probe, temperature = _probe(check, item.get("probe"), f"{where}.probe", versions)
+    return PhaseSpec(
+        name,
+        episodes,
+        max_steps,
+        task,
+        item.get("learn", True),
+        start,
+        item.get("schedule", False),
+        changes,
+        probe,
+        temperature,
+    )
+
+
+def _conditions(
+    check: _Checker, value: Any, phases: list[Any], tasks: tuple[str, ...]
+) -> tuple[ConditionSpec, ...]:
+    """Each condition's phases: the spec's phases with the fields the condition changes."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        raise check.fail("conditions", "expected [[conditions]] tables, each with a name")
+    by_name = {str(p.get("name", f"phase {i + 1}")): (i, p) for i, p in enumerate(phases)}
+    out: list[ConditionSpec] = []
+    for j, item in enumerate(value):
+        at = f"conditions[{j}]"
+        item = check.keys(item, CONDITION_KEYS, at)
+        name = check.text(item.get("name"), f"{at}.name")
+        changed = check.keys(item.get("phases", {}), tuple(by_name), f"{at}.phases")
+        own = []
+        for i, phase in enumerate(phases):
+            phase_name = str(phase.get("name", f"phase {i + 1}"))
+            fields = changed.get(phase_name, {})
+            where = f"{at}.phases.{phase_name}"
+            check.keys(fields, tuple(k for k in PHASE_KEYS if k != "name"), where)
+            own.append(_phase(check, {**phase, **fields}, where if fields else f"phases[{i}]", tasks, i))
+        out.append(ConditionSpec(name, tuple(own)))
+    names = [c.name for c in out]
+    duplicate = next((x for x in names if names.count(x) > 1), None)
+    if duplicate:
+        raise ExperimentSpecError(f"{check.path}: two conditions are named {duplicate!r}")
     return tuple(out)
 
 
-def _start(check: _Checker, value: Any, field_path: str) -> Any:
-    """None (the task's start), "random", or the value as given: a state, a list of states,
-    a cell [r, c] or a list of cells (read by the run with the task's family in mind)."""
+def _state_count(graph: TaskGraph) -> int:
+    return sum(1 for _ in graph.nodes("State"))
+
+
+def _states(check: _Checker, states: list[int], field_path: str, versions: list[TaskGraph]) -> None:
+    for graph in versions:
+        n = _state_count(graph)
+        for state in states:
+            if not 0 <= state < n:
+                raise check.fail(
+                    field_path, f"state {state} does not exist in {graph.task_id} (states 0..{n - 1})"
+                )
+
+
+def _probe(
+    check: _Checker, value: Any, field_path: str, versions: list[TaskGraph]
+) -> tuple[tuple[tuple[int, int], ...], float]:
+    """The (state, action) options of a preference probe and the softmax temperature that compares them."""
+    if value is None:
+        return (), 1.0
+    probe = check.keys(value, PROBE_KEYS, field_path)
+    options: Any = probe.get("options")
+    pairs = (
+        isinstance(options, list)
+        and len(options) >= 2
+        and all(isinstance(o, list) and len(o) == 2 and all(_is_index(x) for x in o) for o in options)
+    )
+    if not pairs:
+        raise check.fail(f"{field_path}.options", f"expected two or more [state, action] pairs, got {options!r}")
+    _states(check, [o[0] for o in options], f"{field_path}.options", versions)
+    temperature = probe.get("temperature", 1.0)
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature <= 0:
+        raise check.fail(f"{field_path}.temperature", f"expected a positive number, got {temperature!r}")
+    return tuple((o[0], o[1]) for o in options), float(temperature)
+
+
+def _start(check: _Checker, value: Any, field_path: str, versions: list[TaskGraph]) -> Any:
+    """None (the task's start), "random", {"random": [states]} (drawn from the set), or the value
+    as given: a state, a list of states, a cell [r, c] or a list of cells (read by the run with the
+    task's family in mind)."""
     if value is None or value == "default":
         return None
     if value == "random":
         return "random"
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    ints = isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    if isinstance(value, Mapping):
+        drawn = check.keys(value, ("random",), field_path).get("random")
+        if not isinstance(drawn, list) or not drawn or not all(_is_index(v) for v in drawn):
+            raise check.fail(f"{field_path}.random", f"expected a list of states to draw from, got {drawn!r}")
+        if not any(g.task_id.startswith("neuronav/grid/") for g in versions):
+            _states(check, drawn, f"{field_path}.random", versions)
+        return {"random": list(drawn)}
+    if _is_index(value):
+        value = [value]
+    ints = isinstance(value, list) and value and all(_is_index(v) for v in value)
     cells = (
         isinstance(value, list)
         and value
-        and all(isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) for x in v) for v in value)
+        and all(isinstance(v, list) and len(v) == 2 and all(_is_index(x) for x in v) for v in value)
     )
+    if ints and not any(g.task_id.startswith("neuronav/grid/") for g in versions):
+        _states(check, value, field_path, versions)
     if ints or cells:
-        return value
+        return value if len(value) > 1 or cells else value[0]
     raise check.fail(
-        field_path, f'expected "default", "random", a state, a cell [r, c] or a list of them, got {value!r}'
+        field_path,
+        'expected "default", "random", { random = [states] }, a state, a cell [r, c] or a list of them, '
+        f"got {value!r}",
     )
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

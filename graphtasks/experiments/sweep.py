@@ -38,6 +38,7 @@ COLUMNS = (
     "label",
     "params",
     "seed",
+    "condition",
     "phase",
     "phase_index",
     "episode",
@@ -55,6 +56,7 @@ class Cell:
     task: str
     agent: AgentSpec
     seed: int
+    condition: str = ""  # the protocol's condition ("": the spec has none)
 
 
 @dataclass
@@ -62,18 +64,22 @@ class SweepResult:
     rows: list[dict[str, Any]]  # one per episode
     failures: list[tuple[Cell, str]]
     trials: list[dict[str, Any]] = field(default_factory=list)  # one per step, where steps are recorded
+    probes: list[dict[str, Any]] = field(default_factory=list)  # one per probed phase of each run
 
 
 def cells(spec: ExperimentSpec) -> list[Cell]:
-    combos = [(t, a, s) for t in spec.tasks for a in spec.agents for s in spec.seeds]
-    return [Cell(i, t, a, s) for i, (t, a, s) in enumerate(combos)]
+    combos = [
+        (t, c, a, s) for t in spec.tasks for c in spec.condition_names() for a in spec.agents for s in spec.seeds
+    ]
+    return [Cell(i, t, a, s, c) for i, (t, c, a, s) in enumerate(combos)]
 
 
 def task_versions(spec: ExperimentSpec) -> dict[str, TaskGraph]:
     """Every task version a phase runs, by id (a changed task is a variant with its own id)."""
     graphs: dict[str, TaskGraph] = {}
+    phases = [p for c in spec.condition_names() for p in spec.phases_of(c)]
     for task in spec.tasks:
-        for phase in spec.phases:
+        for phase in phases:
             task_id = phase.task_id(task)
             if task_id not in graphs:
                 graphs[task_id] = task_variant(phase.task or task, phase.changes)
@@ -90,6 +96,11 @@ def _starts(phase: PhaseSpec, graph: TaskGraph, grid: bool, seed: int, index: in
     start = phase.start
     if start is None:
         return [{}] * episodes
+    if isinstance(start, dict):  # {"random": [states]}: drawn from the set
+        drawn = start["random"]
+        rng = np.random.default_rng(phase_seed(seed, index, 1))
+        picks = [drawn[k] for k in rng.integers(0, len(drawn), episodes)]
+        return [{"agent_pos": tuple(p)} if grid and isinstance(p, list) else {"start": int(p)} for p in picks]
     if start == "random":
         if grid:
             return [{"random_start": True}] * episodes
@@ -113,7 +124,7 @@ def run_cell(spec: ExperimentSpec, cell: Cell, graphs: dict[str, TaskGraph]) -> 
     record_steps = spec.records_steps(cell.task)
     agent = None
     shape: tuple[int, int] | None = None
-    for index, phase in enumerate(spec.phases):
+    for index, phase in enumerate(spec.phases_of(cell.condition)):
         task_id = phase.task_id(cell.task)
         graph = graphs[task_id]
         family = family_of(task_id)
@@ -151,13 +162,15 @@ def run_cell(spec: ExperimentSpec, cell: Cell, graphs: dict[str, TaskGraph]) -> 
             first = state
             agent.begin_episode()
             total, length = 0.0, 0
-            steps: list[tuple[int, int, float, int]] = []
+            steps: list[tuple[int, int, float, int, float]] = []
             while True:
                 action = agent.act(state, available)
+                if record_steps:  # before the step and the learning that follows it change the policy
+                    p_action = float(agent.action_probabilities(state, available)[action])
                 obs, reward, terminated, truncated, info = env.step(action)
                 next_state, available = _view(obs, info, all_actions)
                 if record_steps:
-                    steps.append((int(state), int(action), float(reward), int(next_state)))
+                    steps.append((int(state), int(action), float(reward), int(next_state), p_action))
                 if phase.learn:
                     agent.learn(state, action, float(reward), next_state, terminated, available)
                 total += float(reward)
@@ -176,16 +189,28 @@ def run_cell(spec: ExperimentSpec, cell: Cell, graphs: dict[str, TaskGraph]) -> 
                     "label": cell.agent.label,
                     "params": json.dumps(cell.agent.params, sort_keys=True),
                     "seed": cell.seed,
+                    "condition": cell.condition,
                     "phase": phase.name,
                     "phase_index": index,
                     "episode": episode,
                     "return": total,
                     "length": length,
                     "start_state": first,
-                    **({"steps": steps, "condition": conditions[episode]} if record_steps else {}),
+                    **({"steps": steps, "trial_condition": conditions[episode]} if record_steps else {}),
                 }
             )
+        if phase.probe:
+            rows[-1]["probe"] = probe(agent, phase)
     return rows
+
+
+def probe(agent: Any, phase: PhaseSpec) -> dict[str, Any]:
+    """The agent's preference among the phase's probe options at its end: the softmax, at the
+    probe's temperature, of the values it gives each (state, action), for the first option
+    (the revaluation measure of Momennejad et al. 2017, as neuro-nav's notebooks compute it)."""
+    values = np.array([float(agent.values(s)[a]) for s, a in phase.probe])
+    z = np.exp((values - values.max()) / phase.probe_temperature)
+    return {"preference": float(z[0] / z.sum()), "values": [float(v) for v in values]}
 
 
 def split_steps(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -193,9 +218,9 @@ def split_steps(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
     episodes, trials = [], []
     for row in rows:
         steps = row.get("steps")
-        condition = row.get("condition")
-        episodes.append({k: v for k, v in row.items() if k not in ("steps", "condition")})
-        for step, (state, action, reward, next_state) in enumerate(steps or ()):
+        condition = row.get("trial_condition")
+        episodes.append({k: v for k, v in row.items() if k not in ("steps", "trial_condition", "probe")})
+        for step, (state, action, reward, next_state, p_action) in enumerate(steps or ()):
             trials.append(
                 {
                     "run": row["run"],
@@ -206,10 +231,20 @@ def split_steps(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
                     "action": action,
                     "reward": reward,
                     "next_state": next_state,
+                    "p_action": p_action,
                     "condition": condition,
                 }
             )
     return episodes, trials
+
+
+def split_probes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per probed phase of each run: its preference and the values it compared."""
+    return [
+        {"run": row["run"], "phase": row["phase"], "phase_index": row["phase_index"], **row["probe"]}
+        for row in rows
+        if "probe" in row
+    ]
 
 
 _WORKER: dict[str, Any] = {}
@@ -305,8 +340,9 @@ def run_experiment(
         with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(spec, graphs)) as pool:
             futures = [pool.submit(_run_in_worker, cell) for cell in todo]
             collect(future.result() for future in as_completed(futures))
-    rows, trials = split_steps([row for index in sorted(done) for row in done[index]])
-    return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials)
+    every = [row for index in sorted(done) for row in done[index]]
+    rows, trials = split_steps(every)
+    return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials, split_probes(every))
 
 
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
@@ -318,15 +354,17 @@ def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Mean return and length per task, agent setting and phase, over seeds and episodes."""
-    groups: dict[tuple[str, str, int, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str, int, str], list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault((row["task"], row["label"], row["phase_index"], row["phase"]), []).append(row)
+        key = (row["task"], row["label"], row.get("condition") or "", row["phase_index"], row["phase"])
+        groups.setdefault(key, []).append(row)
     out = []
-    for (task, label, _, phase), members in sorted(groups.items()):
+    for (task, label, condition, _, phase), members in sorted(groups.items()):
         out.append(
             {
                 "task": task,
                 "agent": label,
+                "condition": condition,
                 "phase": phase,
                 "episodes": len(members),
                 "mean_return": float(np.mean([r["return"] for r in members])),
