@@ -405,6 +405,13 @@ def test_trials_are_recorded_and_stay_probabilities_come_from_cypher(tmp_path: P
     expected = {k: float(np.mean(v)) for k, v in pooled.items()}
     assert set(from_cypher) == set(expected)
     assert all(np.isclose(from_cypher[k], expected[k]) for k in expected)
+    from graphtasks.experiments.figures import plot_experiment
+    from graphtasks.experiments.records import stay_by_run
+
+    with open_store(store, "r") as opened:
+        per_run = stay_by_run(opened, "small")
+        assert plot_experiment(opened, "small", tmp_path / "stay.png") == "stay"
+    assert set(per_run) == set(expected) and all(len(v) == 2 for v in per_run.values())  # two seeds
 
 
 DESIGN_A = (REPO / "data" / "experiments" / "momennejad2017-design-a.toml").read_text(encoding="utf-8")
@@ -480,6 +487,16 @@ def test_revaluation_scores_come_from_the_probe_records(tmp_path: Path) -> None:
     assert all(np.isclose(scores[k][0], np.mean(v)) and scores[k][1] == 3 for k, v in moved.items())
     assert scores[("TD-Q", "reward")][0] < 0.01 and scores[("TD-SR", "reward")][0] > 0.3
     assert scores[("TD-SR", "transition")][0] < 0.05  # the SR's map is not relearnt from the middle states
+    from graphtasks.experiments.figures import plot_experiment
+    from graphtasks.experiments.records import revaluation_by_run
+
+    with open_store(store, "r") as opened:
+        assert revaluation_by_run(opened, "momennejad2017-design-a") == moved
+        assert plot_experiment(opened, "momennejad2017-design-a", tmp_path / "bars.png") == "revaluation"
+        assert plot_experiment(opened, "momennejad2017-design-a", tmp_path / "c.png", "curves") == "curves"
+        with pytest.raises(ValueError, match="no recorded first-stage trials"):
+            plot_experiment(opened, "momennejad2017-design-a", tmp_path / "s.png", "stay")
+    assert (tmp_path / "bars.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_each_trial_records_the_probability_the_agent_gave_its_action(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Figures of recorded experiments: learning curves with their spread over seeds, per task."""
+"""Figures of recorded experiments: learning curves with their spread over seeds, per task;
+stay-probability bars (two-step) and revaluation-score bars (probed protocols), per agent."""
 
 from __future__ import annotations
 
@@ -33,14 +34,15 @@ def trailing_mean(values: np.ndarray, window: int) -> np.ndarray:
 
 
 def curves(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
-    """Per task and agent label: mean and standard error over runs at each episode (phases in
+    """Per task (and condition) and agent label: mean and standard error over runs at each episode (phases in
     order, episodes counted on from one phase to the next) and the number of runs."""
     out: dict[str, dict[str, tuple[np.ndarray, np.ndarray, int]]] = {}
     offsets = phase_offsets(rows)
     grouped: dict[tuple[str, str], dict[int, dict[int, float]]] = {}
     for row in rows:
         x = offsets[row["phase_index"]] + row["episode"]
-        grouped.setdefault((row["task"], row["label"]), {}).setdefault(row["run"], {})[x] = float(row[metric])
+        panel = row["task"] + (f", {row['condition']}" if row.get("condition") else "")
+        grouped.setdefault((panel, row["label"]), {}).setdefault(row["run"], {})[x] = float(row[metric])
     for (task, label), runs in sorted(grouped.items()):
         length = max(max(r) for r in runs.values()) + 1
         table = np.full((len(runs), length), np.nan)
@@ -111,3 +113,116 @@ def plot_learning_curves(
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+STAY_ORDER = ("rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare")
+
+
+def mean_and_error(values: dict[tuple[str, str], list[float]]) -> dict[tuple[str, str], tuple[float, float, int]]:
+    """Mean, standard error and count of each group's per-run values."""
+    out = {}
+    for key, members in values.items():
+        a = np.asarray(members, dtype=float)
+        se = float(a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else 0.0
+        out[key] = (float(a.mean()), se, len(a))
+    return out
+
+
+def plot_bars(
+    table: dict[tuple[str, str], tuple[float, float, int]],
+    path: str | BinaryIO,
+    ylabel: str,
+    title: str = "",
+    group_order: tuple[str, ...] = (),
+    ylim: tuple[float, float] | None = None,
+    reference: float | None = None,
+) -> None:
+    """Grouped bars: one group per x category (a stay condition, a revaluation condition), one
+    bar per agent, each the mean over runs with one standard error; `reference` draws a line."""
+    plt = require_matplotlib()
+    agents = sorted({a for a, _ in table})
+    groups = [g for g in group_order if any(k[1] == g for k in table)] + sorted(
+        {g for _, g in table} - set(group_order)
+    )
+    width = 0.8 / len(agents)
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.3 * len(groups) * max(1, len(agents) / 2)), 4.6))
+    for i, agent in enumerate(agents):
+        x = np.arange(len(groups)) + (i - (len(agents) - 1) / 2) * width
+        means = [table.get((agent, g), (np.nan, 0.0, 0))[0] for g in groups]
+        errors = [table.get((agent, g), (np.nan, 0.0, 0))[1] for g in groups]
+        runs = max(table.get((agent, g), (0, 0, 0))[2] for g in groups)
+        ax.bar(x, means, width * 0.92, yerr=errors, capsize=3, label=f"{agent} (n={runs})")
+    if reference is not None:
+        ax.axhline(reference, color="0.4", linestyle=":", linewidth=1)
+    ax.set_xticks(np.arange(len(groups)), [g.replace("_", "\n") for g in groups])
+    ax.set_ylabel(ylabel)
+    if ylim:
+        ax.set_ylim(*ylim)
+    ax.grid(axis="y", alpha=0.25)
+    ax.legend(
+        fontsize=8,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.14),
+        ncol=min(4, len(agents)),
+        frameon=False,
+        title="mean over runs, bars: one standard error",
+        title_fontsize=8,
+    )
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+KINDS = ("auto", "curves", "stay", "revaluation")
+
+
+def plot_experiment(
+    store: Any, name: str, path: str | BinaryIO, kind: str = "auto", metric: str = "return", smooth: int = 1
+) -> str:
+    """The figure of a recorded experiment; `auto`: revaluation bars where phases were probed,
+    stay bars where a two-step task's trials were recorded, else learning curves. Returns the
+    kind drawn; ValueError when the records hold nothing of that kind."""
+    from .records import recorded_episodes, revaluation_by_run, stay_by_run
+
+    if kind in ("auto", "revaluation"):
+        scores = revaluation_by_run(store, name)
+        if scores:
+            plot_bars(
+                mean_and_error(scores),
+                path,
+                "revaluation score (change in preference)",
+                f"{name}: revaluation by condition",
+                tuple(dict.fromkeys(condition for _, condition in scores)),  # the spec's order
+                (0.0, 1.05),
+            )
+            return "revaluation"
+        if kind == "revaluation":
+            raise ValueError(f"experiment {name!r} has no probed phases (a phase's probe = ...)")
+    if kind in ("auto", "stay"):
+        stay = stay_by_run(store, name) if kind == "stay" or _two_step(store, name) else {}
+        if stay:
+            plot_bars(
+                mean_and_error(stay),
+                path,
+                "P(repeat first choice)",
+                f"{name}: stay probabilities",
+                STAY_ORDER,
+                (0.0, 1.05),
+                0.5,
+            )
+            return "stay"
+        if kind == "stay":
+            raise ValueError(f"experiment {name!r} has no recorded first-stage trials to compute stay probabilities")
+    rows = recorded_episodes(store, name)
+    plot_learning_curves(rows, path, metric, smooth, name)
+    return "curves"
+
+
+def _two_step(store: Any, name: str) -> bool:
+    found = store.cypher(
+        "MATCH (r:Run) WHERE r.task = $uid AND r.task_id CONTAINS 'two-step' RETURN count(r)",
+        {"uid": f"experiment/{name}"},
+    ).rows
+    return bool(found and found[0][0])

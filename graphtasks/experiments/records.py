@@ -128,6 +128,37 @@ ORDER BY agent, after
 """
 
 
+STAY_BY_RUN_QUERY = STAY_QUERY.replace("RETURN r.label AS agent,", "RETURN r.label AS agent, r.index AS run,").replace(
+    "ORDER BY agent, after", "ORDER BY agent, run, after"
+)
+
+
+def stay_by_run(store: GraphStore, name: str) -> dict[tuple[str, str], list[float]]:
+    """Each agent's stay probability per run, by what happened on the trial before."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for agent, _, after, stay in store.cypher(STAY_BY_RUN_QUERY, {"experiment": name}).rows:
+        out.setdefault((agent, after), []).append(float(stay))
+    return out
+
+
+def revaluation_by_run(store: GraphStore, name: str) -> dict[tuple[str, str], list[float]]:
+    """Each run's revaluation score: how far its preference moved from the first probed phase
+    to the last, by agent and condition."""
+    rows = store.cypher(
+        "MATCH (r:Run)-[:HAS_PROBE]->(p:Probe) WHERE r.task = $uid "
+        "RETURN r.index, r.label, r.condition, p.phase_index, p.preference ORDER BY r.index, p.phase_index",
+        {"uid": experiment_uid(name)},
+    ).rows
+    runs: dict[int, tuple[str, str, list[float]]] = {}
+    for run, label, condition, _, preference in rows:
+        runs.setdefault(run, (label, condition or "", []))[2].append(float(preference))
+    out: dict[tuple[str, str], list[float]] = {}
+    for label, condition, preferences in runs.values():
+        if len(preferences) > 1:
+            out.setdefault((label, condition), []).append(abs(preferences[-1] - preferences[0]))
+    return out
+
+
 REVALUATION_QUERY = """
 MATCH (r:Run)-[:HAS_PROBE]->(before:Probe), (r)-[:HAS_PROBE]->(after:Probe)
 WHERE r.task = 'experiment/' + $experiment AND before.phase = $before AND after.phase = $after
