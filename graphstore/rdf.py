@@ -111,6 +111,8 @@ def to_rdf(task: TaskGraph, rdf: Graph | None = None, store: str = OXIGRAPH) -> 
         uid = uid_of(task_id, local_id)
         subject = node_iri(uid)
         rdf.add((subject, RDF.type, GT[label]))
+        for iri in node_type.also:
+            rdf.add((subject, RDF.type, URIRef(iri)))
         rdf.add((subject, GT.uid, _literal("str", uid)))
         rdf.add((subject, GT.task, _literal("str", task_id)))
         for prop in node_type.properties:
@@ -126,6 +128,8 @@ def to_rdf(task: TaskGraph, rdf: Graph | None = None, store: str = OXIGRAPH) -> 
         rel = schema.rel_type(rel_name)
         s, t = node_iri(uid_of(task_id, source)), node_iri(uid_of(task_id, target))
         rdf.add((s, GT[rel_name], t))
+        for iri in rel.also:
+            rdf.add((s, URIRef(iri), t))
         if rel.properties:
             edge = URIRef(f"{task_iri}#e{n}")
             rdf.add((edge, RDF.type, EDGE))
@@ -170,6 +174,8 @@ def shared_to_rdf(store: GraphStore, rdf: Graph, schema: Schema = SCHEMA) -> Gra
             values = dict(zip((p.name for p in declared), row))
             subject = node_iri(values["uid"])
             rdf.add((subject, RDF.type, GT[label]))
+            for iri in schema.nodes[label].also:
+                rdf.add((subject, RDF.type, URIRef(iri)))
             for prop in declared:
                 if values[prop.name] is not None:
                     _add_value(rdf, subject, prop, _stored_value(prop, values[prop.name]))
@@ -181,6 +187,8 @@ def shared_to_rdf(store: GraphStore, rdf: Graph, schema: Schema = SCHEMA) -> Gra
             for row in store.cypher(f"MATCH (x:{a})-[e:{rel_name}]->(y:{b}) RETURN x.uid, y.uid{columns}").rows:
                 s, t = node_iri(row[0]), node_iri(row[1])
                 rdf.add((s, GT[rel_name], t))
+                for iri in rel.also:
+                    rdf.add((s, URIRef(iri), t))
                 if not rel.properties:
                     continue
                 values = dict(zip((p.name for p in rel.properties), row[2:]))
@@ -524,6 +532,8 @@ def vocabulary(schema: Schema = SCHEMA) -> Graph:
     for label, node_type in schema.nodes.items():
         rdf.add((GT[label], RDF.type, RDFS.Class))
         rdf.add((GT[label], RDFS.comment, Literal(node_type.doc)))
+        for iri in node_type.also:
+            rdf.add((GT[label], RDFS.subClassOf, URIRef(iri)))
         for prop in node_type.properties:
             rdf.add((GT[prop.name], RDF.type, RDF.Property))
             rdf.add((GT[prop.name], RDFS.domain, GT[label]))
@@ -534,6 +544,8 @@ def vocabulary(schema: Schema = SCHEMA) -> Graph:
     for name, rel in schema.rels.items():
         rdf.add((GT[name], RDF.type, RDF.Property))
         rdf.add((GT[name], RDFS.comment, Literal(rel.doc)))
+        for iri in rel.also:
+            rdf.add((GT[name], RDFS.subPropertyOf, URIRef(iri)))
         for a, b in rel.endpoints:
             rdf.add((GT[name], RDFS.domain, GT[a]))
             rdf.add((GT[name], RDFS.range, GT[b]))

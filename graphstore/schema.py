@@ -70,6 +70,7 @@ class NodeType:
     doc: str = ""
     shared: bool = False  # shared nodes (e.g. ConceptNet concepts) outlive any one task
     entity: bool = True
+    also: tuple[str, ...] = ()  # IRIs of published classes this label also is (the RDF view types nodes with them)
 
     def property(self, name: str) -> Property | None:
         return _by_name(self.properties).get(name)
@@ -93,6 +94,7 @@ class RelType:
     endpoints: tuple[tuple[str, str], ...]
     properties: tuple[Property, ...] = ()
     doc: str = ""
+    also: tuple[str, ...] = ()  # IRIs of published properties this relationship also is (stated in the RDF view)
 
     def property(self, name: str) -> Property | None:
         return _by_name(self.properties).get(name)
@@ -168,7 +170,13 @@ class Schema:
             self._loading = False
 
     def add_node(
-        self, label: str, properties: Iterable[Property], doc: str = "", shared: bool = False, entity: bool = True
+        self,
+        label: str,
+        properties: Iterable[Property],
+        doc: str = "",
+        shared: bool = False,
+        entity: bool = True,
+        also: Iterable[str] = (),
     ) -> NodeType:
         entity = entity and not shared
         props = tuple(BASE_PROPERTIES) + tuple(properties)
@@ -184,12 +192,18 @@ class Schema:
             props = tuple(merged.values())
             doc = existing.doc or doc
             entity = existing.entity
-        node_type = NodeType(label, props, doc, shared, entity)
+            also = tuple(existing.also) + tuple(i for i in also if i not in existing.also)
+        node_type = NodeType(label, props, doc, shared, entity, tuple(also))
         self._nodes[label] = node_type
         return node_type
 
     def add_rel(
-        self, name: str, endpoints: Iterable[tuple[str, str]], properties: Iterable[Property] = (), doc: str = ""
+        self,
+        name: str,
+        endpoints: Iterable[tuple[str, str]],
+        properties: Iterable[Property] = (),
+        doc: str = "",
+        also: Iterable[str] = (),
     ) -> RelType:
         endpoints = tuple(endpoints)
         existing = self._rels.get(name)
@@ -200,7 +214,8 @@ class Schema:
                 merged.setdefault(p.name, p)
             properties = tuple(merged.values())
             doc = existing.doc or doc
-        rel = RelType(name, endpoints, tuple(properties), doc)
+            also = tuple(existing.also) + tuple(i for i in also if i not in existing.also)
+        rel = RelType(name, endpoints, tuple(properties), doc, tuple(also))
         self._rels[name] = rel
         return rel
 

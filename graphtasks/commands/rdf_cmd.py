@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sparql",
         help="run a SPARQL query over stored tasks (RDF view, Oxigraph)",
         description="Run SPARQL over the RDF view of one, several or all stored tasks. "
-        "Prefixes gt:, rdf:, rdfs:, xsd: are predeclared.",
+        "Prefixes gt:, rdf:, rdfs:, xsd:, mls: are predeclared.",
     )
     sparql.add_argument("query", help="the SPARQL query text (or @FILE to read it from a file)")
     sparql.add_argument(
@@ -52,6 +52,7 @@ PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
     "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "mls": "http://www.w3.org/ns/mls#",  # W3C ML-Schema, which experiment records also use
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from graphstore.schema import Property, Schema
 
+MLS = "http://www.w3.org/ns/mls#"  # W3C ML-Schema: the RDF view types records with it where it fits
 KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
 
 
@@ -30,6 +31,7 @@ def add_schema(s: Schema) -> None:
         ],
         "An experiment: a spec of tasks, agents, seeds and phases; its runs hang off it.",
         shared=True,
+        also=(MLS + "Experiment",),
     )
     s.add_node(
         "Phase",
@@ -64,6 +66,7 @@ def add_schema(s: Schema) -> None:
         ],
         "One cell of an experiment: a task, an agent setting and a seed through every phase.",
         shared=True,
+        also=(MLS + "Run",),
     )
     s.add_node(
         "Episode",
@@ -114,7 +117,7 @@ def add_schema(s: Schema) -> None:
         shared=True,
     )
     s.add_rel("HAS_PHASE", [("Experiment", "Phase")], [KEY], "An experiment's protocol.")
-    s.add_rel("HAS_RUN", [("Experiment", "Run")], [KEY], "An experiment's runs.")
+    s.add_rel("HAS_RUN", [("Experiment", "Run")], [KEY], "An experiment's runs.", also=(MLS + "hasPart",))
     s.add_rel("HAS_EPISODE", [("Run", "Episode")], [KEY], "A run's episodes.")
     s.add_rel("IN_PHASE", [("Episode", "Phase")], [KEY], "The phase an episode belongs to.")
     s.add_rel("HAS_TRIAL", [("Episode", "Trial")], [KEY], "An episode's steps, in order.")
