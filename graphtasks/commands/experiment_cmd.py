@@ -26,6 +26,9 @@ from .errors import CommandError
 from .files import write_output
 from .output import add_format_argument, print_rows
 
+KINDS = ("auto", "curves", "stay", "revaluation")  # graphtasks.experiments.figures.KINDS, without importing numpy here
+FIGURES = {"curves": "learning curves", "stay": "stay probabilities", "revaluation": "revaluation scores"}
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("experiment", help="check or run an experiment spec (TOML)")
@@ -48,11 +51,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = actions.add_parser("list", help="the experiments recorded in the store")
     add_format_argument(listing)
     listing.set_defaults(func=cmd_list)
-    plot = actions.add_parser("plot", help="learning curves of a recorded experiment (PNG)")
+    plot = actions.add_parser(
+        "plot", help="a recorded experiment's figure (PNG): learning curves, stay or revaluation bars"
+    )
     plot.add_argument("name", help="the experiment's name")
     plot.add_argument("-o", "--output", metavar="FILE.png", required=True, help="the picture to write")
     plot.add_argument("--metric", choices=["return", "length"], default="return")
     plot.add_argument("--smooth", type=int, default=1, help="mean over the last N episodes (default 1: none)")
+    plot.add_argument(
+        "--kind",
+        choices=KINDS,
+        default="auto",
+        help="auto (default): revaluation bars for probed phases, stay bars for two-step, else learning curves",
+    )
     plot.set_defaults(func=cmd_plot)
     export = actions.add_parser("export", help="one row per recorded episode of an experiment (CSV)")
     export.add_argument("name", help="the experiment's name")
@@ -66,14 +77,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     episodes = sum(p.episodes for p in spec.phases)
     print(
         f"{spec.name}: {len(spec.tasks)} task(s) x {len(spec.agents)} agent setting(s) x {len(spec.seeds)} seed(s)"
-        f" = {len(runs)} runs of {len(spec.phases)} phase(s), {episodes} episodes each"
+        + (f" x {len(spec.conditions)} condition(s)" if spec.conditions else "")
+        + f" = {len(runs)} runs of {len(spec.phases)} phase(s), {episodes} episodes each"
     )
-    for phase in spec.phases:
-        for task in spec.tasks:
-            print(
-                f"  {phase.name}: {phase.episodes} episodes on {phase.task_id(task)}"
-                + ("" if phase.learn else " (test: no learning)")
-            )
+    for condition in spec.condition_names():
+        if condition:
+            print(f"condition {condition}:")
+        for phase in spec.phases_of(condition):
+            for task in spec.tasks:
+                print(
+                    f"  {phase.name}: {phase.episodes} episodes on {phase.task_id(task)}"
+                    + ("" if phase.learn else " (test: no learning)")
+                    + (f", probe {[list(o) for o in phase.probe]}" if phase.probe else "")
+                )
     return 0
 
 
@@ -120,6 +136,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         write_output(args.output, _csv(rows))
     table = summary(rows)
     columns = ["task", "agent", "phase", "episodes", "mean_return", "mean_length"]
+    if spec.conditions:
+        columns.insert(2, "condition")
     print_rows(columns, [[row[c] for c in columns] for row in table], args.format)
     for cell, error in result.failures:
         print(f"graphtasks: error: run {cell.index} ({cell.task}, {cell.agent.label}, seed {cell.seed}): {error}")
@@ -142,7 +160,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.figures import plot_learning_curves, require_matplotlib
+    from graphtasks.experiments.figures import plot_experiment, require_matplotlib
 
     try:
         require_matplotlib()  # before reading anything
@@ -150,11 +168,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if args.smooth < 1:
         raise CommandError(f"--smooth: expected a positive number of episodes, got {args.smooth}")
-    rows = _recorded(args)
+    _recorded(args)  # a clear line for an unknown experiment
     picture = io.BytesIO()
-    plot_learning_curves(rows, picture, args.metric, args.smooth, args.name)
+    with open_store(args.store, "r") as store:
+        try:
+            kind = plot_experiment(store, args.name, picture, args.kind, args.metric, args.smooth)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
     write_output(args.output, picture.getvalue())
-    print(f"plot written to {args.output}")
+    print(f"{FIGURES[kind]} written to {args.output}")
     return 0
 
 

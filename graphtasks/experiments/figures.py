@@ -221,8 +221,10 @@ def plot_experiment(
 
 
 def _two_step(store: Any, name: str) -> bool:
+    """Whether every run of the experiment is on a two-step task (auto then draws stay bars)."""
     found = store.cypher(
-        "MATCH (r:Run) WHERE r.task = $uid AND r.task_id CONTAINS 'two-step' RETURN count(r)",
+        "MATCH (r:Run) WHERE r.task = $uid "
+        "RETURN sum(CASE WHEN r.task_id CONTAINS 'two-step' THEN 1 ELSE 0 END), count(r)",
         {"uid": f"experiment/{name}"},
     ).rows
-    return bool(found and found[0][0])
+    return bool(found and found[0][1] and found[0][0] == found[0][1])
