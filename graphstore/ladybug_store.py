@@ -332,6 +332,7 @@ class LadybugStore(GraphStore):
                         sets, slim = _assignments(rel.properties, old, ("s", "t", "key"))
                         updates = ", ".join(f"e.{_q(p.name)} = r.{_q(p.name)}" for p in rel.properties
                                             if p.name != "key" and p.name in slim[0])
+                    if old and updates:  # an edge with nothing but its key has nothing to update
                         self._raw(
                             f"UNWIND $rows AS r MATCH (a:{qa} {{uid: r.s}})-[e:{name}]->(b:{qb} {{uid: r.t}}) "
                             f"WHERE e.key = r.key SET {updates}", {"rows": slim})

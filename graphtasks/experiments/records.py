@@ -20,7 +20,7 @@ from graphstore import GraphStore, TaskGraph
 from graphstore.errors import GraphtasksError
 
 from .spec import ExperimentSpec
-from .sweep import COLUMNS, Cell, split_probes, split_steps
+from .sweep import COLUMNS, INTERRUPTED, Cell, split_probes, split_steps
 
 QUERY_EPISODES = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $experiment "
@@ -189,7 +189,7 @@ def record_run(
         "uid": run_uid,
         "task": uid,
         "index": cell.index,
-        "status": "failed" if error else "done",
+        "status": ("interrupted" if error.startswith(INTERRUPTED) else "failed") if error else "done",
         "task_id": cell.task,
         "agent": cell.agent.name,
         "label": cell.agent.label,

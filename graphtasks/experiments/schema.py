@@ -51,7 +51,7 @@ def add_schema(s: Schema) -> None:
         "Run",
         [
             Property("index", "int", True, "the cell's index in the sweep"),
-            Property("status", "str", True, "done | failed"),
+            Property("status", "str", True, "done | failed (it raised) | interrupted (its worker died)"),
             Property("task_id", "str", True, "the run's task (phases may run variants of it)"),
             Property("agent", "str", True, "reference agent name"),
             Property("label", "str", True, "agent label with its swept settings"),

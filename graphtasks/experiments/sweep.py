@@ -13,6 +13,7 @@ import datetime
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -247,6 +248,13 @@ def split_probes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+INTERRUPTED = "interrupted: "  # the error of a run that did not finish for a reason outside it
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
 _WORKER: dict[str, Any] = {}
 
 
@@ -258,7 +266,7 @@ Outcome = tuple[Cell, "list[dict[str, Any]] | None", "str | None", str]  # cell,
 
 
 def _run_in_worker(cell: Cell) -> Outcome:
-    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    started = _now()
     try:
         return cell, run_cell(_WORKER["spec"], cell, _WORKER["graphs"]), None, started
     except Exception as exc:  # noqa: BLE001 - a failed cell is reported with its error, the others go on
@@ -338,8 +346,18 @@ def run_experiment(
         collect(_run_in_worker(cell) for cell in todo)
     else:
         with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(spec, graphs)) as pool:
-            futures = [pool.submit(_run_in_worker, cell) for cell in todo]
-            collect(future.result() for future in as_completed(futures))
+            futures = {pool.submit(_run_in_worker, cell): cell for cell in todo}
+            try:
+                collect(future.result() for future in as_completed(futures))
+            except BrokenProcessPool:  # a worker died (killed, out of memory): its runs and the queued ones stop
+                seen = set(done) | {cell.index for cell, _ in failures}
+                for future, cell in futures.items():
+                    if cell.index in seen:
+                        continue
+                    if future.done() and not future.cancelled() and future.exception() is None:
+                        collect([future.result()])
+                    else:
+                        collect([(cell, None, INTERRUPTED + "a worker process died (killed or out of memory)", _now())])
     every = [row for index in sorted(done) for row in done[index]]
     rows, trials = split_steps(every)
     return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials, split_probes(every))
