@@ -28,7 +28,16 @@ from .errors import (
 )
 from .filelock import StoreLock
 from .schema import KINDS, SCHEMA, NodeType, Property, Schema
-from .store import MEMORY, GraphStore, QueryResult, SharedEdges, SharedNodes, TaskSummary, check_shared_request
+from .store import (
+    MEMORY,
+    GraphStore,
+    QueryResult,
+    SharedEdges,
+    SharedNodes,
+    TaskSummary,
+    check_shared_request,
+    shared_labels,
+)
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 BATCH = 5000  # rows per UNWIND statement
@@ -362,6 +371,24 @@ class LadybugStore(GraphStore):
             self._raw("ROLLBACK")
         except Exception:
             pass  # the engine already ended the transaction
+
+    def delete_shared(self, owner: str, labels: Iterable[str]) -> dict[str, int]:
+        chosen = shared_labels(self.schema, labels)
+        self._writable(f"delete the records of {owner!r}")
+        counts: dict[str, int] = {}
+        with self._lock:
+            self._raw("BEGIN TRANSACTION")
+            try:
+                for label in chosen:
+                    found = self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $o RETURN count(n)", {"o": owner})
+                    counts[label] = int(found[0][0])
+                    if counts[label]:
+                        self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $o DETACH DELETE n", {"o": owner})
+                self._raw("COMMIT")
+            except Exception as exc:
+                self._rollback()
+                raise GraphStoreError(f"deleting the records of {owner!r} failed, nothing deleted: {exc}") from exc
+        return counts
 
     def delete(self, task_id: str) -> bool:
         self._writable(f"delete task {task_id!r}")

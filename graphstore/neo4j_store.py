@@ -31,7 +31,16 @@ from . import bolt_revisions
 from .cypher_text import check_read_only
 from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
 from .schema import SCHEMA, Property, Schema
-from .store import STORE_ENV_VAR, GraphStore, QueryResult, SharedEdges, SharedNodes, TaskSummary, check_shared_request
+from .store import (
+    STORE_ENV_VAR,
+    GraphStore,
+    QueryResult,
+    SharedEdges,
+    SharedNodes,
+    TaskSummary,
+    check_shared_request,
+    shared_labels,
+)
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 USER_ENV_VAR = "GRAPHTASKS_NEO4J_USER"
@@ -494,6 +503,20 @@ class Neo4jStore(GraphStore):
             return created_nodes, created_edges
 
         return self._write("merging shared knowledge", work)
+
+    def delete_shared(self, owner: str, labels: Iterable[str]) -> dict[str, int]:
+        chosen = shared_labels(self.schema, labels)
+
+        def work(tx: neo4j.ManagedTransaction) -> dict[str, int]:
+            counts = {}
+            for label in chosen:
+                found = tx.run(f"MATCH (n:{_q(label)}) WHERE n.task = $o RETURN count(n) AS n", o=owner).single()
+                counts[label] = int(found["n"]) if found else 0
+                if counts[label]:
+                    tx.run(f"MATCH (n:{_q(label)}) WHERE n.task = $o DETACH DELETE n", o=owner).consume()
+            return counts
+
+        return self._write(f"deleting the records of {owner!r}", work)
 
     def _create_edges_by_uid(
         self, tx: neo4j.ManagedTransaction, rel_name: str, a: str, b: str, rows: list[dict[str, Any]]

@@ -129,6 +129,12 @@ class GraphStore(ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} cannot write shared knowledge yet")
 
+    def delete_shared(self, owner: str, labels: Iterable[str]) -> dict[str, int]:
+        """Delete, in one transaction, the shared nodes of these labels whose `task` is `owner`
+        (e.g. every record of an experiment) with their relationships; the count per label.
+        Not abstract so stores written before it still open; each backend overrides it."""
+        raise NotImplementedError(f"{type(self).__name__} cannot delete shared knowledge yet")
+
     def content_hash(self, task_id: str) -> str | None:
         """The stored content hash of a task, or None if it is not stored."""
         rows = self.cypher("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash", {"id": task_id}).rows
@@ -145,6 +151,15 @@ class GraphStore(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def shared_labels(schema: Schema, labels: Iterable[str]) -> list[str]:
+    """The labels, each checked to be a shared node type (tasks are deleted with delete())."""
+    chosen = list(labels)
+    for label in chosen:
+        if label not in schema.nodes or not schema.nodes[label].shared:
+            raise SchemaError(f"delete_shared: {label!r} is not a shared node type")
+    return chosen
 
 
 def check_shared_request(

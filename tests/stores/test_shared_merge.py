@@ -25,3 +25,13 @@ def test_merging_again_updates_nodes_and_keeps_key_only_edges(store: GraphStore)
     assert merge(store, "done") == (0, 0)  # the edge exists and carries nothing but its key
     rows = store.cypher("MATCH (x:Experiment)-[:HAS_RUN]->(r:Run) RETURN x.name, r.status").rows
     assert rows == [["x", "done"]]
+
+
+def test_delete_shared_removes_one_owners_records_and_their_edges(store: GraphStore) -> None:
+    merge(store, "done")
+    other = dict(EXPERIMENT, uid="experiment/y", task="experiment/y", name="y")
+    store.merge_shared([("Experiment", [other])])
+    assert store.delete_shared("experiment/x", ["Run", "Experiment"]) == {"Run": 1, "Experiment": 1}
+    assert store.cypher("MATCH (x:Experiment) RETURN x.name").rows == [["y"]]
+    assert store.cypher("MATCH (r:Run) RETURN count(r)").rows == [[0]]
+    assert store.delete_shared("experiment/x", ["Run"]) == {"Run": 0}
