@@ -317,7 +317,7 @@ def test_plot_draws_a_png_per_recorded_experiment(tmp_path: Path, capsys) -> Non
         assert image.format == "PNG" and image.size[0] > 2 * image.size[1]  # two tasks, side by side
     capsys.readouterr()
     assert main(["--store", store, "experiment", "plot", "smal", "-o", str(picture)]) == 2
-    assert "no recorded episodes of experiment 'smal'; recorded: small" in capsys.readouterr().err
+    assert "no recorded experiment 'smal'; recorded: small" in capsys.readouterr().err
 
 
 def test_curves_average_runs_and_keep_the_first_episodes() -> None:

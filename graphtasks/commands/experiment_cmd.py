@@ -1,25 +1,18 @@
-"""`graphtasks experiment check|run|list|export`: check an experiment spec; run its sweep in
-parallel, recording every finished run in the store (a re-run resumes); list the recorded
-experiments; export one as a table, one row per episode."""
+"""`graphtasks experiment specs|check|run|list|show|plot|export|delete`: check an experiment
+spec; run its sweep in parallel, recording every finished run in the store (a re-run
+resumes); list, show, draw, export or delete the recorded experiments."""
 
 from __future__ import annotations
 
 import argparse
-import csv
 import io
-
-from tqdm import tqdm
+import json
+from typing import Callable, TypeVar
 
 from graphstore import open_store
-from graphtasks.experiments import COLUMNS, cells, load_spec, run_experiment, summary, task_versions
-from graphtasks.experiments.records import (
-    RunRecorder,
-    finished_runs,
-    record_experiment,
-    record_tasks,
-    recorded_episodes,
-    recorded_experiments,
-)
+from graphtasks.experiments import COLUMNS, cells, load_spec, summary
+from graphtasks.experiments.api import UnknownExperiment, delete_records, describe, require_recorded, run_and_record
+from graphtasks.experiments.records import recorded_episodes, recorded_experiments
 from graphtasks.experiments.spec import shipped_specs, spec_path
 
 from .errors import CommandError
@@ -27,6 +20,7 @@ from .files import write_output
 from .output import add_format_argument, print_rows
 
 KINDS = ("auto", "curves", "stay", "revaluation")  # graphtasks.experiments.figures.KINDS, without importing numpy here
+T = TypeVar("T")
 FIGURES = {"curves": "learning curves", "stay": "stay probabilities", "revaluation": "revaluation scores"}
 
 
@@ -43,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--dask", metavar="ADDRESS", help="run on a Dask cluster: its scheduler (tcp://host:8786) or 'local'"
     )
     run.add_argument("-o", "--output", metavar="FILE.csv", help="write one row per episode (CSV)")
+    run.add_argument("--plot", metavar="FILE.png", help="then draw the experiment's figure (as experiment plot)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_format_argument(run)
     run.set_defaults(func=cmd_run)
@@ -51,6 +46,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = actions.add_parser("list", help="the experiments recorded in the store")
     add_format_argument(listing)
     listing.set_defaults(func=cmd_list)
+    show = actions.add_parser("show", help="a recorded experiment: phases, runs by status, task versions")
+    show.add_argument("name", help="the experiment's name")
+    add_format_argument(show)
+    show.set_defaults(func=cmd_show)
+    delete = actions.add_parser("delete", help="delete a recorded experiment and all its records")
+    delete.add_argument("name", help="the experiment's name")
+    delete.set_defaults(func=cmd_delete)
     plot = actions.add_parser(
         "plot", help="a recorded experiment's figure (PNG): learning curves, stay or revaluation bars"
     )
@@ -65,9 +67,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="auto (default): revaluation bars for probed phases, stay bars for two-step, else learning curves",
     )
     plot.set_defaults(func=cmd_plot)
-    export = actions.add_parser("export", help="one row per recorded episode of an experiment (CSV)")
+    export = actions.add_parser("export", help="a recorded experiment as a table: one row per episode or trial")
     export.add_argument("name", help="the experiment's name")
-    export.add_argument("-o", "--output", metavar="FILE.csv", help="write to a file (default: print)")
+    export.add_argument("--format", choices=["csv", "parquet"], default="csv", help="csv (default) or parquet")
+    export.add_argument("--trials", action="store_true", help="one row per recorded trial (step)")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to a file (default: print; csv only)")
+    export.add_argument(
+        "--bids", metavar="DIR", help="write rewardGym-style BIDS events files, one TSV per run, into DIR"
+    )
     export.set_defaults(func=cmd_export)
 
 
@@ -93,12 +100,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _csv(rows: list[dict]) -> str:
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=COLUMNS)
-    writer.writeheader()
-    writer.writerows(rows)
-    return text.getvalue()
+def _require_plotting() -> None:
+    from graphtasks.experiments.figures import require_matplotlib
+
+    try:
+        require_matplotlib()
+    except ImportError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -111,37 +119,38 @@ def cmd_run(args: argparse.Namespace) -> int:
             import distributed  # noqa: F401  (reported before anything runs)
         except ImportError:
             raise CommandError("--dask needs the dask extra: pip install 'graphtasks[dask]'") from None
-    with open_store(args.store, "w") as store:  # the store is held only while writing
-        record_experiment(store, spec, text)
-        record_tasks(store, task_versions(spec))
-        done = finished_runs(store, spec)
-    todo = [cell for cell in cells(spec) if cell.index not in done]
-    if done:
-        print(f"{spec.name}: {len(done)} run(s) already recorded, {len(todo)} to go")
-    bar = tqdm(total=len(todo), desc=spec.name, unit="run", disable=args.no_progress, leave=False)
-    recorder = RunRecorder(args.store, spec)
+    if args.plot:
+        _require_plotting()  # a missing extra is reported before the sweep, not after it
+    from tqdm import tqdm
 
-    def record(cell, rows, error, started) -> None:
-        recorder.add(cell, rows, error, started)
-        bar.update(1)
+    bar = tqdm(total=0, desc=spec.name, unit="run", disable=args.no_progress, leave=False)
+
+    def before(done: int, to_go: int) -> None:
+        if done:
+            print(f"{spec.name}: {done} run(s) already recorded, {to_go} to go")
+        bar.reset(total=to_go)
 
     try:
-        result = run_experiment(spec, workers=args.workers, skip=done, on_result=record, dask=args.dask)
-    finally:
-        recorder.flush()  # what finished is kept, also when the sweep is interrupted
+        report = run_and_record(spec, text, args.store, args.workers, args.dask, lambda _: bar.update(1), before)
+    except KeyboardInterrupt:
         bar.close()
-    with open_store(args.store, "r") as store:
-        rows = recorded_episodes(store, spec.name)
+        raise CommandError(
+            f"{spec.name}: interrupted; the finished runs are recorded, run the same command to go on"
+        ) from None
+    bar.close()
+    rows = report.rows
     if args.output:
-        write_output(args.output, _csv(rows))
+        write_output(args.output, _table(rows, COLUMNS, "csv"))
     table = summary(rows)
     columns = ["task", "agent", "phase", "episodes", "mean_return", "mean_length"]
     if spec.conditions:
         columns.insert(2, "condition")
     print_rows(columns, [[row[c] for c in columns] for row in table], args.format)
-    for cell, error in result.failures:
+    for cell, error in report.failures:
         print(f"graphtasks: error: run {cell.index} ({cell.task}, {cell.agent.label}, seed {cell.seed}): {error}")
-    return 1 if result.failures else 0
+    if args.plot:
+        _plot(args.store, spec.name, args.plot, "auto", "return", 1)
+    return 1 if report.failures else 0
 
 
 def cmd_specs(args: argparse.Namespace) -> int:
@@ -159,42 +168,104 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_plot(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.figures import plot_experiment, require_matplotlib
-
-    try:
-        require_matplotlib()  # before reading anything
-    except ImportError as exc:
-        raise CommandError(str(exc)) from None
-    if args.smooth < 1:
-        raise CommandError(f"--smooth: expected a positive number of episodes, got {args.smooth}")
-    _recorded(args)  # a clear line for an unknown experiment
-    picture = io.BytesIO()
+def cmd_show(args: argparse.Namespace) -> int:
     with open_store(args.store, "r") as store:
-        try:
-            kind = plot_experiment(store, args.name, picture, args.kind, args.metric, args.smooth)
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
-    write_output(args.output, picture.getvalue())
-    print(f"{FIGURES[kind]} written to {args.output}")
+        info = _known(lambda: describe(store, args.name))
+    print(f"{info['name']}: {info['description']}")
+    if info["reference"]:
+        print(f"reference: {info['reference']}")
+    print(f"recorded: {info['created_at']}")
+    print()
+    phase_columns = ["condition", "index", "name", "episodes", "learn", "changes"]
+    for phase in info["phases"]:
+        phase["changes"] = json.dumps(json.loads(phase["changes"]) if isinstance(phase["changes"], str)
+                                      else phase["changes"], sort_keys=True) if phase["changes"] else ""
+        phase["condition"] = phase["condition"] or ""
+    print_rows(phase_columns, [[p[c] for c in phase_columns] for p in info["phases"]], args.format)
+    print()
+    for run in info["runs"]:
+        run["condition"] = run["condition"] or ""
+    print_rows(["agent", "condition", "status", "runs"],
+               [[r[c] for c in ("agent", "condition", "status", "runs")] for r in info["runs"]], args.format)
+    print()
+    version_columns = ["task_version", "task_hash", "episodes"]
+    print_rows(version_columns, [[v[c] for c in version_columns] for v in info["task_versions"]], args.format)
+    for failed in info["failed"]:
+        print(f"run {failed['run']} ({failed['agent']}, seed {failed['seed']}) {failed['status']}: {failed['error']}")
     return 0
 
 
-def _recorded(args: argparse.Namespace) -> list[dict]:
-    with open_store(args.store, "r") as store:
-        rows = recorded_episodes(store, args.name)
-        if not rows:
-            names = [row["experiment"] for row in recorded_experiments(store)]
-            raise CommandError(
-                f"no recorded episodes of experiment {args.name!r}; recorded: {', '.join(names) or 'none'}"
-            )
-    return rows
+def cmd_delete(args: argparse.Namespace) -> int:
+    with open_store(args.store, "w") as store:
+        counts = _known(lambda: delete_records(store, args.name))
+    print(
+        f"deleted experiment {args.name!r}: {counts.get('Run', 0)} runs, {counts.get('Episode', 0)} episodes, "
+        f"{counts.get('Trial', 0)} trials, {counts.get('Probe', 0)} probes (the task versions stay)"
+    )
+    return 0
+
+
+def _known(read: Callable[[], T]) -> T:
+    """`read()`, with an unknown experiment reported as one line."""
+    try:
+        return read()
+    except UnknownExperiment as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _plot(store_location: str | None, name: str, output: str, kind: str, metric: str, smooth: int) -> None:
+    from graphtasks.experiments.figures import plot_experiment
+
+    picture = io.BytesIO()
+    with open_store(store_location, "r") as store:
+        _known(lambda: require_recorded(store, name))
+        try:
+            drawn = plot_experiment(store, name, picture, kind, metric, smooth)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+    write_output(output, picture.getvalue())
+    print(f"{FIGURES[drawn]} written to {output}")
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    _require_plotting()  # before reading anything
+    if args.smooth < 1:
+        raise CommandError(f"--smooth: expected a positive number of episodes, got {args.smooth}")
+    _plot(args.store, args.name, args.output, args.kind, args.metric, args.smooth)
+    return 0
+
+
+def _table(rows: list[dict], columns: tuple[str, ...], fmt: str) -> str | bytes:
+    from graphtasks.experiments.export import csv_text, parquet_bytes
+
+    return parquet_bytes(rows, columns) if fmt == "parquet" else csv_text(rows, columns)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    rows = _recorded(args)
+    from graphtasks.experiments.export import TRIAL_COLUMNS, recorded_trials, require_parquet, write_bids
+
+    if args.format == "parquet":
+        if not args.output and not args.bids:
+            raise CommandError("--format parquet writes a file: give -o FILE.parquet")
+        require_parquet()  # before reading anything
+    with open_store(args.store, "r") as store:
+        _known(lambda: require_recorded(store, args.name))
+        trials = recorded_trials(store, args.name) if args.trials or args.bids else []
+        episodes = [] if args.trials else recorded_episodes(store, args.name)
+    if (args.trials or args.bids) and not trials:
+        raise CommandError(
+            f"experiment {args.name!r} has no recorded trials (steps are recorded for trial tasks, "
+            'or with record = "steps" in the spec)'
+        )
+    if args.bids:
+        written = write_bids(trials, args.bids)
+        print(f"{len(written)} events files written to {args.bids}")
+        if not args.output:
+            return 0
+    rows, columns = (trials, TRIAL_COLUMNS) if args.trials else (episodes, COLUMNS)
+    table = _table(rows, columns, args.format)
     if args.output:
-        write_output(args.output, _csv(rows))
+        write_output(args.output, table)
     else:
-        print(_csv(rows), end="")
+        print(table, end="")
     return 0

@@ -11,6 +11,9 @@ import importlib
 from typing import Any
 
 _HOMES = {
+    "Experiment": "api",
+    "RunReport": "api",
+    "UnknownExperiment": "api",
     "AgentSpec": "spec",
     "ExperimentSpec": "spec",
     "ExperimentSpecError": "spec",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from graphstore.schema import Property, Schema
 
 MLS = "http://www.w3.org/ns/mls#"  # W3C ML-Schema: the RDF view types records with it where it fits
+RECORD_LABELS = ("Trial", "Probe", "Episode", "Run", "Phase", "Experiment")  # what an experiment owns
 KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
 
 

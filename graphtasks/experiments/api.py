@@ -1,0 +1,200 @@
+"""The Python face of `graphtasks experiment`: run a spec into a store, read its results back
+as a pandas DataFrame, look at or delete its records. The CLI calls the same functions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from graphstore import open_store
+from graphstore.errors import GraphtasksError
+
+from .records import (
+    RunRecorder,
+    experiment_uid,
+    finished_runs,
+    record_experiment,
+    record_tasks,
+    recorded_episodes,
+    recorded_experiments,
+)
+from .schema import RECORD_LABELS
+from .spec import ExperimentSpec, load_spec, spec_path
+from .sweep import COLUMNS, Cell, cells, run_experiment, task_versions
+
+
+class UnknownExperiment(GraphtasksError, LookupError):
+    """No experiment of that name is recorded in the store."""
+
+
+@dataclass
+class RunReport:
+    """What a `run` did: runs skipped as already recorded, runs made now, the failures."""
+
+    skipped: int
+    ran: int
+    failures: list[tuple[Cell, str]]
+    rows: list[dict[str, Any]]  # every recorded episode of the experiment, after the run
+
+
+def run_and_record(
+    spec: ExperimentSpec,
+    text: str,
+    store: str | None = None,
+    workers: int | None = None,
+    dask: str | None = None,
+    on_result: Callable[[Cell], object] | None = None,
+    before: Callable[[int, int], object] | None = None,
+) -> RunReport:
+    """Record the experiment and its task versions, run the cells not yet done and record each
+    as it finishes (in batches, holding the store for writing only while writing).
+
+    `before(done, to_go)` is called once the cells to run are known; `on_result(cell)` after
+    each is recorded (a progress bar). What finished is kept when the sweep is interrupted.
+    """
+    with open_store(store, "w") as opened:
+        record_experiment(opened, spec, text)
+        record_tasks(opened, task_versions(spec))
+        done = finished_runs(opened, spec)
+    todo = [cell for cell in cells(spec) if cell.index not in done]
+    if before is not None:
+        before(len(done), len(todo))
+    recorder = RunRecorder(store, spec)
+
+    def record(cell: Cell, rows: Any, error: str | None, started: str) -> None:
+        recorder.add(cell, rows, error, started)
+        if on_result is not None:
+            on_result(cell)
+
+    try:
+        result = run_experiment(spec, workers=workers, skip=done, on_result=record, dask=dask)
+    finally:
+        recorder.flush()
+    with open_store(store, "r") as opened:
+        rows = recorded_episodes(opened, spec.name)
+    return RunReport(len(done), len(todo), result.failures, rows)
+
+
+def require_pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("results as a DataFrame need pandas: pip install 'graphtasks[tables]'") from None
+    return pandas
+
+
+def require_recorded(store: Any, name: str) -> None:
+    """UnknownExperiment naming the recorded experiments, unless `name` is one of them."""
+    names = [row["experiment"] for row in recorded_experiments(store)]
+    if name not in names:
+        raise UnknownExperiment(f"no recorded experiment {name!r}; recorded: {', '.join(names) or 'none'}")
+
+
+def describe(store: Any, name: str) -> dict[str, Any]:
+    """An experiment's record: description, phases, runs by agent and status, failed runs and
+    the task versions its episodes ran."""
+    require_recorded(store, name)
+    uid = experiment_uid(name)
+    head = store.cypher(
+        "MATCH (x:Experiment) WHERE x.uid = $uid RETURN x.description, x.reference, x.created_at", {"uid": uid}
+    ).rows[0]
+    phases = store.cypher(
+        "MATCH (x:Experiment)-[:HAS_PHASE]->(p:Phase) WHERE x.uid = $uid "
+        "RETURN p.condition, p.index, p.name, p.episodes, p.learn, p.changes ORDER BY p.condition, p.index",
+        {"uid": uid},
+    ).rows
+    runs = store.cypher(
+        "MATCH (r:Run) WHERE r.task = $uid RETURN r.label, r.condition, r.status, count(r) "
+        "ORDER BY r.label, r.condition, r.status",
+        {"uid": uid},
+    ).rows
+    failed = store.cypher(
+        "MATCH (r:Run) WHERE r.task = $uid AND r.status <> 'done' RETURN r.index, r.label, r.seed, r.status, r.error "
+        "ORDER BY r.index",
+        {"uid": uid},
+    ).rows
+    versions = store.cypher(
+        "MATCH (e:Episode) WHERE e.task = $uid RETURN e.task_version, e.task_hash, count(e) ORDER BY e.task_version",
+        {"uid": uid},
+    ).rows
+    return {
+        "name": name,
+        "description": head[0] or "",
+        "reference": head[1] or "",
+        "created_at": head[2] or "",
+        "phases": [dict(zip(("condition", "index", "name", "episodes", "learn", "changes"), p)) for p in phases],
+        "runs": [dict(zip(("agent", "condition", "status", "runs"), r)) for r in runs],
+        "failed": [dict(zip(("run", "agent", "seed", "status", "error"), f)) for f in failed],
+        "task_versions": [dict(zip(("task_version", "task_hash", "episodes"), v)) for v in versions],
+    }
+
+
+def delete_records(store: Any, name: str) -> dict[str, int]:
+    """Delete an experiment and every record it owns (the task versions stay); counts per label."""
+    require_recorded(store, name)
+    return dict(store.delete_shared(experiment_uid(name), RECORD_LABELS))
+
+
+class Experiment:
+    """An experiment spec, to run into a store and read back.
+
+    Examples
+    --------
+    >>> from graphtasks.experiments import Experiment
+    >>> experiment = Experiment.from_file("daw2011-two-step")
+    >>> experiment.name, len(experiment.cells)
+    ('daw2011-two-step', 30)
+    """
+
+    def __init__(self, spec: ExperimentSpec, text: str) -> None:
+        self.spec, self.text = spec, text
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Experiment:
+        """A spec file, or a shipped spec by name; ExperimentSpecError names what is wrong."""
+        spec = load_spec(path)
+        return cls(spec, spec_path(path).read_text(encoding="utf-8"))
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def cells(self) -> list[Cell]:
+        return cells(self.spec)
+
+    def run(
+        self, store: str | None = None, workers: int | None = None, dask: str | None = None, progress: bool = False
+    ) -> RunReport:
+        """Run the cells not yet recorded in `store` (a location; None: the default store)."""
+        bar: Any = None
+        if progress:
+            from tqdm import tqdm
+
+            def start(done: int, to_go: int) -> None:
+                nonlocal bar
+                bar = tqdm(total=to_go, desc=self.name, unit="run", leave=False)
+
+            try:
+                return run_and_record(self.spec, self.text, store, workers, dask, lambda _: bar.update(1), start)
+            finally:
+                if bar is not None:
+                    bar.close()
+        return run_and_record(self.spec, self.text, store, workers, dask)
+
+    def results(self, store: str | None = None, trials: bool = False) -> Any:
+        """The recorded episodes (or, with `trials`, steps) as a pandas DataFrame."""
+        pandas = require_pandas()
+        from .export import TRIAL_COLUMNS, recorded_trials
+
+        with open_store(store, "r") as opened:
+            require_recorded(opened, self.name)
+            if trials:
+                return pandas.DataFrame(recorded_trials(opened, self.name), columns=list(TRIAL_COLUMNS))
+            return pandas.DataFrame(recorded_episodes(opened, self.name), columns=list(COLUMNS))
+
+    def delete(self, store: str | None = None) -> dict[str, int]:
+        """Delete this experiment's records from `store`; the count of deleted nodes per label."""
+        with open_store(store, "w") as opened:
+            return delete_records(opened, self.name)

@@ -1,0 +1,183 @@
+"""Tables of recorded experiments: one row per episode or per trial, as CSV or parquet, and
+rewardGym-style BIDS events files (one TSV per run) for trial tasks."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from graphstore import GraphStore
+from graphstore.errors import GraphtasksError
+
+from .records import experiment_uid
+
+TRIAL_COLUMNS = (
+    "experiment",
+    "run",
+    "task",
+    "task_version",
+    "agent",
+    "label",
+    "params",
+    "seed",
+    "condition",
+    "phase",
+    "phase_index",
+    "episode",
+    "step",
+    "state",
+    "action",
+    "reward",
+    "next_state",
+    "p_action",
+    "trial_type",
+)
+
+QUERY_TRIALS = (
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid "
+    "RETURN r.index, r.task_id, e.task_version, r.agent, r.label, r.params, r.seed, r.condition, e.phase, "
+    "e.phase_index, e.index, t.step, t.state, t.action, t.reward, t.next_state, t.p_action, t.condition, "
+    "e.start_state ORDER BY r.index, e.phase_index, e.index, t.step"
+)
+
+# rewardGym's event-log columns (rewardgym/psychopy_render/logger.py), in its order; ours follow
+BIDS_COLUMNS = (
+    "onset",
+    "duration",
+    "trial_type",
+    "start_position",
+    "event_type",
+    "response_time",
+    "response_button",
+    "response_late",
+    "reward",
+    "delta_reward",
+    "trial",
+    "TR",
+    "task",
+    "run",
+    "participant_id",
+    "expected_duration",
+    "trial_time",
+    "total_reward",
+    "current_location",
+    "state",
+    "p_action",
+    "phase",
+)
+NA = "n/a"
+
+
+class ExportError(GraphtasksError, ValueError):
+    """An export cannot be made as asked (a missing extra, nothing of that kind recorded)."""
+
+
+def recorded_trials(store: GraphStore, name: str) -> list[dict[str, Any]]:
+    """Every recorded trial of an experiment, one row per step, in run, phase, episode, step order."""
+    out = []
+    for row in store.cypher(QUERY_TRIALS, {"uid": experiment_uid(name)}).rows:
+        values = dict(zip(("experiment", *TRIAL_COLUMNS[1:], "start_state"), (name, *row)))
+        params = values["params"]
+        values["params"] = json.dumps(json.loads(params) if isinstance(params, str) else params, sort_keys=True)
+        values["condition"] = values["condition"] or ""
+        out.append(values)
+    return out
+
+
+def require_parquet() -> Any:
+    """pyarrow's parquet module, or ExportError naming the extra to install."""
+    try:
+        import pyarrow.parquet as parquet
+    except ImportError:
+        raise ExportError("parquet needs pyarrow: pip install 'graphtasks[tables]'") from None
+    return parquet
+
+
+def csv_text(rows: Iterable[dict[str, Any]], columns: tuple[str, ...], delimiter: str = ",") -> str:
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=columns, delimiter=delimiter, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()
+
+
+def parquet_bytes(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> bytes:
+    """The rows as a parquet file (columns typed from their values)."""
+    parquet = require_parquet()
+    import pyarrow
+
+    table = pyarrow.table({c: [row.get(c) for row in rows] for c in columns})
+    sink = pyarrow.BufferOutputStream()
+    parquet.write_table(table, sink)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _bids_label(text: str) -> str:
+    """A BIDS entity label: letters and digits only."""
+    return re.sub(r"[^A-Za-z0-9]", "", text) or "x"
+
+
+def bids_events(trials: list[dict[str, Any]]) -> dict[str, str]:
+    """rewardGym-style events files, one per run: file name -> TSV text.
+
+    A simulated run has no clock, so `onset` counts trials (one unit per step) and
+    `duration` is 1; `participant_id` is the run (`sim<run>`), `response_button` the action,
+    `reward` and `total_reward` the running total, `delta_reward` what the step paid,
+    `current_location` the state it led to; the columns after rewardGym's are ours.
+    """
+    runs: dict[int, list[dict[str, Any]]] = {}
+    for t in trials:
+        runs.setdefault(t["run"], []).append(t)
+    files = {}
+    for run, steps in sorted(runs.items()):
+        first = steps[0]
+        task = _bids_label(first["task"].rsplit("/", 1)[-1])
+        name = f"sub-sim{run:04d}_task-{task}_run-1_events.tsv"
+        total, trial, rows = 0.0, -1, []
+        episode_key = None
+        for onset, t in enumerate(steps):
+            key = (t["phase_index"], t["episode"])
+            if key != episode_key:
+                trial, episode_key = trial + 1, key
+            total += float(t["reward"])
+            rows.append(
+                {
+                    **{c: NA for c in BIDS_COLUMNS},
+                    "onset": onset,
+                    "duration": 1,
+                    "trial_type": t["trial_type"] or NA,
+                    "start_position": t["start_state"],
+                    "event_type": f"stage-{t['step']}",
+                    "response_button": t["action"],
+                    "reward": total,
+                    "delta_reward": t["reward"],
+                    "trial": trial,
+                    "TR": 0,
+                    "task": t["task"],
+                    "run": 1,
+                    "participant_id": f"sim{run:04d}",
+                    "total_reward": total,
+                    "current_location": t["next_state"],
+                    "state": t["state"],
+                    "p_action": NA if t["p_action"] is None else t["p_action"],
+                    "phase": t["phase"],
+                }
+            )
+        files[name] = csv_text(rows, BIDS_COLUMNS, "\t")
+    return files
+
+
+def write_bids(trials: list[dict[str, Any]], directory: str | Path) -> list[Path]:
+    """Write `bids_events` into `directory` (made if missing); the paths written."""
+    target = Path(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in bids_events(trials).items():
+        path = target / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
