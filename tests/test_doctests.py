@@ -19,6 +19,7 @@ ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an
     "gym_bridge.grid.observations": "Distance",
     "gym_bridge.poge.env": "PogeEnv",
     "gym_bridge.room.env": "RoomEnv",
+    "graphtasks.experiments.api": "Experiment",
 }
 
 

@@ -174,15 +174,17 @@ def finished_runs(store: GraphStore, spec: ExperimentSpec) -> set[int]:
     return {row[0] for row in store.cypher(query, {"uid": experiment_uid(spec.name)}).rows}
 
 
-def record_run(
-    store: GraphStore,
+Records = tuple[list[tuple[str, list[dict[str, Any]]]], list[tuple[str, str, str, list[dict[str, Any]]]]]
+
+
+def run_records(
     spec: ExperimentSpec,
     cell: Cell,
     rows: list[dict[str, Any]] | None,
     error: str | None,
     started_at: str,
-) -> None:
-    """One run, its episodes and their edges, in one transaction."""
+) -> Records:
+    """The nodes and edges that record one run: its Run, episodes, trials, probes."""
     uid = experiment_uid(spec.name)
     run_uid = f"{uid}/run/{cell.index}"
     run = {
@@ -233,7 +235,7 @@ def record_run(
         }
         for row in rows or []
     ]
-    store.merge_shared(
+    return (
         [("Run", [run]), ("Episode", episodes), ("Trial", trials), ("Probe", probes)],
         [
             ("HAS_RUN", "Experiment", "Run", [_key(uid, run_uid)]),
@@ -248,6 +250,57 @@ def record_run(
             ("HAS_PROBE", "Run", "Probe", [_key(run_uid, p["uid"]) for p in probes]),
         ],
     )
+
+
+def record_run(
+    store: GraphStore,
+    spec: ExperimentSpec,
+    cell: Cell,
+    rows: list[dict[str, Any]] | None,
+    error: str | None,
+    started_at: str,
+) -> None:
+    """One run, its episodes and their edges, in one transaction."""
+    record_runs(store, spec, [(cell, rows, error, started_at)])
+
+
+def record_runs(
+    store: GraphStore,
+    spec: ExperimentSpec,
+    finished: list[tuple[Cell, list[dict[str, Any]] | None, str | None, str]],
+) -> None:
+    """Finished runs in one transaction: runs recorded for the first time are bulk-created;
+    a run recorded before (failed, interrupted) is merged over its old record."""
+    uid = experiment_uid(spec.name)
+    known = {
+        row[0]
+        for row in store.cypher(
+            "MATCH (r:Run) WHERE r.task = $uid AND r.index IN $runs RETURN r.index",
+            {"uid": uid, "runs": [cell.index for cell, *_ in finished]},
+        ).rows
+    }
+    new = [run_records(spec, *item) for item in finished if item[0].index not in known]
+    if new:
+        nodes, edges = _joined(new)
+        try:
+            store.create_shared(nodes, edges)
+        except GraphtasksError:  # e.g. another driver recorded them meanwhile: merge instead
+            store.merge_shared(nodes, edges)
+    for item in finished:
+        if item[0].index in known:
+            store.merge_shared(*run_records(spec, *item))
+
+
+def _joined(batch: list[Records]) -> Records:
+    """Several runs' records as one write: rows of the same label (edge type) together."""
+    nodes: dict[str, list[dict[str, Any]]] = {}
+    edges: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for run_nodes, run_edges in batch:
+        for label, rows in run_nodes:
+            nodes.setdefault(label, []).extend(rows)
+        for rel, a, b, rows in run_edges:
+            edges.setdefault((rel, a, b), []).extend(rows)
+    return list(nodes.items()), [(rel, a, b, rows) for (rel, a, b), rows in edges.items()]
 
 
 def recorded_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:
@@ -279,7 +332,9 @@ class RunRecorder:
     An embedded store admits one writer and no reader while it is open for writing; holding it
     for a whole sweep would lock out everyone who wants to look at the results so far. So a
     batch (the runs finished in the last `seconds`, or `most` of them) is written in one
-    opening, and the store is free in between.
+    opening, and the store is free in between. Opening costs a tenth of a second or so, so a
+    batch is due no sooner than ten times the last write took: writing stays near a tenth
+    of the sweep's time however fast its runs are.
     """
 
     def __init__(self, location: str | None, spec: ExperimentSpec, seconds: float = 1.0, most: int = 64) -> None:
@@ -287,18 +342,21 @@ class RunRecorder:
         self.seconds, self.most = seconds, most
         self.pending: list[tuple[Cell, list[dict[str, Any]] | None, str | None, str]] = []
         self.last = time.monotonic()
+        self.wrote = 0.0  # seconds the last write took
 
     def add(self, cell: Cell, rows: list[dict[str, Any]] | None, error: str | None, started: str) -> None:
         self.pending.append((cell, rows, error, started))
-        if len(self.pending) >= self.most or time.monotonic() - self.last >= self.seconds:
+        due = max(self.seconds, 10 * self.wrote)
+        if len(self.pending) >= self.most or time.monotonic() - self.last >= due:
             self.flush()
 
     def flush(self) -> None:
+        start = time.monotonic()
         if self.pending:
             from graphstore import open_store
 
             with open_store(self.location, "w") as store:
-                for cell, rows, error, started in self.pending:
-                    record_run(store, self.spec, cell, rows, error, started)
+                record_runs(store, self.spec, self.pending)
             self.pending = []
+            self.wrote = time.monotonic() - start
         self.last = time.monotonic()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from graphstore import GraphStore
 
 EXPERIMENT = {"uid": "experiment/x", "task": "experiment/x", "name": "x", "spec_hash": "h1"}
@@ -35,3 +37,21 @@ def test_delete_shared_removes_one_owners_records_and_their_edges(store: GraphSt
     assert store.cypher("MATCH (x:Experiment) RETURN x.name").rows == [["y"]]
     assert store.cypher("MATCH (r:Run) RETURN count(r)").rows == [[0]]
     assert store.delete_shared("experiment/x", ["Run"]) == {"Run": 0}
+
+
+def test_create_shared_loads_new_rows_and_refuses_existing_ones_writing_nothing(store: GraphStore) -> None:
+    from graphstore.errors import GraphtasksError
+
+    merge(store, "done")
+    runs = [
+        dict(run("failed"), uid=f"experiment/x/run/{i}", index=i, error="Traceback\nline two" if i == 1 else "")
+        for i in (1, 2)
+    ]
+    keys = [{"s": "experiment/x", "t": r["uid"], "key": f"experiment/x|{r['uid']}"} for r in runs]
+    assert store.create_shared([("Run", runs)], [("HAS_RUN", "Experiment", "Run", keys)]) == (2, 2)
+    rows = store.cypher("MATCH (:Experiment)-[:HAS_RUN]->(r:Run) RETURN r.index, r.error, r.params ORDER BY r.index")
+    assert rows.rows[1:] == [[1, "Traceback\nline two", "{}"], [2, "", "{}"]]  # text kept as it was
+    if type(store).create_shared is not GraphStore.create_shared:  # a bulk loader refuses what exists
+        with pytest.raises(GraphtasksError, match="nothing written"):
+            store.create_shared([("Run", [run("done"), dict(run("done"), uid="experiment/x/run/9", index=9)])])
+        assert store.cypher("MATCH (r:Run) RETURN count(r)").rows == [[3]]
