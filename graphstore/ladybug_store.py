@@ -6,6 +6,7 @@ the missing tables, columns and relationship endpoints added in place.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -13,7 +14,7 @@ import re
 import tempfile
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -259,8 +260,7 @@ class LadybugStore(GraphStore):
             row["s"] = uid_of(task_id, source)
             row["t"] = uid_of(task_id, target)
             edge_rows[(data["rel"], graph.label(source), graph.label(target))].append(row)
-        self._raw("BEGIN TRANSACTION")
-        try:
+        with self._transaction(f"writing task {task_id!r} to {self.location!r} failed, nothing written"):
             if only is None:
                 self._delete_task_nodes(task_id)
             else:
@@ -280,12 +280,6 @@ class LadybugStore(GraphStore):
                 )
                 for start in range(0, len(slim), BATCH):
                     self._raw(query, {"rows": slim[start : start + BATCH]})
-            self._raw("COMMIT")
-        except Exception as exc:
-            self._rollback()
-            raise GraphStoreError(
-                f"writing task {task_id!r} to {self.location!r} failed, nothing written: {exc}"
-            ) from exc
 
     def merge_shared(
         self,
@@ -312,8 +306,7 @@ class LadybugStore(GraphStore):
         ]
         created_nodes = created_edges = 0
         with self._lock:
-            self._raw("BEGIN TRANSACTION")
-            try:
+            with self._transaction(f"merging shared knowledge into {self.location!r} failed, nothing written"):
                 # MERGE is slow on relationships without an index: look up what exists, then
                 # CREATE the new rows and SET the existing ones.
                 for node_type, rows in node_batches:
@@ -363,12 +356,6 @@ class LadybugStore(GraphStore):
                             f"UNWIND $rows AS r MATCH (a:{qa} {{uid: r.s}})-[e:{name}]->(b:{qb} {{uid: r.t}}) "
                             f"WHERE e.key = r.key SET {updates}", {"rows": slim})
                     created_edges += len(fresh)
-                self._raw("COMMIT")
-            except Exception as exc:
-                self._rollback()
-                raise GraphStoreError(
-                    f"merging shared knowledge into {self.location!r} failed, nothing written: {exc}"
-                ) from exc
         return created_nodes, created_edges
 
     def create_shared(self, nodes: SharedNodes, edges: SharedEdges = ()) -> tuple[int, int]:
@@ -378,20 +365,13 @@ class LadybugStore(GraphStore):
         self._writable("create shared knowledge")
         checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)
         with self._lock, tempfile.TemporaryDirectory(prefix="graphtasks-copy-") as directory:
-            self._raw("BEGIN TRANSACTION")
-            try:
+            with self._transaction(f"creating shared knowledge in {self.location!r} failed, nothing written"):
                 for node_type, rows in checked_nodes:
                     if rows:
                         self._copy_rows(node_type.label, node_type.properties, rows, directory, None)
                 for rel, a, b, rows in checked_edges:
                     if rows:
                         self._copy_rows(rel.name, rel.properties, rows, directory, (a, b))
-                self._raw("COMMIT")
-            except Exception as exc:
-                self._rollback()
-                raise GraphStoreError(
-                    f"creating shared knowledge in {self.location!r} failed, nothing written: {exc}"
-                ) from exc
         return sum(len(r) for _, r in checked_nodes), sum(len(r) for *_, r in checked_edges)
 
     def _copy_rows(
@@ -444,6 +424,18 @@ class LadybugStore(GraphStore):
             if not node_type.shared:
                 self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $t DETACH DELETE n", {"t": task_id})
 
+    @contextlib.contextmanager
+    def _transaction(self, failure: str) -> Iterator[None]:
+        """One write transaction: committed at the end, rolled back on any error, which is
+        reported as `failure` ("... failed, nothing written") with the engine's reason."""
+        self._raw("BEGIN TRANSACTION")
+        try:
+            yield
+            self._raw("COMMIT")
+        except Exception as exc:
+            self._rollback()
+            raise GraphStoreError(f"{failure}: {exc}") from exc
+
     def _rollback(self) -> None:
         try:
             self._raw("ROLLBACK")
@@ -455,17 +447,12 @@ class LadybugStore(GraphStore):
         self._writable(f"delete the records of {owner!r}")
         counts: dict[str, int] = {}
         with self._lock:
-            self._raw("BEGIN TRANSACTION")
-            try:
+            with self._transaction(f"deleting the records of {owner!r} failed, nothing deleted"):
                 for label in chosen:
                     found = self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $o RETURN count(n)", {"o": owner})
                     counts[label] = int(found[0][0])
                     if counts[label]:
                         self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $o DETACH DELETE n", {"o": owner})
-                self._raw("COMMIT")
-            except Exception as exc:
-                self._rollback()
-                raise GraphStoreError(f"deleting the records of {owner!r} failed, nothing deleted: {exc}") from exc
         return counts
 
     def delete(self, task_id: str) -> bool:
@@ -473,13 +460,8 @@ class LadybugStore(GraphStore):
         with self._lock:
             if self.content_hash(task_id) is None:
                 return False
-            self._raw("BEGIN TRANSACTION")
-            try:
+            with self._transaction(f"deleting task {task_id!r} failed, nothing deleted"):
                 self._delete_task_nodes(task_id)
-                self._raw("COMMIT")
-            except Exception as exc:
-                self._rollback()
-                raise GraphStoreError(f"deleting task {task_id!r} failed, nothing deleted: {exc}") from exc
             return True
 
     # -- reading ----------------------------------------------------------------------

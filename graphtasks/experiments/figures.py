@@ -66,6 +66,19 @@ def phase_offsets(rows: list[dict[str, Any]]) -> dict[int, int]:
     return offsets
 
 
+def _legend_below(ax: Any, columns: int, offset: float, spread: str) -> None:
+    """The agents' legend under the axes, saying what the lines (bars) and their spread are."""
+    ax.legend(
+        fontsize=8,
+        loc="upper center",
+        bbox_to_anchor=(0.5, offset),
+        ncol=columns,
+        frameon=False,
+        title=f"mean over runs, {spread}: one standard error",
+        title_fontsize=8,
+    )
+
+
 def plot_learning_curves(
     rows: list[dict[str, Any]], path: str | BinaryIO, metric: str = "return", smooth: int = 1, title: str = ""
 ) -> None:
@@ -99,15 +112,7 @@ def plot_learning_curves(
         ax.set_ylabel(METRICS[metric] + (f", mean of last {smooth}" if smooth > 1 else ""))
         ax.set_title(task, fontsize=10, pad=16)
         ax.grid(alpha=0.25)
-        ax.legend(
-            fontsize=8,
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.16),
-            ncol=min(3, len(agents)),
-            frameon=False,
-            title="mean over runs, band: one standard error",
-            title_fontsize=8,
-        )
+        _legend_below(ax, min(3, len(agents)), -0.16, "band")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -159,15 +164,7 @@ def plot_bars(
     if ylim:
         ax.set_ylim(*ylim)
     ax.grid(axis="y", alpha=0.25)
-    ax.legend(
-        fontsize=8,
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.14),
-        ncol=min(4, len(agents)),
-        frameon=False,
-        title="mean over runs, bars: one standard error",
-        title_fontsize=8,
-    )
+    _legend_below(ax, min(4, len(agents)), -0.14, "bars")
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
