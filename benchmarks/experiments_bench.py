@@ -53,8 +53,9 @@ def spec_of(task: str, agent: str, seeds: int, episodes: int, record: str) -> Ex
     return dataclasses.replace(spec, record=record)
 
 
-def run_recorded(spec: ExperimentSpec, record: bool) -> float:
-    """Seconds to run every cell in this process and, if `record`, write it as the CLI does."""
+def run_recorded(spec: ExperimentSpec, record: bool, workers: int = 1) -> float:
+    """Seconds to run every cell (in this process, or on `workers` processes) and, if `record`,
+    write it as the CLI does."""
     with tempfile.TemporaryDirectory() as directory:
         location = str(Path(directory) / "store.lbug")
         if record:
@@ -65,22 +66,24 @@ def run_recorded(spec: ExperimentSpec, record: bool) -> float:
                 record_tasks(store, task_versions(spec))
         recorder = RunRecorder(location, spec)
         start = time.perf_counter()
-        run_experiment(spec, workers=1, on_result=recorder.add if record else None)
+        run_experiment(spec, workers=workers, on_result=recorder.add if record else None)
         recorder.flush()
         return time.perf_counter() - start
 
 
-def recording_overhead(seeds: int, episodes: int, repeats: int) -> None:
-    print("Recording overhead (best of", repeats, "runs; ratio to the same runs unrecorded):")
+def recording_overhead(seeds: int, episodes: int, repeats: int, workers: int) -> None:
+    where = "in this process" if workers == 1 else f"on {workers} worker processes, the driver recording"
+    print(f"Recording overhead, {where} (best of {repeats}; ratio to the same runs unrecorded):")
     print(f"{'case':<20} {'record':<9} {'seconds':>8} {'ratio':>7}  target")
     for name, (task, agent, times) in CASES.items():
         plain = min(
-            run_recorded(spec_of(task, agent, seeds, episodes * times, "episodes"), False) for _ in range(repeats)
+            run_recorded(spec_of(task, agent, seeds, episodes * times, "episodes"), False, workers)
+            for _ in range(repeats)
         )
         print(f"{name:<20} {'nothing':<9} {plain:8.3f} {1.0:7.2f}")
         for record, target in (("episodes", 1.10), ("steps", 1.50)):
             spec = spec_of(task, agent, seeds, episodes * times, record)
-            took = min(run_recorded(spec, True) for _ in range(repeats))
+            took = min(run_recorded(spec, True, workers) for _ in range(repeats))
             ratio = took / plain
             verdict = "ok" if ratio <= target else "MISSED"
             print(f"{name:<20} {record:<9} {took:8.3f} {ratio:7.2f}  <= {target:.2f}: {verdict}")
@@ -107,9 +110,7 @@ def pool_against_loop(episodes: int) -> None:
     print()
     print("48 cells (t_maze small, q, 4 learning rates x 12 seeds, %d episodes each):" % episodes)
     print(f"  plain loop in this process:  {loop:6.2f} s")
-    print(
-        f"  2 worker processes:          {pool:6.2f} s  ratio {pool / loop:.2f} (first cell back: {first[0]:.2f} s)"
-    )
+    print(f"  2 worker processes:          {pool:6.2f} s  ratio {pool / loop:.2f} (first cell back: {first[0]:.2f} s)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,10 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="short runs, to check the script")
     args = parser.parse_args(argv)
     if args.quick:
-        recording_overhead(seeds=2, episodes=20, repeats=1)
+        recording_overhead(seeds=2, episodes=20, repeats=1, workers=1)
         pool_against_loop(episodes=5)
     else:
-        recording_overhead(seeds=8, episodes=1000, repeats=2)
+        for workers in (1, 2):
+            recording_overhead(seeds=8, episodes=1000, repeats=2, workers=workers)
+            print()
         pool_against_loop(episodes=100)
     return 0
 
