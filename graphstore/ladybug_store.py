@@ -57,6 +57,23 @@ def _to_store(prop: Property, value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if prop.kind == "json" else value
 
 
+USE_ARROW = True  # COPY from Arrow when pyarrow is installed (the tables extra); False: always CSV files
+_ARROW_TYPES: dict[str, Callable[[Any], Any]] = {
+    "STRING": lambda pa: pa.string(),
+    "INT64": lambda pa: pa.int64(),
+    "DOUBLE": lambda pa: pa.float64(),
+    "BOOL": lambda pa: pa.bool_(),
+}
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        return None
+    return pyarrow
+
+
 def _csv_column(prop: Property | None, column: list[Any]) -> list[Any] | None:
     """A column as COPY FROM a CSV file reads it back, or None where it would not: lists, and
     text that is empty (an empty field reads as NULL) or holds a line break."""
@@ -383,7 +400,15 @@ class LadybugStore(GraphStore):
         endpoints: tuple[str, str] | None,
     ) -> None:
         by_name = {p.name: p for p in properties}
-        columns = [row[1] for row in self._raw(f"CALL table_info('{table}') RETURN *")]  # the table's own order
+        info = self._raw(f"CALL table_info('{table}') RETURN *")
+        columns = [row[1] for row in info]  # the table's own order
+        types = {row[1]: row[2] for row in info}
+        arrow = USE_ARROW and _pyarrow() is not None and all(t in _ARROW_TYPES for t in types.values())
+        if arrow:  # Arrow carries every value as it is
+            raw = [[_to_store(by_name[c], r.get(c)) for r in rows] if c in by_name else [None] * len(rows)
+                   for c in columns]
+            self._copy_arrow(table, columns, types, raw, rows, endpoints)
+            return
         values = [_csv_column(by_name.get(c), [r.get(c) for r in rows]) for c in columns]
         if any(v is None for v in values):
             if endpoints is None:
@@ -411,6 +436,27 @@ class LadybugStore(GraphStore):
                 writer.writerows(zip([r["s"] for r in rows], [r["t"] for r in rows], *values))
         options = "HEADER=true" + (f", from='{endpoints[0]}', to='{endpoints[1]}'" if endpoints else "")
         self._raw(f"COPY {_q(table)} FROM '{path}' ({options})")
+
+    def _copy_arrow(
+        self,
+        table: str,
+        columns: list[str],
+        types: dict[str, str],
+        values: list[list[Any]],
+        rows: list[dict[str, Any]],
+        endpoints: tuple[str, str] | None,
+    ) -> None:
+        """COPY from an Arrow table in memory: no file, about three times faster than CSV."""
+        arrow = _pyarrow()
+        data = {}
+        if endpoints is not None:
+            data["from"] = arrow.array([r["s"] for r in rows], type=arrow.string())
+            data["to"] = arrow.array([r["t"] for r in rows], type=arrow.string())
+        for column, column_values in zip(columns, values):
+            data[column] = arrow.array(column_values, type=_ARROW_TYPES[types[column]](arrow))
+        copy_source = arrow.table(data)  # noqa: F841 - COPY ... FROM copy_source reads this variable
+        options = f" (from='{endpoints[0]}', to='{endpoints[1]}')" if endpoints else ""
+        self._raw(f"COPY {_q(table)} FROM copy_source{options}")
 
     def _create_nodes(self, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
         sets, slim = _assignments(node_type.properties, rows)

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .backends import backend_for
 from .errors import SchemaError, StoreLocationError
-from .schema import NodeType, RelType, Schema, validate_properties
+from .schema import NodeType, RelType, Schema, plain_rows, validate_properties
 from .taskgraph import TaskGraph
 
 # merge_shared's input: (label, rows) of shared nodes and (relationship, from label, to label, rows) of edges
@@ -168,6 +168,9 @@ def shared_labels(schema: Schema, labels: Iterable[str]) -> list[str]:
     return chosen
 
 
+ENDPOINTS = frozenset({"s", "t"})
+
+
 def check_shared_request(
     schema: Schema,
     nodes: SharedNodes,
@@ -183,6 +186,9 @@ def check_shared_request(
         node_type = schema.node_type(label)
         if not node_type.shared:
             raise SchemaError(f"merge_shared: {label!r} is not a shared node type; tasks are written with put()")
+        if plain_rows(node_type.properties, rows):
+            node_batches.append((node_type, list(rows)))
+            continue
         node_batches.append(
             (node_type, [validate_properties(f"{label} {r.get('uid')!r}", node_type.properties, r) for r in rows])
         )
@@ -193,6 +199,10 @@ def check_shared_request(
             raise SchemaError(f"merge_shared: {rel_name} does not connect {a} to {b}")
         if rel.property("key") is None:
             raise SchemaError(f"merge_shared: {rel_name} has no 'key' property to merge on")
+        ends_ok = all(type(r.get("s")) is str and type(r.get("t")) is str for r in rows)
+        if ends_ok and plain_rows(rel.properties, rows, ENDPOINTS):
+            edge_batches.append((rel, a, b, list(rows)))
+            continue
         checked = []
         for r in rows:
             for end in ("s", "t"):

@@ -39,8 +39,15 @@ def test_delete_shared_removes_one_owners_records_and_their_edges(store: GraphSt
     assert store.delete_shared("experiment/x", ["Run"]) == {"Run": 0}
 
 
-def test_create_shared_loads_new_rows_and_refuses_existing_ones_writing_nothing(store: GraphStore) -> None:
+@pytest.mark.parametrize("via", ["arrow", "csv"])
+def test_create_shared_loads_new_rows_and_refuses_existing_ones_writing_nothing(
+    store: GraphStore, via: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedded store loads from Arrow tables when pyarrow is installed, else from CSV files."""
+    from graphstore import ladybug_store
     from graphstore.errors import GraphtasksError
+
+    monkeypatch.setattr(ladybug_store, "USE_ARROW", via == "arrow")
 
     merge(store, "done")
     runs = [
