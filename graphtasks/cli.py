@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.tasks_cmd",
     "graphtasks.commands.query_cmd",
     "graphtasks.commands.run_cmd",
+    "graphtasks.commands.agents_cmd",
     "graphtasks.commands.families_cmd",
     "graphtasks.commands.stores_cmd",  # after tasks_cmd: adds `tasks copy` / `tasks show` to its group
     "graphtasks.commands.rdf_cmd",

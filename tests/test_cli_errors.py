@@ -132,7 +132,7 @@ def test_non_numeric_agent_param(two_step, capsys):
 
 def test_unknown_agent_param_names_the_nearest(two_step, capsys):
     code, _, err = run(["run", two_step, "--episodes", "2", "--no-progress", "--agent-param", "alpha=0.1"], capsys)
-    assert_one_error_line(code, err, "--agent-param alpha", "settings: lr, gamma")
+    assert_one_error_line(code, err, "--agent-param alpha", "settings: lr=0.1, gamma=0.95")
 
 
 def test_bad_env_param_value(two_step, capsys):

@@ -20,6 +20,7 @@ ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an
     "gym_bridge.poge.env": "PogeEnv",
     "gym_bridge.room.env": "RoomEnv",
     "graphtasks.experiments.api": "Experiment",
+    "gym_bridge.agents.registry": "make_agent",
 }
 
 

@@ -123,7 +123,11 @@ BAD = [
         "params = { betta = 2 }",
         "line 9: agents[0].params.betta: the q agent has no setting 'betta'",
     ),
-    ("grid = { beta = [1.0, 4.0] }", 'params = { beta = "high" }', "agents[0].params.beta: expected a number"),
+    (
+        "grid = { beta = [1.0, 4.0] }",
+        'params = { beta = "high" }',
+        "agents[0].params.beta: the q agent's beta: expected a number",
+    ),
     ('"rewardgym/two-step"]', '"rewardgym/too-step"]', "line 4: experiment.tasks[1]:"),
     (
         "max_steps = 20\n\n",

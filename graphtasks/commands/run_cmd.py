@@ -4,7 +4,6 @@ and a summary (with the two-step stay analysis where it applies), optionally plo
 from __future__ import annotations
 
 import argparse
-import inspect
 import io
 import json
 import math
@@ -13,9 +12,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from graphstore import did_you_mean
 from gym_bridge import make_env
-from gym_bridge.agents import AGENTS
+from gym_bridge.agents import AGENTS, AgentSettingError, check_agent_settings
 from gym_bridge.graph.env import GraphTaskEnv
 from gym_bridge.runner import action_count, agent_state_count, run_episodes, stay_probabilities
 
@@ -41,32 +39,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=cmd_run)
 
 
-FIXED_AGENT_ARGS = ("self", "n_states", "n_actions", "seed")  # set by `run` itself
-
-
 def agent_params(agent: str, items: list[str] | None) -> dict[str, Any]:
     """--agent-param values checked against the agent's settings: known names, numbers for numbers."""
     params = parse_params(items, "--agent-param")
-    settings = inspect.signature(AGENTS[agent]).parameters
-    known = [k for k, p in settings.items() if k not in FIXED_AGENT_ARGS and p.kind is not p.VAR_KEYWORD]
-    open_ended = any(p.kind is p.VAR_KEYWORD for p in settings.values())
     for key, value in params.items():
-        if key not in known and (key in FIXED_AGENT_ARGS or not open_ended):
-            raise CommandError(
-                f"--agent-param {key}: the {agent} agent has no such setting{did_you_mean(key, known)} "
-                f"(settings: {', '.join(known) or 'none'})"
-            )
-        setting = settings.get(key)
-        if setting is None:
-            continue
-        annotation = str(setting.annotation)
-        default = setting.default
-        numeric = annotation.split("|")[0].strip() in ("int", "float") or (
-            isinstance(default, (int, float)) and not isinstance(default, bool)
-        )
-        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if numeric and not is_number and not (value is None and ("None" in annotation or default is None)):
-            raise CommandError(f"--agent-param {key}: expected a number, got {value!r}")
+        try:
+            check_agent_settings(agent, {key: value})
+        except AgentSettingError as exc:
+            raise CommandError(f"--agent-param {key}: {exc}") from None
     return params
 
 

@@ -35,7 +35,6 @@ Every error is one line naming the file, the line and the field.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import re
 import tomllib
@@ -45,7 +44,7 @@ from typing import Any, Mapping
 
 from graphstore import TaskGraph, did_you_mean
 from graphstore.errors import GraphtasksError
-from gym_bridge.agents import AGENTS
+from gym_bridge.agents import AGENTS, AgentSettingError, check_agent_settings
 from tasks import build as build_task
 from tasks.data import data_dir
 from tasks.variants import task_variant, variant_id
@@ -58,7 +57,6 @@ AGENT_KEYS = ("name", "label", "params", "grid")
 PHASE_KEYS = ("name", "episodes", "max_steps", "task", "learn", "start", "schedule", "changes", "probe")
 CONDITION_KEYS = ("name", "phases")
 PROBE_KEYS = ("options", "temperature")
-FIXED_AGENT_ARGS = ("self", "n_states", "n_actions", "seed")
 
 
 class ExperimentSpecError(GraphtasksError, ValueError):
@@ -328,18 +326,10 @@ def _agents(check: _Checker, value: Any) -> tuple[AgentSpec, ...]:
 
 
 def _agent_setting(check: _Checker, agent: str, key: str, value: Any, field_path: str) -> None:
-    settings = inspect.signature(AGENTS[agent]).parameters
-    known = [k for k, p in settings.items() if k not in FIXED_AGENT_ARGS and p.kind is not p.VAR_KEYWORD]
-    if key not in known:
-        raise check.fail(
-            field_path,
-            f"the {agent} agent has no setting {key!r}{did_you_mean(key, known)} "
-            f"(settings: {', '.join(known) or 'none'})",
-        )
-    default = settings[key].default
-    numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
-    if numeric and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise check.fail(field_path, f"expected a number, got {value!r}")
+    try:
+        check_agent_settings(agent, {key: value})
+    except AgentSettingError as exc:
+        raise check.fail(field_path, str(exc)) from None
 
 
 def _phases(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[PhaseSpec, ...]:

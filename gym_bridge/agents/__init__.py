@@ -12,6 +12,9 @@ AGENTS = {
     "q": QAgent, "hybrid": HybridAgent, "random": RandomAgent, "sr": SRAgent, "dyna": DynaQAgent, "mbv": MBVAgent,
 }
 
+from .registry import AGENT_INFO, AgentSettingError, agent_settings, check_agent_settings, make_agent  # noqa: E402
+
 __all__ = [
+    "AGENT_INFO", "AgentSettingError", "agent_settings", "check_agent_settings", "make_agent",
     "AGENTS", "Agent", "DynaQAgent", "HybridAgent", "MBVAgent", "QAgent", "RandomAgent", "SRAgent", "softmax_choice",
 ]

@@ -74,8 +74,10 @@ class ValuePolicy:
 
     beta: float | None
     epsilon: float
+    learning: bool = True  # False: `learn` changes nothing (a test phase)
 
-    def values(self, state: int) -> np.ndarray:
+    def values(self, state: int | None = None) -> np.ndarray:
+        """The state-action values the agent chooses by: of `state`, or the whole table (states x actions)."""
         raise NotImplementedError
 
     def action_probabilities(self, state: int, available: Sequence[int]) -> np.ndarray:
@@ -91,8 +93,10 @@ def check_sizes(n_states: int, n_actions: int) -> None:
 class RandomAgent:
     """Uniform over the offered actions; learns nothing (a baseline)."""
 
+    learning = True
+
     def __init__(self, n_states: int, n_actions: int, seed: int | None = None) -> None:
-        self.n_actions = n_actions
+        self.n_states, self.n_actions = n_states, n_actions
         self.rng = agent_rng(seed)
 
     def begin_episode(self) -> None:
@@ -100,6 +104,9 @@ class RandomAgent:
 
     def act(self, state: int, available: Sequence[int]) -> int:
         return int(available[int(self.rng.integers(len(available)))])
+
+    def values(self, state: int | None = None) -> np.ndarray:
+        return np.zeros(self.n_actions) if state is not None else np.zeros((self.n_states, self.n_actions))
 
     def action_probabilities(self, state: int, available: Sequence[int]) -> np.ndarray:
         p = np.zeros(self.n_actions)

@@ -36,8 +36,8 @@ class DynaQAgent(ValuePolicy):
         self._seen: list[tuple[int, int]] = []
         self.rng = agent_rng(seed)
 
-    def values(self, state: int) -> np.ndarray:
-        return self.q[state]
+    def values(self, state: int | None = None) -> np.ndarray:
+        return self.q if state is None else self.q[state]
 
     def begin_episode(self) -> None:
         pass
@@ -52,6 +52,8 @@ class DynaQAgent(ValuePolicy):
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
     ) -> None:
+        if not self.learning:
+            return
         avail = tuple(int(a) for a in next_available)
         self._update(state, action, reward, next_state, terminated, avail)
         if (state, action) not in self.model:

@@ -42,9 +42,15 @@ class HybridAgent:
         best_next = self.q_mf.max(axis=1)
         return transition @ best_next
 
-    def values(self, state: int) -> np.ndarray:
+    learning = True  # False: `learn` changes nothing (a test phase)
+
+    def values(self, state: int | None = None) -> np.ndarray:
         """The values the next choice in `state` is made by: at the first step the mix of
-        model-based and model-free values plus the perseveration bonus, later model-free."""
+        model-based and model-free values plus the perseveration bonus, later model-free.
+        Without a state, the mix for every state (no perseveration): the table of values."""
+        if state is None:
+            transition = self.counts / self.counts.sum(axis=2, keepdims=True)
+            return self.w * (transition @ self.q_mf.max(axis=1)) + (1 - self.w) * self.q_mf
         if self._trace:
             return self.q_mf[state]
         values = self.w * self.model_based(state) + (1 - self.w) * self.q_mf[state]
@@ -62,6 +68,8 @@ class HybridAgent:
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
     ) -> None:
+        if not self.learning:
+            return
         if not self._trace:
             self.previous_first = action
         self.counts[state, action, next_state] += 1.0

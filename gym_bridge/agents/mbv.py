@@ -35,8 +35,8 @@ class MBVAgent(ValuePolicy):
         self.gamma, self.beta, self.epsilon, self.sweeps = gamma, beta, epsilon, sweeps
         self.rng = agent_rng(seed)
 
-    def values(self, state: int) -> np.ndarray:
-        return self.q[state]
+    def values(self, state: int | None = None) -> np.ndarray:
+        return self.q if state is None else self.q[state]
 
     def begin_episode(self) -> None:
         pass
@@ -47,6 +47,8 @@ class MBVAgent(ValuePolicy):
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
     ) -> None:
+        if not self.learning:
+            return
         self.counts[state, action, next_state] += 1
         self.reward_sum[state, action] += reward
         if terminated:

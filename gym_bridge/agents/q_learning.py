@@ -26,8 +26,8 @@ class QAgent(ValuePolicy):
         self.lr, self.gamma, self.beta, self.epsilon = lr, gamma, beta, epsilon
         self.rng = agent_rng(seed)
 
-    def values(self, state: int) -> np.ndarray:
-        return self.q[state]
+    def values(self, state: int | None = None) -> np.ndarray:
+        return self.q if state is None else self.q[state]
 
     def begin_episode(self) -> None:
         pass
@@ -38,5 +38,7 @@ class QAgent(ValuePolicy):
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
     ) -> None:
+        if not self.learning:
+            return
         future = 0.0 if terminated or not len(next_available) else self.q[next_state, list(next_available)].max()
         self.q[state, action] += self.lr * (reward + self.gamma * future - self.q[state, action])

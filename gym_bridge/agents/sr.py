@@ -37,8 +37,8 @@ class SRAgent(ValuePolicy):
     def q_values(self, state: int) -> np.ndarray:
         return self.M[:, state, :] @ self.w
 
-    def values(self, state: int) -> np.ndarray:
-        return self.q_values(state)
+    def values(self, state: int | None = None) -> np.ndarray:
+        return (self.M @ self.w).T if state is None else self.q_values(state)
 
     def begin_episode(self) -> None:
         pass
@@ -49,6 +49,8 @@ class SRAgent(ValuePolicy):
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
     ) -> None:
+        if not self.learning:
+            return
         self.w[next_state] += self.w_lr * (reward - self.w[next_state])
         target = np.zeros(self.n_states)
         target[next_state] = 1.0

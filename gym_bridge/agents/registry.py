@@ -1,0 +1,109 @@
+"""The reference agents by name: what each is, where it comes from, its settings and their
+defaults, and one way to make one that checks the settings first.
+
+Every agent is made as `Agent(n_states, n_actions, seed=..., **settings)`; `make_agent`
+refuses an unknown or badly typed setting with one line that lists the valid ones and their
+defaults (a plain constructor call would end in Python's bare TypeError).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from graphstore import did_you_mean
+from graphstore.errors import GraphtasksError
+
+from .base import RandomAgent
+from .dyna import DynaQAgent
+from .hybrid import HybridAgent
+from .mbv import MBVAgent
+from .q_learning import QAgent
+from .sr import SRAgent
+
+FIXED = ("self", "n_states", "n_actions", "seed")  # given by whoever runs the agent
+
+
+class AgentSettingError(GraphtasksError, ValueError):
+    """An unknown agent, or a setting it does not have or of the wrong type."""
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    name: str
+    cls: type
+    summary: str
+    reference: str
+
+
+AGENT_INFO = {
+    info.name: info
+    for info in (
+        AgentInfo("q", QAgent, "TD Q-learning", "Watkins & Dayan 1992"),
+        AgentInfo("sr", SRAgent, "TD successor representation, Q = M w", "Dayan 1993; Russek et al. 2017"),
+        AgentInfo("dyna", DynaQAgent, "Q-learning with replay of a last-outcome model", "Sutton 1990"),
+        AgentInfo("mbv", MBVAgent, "model-based value iteration on learnt counts", "Sutton & Barto 2018, ch. 8"),
+        AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011"),
+        AgentInfo("random", RandomAgent, "uniform over the offered actions (a baseline)", "-"),
+    )
+}
+
+
+def agent_settings(name: str) -> dict[str, Any]:
+    """An agent's settings and their defaults, in the constructor's order."""
+    cls = _info(name).cls
+    return {
+        key: p.default
+        for key, p in inspect.signature(cls).parameters.items()
+        if key not in FIXED and p.kind is not p.VAR_KEYWORD
+    }
+
+
+def _info(name: str) -> AgentInfo:
+    if name not in AGENT_INFO:
+        raise AgentSettingError(
+            f"unknown agent {name!r}{did_you_mean(name, AGENT_INFO)} (agents: {', '.join(sorted(AGENT_INFO))})"
+        )
+    return AGENT_INFO[name]
+
+
+def describe_settings(name: str) -> str:
+    """'lr=0.1, gamma=0.95, ...': the settings with their defaults, for messages and listings."""
+    return ", ".join(f"{k}={v}" for k, v in agent_settings(name).items()) or "none"
+
+
+def check_agent_settings(name: str, settings: dict[str, Any]) -> None:
+    """AgentSettingError naming the first setting the agent does not have, or whose value is not
+    a number where the default is one; the message lists every setting with its default."""
+    known = agent_settings(name)
+    for key, value in settings.items():
+        if key not in known:
+            raise AgentSettingError(
+                f"the {name} agent has no setting {key!r}{did_you_mean(key, known)} "
+                f"(settings: {describe_settings(name)})"
+            )
+        default = known[key]
+        numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+        optional = default is None  # e.g. beta=None: epsilon-greedy
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if (numeric or optional) and not is_number and not (optional and value is None):
+            raise AgentSettingError(f"the {name} agent's {key}: expected a number, got {value!r} (default {default})")
+
+
+def make_agent(name: str, n_states: int, n_actions: int, seed: int | None = None, **settings: Any) -> Any:
+    """The agent `name` for a task of `n_states` states and `n_actions` actions, its settings checked.
+
+    Examples
+    --------
+    >>> from gym_bridge.agents import make_agent
+    >>> agent = make_agent("q", 4, 2, seed=0, lr=0.2)
+    >>> agent.action_probabilities(0, [0, 1]).tolist()
+    [0.5, 0.5]
+    >>> make_agent("q", 4, 2, betta=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gym_bridge.agents.registry.AgentSettingError: the q agent has no setting 'betta'; did you mean 'beta'? ...
+    """
+    check_agent_settings(name, settings)
+    return _info(name).cls(n_states, n_actions, seed=seed, **settings)
