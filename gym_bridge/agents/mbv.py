@@ -1,8 +1,19 @@
-"""Model-based value iteration (MBV): learn transition counts and rewards, plan by sweeps.
+"""Model-based value iteration (MBV): learn a transition and reward model, plan by sweeps.
 
 Why: with a learnt model the agent re-plans its whole value function after every step,
-the upper bound of what replay can do. Q(s, a) = R(s, a) + gamma * sum_s' P(s'|s, a) V(s'),
-V(s') = 0 where arriving ended the episode, else max_a Q(s', a). Acts on the state index.
+the upper bound of what replay can do.
+
+Update rule, after each step (s, a, r, s'):
+
+    T(s, a, .) <- T(s, a, .) + model_lr * (onehot(s') - T(s, a, .))   (first visit: onehot(s'))
+    R(s, a)    <- R(s, a) + lr * (r - R(s, a))
+    Q(s, a)    <- R(s, a) + gamma * sum_s'' T(s, a, s'') V(s''),   `sweeps` times over tried pairs
+
+with V(s'') = 0 where arriving ended an episode, else max_a Q(s'', a). `model_lr = 1` keeps
+the last outcome of each (s, a), as neuro-nav's MBV does, so a wall that appears is in the
+model at once; `0 < model_lr < 1` weighs recent outcomes more (the recency of rewardGym's
+hybrid); `model_lr = None` averages every outcome seen (a count model, right for a
+stationary stochastic task, slow to notice a change). Acts on the state index.
 """
 
 from __future__ import annotations
@@ -20,6 +31,8 @@ class MBVAgent(ValuePolicy):
         self,
         n_states: int,
         n_actions: int,
+        lr: float = 0.1,
+        model_lr: float | None = 1.0,
         gamma: float = 0.95,
         beta: float | None = None,
         epsilon: float = 0.1,
@@ -28,11 +41,16 @@ class MBVAgent(ValuePolicy):
     ) -> None:
         check_sizes(n_states, n_actions)
         check_positive_int("sweeps", sweeps)
-        self.counts = np.zeros((n_states, n_actions, n_states))
-        self.reward_sum = np.zeros((n_states, n_actions))
+        if model_lr is not None and not 0 < model_lr <= 1:
+            raise ValueError(f"model_lr: expected a number in (0, 1] or None (average), got {model_lr!r}")
+        self.counts = np.zeros((n_states, n_actions, n_states))  # outcomes seen (the average model)
+        self.transitions = np.zeros((n_states, n_actions, n_states))
+        self.rewards = np.zeros((n_states, n_actions))
+        self.tried = np.zeros((n_states, n_actions), dtype=bool)
         self.ends = np.zeros(n_states, dtype=bool)  # arriving here ended an episode
         self.q = np.zeros((n_states, n_actions))
-        self.gamma, self.beta, self.epsilon, self.sweeps = gamma, beta, epsilon, sweeps
+        self.lr, self.model_lr, self.gamma = lr, model_lr, gamma
+        self.beta, self.epsilon, self.sweeps = beta, epsilon, sweeps
         self.rng = agent_rng(seed)
 
     def values(self, state: int | None = None) -> np.ndarray:
@@ -49,18 +67,24 @@ class MBVAgent(ValuePolicy):
     ) -> None:
         if not self.learning:
             return
-        self.counts[state, action, next_state] += 1
-        self.reward_sum[state, action] += reward
+        outcome = np.zeros(self.transitions.shape[2])
+        outcome[next_state] = 1.0
+        if self.model_lr is None:
+            self.counts[state, action, next_state] += 1
+            row = self.counts[state, action]
+            self.transitions[state, action] = row / row.sum()
+        elif not self.tried[state, action]:
+            self.transitions[state, action] = outcome
+        else:
+            self.transitions[state, action] += self.model_lr * (outcome - self.transitions[state, action])
+        self.tried[state, action] = True
+        self.rewards[state, action] += self.lr * (reward - self.rewards[state, action])
         if terminated:
             self.ends[next_state] = True
         self.plan()
 
     def plan(self) -> None:
         """Value-iteration sweeps over the (state, action) pairs tried so far."""
-        total = self.counts.sum(axis=2)
-        tried = total > 0
-        p = np.divide(self.counts, total[..., None], out=np.zeros_like(self.counts), where=tried[..., None])
-        r = np.divide(self.reward_sum, total, out=np.zeros_like(self.reward_sum), where=tried)
         for _ in range(self.sweeps):
             v = np.where(self.ends, 0.0, self.q.max(axis=1))
-            self.q = np.where(tried, r + self.gamma * (p @ v), self.q)
+            self.q = np.where(self.tried, self.rewards + self.gamma * (self.transitions @ v), self.q)

@@ -43,7 +43,7 @@ AGENT_INFO = {
         AgentInfo("q", QAgent, "TD Q-learning", "Watkins & Dayan 1992"),
         AgentInfo("sr", SRAgent, "TD successor representation, Q = M w", "Dayan 1993; Russek et al. 2017"),
         AgentInfo("dyna", DynaQAgent, "Q-learning with replay of a last-outcome model", "Sutton 1990"),
-        AgentInfo("mbv", MBVAgent, "model-based value iteration on learnt counts", "Sutton & Barto 2018, ch. 8"),
+        AgentInfo("mbv", MBVAgent, "model-based value iteration on a learnt model", "Sutton & Barto 2018, ch. 8"),
         AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011"),
         AgentInfo("random", RandomAgent, "uniform over the offered actions (a baseline)", "-"),
     )
@@ -58,6 +58,12 @@ def agent_settings(name: str) -> dict[str, Any]:
         for key, p in inspect.signature(cls).parameters.items()
         if key not in FIXED and p.kind is not p.VAR_KEYWORD
     }
+
+
+def _optional(name: str) -> set[str]:
+    """Settings that also take None (annotated `... | None`)."""
+    parameters = inspect.signature(_info(name).cls).parameters
+    return {k for k, p in parameters.items() if "None" in str(p.annotation)}
 
 
 def _info(name: str) -> AgentInfo:
@@ -85,7 +91,7 @@ def check_agent_settings(name: str, settings: dict[str, Any]) -> None:
             )
         default = known[key]
         numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
-        optional = default is None  # e.g. beta=None: epsilon-greedy
+        optional = default is None or key in _optional(name)  # e.g. beta=None: epsilon-greedy
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if (numeric or optional) and not is_number and not (optional and value is None):
             raise AgentSettingError(f"the {name} agent's {key}: expected a number, got {value!r} (default {default})")
