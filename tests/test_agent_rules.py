@@ -63,3 +63,50 @@ def test_q_learning_update_by_hand() -> None:
     agent.learn(0, 1, 1.0, 1, True, [0, 1])  # terminal: no bootstrap
     assert agent.values(0)[1] == pytest.approx(2.3 + 0.5 * (1.0 - 2.3))
     assert np.all(agent.values(1) == [2.0, 4.0])
+
+
+def test_sarsa_updates_a_step_with_the_next_action_taken() -> None:
+    """(0, a1, r=1, s'=1) waits; the next step takes a0 in state 1 (Q(1, 0) = 2), so Q(0, 1)
+    becomes 0.5 * (1 + 0.9 * 2) = 1.4; that step ends the episode (r = 3): Q(1, 0) = 2 + 0.5 * (3 - 2)."""
+    agent = make_agent("sarsa", 2, 2, lr=0.5, gamma=0.9)
+    agent.q[1] = [2.0, 9.0]  # SARSA follows the action taken (0), not the best one (1)
+    agent.begin_episode()
+    agent.learn(0, 1, 1.0, 1, False, [0, 1])
+    assert agent.values(0)[1] == 0.0  # not yet: the next action is not known
+    agent.learn(1, 0, 3.0, 0, True, [0, 1])
+    assert agent.values(0)[1] == pytest.approx(1.4)
+    assert agent.values(1)[0] == pytest.approx(2.5)
+
+
+def test_q_lambda_spreads_an_error_back_along_its_traces() -> None:
+    """Two steps 0 -> 1 -> end with reward 1 at the end, lr 0.5, gamma 0.9, lambda 0.8: the
+    first step's error is 0 (all values 0); at the second, e(0, 0) = 0.72 and e(1, 0) = 1,
+    delta = 1, so Q(1, 0) = 0.5 and Q(0, 0) = 0.5 * 0.72 = 0.36."""
+    agent = make_agent("qlambda", 3, 1, lr=0.5, gamma=0.9, lam=0.8)
+    agent.begin_episode()
+    agent.learn(0, 0, 0.0, 1, False, [0])
+    agent.learn(1, 0, 1.0, 2, True, [0])
+    assert agent.values(1)[0] == pytest.approx(0.5)
+    assert agent.values(0)[0] == pytest.approx(0.36)
+    agent.begin_episode()
+    assert not agent.traces.any()
+
+
+def test_actor_critic_moves_the_critic_and_the_preference_by_the_same_error() -> None:
+    agent = make_agent("ac", 2, 2, lr=0.5, gamma=0.9)
+    agent.v[1] = 2.0
+    agent.learn(0, 1, 1.0, 1, False, [0, 1])  # delta = 1 + 0.9 * 2 - 0 = 2.8
+    assert agent.v[0] == pytest.approx(1.4) and agent.values(0).tolist() == pytest.approx([0.0, 1.4])
+    p = agent.action_probabilities(0, [0, 1])
+    assert p[1] / p[0] == pytest.approx(np.exp(1.4))
+
+
+@pytest.mark.parametrize("name", ["sarsa", "qlambda", "ac"])
+def test_the_new_td_agents_learn_the_better_bandit_arm(name: str) -> None:
+    from gym_bridge import GraphTaskEnv
+    from gym_bridge.runner import run_episodes
+
+    env = GraphTaskEnv("rewardgym/two-armed-bandit")  # arm 0 pays with p = 0.8, arm 1 with 0.5
+    agent = make_agent(name, env.compiled.n_states, int(env.action_space.n), seed=0)
+    log = run_episodes(env, agent, 1000, seed=0)
+    assert np.mean(np.asarray(log.first_actions[-200:]) == 0) > 0.7

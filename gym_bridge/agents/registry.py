@@ -21,6 +21,7 @@ from .hybrid import HybridAgent
 from .mbv import MBVAgent
 from .q_learning import QAgent
 from .sr import SRAgent
+from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
 
 FIXED = ("self", "n_states", "n_actions", "seed")  # given by whoever runs the agent
 
@@ -41,6 +42,9 @@ AGENT_INFO = {
     info.name: info
     for info in (
         AgentInfo("q", QAgent, "TD Q-learning", "Watkins & Dayan 1992"),
+        AgentInfo("sarsa", SarsaAgent, "on-policy TD control", "Rummery & Niranjan 1994"),
+        AgentInfo("qlambda", QLambdaAgent, "Q-learning with accumulating traces", "Watkins 1989"),
+        AgentInfo("ac", ActorCriticAgent, "TD actor-critic, softmax over preferences", "Sutton & Barto 2018, 13.5"),
         AgentInfo("sr", SRAgent, "TD successor representation, Q = M w", "Dayan 1993; Russek et al. 2017"),
         AgentInfo("dyna", DynaQAgent, "Q-learning with replay of a last-outcome model", "Sutton 1990"),
         AgentInfo("mbv", MBVAgent, "model-based value iteration on a learnt model", "Sutton & Barto 2018, ch. 8"),
