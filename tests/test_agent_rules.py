@@ -110,3 +110,23 @@ def test_the_new_td_agents_learn_the_better_bandit_arm(name: str) -> None:
     agent = make_agent(name, env.compiled.n_states, int(env.action_space.n), seed=0)
     log = run_episodes(env, agent, 1000, seed=0)
     assert np.mean(np.asarray(log.first_actions[-200:]) == 0) > 0.7
+
+
+def test_srmb_chooses_by_the_mix_of_its_two_learners() -> None:
+    agent = make_agent("srmb", 3, 1, mix=0.25, lr=0.5, gamma=0.9)
+    for _ in range(3):
+        agent.learn(0, 0, 0.0, 1, False, [0])
+        agent.learn(1, 0, 1.0, 2, True, [0])
+    assert agent.values() == pytest.approx(0.25 * agent.mb.values() + 0.75 * agent.sr.values())
+    assert agent.mb.values(1)[0] > 0 and agent.sr.values(1)[0] > 0
+
+
+def test_dyna_sr_replays_what_it_has_seen() -> None:
+    """With replays, the SR of state 0 reaches further along a chain walked once than without."""
+    plain, replaying = make_agent("sr", 4, 1, seed=0), make_agent("dynasr", 4, 1, replays=20, seed=0)
+    for agent in (plain, replaying):
+        agent.learn(0, 0, 0.0, 1, False, [0])
+        agent.learn(1, 0, 0.0, 2, False, [0])
+        agent.learn(2, 0, 1.0, 3, True, [0])
+    assert replaying.M[0, 0, 2] > plain.M[0, 0, 2] == 0.0
+    assert replaying.values(0)[0] > plain.values(0)[0]

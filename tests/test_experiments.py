@@ -425,7 +425,7 @@ def test_conditions_run_their_own_versions_of_the_phases(tmp_path: Path) -> None
     spec = load_spec(small_spec(tmp_path, DESIGN_A.replace("seeds = 10", "seeds = 2")))
     assert spec.condition_names() == ("control", "reward", "transition")
     runs = cells(spec)
-    assert len(runs) == 3 * 4 * 2 and [c.condition for c in runs[:9]] == ["control"] * 8 + ["reward"]
+    assert len(runs) == 3 * 5 * 2 and [c.condition for c in runs[:11]] == ["control"] * 10 + ["reward"]
     relearning = {c: spec.phases_of(c)[1] for c in spec.condition_names()}
     assert relearning["control"].start == [1, 0] and not relearning["control"].changes
     assert relearning["reward"].start == [2, 3] and relearning["reward"].changes["rewards"] == {"4": 1.0, "5": 10.0}

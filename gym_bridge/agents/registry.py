@@ -21,6 +21,7 @@ from .hybrid import HybridAgent
 from .mbv import MBVAgent
 from .q_learning import QAgent
 from .sr import SRAgent
+from .sr_variants import DynaSRAgent, SRMBAgent
 from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
 
 FIXED = ("self", "n_states", "n_actions", "seed")  # given by whoever runs the agent
@@ -46,6 +47,8 @@ AGENT_INFO = {
         AgentInfo("qlambda", QLambdaAgent, "Q-learning with accumulating traces", "Watkins 1989"),
         AgentInfo("ac", ActorCriticAgent, "TD actor-critic, softmax over preferences", "Sutton & Barto 2018, 13.5"),
         AgentInfo("sr", SRAgent, "TD successor representation, Q = M w", "Dayan 1993; Russek et al. 2017"),
+        AgentInfo("dynasr", DynaSRAgent, "TD-SR with replay of a last-outcome model", "Russek et al. 2017"),
+        AgentInfo("srmb", SRMBAgent, "mix of TD-SR and model-based values", "Momennejad et al. 2017"),
         AgentInfo("dyna", DynaQAgent, "Q-learning with replay of a last-outcome model", "Sutton 1990"),
         AgentInfo("mbv", MBVAgent, "model-based value iteration on a learnt model", "Sutton & Barto 2018, ch. 8"),
         AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011"),
