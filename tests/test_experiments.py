@@ -513,7 +513,7 @@ def test_each_trial_records_the_probability_the_agent_gave_its_action(tmp_path: 
 
 
 @pytest.mark.slow
-def test_a_killed_worker_marks_its_runs_interrupted_and_the_same_command_redoes_them(tmp_path: Path) -> None:
+def test_a_killed_worker_costs_its_run_only_and_the_same_command_redoes_it(tmp_path: Path) -> None:
     import os
     import signal
     import subprocess
@@ -522,8 +522,8 @@ def test_a_killed_worker_marks_its_runs_interrupted_and_the_same_command_redoes_
 
     from graphstore import open_store
 
-    text = SMALL.replace("episodes = 6", "episodes = 800").replace("max_steps = 20", "max_steps = 60", 1)
-    spec_path = small_spec(tmp_path, text)
+    text = SMALL.replace("episodes = 6", "episodes = 4000").replace("max_steps = 20", "max_steps = 60", 1)
+    spec_path = small_spec(tmp_path, text)  # every run takes seconds: the kill lands in one
     store = str(tmp_path / "store.lbug")
     command = [sys.executable, "-m", "graphtasks", "--store", store, "experiment", "run", str(spec_path)]
     command += ["--workers", "2", "--no-progress"]
@@ -535,15 +535,15 @@ def test_a_killed_worker_marks_its_runs_interrupted_and_the_same_command_redoes_
         listed = subprocess.run(["pgrep", "-P", str(driver.pid)], capture_output=True, text=True).stdout
         workers = [int(pid) for pid in listed.split()]
     assert workers, "no worker process appeared"
-    time.sleep(1.0)
+    time.sleep(0.5)
     os.kill(workers[0], signal.SIGKILL)
     out, err = driver.communicate(timeout=300)
-    assert driver.returncode == 1 and "interrupted: a worker process died" in out, (out, err)
+    assert driver.returncode == 1 and "interrupted: its worker process died" in out, (out, err)
     with open_store(store, "r") as opened:
         statuses = dict(opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows)
-    assert statuses.get("interrupted", 0) >= 1 and sum(statuses.values()) == 12
+    assert statuses == {"interrupted": 1, "done": 11}  # one run lost with its worker, the sweep went on
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     with open_store(store, "r") as opened:
         assert opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows == [["done", 12]]
-        assert opened.cypher("MATCH (e:Episode) RETURN count(e)").rows == [[12 * 803]]
+        assert opened.cypher("MATCH (e:Episode) RETURN count(e)").rows == [[12 * 4003]]

@@ -11,10 +11,12 @@ from __future__ import annotations
 import csv
 import datetime
 import json
+import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
+import signal
+from collections import deque
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -273,6 +275,85 @@ def _run_in_worker(cell: Cell) -> Outcome:
         return cell, None, f"{type(exc).__name__}: {exc}", started
 
 
+def _serve(connection: Any, spec: ExperimentSpec, graphs: dict[str, TaskGraph]) -> None:
+    """A worker process: run the cells the driver sends, one at a time, until it sends None.
+    Ctrl-C is the driver's to handle (it stops the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(spec, graphs)
+    while (cell := connection.recv()) is not None:
+        connection.send(_run_in_worker(cell))
+
+
+def _process_outcomes(
+    workers: int, spec: ExperimentSpec, graphs: dict[str, TaskGraph], todo: list[Cell]
+) -> Iterator[Outcome]:
+    """Run the cells on `workers` processes, one cell per process at a time over its own pipe,
+    and yield their outcomes as they finish.
+
+    A pool of our own rather than ProcessPoolExecutor: there, a worker killed while the
+    shared call queue is being fed can hang the driver (Python 3.11), and the whole pool
+    breaks. Here a worker that dies (killed, out of memory) costs only its own run, recorded
+    as interrupted; a new process takes its place and the sweep goes on.
+    """
+    context = multiprocessing.get_context()
+    queue = deque(todo)
+    slots: list[tuple[Any, Any]] = []  # (process, connection)
+    running: dict[int, Cell] = {}  # slot index -> its cell
+
+    def start(index: int) -> None:
+        parent, child = context.Pipe()
+        process = context.Process(target=_serve, args=(child, spec, graphs), daemon=True)
+        process.start()
+        child.close()
+        if index < len(slots):
+            slots[index] = (process, parent)
+        else:
+            slots.append((process, parent))
+
+    def assign(index: int) -> None:
+        if queue:
+            running[index] = queue.popleft()
+            slots[index][1].send(running[index])
+        else:
+            running.pop(index, None)
+
+    try:
+        for index in range(workers):
+            start(index)
+            assign(index)
+        while running:
+            waiting = {slots[i][1]: i for i in running} | {slots[i][0].sentinel: i for i in running}
+            for ready in wait(list(waiting)):
+                index = waiting[ready]
+                if index not in running:
+                    continue  # its pipe and its sentinel were both ready
+                process, connection = slots[index]
+                try:
+                    outcome = connection.recv() if connection.poll() else None
+                except (EOFError, OSError):
+                    outcome = None
+                if outcome is None and process.is_alive():
+                    continue
+                if outcome is None:  # the process died with the cell
+                    cell = running[index]
+                    outcome = (cell, None, INTERRUPTED + "its worker process died (killed or out of memory)", _now())
+                    connection.close()
+                    start(index)
+                yield outcome
+                assign(index)
+    finally:
+        for process, connection in slots:
+            try:
+                connection.send(None)
+            except (OSError, ValueError):
+                pass
+        for process, _ in slots:
+            process.join(timeout=2)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
 def _run_with(payload: tuple[ExperimentSpec, dict[str, TaskGraph]], cell: Cell) -> Outcome:
     """One cell on a Dask worker, with the spec and task versions scattered to it once."""
     _init_worker(*payload)
@@ -345,19 +426,7 @@ def run_experiment(
         _init_worker(spec, graphs)
         collect(_run_in_worker(cell) for cell in todo)
     else:
-        with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(spec, graphs)) as pool:
-            futures = {pool.submit(_run_in_worker, cell): cell for cell in todo}
-            try:
-                collect(future.result() for future in as_completed(futures))
-            except BrokenProcessPool:  # a worker died (killed, out of memory): its runs and the queued ones stop
-                seen = set(done) | {cell.index for cell, _ in failures}
-                for future, cell in futures.items():
-                    if cell.index in seen:
-                        continue
-                    if future.done() and not future.cancelled() and future.exception() is None:
-                        collect([future.result()])
-                    else:
-                        collect([(cell, None, INTERRUPTED + "a worker process died (killed or out of memory)", _now())])
+        collect(_process_outcomes(workers, spec, graphs, todo))
     every = [row for index in sorted(done) for row in done[index]]
     rows, trials = split_steps(every)
     return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials, split_probes(every))
