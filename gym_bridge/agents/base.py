@@ -85,6 +85,23 @@ class ValuePolicy:
         return policy(self.values(state), available, self.beta, self.epsilon)
 
 
+class TableAgent(ValuePolicy):
+    """Agents that keep a states x actions table `q` and choose by its row (Q-learning, SARSA,
+    Q(lambda), Dyna-Q, MBV): one home for what they share."""
+
+    q: np.ndarray
+    rng: np.random.Generator
+
+    def values(self, state: int | None = None) -> np.ndarray:
+        return self.q if state is None else self.q[state]
+
+    def begin_episode(self) -> None:
+        pass
+
+    def act(self, state: int, available: Sequence[int]) -> int:
+        return choose(self.rng, self.q[state], available, self.beta, self.epsilon)
+
+
 def check_sizes(n_states: int, n_actions: int) -> None:
     check_positive_int("n_states", n_states)
     check_positive_int("n_actions", n_actions)

@@ -12,10 +12,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import ValuePolicy, agent_rng, check_sizes, choose
+from .base import TableAgent, agent_rng, check_sizes
 
 
-class DynaQAgent(ValuePolicy):
+class DynaQAgent(TableAgent):
     def __init__(
         self,
         n_states: int,
@@ -35,15 +35,6 @@ class DynaQAgent(ValuePolicy):
         self.model: dict[tuple[int, int], tuple[float, int, bool, tuple[int, ...]]] = {}
         self._seen: list[tuple[int, int]] = []
         self.rng = agent_rng(seed)
-
-    def values(self, state: int | None = None) -> np.ndarray:
-        return self.q if state is None else self.q[state]
-
-    def begin_episode(self) -> None:
-        pass
-
-    def act(self, state: int, available: Sequence[int]) -> int:
-        return choose(self.rng, self.q[state], available, self.beta, self.epsilon)
 
     def _update(self, s: int, a: int, r: float, s1: int, done: bool, avail: tuple[int, ...]) -> None:
         future = 0.0 if done or not avail else self.q[s1, list(avail)].max()

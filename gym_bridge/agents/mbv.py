@@ -23,10 +23,10 @@ from typing import Sequence
 import numpy as np
 
 from ..params import check_positive_int
-from .base import ValuePolicy, agent_rng, check_sizes, choose
+from .base import TableAgent, agent_rng, check_sizes
 
 
-class MBVAgent(ValuePolicy):
+class MBVAgent(TableAgent):
     def __init__(
         self,
         n_states: int,
@@ -52,15 +52,6 @@ class MBVAgent(ValuePolicy):
         self.lr, self.model_lr, self.gamma = lr, model_lr, gamma
         self.beta, self.epsilon, self.sweeps = beta, epsilon, sweeps
         self.rng = agent_rng(seed)
-
-    def values(self, state: int | None = None) -> np.ndarray:
-        return self.q if state is None else self.q[state]
-
-    def begin_episode(self) -> None:
-        pass
-
-    def act(self, state: int, available: Sequence[int]) -> int:
-        return choose(self.rng, self.q[state], available, self.beta, self.epsilon)
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]

@@ -6,10 +6,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import ValuePolicy, agent_rng, choose
+from .base import TableAgent, agent_rng
 
 
-class QAgent(ValuePolicy):
+class QAgent(TableAgent):
     def __init__(
         self,
         n_states: int,
@@ -25,15 +25,6 @@ class QAgent(ValuePolicy):
         self.q = np.full((n_states, n_actions), q_init, dtype=np.float64)
         self.lr, self.gamma, self.beta, self.epsilon = lr, gamma, beta, epsilon
         self.rng = agent_rng(seed)
-
-    def values(self, state: int | None = None) -> np.ndarray:
-        return self.q if state is None else self.q[state]
-
-    def begin_episode(self) -> None:
-        pass
-
-    def act(self, state: int, available: Sequence[int]) -> int:
-        return choose(self.rng, self.q[state], available, self.beta, self.epsilon)
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]

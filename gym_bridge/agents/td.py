@@ -30,10 +30,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import ValuePolicy, agent_rng, check_sizes, choose
+from .base import TableAgent, ValuePolicy, agent_rng, check_sizes, choose
 
 
-class SarsaAgent(ValuePolicy):
+class SarsaAgent(TableAgent):
     def __init__(
         self,
         n_states: int,
@@ -50,14 +50,8 @@ class SarsaAgent(ValuePolicy):
         self.rng = agent_rng(seed)
         self._pending: tuple[int, int, float, int] | None = None  # the step waiting for its next action
 
-    def values(self, state: int | None = None) -> np.ndarray:
-        return self.q if state is None else self.q[state]
-
     def begin_episode(self) -> None:
         self._pending = None
-
-    def act(self, state: int, available: Sequence[int]) -> int:
-        return choose(self.rng, self.q[state], available, self.beta, self.epsilon)
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
@@ -75,7 +69,7 @@ class SarsaAgent(ValuePolicy):
             self._pending = (state, action, reward, next_state)
 
 
-class QLambdaAgent(ValuePolicy):
+class QLambdaAgent(TableAgent):
     def __init__(
         self,
         n_states: int,
@@ -93,14 +87,8 @@ class QLambdaAgent(ValuePolicy):
         self.lr, self.gamma, self.lam, self.beta, self.epsilon = lr, gamma, lam, beta, epsilon
         self.rng = agent_rng(seed)
 
-    def values(self, state: int | None = None) -> np.ndarray:
-        return self.q if state is None else self.q[state]
-
     def begin_episode(self) -> None:
         self.traces[:] = 0.0
-
-    def act(self, state: int, available: Sequence[int]) -> int:
-        return choose(self.rng, self.q[state], available, self.beta, self.epsilon)
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
