@@ -106,6 +106,9 @@ def _plain(value: Any) -> Any:
 TORN_READ_RETRIES = 10
 RACE_RETRIES = 10  # an unchecked write that lost a race with another writer of the same task is run again
 RACE_PAUSE = 0.05  # seconds
+# how servers word a unique-key refusal (ArcadeDB, Neo4j): when a write found no task to
+# replace, this can only mean another writer created the same task meanwhile
+_DUPLICATE_KEY = ("Duplicated key", "already exists with label")
 
 
 class _TornRead(Exception):
@@ -121,6 +124,13 @@ class _TornRead(Exception):
 class _MissingEndpoint(GraphStoreError):
     """An edge's endpoint was not found: on an optimistic server (ArcadeDB), what a write that
     raced another write of the same task can see; an unchecked write is run again."""
+
+
+def _created_meanwhile(claims: list[bolt_revisions.Claim], failure: GraphStoreError) -> bool:
+    """True if a write that found no such task was refused a unique key: a racing writer
+    created the task between its read and its commit (and may have deleted it again since,
+    so the stored hash need not show it)."""
+    return bool(claims) and not claims[-1].existed and any(m in str(failure) for m in _DUPLICATE_KEY)
 
 
 def _without_nulls(declared: tuple[Property, ...], row: dict[str, Any]) -> dict[str, Any]:
@@ -575,6 +585,7 @@ class Neo4jStore(GraphStore):
                 time.sleep(RACE_PAUSE * (attempt + 1))  # a racing commit may still be becoming visible
                 raced = (
                     isinstance(exc, _MissingEndpoint)
+                    or _created_meanwhile(claims, exc)
                     or self.content_hash(task_id) != before
                     or self._lost_race(claims, exc)
                 )
