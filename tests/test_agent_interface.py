@@ -64,4 +64,4 @@ def test_graphtasks_agents_lists_every_agent_with_its_defaults(capsys) -> None:
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "agent,rule,settings (defaults),reference"
     assert {line.split(",")[0] for line in lines[1:]} == set(AGENTS)
-    assert any(line.startswith("q,") and "beta=5.0" in line for line in lines)
+    assert any(line.startswith("q,") and "beta=None, epsilon=0.1" in line for line in lines)

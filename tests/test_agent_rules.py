@@ -93,7 +93,7 @@ def test_q_lambda_spreads_an_error_back_along_its_traces() -> None:
 
 
 def test_actor_critic_moves_the_critic_and_the_preference_by_the_same_error() -> None:
-    agent = make_agent("ac", 2, 2, lr=0.5, gamma=0.9)
+    agent = make_agent("ac", 2, 2, lr=0.5, gamma=0.9, beta=1.0)
     agent.v[1] = 2.0
     agent.learn(0, 1, 1.0, 1, False, [0, 1])  # delta = 1 + 0.9 * 2 - 0 = 2.8
     assert agent.v[0] == pytest.approx(1.4) and agent.values(0).tolist() == pytest.approx([0.0, 1.4])

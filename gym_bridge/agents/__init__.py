@@ -2,23 +2,24 @@
 so they work with any observation type and any family."""
 
 from .base import Agent, RandomAgent, softmax_choice
-from .dyna import DynaQAgent
+from .distributional import DistributionalQAgent
+from .dyna import DynaACAgent, DynaQAgent
 from .hybrid import HybridAgent
 from .mbv import MBVAgent
+from .mc import EpisodicControlAgent, MonteCarloQAgent
 from .q_learning import QAgent
+from .registry import AGENT_INFO, AgentSettingError, agent_settings, check_agent_settings, make_agent
 from .sr import SRAgent
 from .sr_variants import DynaSRAgent, SRMBAgent
 from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
+from .valence import MoodAgent, ValenceHybridAgent, ValenceQAgent
 
-AGENTS = {
-    "q": QAgent, "hybrid": HybridAgent, "random": RandomAgent, "sr": SRAgent, "dyna": DynaQAgent, "mbv": MBVAgent,
-    "sarsa": SarsaAgent, "qlambda": QLambdaAgent, "ac": ActorCriticAgent, "dynasr": DynaSRAgent, "srmb": SRMBAgent,
-}
-
-from .registry import AGENT_INFO, AgentSettingError, agent_settings, check_agent_settings, make_agent  # noqa: E402
+AGENTS = {name: info.cls for name, info in AGENT_INFO.items()}  # every agent by name
 
 __all__ = [
-    "AGENT_INFO", "AGENTS", "ActorCriticAgent", "Agent", "AgentSettingError", "DynaQAgent", "DynaSRAgent",
-    "HybridAgent", "MBVAgent", "QAgent", "QLambdaAgent", "RandomAgent", "SRAgent", "SRMBAgent", "SarsaAgent",
+    "AGENT_INFO", "AGENTS", "ActorCriticAgent", "Agent", "AgentSettingError", "DistributionalQAgent", "DynaACAgent",
+    "DynaQAgent", "DynaSRAgent", "EpisodicControlAgent", "HybridAgent", "MBVAgent", "MonteCarloQAgent", "MoodAgent",
+    "QAgent", "QLambdaAgent", "RandomAgent", "SRAgent", "SRMBAgent", "SarsaAgent", "ValenceHybridAgent",
+    "ValenceQAgent",
     "agent_settings", "check_agent_settings", "make_agent", "softmax_choice",
 ]

@@ -9,7 +9,9 @@ Update rule, after each step (s, a, r, s'):
     R(s, a)    <- R(s, a) + lr * (r - R(s, a))
     Q(s, a)    <- R(s, a) + gamma * sum_s'' T(s, a, s'') V(s''),   `sweeps` times over tried pairs
 
-with V(s'') = 0 where arriving ended an episode, else max_a Q(s'', a). `model_lr = 1` keeps
+with V(s'') = 0 where arriving ended an episode, else optimism * max_a Q(s'', a) +
+(1 - optimism) * min_a Q(s'', a): `optimism = 1` plans for the best next choice, lower values
+for the worst (Zorowitz et al. 2020's anxious agent, neuro-nav's `w_value`). `model_lr = 1` keeps
 the last outcome of each (s, a), as neuro-nav's MBV does, so a wall that appears is in the
 model at once; `0 < model_lr < 1` weighs recent outcomes more (the recency of rewardGym's
 hybrid); `model_lr = None` averages every outcome seen (a count model, right for a
@@ -37,6 +39,7 @@ class MBVAgent(TableAgent):
         beta: float | None = None,
         epsilon: float = 0.1,
         sweeps: int = 10,
+        optimism: float = 1.0,
         seed: int | None = None,
     ) -> None:
         check_sizes(n_states, n_actions)
@@ -50,7 +53,7 @@ class MBVAgent(TableAgent):
         self.ends = np.zeros(n_states, dtype=bool)  # arriving here ended an episode
         self.q = np.zeros((n_states, n_actions))
         self.lr, self.model_lr, self.gamma = lr, model_lr, gamma
-        self.beta, self.epsilon, self.sweeps = beta, epsilon, sweeps
+        self.beta, self.epsilon, self.sweeps, self.optimism = beta, epsilon, sweeps, optimism
         self.rng = agent_rng(seed)
 
     def learn(
@@ -77,5 +80,8 @@ class MBVAgent(TableAgent):
     def plan(self) -> None:
         """Value-iteration sweeps over the (state, action) pairs tried so far."""
         for _ in range(self.sweeps):
-            v = np.where(self.ends, 0.0, self.q.max(axis=1))
+            best = self.q.max(axis=1)
+            if self.optimism != 1.0:
+                best = self.optimism * best + (1 - self.optimism) * self.q.min(axis=1)
+            v = np.where(self.ends, 0.0, best)
             self.q = np.where(self.tried, self.rewards + self.gamma * (self.transitions @ v), self.q)

@@ -16,13 +16,16 @@ from graphstore import did_you_mean
 from graphstore.errors import GraphtasksError
 
 from .base import RandomAgent
-from .dyna import DynaQAgent
+from .distributional import DistributionalQAgent
+from .dyna import DynaACAgent, DynaQAgent
 from .hybrid import HybridAgent
 from .mbv import MBVAgent
+from .mc import EpisodicControlAgent, MonteCarloQAgent
 from .q_learning import QAgent
 from .sr import SRAgent
 from .sr_variants import DynaSRAgent, SRMBAgent
 from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
+from .valence import MoodAgent, ValenceHybridAgent, ValenceQAgent
 
 FIXED = ("self", "n_states", "n_actions", "seed")  # given by whoever runs the agent
 
@@ -42,16 +45,23 @@ class AgentInfo:
 AGENT_INFO = {
     info.name: info
     for info in (
-        AgentInfo("q", QAgent, "TD Q-learning", "Watkins & Dayan 1992"),
+        AgentInfo("q", QAgent, "TD Q-learning; optimism < 1 bootstraps pessimistically", "Watkins & Dayan 1992"),
         AgentInfo("sarsa", SarsaAgent, "on-policy TD control", "Rummery & Niranjan 1994"),
         AgentInfo("qlambda", QLambdaAgent, "Q-learning with accumulating traces", "Watkins 1989"),
+        AgentInfo("mc", MonteCarloQAgent, "every-visit Monte Carlo Q at episode end", "Sutton & Barto 2018, 5.3"),
+        AgentInfo("ec", EpisodicControlAgent, "episodic control: best return seen", "Lengyel & Dayan 2007"),
         AgentInfo("ac", ActorCriticAgent, "TD actor-critic, softmax over preferences", "Sutton & Barto 2018, 13.5"),
+        AgentInfo("dynaac", DynaACAgent, "TD actor-critic with replay of a last-outcome model", "Sutton 1990"),
         AgentInfo("sr", SRAgent, "TD successor representation, Q = M w", "Dayan 1993; Russek et al. 2017"),
         AgentInfo("dynasr", DynaSRAgent, "TD-SR with replay of a last-outcome model", "Russek et al. 2017"),
         AgentInfo("srmb", SRMBAgent, "mix of TD-SR and model-based values", "Momennejad et al. 2017"),
         AgentInfo("dyna", DynaQAgent, "Q-learning with replay of a last-outcome model", "Sutton 1990"),
         AgentInfo("mbv", MBVAgent, "model-based value iteration on a learnt model", "Sutton & Barto 2018, ch. 8"),
+        AgentInfo("distq", DistributionalQAgent, "distributional TD, asymmetric rates per cell", "Dabney et al. 2020"),
+        AgentInfo("mood", MoodAgent, "valence Q-learning biased by a running mood", "Eldar et al. 2016"),
+        AgentInfo("valence", ValenceQAgent, "Q-learning, rates for +/- errors, traces", "Lefebvre et al. 2017"),
         AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011"),
+        AgentInfo("vhybrid", ValenceHybridAgent, "rewardGym's hybrid: delta-rule model, valence MF", "Daw et al. 2011"),
         AgentInfo("random", RandomAgent, "uniform over the offered actions (a baseline)", "-"),
     )
 }

@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from .base import ValuePolicy, agent_rng, check_sizes, choose
+from .dyna import ReplayModel, check_replays
 from .mbv import MBVAgent
 from .sr import SRAgent
 
@@ -35,11 +36,8 @@ class DynaSRAgent(SRAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_states, n_actions, lr, w_lr, gamma, beta, epsilon, seed)
-        if isinstance(replays, bool) or not isinstance(replays, int) or replays < 0:
-            raise ValueError(f"replays: expected a non-negative integer, got {replays!r}")
-        self.replays = replays
-        self.model: dict[tuple[int, int], tuple[float, int, bool, tuple[int, ...]]] = {}
-        self._seen: list[tuple[int, int]] = []
+        self.replays = check_replays(replays)
+        self.model = ReplayModel()
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
@@ -47,12 +45,9 @@ class DynaSRAgent(SRAgent):
         if not self.learning:
             return
         super().learn(state, action, reward, next_state, terminated, next_available)
-        if (state, action) not in self.model:
-            self._seen.append((state, action))
-        self.model[(state, action)] = (reward, next_state, terminated, tuple(int(a) for a in next_available))
-        for i in self.rng.integers(len(self._seen), size=self.replays):
-            s, a = self._seen[i]
-            super().learn(s, a, *self.model[(s, a)])
+        self.model.remember(state, action, reward, next_state, terminated, next_available)
+        for step in self.model.draws(self.rng, self.replays):
+            super().learn(*step)
 
 
 class SRMBAgent(ValuePolicy):

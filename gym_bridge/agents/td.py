@@ -40,7 +40,7 @@ class SarsaAgent(TableAgent):
         n_actions: int,
         lr: float = 0.1,
         gamma: float = 0.95,
-        beta: float | None = 5.0,
+        beta: float | None = None,
         epsilon: float = 0.1,
         seed: int | None = None,
     ) -> None:
@@ -77,7 +77,7 @@ class QLambdaAgent(TableAgent):
         lr: float = 0.1,
         gamma: float = 0.95,
         lam: float = 0.9,
-        beta: float | None = 5.0,
+        beta: float | None = None,
         epsilon: float = 0.1,
         seed: int | None = None,
     ) -> None:
@@ -109,7 +109,7 @@ class ActorCriticAgent(ValuePolicy):
         n_actions: int,
         lr: float = 0.1,
         gamma: float = 0.95,
-        beta: float = 1.0,
+        beta: float = 5.0,
         seed: int | None = None,
     ) -> None:
         check_sizes(n_states, n_actions)

@@ -1,0 +1,174 @@
+"""Agents whose learning depends on the sign of the prediction error, or on a running mood.
+
+Valence Q (rewardGym's ValenceQAgent and its eligibility variant): Q-learning with one rate
+for positive and one for negative prediction errors, and an eligibility trace (lam = 0: none):
+
+    delta   = r + gamma * max_a' Q(s', a') - Q(s, a)     (r - Q(s, a) if s' ended the episode)
+    e(s, a) <- e(s, a) + 1
+    Q       <- Q + (lr_pos if delta > 0 else lr_neg) * delta * e
+    e       <- gamma * lam * e                            (e <- 0 when an episode begins, if reset_traces)
+
+Why: people and animals weigh better- and worse-than-expected outcomes differently
+(e.g. Lefebvre et al. 2017); lr_pos = lr_neg is plain Q-learning with traces.
+
+Mood (Eldar et al. 2016; neuro-nav's MoodQ): valence Q-learning whose updates are biased by
+a mood m, a slow running average of the prediction errors that persists across episodes:
+
+    Q(s, a) <- Q(s, a) + (lr_pos if delta > 0 else lr_neg) * (delta + mood_factor * m)
+    m       <- m + mood_lr * (delta - m)
+
+so mood rises while an agent learns a reward (errors mostly positive), returns to zero once
+it is predicted, and falls when the reward is taken away. (neuro-nav resets m each episode;
+here it carries over, as the paper's mood does across trials.)
+
+Valence hybrid (rewardGym's ValenceHybridAgent): a valence-Q model-free learner with traces,
+plus a transition model learnt by a delta rule and model-based values of the pair just tried:
+
+    T(s, a, s') <- T(s, a, s') + lr_mb * (1 - T(s, a, s'))     (the outcome seen)
+    T(s, a, x)  <- (1 - lr_mb) * T(s, a, x)                    (every other state x)
+    Q_MB(s, a)  = sum_x T(s, a, x) * (r + gamma * max_a' Q_MF(x, a'))   (= Q_MF(s, a) if s' ended)
+
+and chooses by softmax(beta * (w * Q_MB + (1 - w) * Q_MF)). rewardGym's model-based target has
+no discount: gamma = 1 gives its rule.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .base import TableAgent, ValuePolicy, agent_rng, check_sizes, choose
+
+
+class ValenceQAgent(TableAgent):
+    def __init__(
+        self,
+        n_states: int,
+        n_actions: int,
+        lr_pos: float = 0.1,
+        lr_neg: float = 0.1,
+        gamma: float = 0.95,
+        lam: float = 0.0,
+        reset_traces: bool = True,
+        beta: float | None = 5.0,
+        epsilon: float = 0.1,
+        seed: int | None = None,
+    ) -> None:
+        check_sizes(n_states, n_actions)
+        self.q = np.zeros((n_states, n_actions))
+        self.traces = np.zeros((n_states, n_actions))
+        self.lr_pos, self.lr_neg, self.gamma, self.lam = lr_pos, lr_neg, gamma, lam
+        self.reset_traces, self.beta, self.epsilon = reset_traces, beta, epsilon
+        self.rng = agent_rng(seed)
+
+    def begin_episode(self) -> None:
+        if self.reset_traces:
+            self.traces[:] = 0.0
+
+    def error(
+        self, state: int, action: int, reward: float, next_state: int, ended: bool, offered: Sequence[int]
+    ) -> float:
+        future = 0.0 if ended or not len(offered) else self.q[next_state, list(offered)].max()
+        return float(reward + self.gamma * future - self.q[state, action])
+
+    def learn(
+        self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
+    ) -> None:
+        if not self.learning:
+            return
+        future = 0.0 if terminated or not len(next_available) else self.q[next_state, list(next_available)].max()
+        delta = reward + self.gamma * future - self.q[state, action]
+        self.traces[state, action] += 1.0
+        self.q += (self.lr_pos if delta > 0 else self.lr_neg) * delta * self.traces
+        self.traces *= self.gamma * self.lam
+
+
+class MoodAgent(TableAgent):
+    def __init__(
+        self,
+        n_states: int,
+        n_actions: int,
+        lr_pos: float = 0.1,
+        lr_neg: float = 0.1,
+        gamma: float = 0.95,
+        mood_lr: float = 0.01,
+        mood_factor: float = 0.0,
+        beta: float | None = None,
+        epsilon: float = 0.1,
+        seed: int | None = None,
+    ) -> None:
+        check_sizes(n_states, n_actions)
+        self.q = np.zeros((n_states, n_actions))
+        self.lr_pos, self.lr_neg, self.gamma = lr_pos, lr_neg, gamma
+        self.mood_lr, self.mood_factor, self.beta, self.epsilon = mood_lr, mood_factor, beta, epsilon
+        self.mood = 0.0
+        self.rng = agent_rng(seed)
+
+    def learn(
+        self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
+    ) -> None:
+        if not self.learning:
+            return
+        future = 0.0 if terminated or not len(next_available) else self.q[next_state, list(next_available)].max()
+        delta = reward + self.gamma * future - self.q[state, action]
+        rate = self.lr_pos if delta > 0 else self.lr_neg
+        self.q[state, action] += rate * (delta + self.mood_factor * self.mood)
+        self.mood += self.mood_lr * (delta - self.mood)
+
+
+class ValenceHybridAgent(ValuePolicy):
+    def __init__(
+        self,
+        n_states: int,
+        n_actions: int,
+        lr_mb: float = 0.1,
+        lr_pos: float = 0.1,
+        lr_neg: float = 0.1,
+        gamma: float = 0.95,
+        lam: float = 0.0,
+        reset_traces: bool = True,
+        w: float = 0.5,
+        beta: float = 5.0,
+        seed: int | None = None,
+    ) -> None:
+        check_sizes(n_states, n_actions)
+        self.model_free = ValenceQAgent(n_states, n_actions, lr_pos, lr_neg, gamma, lam, reset_traces, beta)
+        self.transitions = np.zeros((n_states, n_actions, n_states))
+        self.q_mb = np.zeros((n_states, n_actions))
+        self.lr_mb, self.gamma, self.w, self.beta, self.epsilon = lr_mb, gamma, w, beta, 0.0
+        self.rng = agent_rng(seed)
+
+    @property
+    def learning(self) -> bool:
+        return self.model_free.learning
+
+    @learning.setter
+    def learning(self, value: bool) -> None:
+        self.model_free.learning = value
+
+    def values(self, state: int | None = None) -> np.ndarray:
+        """w * Q_MB + (1 - w) * Q_MF: what the softmax chooses by."""
+        mixed = self.w * self.q_mb + (1 - self.w) * self.model_free.q
+        return mixed if state is None else mixed[state]
+
+    def begin_episode(self) -> None:
+        self.model_free.begin_episode()
+
+    def act(self, state: int, available: Sequence[int]) -> int:
+        return choose(self.rng, self.values(state), available, self.beta, 0.0)
+
+    def learn(
+        self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
+    ) -> None:
+        if not self.learning:
+            return
+        self.model_free.learn(state, action, reward, next_state, terminated, next_available)
+        row = self.transitions[state, action]
+        row *= 1 - self.lr_mb
+        row[next_state] += self.lr_mb
+        if terminated:
+            self.q_mb[state, action] = self.model_free.q[state, action]
+        else:
+            best = self.model_free.q.max(axis=1)
+            self.q_mb[state, action] = row @ (reward + self.gamma * best)

@@ -1,0 +1,159 @@
+"""The agents added for issue 17's full set, against their update rules on examples worked by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gym_bridge.agents import make_agent
+from gym_bridge.agents.mc import discounted_returns
+
+
+def chain(agent, rewards: list[float], ended: bool = True) -> None:
+    """Walk 0 -> 1 -> 2 ... with action 0, paying `rewards` in turn; the last step ends the episode."""
+    agent.begin_episode()
+    for t, r in enumerate(rewards):
+        agent.learn(t, 0, r, t + 1, ended and t == len(rewards) - 1, [0, 1])
+
+
+def test_discounted_returns_by_hand() -> None:
+    # G_2 = 1; G_1 = 0 + 0.5 * 1; G_0 = 2 + 0.5 * 0.5
+    assert discounted_returns([2.0, 0.0, 1.0], 0.5).tolist() == [2.25, 0.5, 1.0]
+
+
+def test_monte_carlo_q_moves_each_step_towards_its_return_at_the_end() -> None:
+    agent = make_agent("mc", 4, 2, lr=0.5, gamma=0.5)
+    agent.begin_episode()
+    agent.learn(0, 0, 2.0, 1, False, [0, 1])
+    agent.learn(1, 0, 0.0, 2, False, [0, 1])
+    assert not agent.q.any()  # nothing is learnt before the episode ends
+    agent.learn(2, 0, 1.0, 3, True, [0, 1])
+    assert agent.q[:3, 0].tolist() == [1.125, 0.25, 0.5]  # lr * G_t
+
+
+def test_monte_carlo_q_learns_nothing_from_a_truncated_episode() -> None:
+    agent = make_agent("mc", 4, 2)
+    chain(agent, [1.0, 1.0], ended=False)
+    agent.begin_episode()  # the next episode begins: the cut one had no return
+    agent.learn(0, 1, 1.0, 1, True, [0, 1])
+    assert agent.q[0].tolist() == [0.0, 0.1]
+
+
+def test_episodic_control_keeps_the_best_return_seen() -> None:
+    agent = make_agent("ec", 4, 2, gamma=0.5)
+    chain(agent, [2.0, 0.0, 1.0])
+    chain(agent, [1.0, 0.0, 0.0])  # worse returns do not lower the memory
+    assert agent.q[:3, 0].tolist() == [2.25, 0.5, 1.0]
+    chain(agent, [0.0, 4.0, 0.0])  # better ones replace it: G_0 = 2, G_1 = 4
+    assert agent.q[:3, 0].tolist() == [2.25, 4.0, 1.0]
+
+
+def test_dyna_actor_critic_replays_its_model_through_the_actor_critic_rule() -> None:
+    """One real step 0 -> 1 paying 1 (ends), lr 0.5: the real update gives V = H = 0.5; each
+    replay of the same step halves the remaining error: after r replays V = 1 - 0.5^(r + 1)."""
+    agent = make_agent("dynaac", 2, 2, lr=0.5, replays=3)
+    agent.learn(0, 0, 1.0, 1, True, [0, 1])
+    assert agent.v[0] == pytest.approx(1 - 0.5**4)
+    assert agent.preferences[0, 0] == pytest.approx(agent.v[0])  # same errors, same start
+    assert agent.action_probabilities(0, [0, 1])[0] > 0.5
+
+
+def test_distributional_cells_learn_expectiles_in_the_order_of_their_optimism() -> None:
+    """A one-step task paying 0 or 10 with equal chance: each cell settles where its positive
+    and negative errors balance, tau * (10 - v) = (1 - tau) * v, v = 10 tau. The mean is 5."""
+    agent = make_agent("distq", 1, 1, lr=0.02, cells=4)
+    rng = np.random.default_rng(0)
+    for r in rng.choice([0.0, 10.0], size=20_000):
+        agent.learn(0, 0, r, 0, True, [0])
+    assert agent.tau.tolist() == [0.125, 0.375, 0.625, 0.875]
+    assert agent.cells[0, 0] == pytest.approx(10 * agent.tau, abs=0.6)
+    assert agent.values(0)[0] == pytest.approx(5.0, abs=0.3)
+    classical = make_agent("distq", 1, 1, lr=0.02, cells=4, mirror=True)
+    for r in rng.choice([0.0, 10.0], size=20_000):
+        classical.learn(0, 0, r, 0, True, [0])
+    assert np.ptp(classical.cells[0, 0]) == 0.0  # equal rates: every cell learns the same mean
+
+
+def test_distributional_update_by_hand() -> None:
+    """Two cells, tau 1/4 and 3/4, lr 0.1: rates (0.05, 0.15) up and (0.15, 0.05) down.
+    Reward 1 from zero: + (0.05, 0.15); then reward 0: - rate_down * value."""
+    agent = make_agent("distq", 1, 1, lr=0.1, cells=2)
+    agent.learn(0, 0, 1.0, 0, True, [0])
+    assert agent.cells[0, 0] == pytest.approx([0.05, 0.15])
+    agent.learn(0, 0, 0.0, 0, True, [0])
+    assert agent.cells[0, 0] == pytest.approx([0.05 - 0.15 * 0.05, 0.15 - 0.05 * 0.15])
+
+
+def test_valence_q_uses_the_rate_of_the_errors_sign() -> None:
+    agent = make_agent("valence", 2, 2, lr_pos=0.5, lr_neg=0.1)
+    agent.learn(0, 0, 1.0, 1, True, [0, 1])  # delta = +1
+    assert agent.q[0, 0] == pytest.approx(0.5)
+    agent.learn(0, 0, -1.0, 1, True, [0, 1])  # delta = -1.5
+    assert agent.q[0, 0] == pytest.approx(0.5 - 0.15)
+
+
+def test_valence_q_traces_credit_earlier_steps() -> None:
+    """lam 0.5, gamma 0.9: 0 -> 1 pays 0 (delta 0), 1 -> 2 pays 1 and ends (delta 1). The trace of
+    (0, 0) is 0.9 * 0.5 = 0.45 by then: Q(0, 0) = lr * 0.45, Q(1, 0) = lr * 1."""
+    agent = make_agent("valence", 3, 2, lr_pos=0.2, lam=0.5, gamma=0.9)
+    chain(agent, [0.0, 1.0])
+    assert agent.q[:2, 0] == pytest.approx([0.2 * 0.45, 0.2])
+    agent.begin_episode()
+    assert not agent.traces.any()  # reset_traces: a new episode starts without traces
+
+
+def test_mood_follows_the_prediction_errors_and_biases_learning() -> None:
+    """mood_lr 0.5: after errors +1 then +0.5 (from Q = 0.5) mood is 0.5 then 0.5; with
+    mood_factor 1 the second update adds lr * (delta + mood) = 0.5 * (0.5 + 0.5)."""
+    agent = make_agent("mood", 1, 1, lr_pos=0.5, mood_lr=0.5, mood_factor=1.0)
+    agent.learn(0, 0, 1.0, 0, True, [0])  # delta 1, mood 0: Q = 0.5; mood -> 0.5
+    assert (agent.q[0, 0], agent.mood) == (0.5, 0.5)
+    agent.learn(0, 0, 1.0, 0, True, [0])  # delta 0.5, mood 0.5: Q = 0.5 + 0.5 * 1.0; mood -> 0.5
+    assert (agent.q[0, 0], agent.mood) == (1.0, 0.5)
+    agent.learn(0, 0, 0.0, 0, True, [0])  # delta -1: mood falls
+    assert agent.mood == pytest.approx(-0.25)
+
+
+def test_pessimism_bootstraps_from_the_worst_next_action() -> None:
+    q = make_agent("q", 2, 2, lr=1.0, gamma=1.0, optimism=0.25)
+    q.q[1] = [4.0, -4.0]
+    q.learn(0, 0, 0.0, 1, False, [0, 1])
+    assert q.q[0, 0] == pytest.approx(0.25 * 4 + 0.75 * -4)
+    mbv = make_agent("mbv", 3, 2, lr=1.0, gamma=1.0, optimism=0.0, sweeps=1)
+    mbv.learn(1, 0, 1.0, 2, True, [0, 1])  # Q(1, 0) = 1, Q(1, 1) untried = 0
+    mbv.learn(0, 0, 0.0, 1, False, [0, 1])  # a pessimist values state 1 by its worst action
+    assert mbv.values(0)[0] == 0.0
+    optimist = make_agent("mbv", 3, 2, lr=1.0, gamma=1.0, sweeps=1)
+    optimist.learn(1, 0, 1.0, 2, True, [0, 1])
+    optimist.learn(0, 0, 0.0, 1, False, [0, 1])
+    assert optimist.values(0)[0] == 1.0
+
+
+def test_valence_hybrid_model_and_values_by_hand() -> None:
+    """lr_mb 0.5: the first outcome 1 of (0, 0) gives T = (0, 0.5, 0); the second, 2, gives
+    (0, 0.25, 0.5). Q_MB(0, 0) = sum T(x) (r + gamma max Q_MF(x)); the choice mixes with w."""
+    agent = make_agent("vhybrid", 3, 2, lr_mb=0.5, lr_pos=1.0, gamma=1.0, w=0.5)
+    agent.model_free.q[1] = [2.0, 0.0]
+    agent.model_free.q[2] = [0.0, 4.0]
+    agent.learn(0, 0, 0.0, 1, False, [0, 1])
+    assert agent.transitions[0, 0].tolist() == [0.0, 0.5, 0.0]
+    agent.learn(0, 0, 0.0, 2, False, [0, 1])
+    assert agent.transitions[0, 0].tolist() == [0.0, 0.25, 0.5]
+    # Q_MF(0, 0) after two Q-learning steps with lr 1: 2, then 4
+    assert agent.q_mb[0, 0] == pytest.approx(0.25 * 2 + 0.5 * 4)
+    assert agent.values(0)[0] == pytest.approx(0.5 * 2.5 + 0.5 * 4.0)
+    agent.learn(0, 1, 1.0, 1, True, [0, 1])  # ended: Q_MB = Q_MF of the pair
+    assert agent.q_mb[0, 1] == agent.model_free.q[0, 1] == 1.0
+
+
+@pytest.mark.parametrize("name", ["mc", "dynaac", "distq", "mood", "valence", "vhybrid"])
+def test_new_agents_learn_the_better_arm_of_a_bandit(name: str) -> None:
+    """Arm 0 pays 1 with p 0.8, arm 1 with p 0.3: after 400 pulls the agent prefers arm 0.
+    (Episodic control cannot: both arms have paid 1 at least once, the best return it keeps.)"""
+    rng = np.random.default_rng(1)
+    agent = make_agent(name, 2, 2, seed=0)
+    for _ in range(400):
+        agent.begin_episode()
+        a = agent.act(0, [0, 1])
+        agent.learn(0, a, float(rng.random() < (0.8 if a == 0 else 0.3)), 1, True, [0, 1])
+    assert agent.action_probabilities(0, [0, 1])[0] > 0.5, agent.values(0)
