@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.grid_cmd",
     "graphtasks.commands.bench_cmd",
     "graphtasks.commands.experiment_cmd",
+    "graphtasks.commands.reproduce_cmd",
 ]
 
 

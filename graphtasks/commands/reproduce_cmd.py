@@ -1,0 +1,50 @@
+"""`graphtasks reproduce NAME`: run a published result's experiment from scratch and check it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .output import print_rows
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "reproduce",
+        help="reproduce a published result: run its experiment, draw its figure, check the paper's findings",
+        description=(
+            "Runs the shipped experiment spec NAME into a new embedded store (or --store), writes "
+            "DIR/NAME.png and prints each check: the measured value, the paper's finding and pass/fail. "
+            "Exit code 1 if a check fails. Without NAME: the reproductions there are."
+        ),
+    )
+    parser.add_argument("name", nargs="?", help="the reproduction (omit to list them)")
+    parser.add_argument("--seeds", type=int, help="runs per agent and condition (default: the spec's)")
+    parser.add_argument("-o", "--output", default=".", metavar="DIR", help="where the figure goes (default: .)")
+    parser.add_argument("--store", help="record into this store (default: a new one, removed afterwards)")
+    parser.add_argument("--workers", type=int, help="worker processes (default: one per core)")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument("--no-figure", action="store_true", help="check only, draw nothing")
+    parser.set_defaults(func=cmd_reproduce)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from graphtasks.experiments.reproduce import REPRODUCTIONS, reproduce
+
+    if args.name is None:
+        rows = [[r.name, r.title, r.reference] for r in REPRODUCTIONS.values()]
+        print_rows(["reproduction", "result", "reference"], rows, "table")
+        return 0
+    outcome = reproduce(args.name, args.seeds, args.output, args.store, args.workers, not args.no_figure)
+    if args.json:
+        print(json.dumps(outcome.as_dict(), indent=2))
+    else:
+        print(
+            f"{outcome.reproduction.name}: {outcome.reproduction.title} ({outcome.reproduction.reference}), "
+            f"{outcome.seeds} seeds"
+        )
+        rows = [[c.name, f"{c.measured:g}", c.finding, "pass" if c.passed else "FAIL"] for c in outcome.checks]
+        print_rows(["check", "measured", "paper", "result"], rows, "table")
+        if outcome.figure:
+            print(f"figure: {outcome.figure}")
+    return 0 if outcome.passed else 1

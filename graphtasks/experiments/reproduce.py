@@ -1,0 +1,209 @@
+"""Reproductions of published results: a shipped experiment spec, run from scratch, and checks
+that compare what was measured with what the paper found.
+
+Each reproduction names its spec (data/experiments/NAME.toml) and a function that reads the
+recorded results back from the store (the same Cypher queries a user would run) and returns
+its checks: the measured value, the paper's finding in words, and whether the value shows it.
+`graphtasks reproduce NAME` runs the spec into a new embedded store (or `--store`), draws the
+figure, prints the checks and exits 1 if any fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from graphstore import open_store
+from graphstore.errors import GraphtasksError
+
+from .api import run_and_record
+from .figures import plot_experiment
+from .records import revaluation_by_run, stay_by_run
+from .spec import load_spec, spec_path
+
+
+class ReproductionError(GraphtasksError, ValueError):
+    """No reproduction of that name, or a bad setting for one."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding of the paper, and whether the measured value shows it."""
+
+    name: str
+    measured: float
+    finding: str
+    passed: bool
+
+
+Means = dict[tuple[str, str], float]
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    name: str
+    title: str
+    reference: str
+    checks: Callable[[Any, str], list[Check]]  # (store, experiment name) -> checks
+    figure: str = "auto"  # the kind `plot_experiment` draws
+
+
+@dataclass
+class Outcome:
+    reproduction: Reproduction
+    seeds: int
+    checks: list[Check]
+    figure: Path | None
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.reproduction.name,
+            "reference": self.reproduction.reference,
+            "seeds": self.seeds,
+            "passed": self.passed,
+            "figure": str(self.figure) if self.figure else None,
+            "checks": [dataclasses.asdict(c) for c in self.checks],
+        }
+
+
+def _means(scores: dict[tuple[str, str], list[float]]) -> Means:
+    return {key: float(np.mean(values)) for key, values in scores.items()}
+
+
+def _below(name: str, value: float, limit: float, finding: str) -> Check:
+    return Check(name, round(value, 3), finding, value < limit)
+
+
+def _above(name: str, value: float, limit: float, finding: str) -> Check:
+    return Check(name, round(value, 3), finding, value > limit)
+
+
+# -- Momennejad et al. 2017: revaluation scores (change of the probed preference) ------------
+def _revaluation_checks(store: Any, name: str, policy: bool) -> list[Check]:
+    score = _means(revaluation_by_run(store, name))
+    checks = [
+        _above("TD-SR, reward revaluation", score["TD-SR", "reward"], 0.5, "TD-SR revalues a changed reward"),
+        _below("TD-SR, transition revaluation", score["TD-SR", "transition"], 0.2, "TD-SR misses changed transitions"),
+        _above("model-based, reward revaluation", score["model-based", "reward"], 0.5, "MB revalues rewards"),
+        _above(
+            "model-based, transition revaluation", score["model-based", "transition"], 0.5, "MB revalues transitions"
+        ),
+        _above("Dyna-SR, transition revaluation", score["Dyna-SR", "transition"], 0.2, "replay lets Dyna-SR revalue"),
+        _below("TD-Q, reward revaluation", score["TD-Q", "reward"], 0.2, "TD-Q cannot revalue without re-experience"),
+    ]
+    srmb, sr, mb = score["SRMB", "transition"], score["TD-SR", "transition"], score["model-based", "transition"]
+    checks.append(Check("SRMB, transition revaluation", round(srmb, 3), "SRMB between TD-SR and MB", sr < srmb <= mb))
+    if policy:
+        checks += [
+            _below("TD-SR, policy revaluation", score["TD-SR", "policy"], 0.2, "TD-SR misses a changed policy"),
+            _above("model-based, policy revaluation", score["model-based", "policy"], 0.5, "MB revalues policies"),
+        ]
+    return checks
+
+
+# -- Daw et al. 2011: stay probabilities after the four kinds of trial ------------------------
+def _stay_effects(stay: Means, label: str) -> tuple[float, float]:
+    """(main effect of reward, reward x transition interaction) of one agent's stay probabilities."""
+    rc, rr = stay[label, "rewarded_common"], stay[label, "rewarded_rare"]
+    uc, ur = stay[label, "unrewarded_common"], stay[label, "unrewarded_rare"]
+    return (rc + rr - uc - ur) / 2, (rc - rr) - (uc - ur)
+
+
+def _two_step_checks(store: Any, name: str) -> list[Check]:
+    stay = _means(stay_by_run(store, name))
+    free_reward, free_interaction = _stay_effects(stay, "hybrid w=0.0")
+    based_reward, based_interaction = _stay_effects(stay, "hybrid w=1.0")
+    mixed_reward, mixed_interaction = _stay_effects(stay, "hybrid w=0.5")
+    return [
+        _above("model-free (w=0): reward effect", free_reward, 0.05, "MF stays after reward, either transition"),
+        _below("model-free (w=0): |interaction|", abs(free_interaction), 0.1, "MF ignores the transition"),
+        _above("model-based (w=1): interaction", based_interaction, 0.1, "MB: reward x transition interaction"),
+        _above("hybrid (w=0.5): reward effect", mixed_reward, 0.05, "hybrid: both effects (people)"),
+        _above("hybrid (w=0.5): interaction", mixed_interaction, 0.05, "hybrid: both effects (people)"),
+        Check(
+            "interaction grows with w",
+            round(based_interaction - free_interaction, 3),
+            "more model-based, larger interaction",
+            free_interaction < mixed_interaction < based_interaction,
+        ),
+    ]
+
+
+REPRODUCTIONS = {
+    r.name: r
+    for r in (
+        Reproduction(
+            "momennejad2017-design-a",
+            "reward and transition revaluation",
+            "Momennejad et al. 2017, Nat Hum Behav 1: 680-692",
+            lambda store, name: _revaluation_checks(store, name, policy=False),
+        ),
+        Reproduction(
+            "momennejad2017-design-b",
+            "reward, transition and policy revaluation",
+            "Momennejad et al. 2017, Nat Hum Behav 1: 680-692",
+            lambda store, name: _revaluation_checks(store, name, policy=True),
+        ),
+        Reproduction(
+            "daw2011-two-step",
+            "stay probabilities of model-free, model-based and hybrid agents",
+            "Daw et al. 2011, Neuron 69(6): 1204-1215",
+            _two_step_checks,
+        ),
+    )
+}
+
+
+def reproduction(name: str) -> Reproduction:
+    if name not in REPRODUCTIONS:
+        from graphstore import did_you_mean
+
+        raise ReproductionError(
+            f"no reproduction {name!r}{did_you_mean(name, REPRODUCTIONS)} (reproductions: {', '.join(REPRODUCTIONS)})"
+        )
+    return REPRODUCTIONS[name]
+
+
+def reproduce(
+    name: str,
+    seeds: int | None = None,
+    out_dir: str | Path | None = None,
+    store: str | None = None,
+    workers: int | None = None,
+    figure: bool = True,
+) -> Outcome:
+    """Run reproduction `name` from scratch and check it; the figure goes to `out_dir/NAME.png`.
+
+    `store` None: a new embedded store in a temporary directory, removed afterwards.
+    """
+    chosen = reproduction(name)
+    spec = load_spec(name)
+    text = spec_path(name).read_text(encoding="utf-8")
+    if seeds is not None:
+        if seeds < 1:
+            raise ReproductionError(f"seeds: expected a positive number, got {seeds}")
+        spec = dataclasses.replace(spec, seeds=tuple(range(seeds)))
+        text += f"\n# seeds = {seeds} (graphtasks reproduce --seeds)\n"
+    with tempfile.TemporaryDirectory(prefix="graphtasks-reproduce-") as scratch:
+        location = store or str(Path(scratch) / "store")
+        report = run_and_record(spec, text, location, workers)
+        if report.failures:
+            cell, error = report.failures[0]
+            raise GraphtasksError(f"reproduction {name!r}: run {cell.index} failed: {error}")
+        with open_store(location, "r") as opened:
+            checks = chosen.checks(opened, spec.name)
+            path = None
+            if figure:
+                path = Path(out_dir or ".") / f"{name}.png"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                plot_experiment(opened, spec.name, str(path), chosen.figure, smooth=5)
+    return Outcome(chosen, len(spec.seeds), checks, path)
