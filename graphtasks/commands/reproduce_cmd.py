@@ -13,15 +13,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "reproduce",
         help="reproduce a published result: run its experiment, draw its figure, check the paper's findings",
         description=(
-            "Runs the shipped experiment spec NAME into a new embedded store (or --store), writes "
-            "DIR/NAME.png and prints each check: the measured value, the paper's finding and pass/fail. "
+            "Runs the shipped experiment spec NAME into a new embedded store (or the global --store), "
+            "writes DIR/NAME.png and prints each check: the measured value, the paper's finding and pass/fail. "
             "Exit code 1 if a check fails. Without NAME: the reproductions there are."
         ),
     )
     parser.add_argument("name", nargs="?", help="the reproduction (omit to list them)")
     parser.add_argument("--seeds", type=int, help="runs per agent and condition (default: the spec's)")
     parser.add_argument("-o", "--output", default=".", metavar="DIR", help="where the figure goes (default: .)")
-    parser.add_argument("--store", help="record into this store (default: a new one, removed afterwards)")
     parser.add_argument("--workers", type=int, help="worker processes (default: one per core)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument("--no-figure", action="store_true", help="check only, draw nothing")

@@ -150,7 +150,8 @@ def plot_bars(
         {g for _, g in table} - set(group_order)
     )
     width = 0.8 / len(agents)
-    fig, ax = plt.subplots(figsize=(max(6.4, 1.3 * len(groups) * max(1, len(agents) / 2)), 4.6))
+    width_inches = max(6.4, 1.3 * len(groups) * max(1, len(agents) / 2))
+    fig, ax = plt.subplots(figsize=(width_inches, 4.6))
     for i, agent in enumerate(agents):
         x = np.arange(len(groups)) + (i - (len(agents) - 1) / 2) * width
         means = [table.get((agent, g), (np.nan, 0.0, 0))[0] for g in groups]
@@ -164,7 +165,7 @@ def plot_bars(
     if ylim:
         ax.set_ylim(*ylim)
     ax.grid(axis="y", alpha=0.25)
-    _legend_below(ax, min(4, len(agents)), -0.14, "bars")
+    _legend_below(ax, max(1, min(4, len(agents), int(width_inches / 2.4))), -0.14, "bars")
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()

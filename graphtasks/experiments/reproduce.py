@@ -22,8 +22,8 @@ from graphstore import open_store
 from graphstore.errors import GraphtasksError
 
 from .api import run_and_record
-from .figures import plot_experiment
-from .records import revaluation_by_run, stay_by_run
+from .figures import mean_and_error, plot_bars, plot_experiment
+from .records import recorded_episodes, revaluation_by_run, stay_by_run
 from .spec import load_spec, spec_path
 
 
@@ -50,7 +50,7 @@ class Reproduction:
     title: str
     reference: str
     checks: Callable[[Any, str], list[Check]]  # (store, experiment name) -> checks
-    figure: str = "auto"  # the kind `plot_experiment` draws
+    draw: Callable[[Any, str, str], object] | None = None  # (store, name, path); None: `plot_experiment`
 
 
 @dataclass
@@ -138,6 +138,57 @@ def _two_step_checks(store: Any, name: str) -> list[Check]:
     ]
 
 
+# -- Russek et al. 2017: return when tested from the start after the change ------------------
+def _test_returns(store: Any, name: str) -> dict[str, float]:
+    """Each agent's mean return over the test phase, over runs."""
+    returns: dict[str, list[float]] = {}
+    for row in recorded_episodes(store, name):
+        if row["phase"] == "test":
+            returns.setdefault(row["label"], []).append(float(row["return"]))
+    return {label: float(np.mean(values)) for label, values in returns.items()}
+
+
+def _draw_phase_returns(store: Any, name: str, path: str) -> None:
+    """Bars of each agent's mean return in the test phase (runs' means, one standard error):
+    what the checks read, which a learning curve would hide behind 200 episodes of learning."""
+    per_run: dict[tuple[str, str, int], list[float]] = {}
+    for row in recorded_episodes(store, name):
+        if row["phase"] == "test":
+            per_run.setdefault((row["label"], row["phase"], row["run"]), []).append(float(row["return"]))
+    values: dict[tuple[str, str], list[float]] = {}
+    for (label, phase, _), returns in per_run.items():
+        values.setdefault((label, phase), []).append(float(np.mean(returns)))
+    plot_bars(
+        mean_and_error(values), path, "mean return per test episode", f"{name}: tested from the start", (), (0, 1.05)
+    )
+
+
+def _reward_transfer_checks(store: Any, name: str) -> list[Check]:
+    ret = _test_returns(store, name)
+    return [
+        _above("model-based, test return", ret["model-based"], 0.8, "MB goes to the new goal"),
+        _above("Dyna-SR, test return", ret["Dyna-SR"], 0.5, "Dyna-SR re-plans by replay"),
+        _below("TD-SR, test return", ret["successor representation"], 0.3, "TD-SR's map follows the old policy"),
+        _below("TD-Q, test return", ret["model-free (Q)"], 0.3, "TD-Q walks to the old arm"),
+    ]
+
+
+def _structure_transfer_checks(store: Any, name: str) -> list[Check]:
+    ret = _test_returns(store, name)
+    mb, dyna, sr, q = ret["model-based"], ret["Dyna-SR"], ret["successor representation"], ret["model-free (Q)"]
+    return [
+        _above("model-based, test return", mb, 0.7, "MB finds the way round the new wall"),
+        Check(
+            "Dyna-SR, test return",
+            round(dyna, 3),
+            "Dyna-SR partly: behind MB, ahead of TD-SR",
+            sr + 0.3 < dyna < mb,
+        ),
+        _below("TD-SR, test return", sr, 0.3, "TD-SR keeps walking into the wall"),
+        _below("TD-Q, test return", q, 0.3, "TD-Q keeps walking into the wall"),
+    ]
+
+
 REPRODUCTIONS = {
     r.name: r
     for r in (
@@ -158,6 +209,20 @@ REPRODUCTIONS = {
             "stay probabilities of model-free, model-based and hybrid agents",
             "Daw et al. 2011, Neuron 69(6): 1204-1215",
             _two_step_checks,
+        ),
+        Reproduction(
+            "russek2017-reward-transfer",
+            "reward transfer: the goal moves to the other arm of the T-maze",
+            "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
+            _reward_transfer_checks,
+            _draw_phase_returns,
+        ),
+        Reproduction(
+            "russek2017-structure-transfer",
+            "structure transfer: the short corridor of the detour maze is blocked",
+            "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
+            _structure_transfer_checks,
+            _draw_phase_returns,
         ),
     )
 }
@@ -205,5 +270,8 @@ def reproduce(
             if figure:
                 path = Path(out_dir or ".") / f"{name}.png"
                 path.parent.mkdir(parents=True, exist_ok=True)
-                plot_experiment(opened, spec.name, str(path), chosen.figure, smooth=5)
+                if chosen.draw is not None:
+                    chosen.draw(opened, spec.name, str(path))
+                else:
+                    plot_experiment(opened, spec.name, str(path), smooth=5)
     return Outcome(chosen, len(spec.seeds), checks, path)
