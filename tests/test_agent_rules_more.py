@@ -157,3 +157,14 @@ def test_new_agents_learn_the_better_arm_of_a_bandit(name: str) -> None:
         a = agent.act(0, [0, 1])
         agent.learn(0, a, float(rng.random() < (0.8 if a == 0 else 0.3)), 1, True, [0, 1])
     assert agent.action_probabilities(0, [0, 1])[0] > 0.5, agent.values(0)
+
+
+def test_sr_bootstraps_from_the_greedy_or_the_mean_next_action() -> None:
+    """M(0, s) <- M(0, s) + lr * (onehot(s') + gamma * M(a', s') - M(0, s)): a' greedy (default)
+    or the mean over the offered actions (goal_biased=False, the random-walk map)."""
+    for goal_biased, expected_m1 in ((True, [0.0, 0.0, 1.0]), (False, [0.0, 0.0, 0.5])):
+        agent = make_agent("sr", 3, 2, lr=1.0, gamma=1.0, goal_biased=goal_biased)
+        agent.M[0, 1] = [0.0, 0.0, 1.0]  # from state 1, action 0 leads to state 2 ...
+        agent.w[2] = 1.0  # ... which pays, so action 0 is greedy there
+        agent.learn(0, 0, 0.0, 1, False, [0, 1])
+        assert agent.M[0, 0] == pytest.approx(np.array([0.0, 1.0, 0.0]) + expected_m1)

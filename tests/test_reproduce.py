@@ -9,8 +9,12 @@ import pytest
 from graphtasks.cli import main
 from graphtasks.experiments.reproduce import REPRODUCTIONS, reproduce
 
+SLOW = {"russek2017-reward-transfer", "russek2017-structure-transfer"}  # 15-20 s each
 
-@pytest.mark.parametrize("name", sorted(REPRODUCTIONS))
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(REPRODUCTIONS)]
+)
 def test_every_reproduction_passes_its_checks(name: str, tmp_path) -> None:
     outcome = reproduce(name, out_dir=tmp_path, workers=1)
     failed = [c for c in outcome.checks if not c.passed]
@@ -45,3 +49,19 @@ def test_cli_lists_reproductions_and_refuses_an_unknown_one(capsys) -> None:
 def test_bad_seed_count_is_one_line(capsys) -> None:
     assert main(["reproduce", "daw2011-two-step", "--seeds", "0", "--no-figure"]) == 2
     assert "seeds: expected a positive number" in capsys.readouterr().err
+
+
+def test_a_study_measures_what_its_agents_learnt() -> None:
+    """The studies' checks come from the agents: one seed of the community study still separates
+    the SR (positive gap) from one-hot states (none), and the Dabney cells' spread is real."""
+    checks = {c.name: c for c in reproduce("schapiro2013-communities", seeds=1, figure=False).checks}
+    assert checks["SR: within- minus between-community similarity"].measured > 0.5
+    assert checks["one-hot: within- minus between-community similarity"].measured == 0.0
+    assert reproduce("dabney2020-distributional", seeds=1, figure=False).seeds == 1
+
+
+def test_studies_are_listed_with_the_specs(capsys) -> None:
+    assert main(["reproduce"]) == 0
+    listed = capsys.readouterr().out
+    for name in ("zorowitz2020-pessimism", "eldar2016-mood", "stachenfeld2017-place-fields", "daw2011-two-step"):
+        assert name in listed

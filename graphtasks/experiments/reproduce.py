@@ -21,6 +21,7 @@ import numpy as np
 from graphstore import open_store
 from graphstore.errors import GraphtasksError
 
+from . import studies
 from .api import run_and_record
 from .figures import mean_and_error, plot_bars, plot_experiment
 from .records import recorded_episodes, revaluation_by_run, stay_by_run
@@ -44,13 +45,22 @@ class Check:
 Means = dict[tuple[str, str], float]
 
 
+Study = Callable[[int, "str | None", Callable[..., Check]], list[Check]]  # (seeds, figure path, make_check)
+
+
 @dataclass(frozen=True)
 class Reproduction:
+    """A published result: either an experiment spec (data/experiments/NAME.toml) whose recorded
+    results `checks` reads back from the store, or a `study` run in Python that examines what
+    the agents learnt (a map, a distribution, a mood) and records nothing."""
+
     name: str
     title: str
     reference: str
-    checks: Callable[[Any, str], list[Check]]  # (store, experiment name) -> checks
+    checks: Callable[[Any, str], list[Check]] | None = None  # (store, experiment name) -> checks
     draw: Callable[[Any, str, str], object] | None = None  # (store, name, path); None: `plot_experiment`
+    study: Study | None = None
+    seeds: int = 5  # a study's default number of seeds (a spec's are in the spec)
 
 
 @dataclass
@@ -228,6 +238,52 @@ REPRODUCTIONS = {
 }
 
 
+def _measured(name: str, value: float, finding: str, passed: bool) -> Check:
+    return Check(name, round(float(value), 3), finding, bool(passed))
+
+
+REPRODUCTIONS.update(
+    (r.name, r)
+    for r in (
+        Reproduction(
+            "schapiro2013-communities",
+            "a successor representation learnt on random walks groups states by community",
+            "Schapiro et al. 2013, Nat Neurosci 16(4): 486-492",
+            study=studies.schapiro2013,
+            seeds=5,
+        ),
+        Reproduction(
+            "stachenfeld2017-place-fields",
+            "successor-representation place fields follow geodesic, not straight-line, distance",
+            "Stachenfeld et al. 2017, Nat Neurosci 20(11): 1643-1653",
+            study=studies.stachenfeld2017,
+            seeds=3,
+        ),
+        Reproduction(
+            "dabney2020-distributional",
+            "distributional cells spread their values in the order of their optimism",
+            "Dabney et al. 2020, Nature 577: 671-675",
+            study=studies.dabney2020,
+            seeds=5,
+        ),
+        Reproduction(
+            "zorowitz2020-pessimism",
+            "an optimistic agent reaches the reward past a loss, a pessimistic one avoids the path",
+            "Zorowitz et al. 2020, Biol Psychiatry Cogn Neurosci Neuroimaging 5(2): 170-181",
+            study=studies.zorowitz2020,
+            seeds=3,
+        ),
+        Reproduction(
+            "eldar2016-mood",
+            "mood rises while learning, falls at a reward switch, returns to baseline",
+            "Eldar et al. 2016, Trends Cogn Sci 20(1): 15-24",
+            study=studies.eldar2016,
+            seeds=5,
+        ),
+    )
+)
+
+
 def reproduction(name: str) -> Reproduction:
     if name not in REPRODUCTIONS:
         from graphstore import did_you_mean
@@ -248,14 +304,23 @@ def reproduce(
 ) -> Outcome:
     """Run reproduction `name` from scratch and check it; the figure goes to `out_dir/NAME.png`.
 
-    `store` None: a new embedded store in a temporary directory, removed afterwards.
+    `store` None: a new embedded store in a temporary directory, removed afterwards (a study
+    records nothing, and runs in this process).
     """
     chosen = reproduction(name)
+    if seeds is not None and seeds < 1:
+        raise ReproductionError(f"seeds: expected a positive number, got {seeds}")
+    if chosen.study is not None:
+        path = Path(out_dir or ".") / f"{name}.png" if figure else None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        count = seeds or chosen.seeds
+        checks = chosen.study(count, str(path) if path else None, _measured)
+        return Outcome(chosen, count, checks, path)
+    assert chosen.checks is not None
     spec = load_spec(name)
     text = spec_path(name).read_text(encoding="utf-8")
     if seeds is not None:
-        if seeds < 1:
-            raise ReproductionError(f"seeds: expected a positive number, got {seeds}")
         spec = dataclasses.replace(spec, seeds=tuple(range(seeds)))
         text += f"\n# seeds = {seeds} (graphtasks reproduce --seeds)\n"
     with tempfile.TemporaryDirectory(prefix="graphtasks-reproduce-") as scratch:

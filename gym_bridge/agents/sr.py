@@ -3,7 +3,15 @@
 Why: the SR separates where the agent expects to go (M, learnt by TD) from what it is
 worth (w, the reward of arriving at each state), so a moved reward is relearnt quickly.
 M[a, s] is the discounted expected occupancy of the states visited after taking a in s;
-w[s'] is the mean reward paid on arriving at s'. Acts on the state index (info["state"]).
+w[s'] is the mean reward paid on arriving at s'. After each step (s, a, r, s'):
+
+    w(s')   <- w(s') + w_lr * (r - w(s'))
+    M(a, s) <- M(a, s) + lr * (onehot(s') + gamma * M(a', s') - M(a, s))   (no gamma term if s' ended)
+
+with a' the greedy action in s' (`goal_biased`, neuro-nav's default: the map of the policy
+the agent is heading for) or, with `goal_biased=False`, the mean of M(., s') over the offered
+actions: the map of a uniform random walk (Stachenfeld et al. 2017's place fields, Schapiro
+et al. 2013's communities). Acts on the state index (info["state"]).
 """
 
 from __future__ import annotations
@@ -25,10 +33,11 @@ class SRAgent(ValuePolicy):
         gamma: float = 0.95,
         beta: float | None = None,
         epsilon: float = 0.1,
+        goal_biased: bool = True,
         seed: int | None = None,
     ) -> None:
         check_sizes(n_states, n_actions)
-        self.n_states, self.n_actions = n_states, n_actions
+        self.n_states, self.n_actions, self.goal_biased = n_states, n_actions, goal_biased
         self.M = np.zeros((n_actions, n_states, n_states))
         self.w = np.zeros(n_states)
         self.lr, self.w_lr, self.gamma, self.beta, self.epsilon = lr, w_lr, gamma, beta, epsilon
@@ -55,8 +64,10 @@ class SRAgent(ValuePolicy):
         target = np.zeros(self.n_states)
         target[next_state] = 1.0
         if not terminated and len(next_available):
-            q_next = self.q_values(next_state)
             actions = list(next_available)
-            best = actions[int(np.argmax(q_next[actions]))]
-            target += self.gamma * self.M[best, next_state]
+            if self.goal_biased:
+                best = actions[int(np.argmax(self.q_values(next_state)[actions]))]
+                target += self.gamma * self.M[best, next_state]
+            else:
+                target += self.gamma * self.M[actions, next_state].mean(axis=0)
         self.M[action, state] += self.lr * (target - self.M[action, state])

@@ -35,7 +35,7 @@ class DynaSRAgent(SRAgent):
         replays: int = 10,
         seed: int | None = None,
     ) -> None:
-        super().__init__(n_states, n_actions, lr, w_lr, gamma, beta, epsilon, seed)
+        super().__init__(n_states, n_actions, lr, w_lr, gamma, beta, epsilon, seed=seed)
         self.replays = check_replays(replays)
         self.model = ReplayModel()
 
