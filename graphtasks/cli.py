@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.bench_cmd",
     "graphtasks.commands.experiment_cmd",
     "graphtasks.commands.reproduce_cmd",
+    "graphtasks.commands.fit_cmd",
 ]
 
 

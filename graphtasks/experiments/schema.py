@@ -15,7 +15,8 @@ from __future__ import annotations
 from graphstore.schema import Property, Schema
 
 MLS = "http://www.w3.org/ns/mls#"  # W3C ML-Schema: the RDF view types records with it where it fits
-RECORD_LABELS = ("Trial", "Probe", "Episode", "Run", "Phase", "Experiment")  # what an experiment owns
+# what an experiment owns (deleted with it)
+RECORD_LABELS = ("Fit", "Trial", "Probe", "Episode", "Run", "Participant", "Phase", "Experiment")
 KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
 
 
@@ -117,9 +118,40 @@ def add_schema(s: Schema) -> None:
         "The agent's preference among a phase's probe options at the end of the phase.",
         shared=True,
     )
+    s.add_node(
+        "Participant",
+        [
+            Property("participant_id", "str", True, "the participant's id in the imported file (BIDS sub-)"),
+            Property("source", "str", False, "the file the behaviour was imported from"),
+        ],
+        "A person whose recorded choices were imported (graphtasks fit import); their runs hang off it.",
+        shared=True,
+        also=("http://xmlns.com/foaf/0.1/Person",),
+    )
+    s.add_node(
+        "Fit",
+        [
+            Property("model", "str", True, "the fitted model's name"),
+            Property("agent", "str", True, "the agent the model fits"),
+            Property("params", "json", True, "the maximum-likelihood values of the free settings"),
+            Property("fixed", "json", True, "the settings held fixed"),
+            Property("log_likelihood", "float", True, "log-likelihood of the run's choices at `params`"),
+            Property("aic", "float", True, "2k - 2 log L"),
+            Property("bic", "float", True, "k ln n - 2 log L, n the number of choices"),
+            Property("choices", "int", True, "choices fitted"),
+            Property("starts", "int", True, "optimiser starts"),
+            Property("seed", "int", True, "seed of the starting points"),
+            Property("created_at", "str", False, "UTC time of the fit"),
+            Property("version", "str", False, "graphtasks version that fitted it"),
+        ],
+        "A maximum-likelihood fit of a model to one run's choices (graphtasks fit).",
+        shared=True,
+    )
     s.add_rel("HAS_PHASE", [("Experiment", "Phase")], [KEY], "An experiment's protocol.")
     s.add_rel("HAS_RUN", [("Experiment", "Run")], [KEY], "An experiment's runs.", also=(MLS + "hasPart",))
     s.add_rel("HAS_EPISODE", [("Run", "Episode")], [KEY], "A run's episodes.")
     s.add_rel("IN_PHASE", [("Episode", "Phase")], [KEY], "The phase an episode belongs to.")
     s.add_rel("HAS_TRIAL", [("Episode", "Trial")], [KEY], "An episode's steps, in order.")
     s.add_rel("HAS_PROBE", [("Run", "Probe")], [KEY], "A run's probes, one per probed phase.")
+    s.add_rel("PERFORMED", [("Participant", "Run")], [KEY], "The imported runs of a participant.")
+    s.add_rel("FITS", [("Fit", "Run")], [KEY], "The run whose choices a fit explains.")

@@ -300,6 +300,12 @@ class GraphTaskEnv(gym.Env):
         """The current state index."""
         return self._state
 
+    @property
+    def available_actions(self) -> tuple[tuple[int, ...], ...]:
+        """The actions each state offers now (under the current condition): what a replay of
+        recorded choices needs to know of the task."""
+        return tuple(tuple(a) for a in self._avail)
+
     def render(self):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")

@@ -1,0 +1,216 @@
+"""`graphtasks fit models|import|run|show|parameter-recovery|model-recovery`: fit agents to
+recorded or imported behaviour by maximum likelihood and keep the fits in the store; check
+by simulation that a model's settings and the model itself can be recovered."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from graphstore import open_store
+
+from .output import add_format_argument, print_rows
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("fit", help="fit agents to behaviour (maximum likelihood, AIC, BIC), recovery")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    models = actions.add_parser("models", help="the models that ship: agent, free settings with bounds, fixed ones")
+    add_format_argument(models)
+    models.set_defaults(func=cmd_models)
+
+    imp = actions.add_parser("import", help="import events files (rewardGym's columns) as runs of participants")
+    imp.add_argument("name", help="the experiment to record them as")
+    imp.add_argument("files", nargs="+", metavar="FILE.tsv", help="one events file per participant")
+    imp.add_argument("--task", help="the task id (default: the files' task column)")
+    imp.set_defaults(func=cmd_import)
+
+    run = actions.add_parser("run", help="fit a model to the recorded runs of an experiment and store the fits")
+    run.add_argument("experiment", help="a recorded or imported experiment")
+    _model_arguments(run)
+    run.add_argument("--runs", help="run indices, e.g. 0,3,5 (default: every run with trials)")
+    run.add_argument("--starts", type=int, default=5, help="optimiser starts per run (default: 5)")
+    run.add_argument("--seed", type=int, default=0, help="seed of the starting points (default: 0)")
+    run.add_argument("--no-record", action="store_true", help="print the fits, store nothing")
+    add_format_argument(run)
+    run.set_defaults(func=cmd_run)
+
+    show = actions.add_parser("show", help="the fits stored for an experiment, best (lowest BIC) first per run")
+    show.add_argument("experiment")
+    add_format_argument(show)
+    show.set_defaults(func=cmd_show)
+
+    params = actions.add_parser(
+        "parameter-recovery", help="simulate participants from a model's prior, fit them back, correlate"
+    )
+    params.add_argument("--model", default="q", help="a shipped model (default: q)")
+    params.add_argument("--participants", type=int, default=30, help="simulated participants (default: 30)")
+    _recovery_arguments(params, starts=3)
+    params.set_defaults(func=cmd_parameter_recovery)
+
+    confusion = actions.add_parser(
+        "model-recovery", help="simulate each model, fit every model, count which the BIC picks"
+    )
+    confusion.add_argument("--models", default="q,model-based,hybrid", help="shipped models (default: all three)")
+    confusion.add_argument("--participants", type=int, default=10, help="simulations per model (default: 10)")
+    _recovery_arguments(confusion, starts=2)
+    confusion.set_defaults(func=cmd_model_recovery)
+
+
+def _model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="q", help="a shipped model (graphtasks fit models); default q")
+    parser.add_argument("--agent", help="fit this agent instead, with --free (and --fixed)")
+    parser.add_argument("--free", help="free settings with bounds, e.g. lr=0.01:1,beta=0.1:20")
+    parser.add_argument("--fixed", help="fixed settings, e.g. gamma=1,w=0.5")
+
+
+def _recovery_arguments(parser: argparse.ArgumentParser, starts: int) -> None:
+    parser.add_argument("--trials", type=int, default=200, help="trials per participant (default: 200)")
+    parser.add_argument("--task", default="rewardgym/two-step", help="the task (default: rewardgym/two-step)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the draws and simulations (default: 0)")
+    parser.add_argument("--starts", type=int, default=starts, help=f"optimiser starts per fit (default: {starts})")
+    parser.add_argument("--workers", type=int, default=1, help="processes (default: 1)")
+    parser.add_argument("-o", "--output", metavar="FILE.png", help="draw the figure")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _chosen_model(args: argparse.Namespace) -> Any:
+    from graphtasks.fitting import FitModel, fit_model
+    from graphtasks.fitting.behaviour import BehaviourError
+    from graphtasks.fitting.models import parse_bounds
+
+    if args.agent is None:
+        if args.free or args.fixed:
+            raise BehaviourError("--free and --fixed go with --agent (a shipped --model has its own)")
+        return fit_model(args.model)
+    if not args.free:
+        raise BehaviourError("--agent needs --free: the settings to fit, e.g. --free lr=0.01:1,beta=0.1:20")
+    fixed: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in (args.fixed or "").split(","))):
+        key, _, value = part.partition("=")
+        try:
+            fixed[key.strip()] = float(value)
+        except ValueError:
+            raise BehaviourError(f"--fixed: expected NAME=NUMBER, got {part!r}") from None
+    return FitModel.of(args.agent, parse_bounds(args.free), fixed)
+
+
+def _bounds_text(bounds: dict[str, tuple[float, float]]) -> str:
+    return ", ".join(f"{k} {lo:g}..{hi:g}" for k, (lo, hi) in bounds.items())
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from graphtasks.fitting import MODELS
+
+    rows = [
+        [m.name, m.agent, _bounds_text(m.bounds), ", ".join(f"{k}={v:g}" for k, v in m.fixed.items())]
+        for m in MODELS.values()
+    ]
+    print_rows(["model", "agent", "free (bounds)", "fixed"], rows, args.format)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.records import import_behaviour
+
+    with open_store(args.store, "w") as store:
+        rows = import_behaviour(store, args.name, args.files, args.task)
+    print_rows(["participant", "run", "trials", "choices"], [[r[c] for c in ("participant", "run", "trials",
+                                                              "choices")] for r in rows], "table")
+    return 0
+
+
+def _fit_rows(fits: list[Any], runs: list[int]) -> list[list[Any]]:
+    return [
+        [run, f.model, json.dumps({k: round(v, 4) for k, v in f.params.items()}, sort_keys=True),
+         round(f.log_likelihood, 3), round(f.aic, 3), round(f.bic, 3), f.choices]
+        for run, f in zip(runs, fits)
+    ]
+
+
+FIT_COLUMNS = ["run", "model", "params", "log_likelihood", "aic", "bic", "choices"]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from graphtasks.fitting import recorded_runs
+    from graphtasks.fitting.behaviour import BehaviourError
+    from graphtasks.fitting.records import fit_runs, record_fits
+
+    model = _chosen_model(args)
+    with open_store(args.store, "r") as store:
+        available = recorded_runs(store, args.experiment)
+        if not available:
+            raise BehaviourError(f"experiment {args.experiment!r}: no run with recorded trials in {store.location!r}")
+        runs = available if args.runs is None else _run_list(args.runs, available)
+        fits = fit_runs(store, args.experiment, runs, model, args.starts, args.seed)
+    if not args.no_record:
+        with open_store(args.store, "w") as store:
+            record_fits(store, args.experiment, fits)
+    print_rows(FIT_COLUMNS, _fit_rows(fits, runs), args.format)
+    return 0
+
+
+def _run_list(text: str, available: list[int]) -> list[int]:
+    from graphtasks.fitting.behaviour import BehaviourError
+
+    try:
+        runs = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise BehaviourError(f"--runs: expected run indices such as 0,3,5, got {text!r}") from None
+    missing = [r for r in runs if r not in available]
+    if missing:
+        raise BehaviourError(f"--runs: no recorded trials for run(s) {missing} (runs with trials: {available})")
+    return runs
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.records import recorded_fits
+
+    with open_store(args.store, "r") as store:
+        rows = recorded_fits(store, args.experiment)
+    columns = ["run", "label", "model", "params", "log_likelihood", "aic", "bic", "choices"]
+    for row in rows:
+        row["params"] = json.dumps({k: round(v, 4) for k, v in row["params"].items()}, sort_keys=True)
+        for key in ("log_likelihood", "aic", "bic"):
+            row[key] = round(row[key], 3)
+    print_rows(columns, [[r[c] for c in columns] for r in rows], args.format)
+    return 0
+
+
+def cmd_parameter_recovery(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.recovery import parameter_recovery, plot_parameter_recovery
+
+    result = parameter_recovery(args.model, args.participants, args.trials, args.task, args.seed, args.starts,
+                                args.workers)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        plot_parameter_recovery(result, args.output)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        print(f"parameter recovery: {result.model} on {result.task_id}, {args.participants} participants x "
+              f"{result.trials} trials")
+        print_rows(["setting", "correlation (true, fitted)"],
+                   [[n, f"{result.correlation(n):.3f}"] for n in result.truth], "table")
+    return 0
+
+
+def cmd_model_recovery(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.recovery import model_recovery, plot_model_recovery
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    result = model_recovery(models, args.participants, args.trials, args.task, args.seed, args.starts,
+                            args.workers)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        plot_model_recovery(result, args.output)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        print(f"model recovery on {result.task_id}: rows generated, columns picked by BIC ({args.participants} "
+              f"simulations per model, {result.trials} trials)")
+        print_rows(["generated by", *result.models],
+                   [[g, *map(int, row)] for g, row in zip(result.models, result.confusion)], "table")
+    return 0

@@ -1,0 +1,96 @@
+"""The log-likelihood of a sequence of choices under an agent and its settings.
+
+`replay_log_likelihood` works for every agent: it walks the choices in order, asks the agent
+how likely the recorded choice was (`action_probabilities`), then lets it learn from what
+followed, exactly as the runner would have. For the Q and hybrid agents on tasks whose trials
+have two stages (two-step and its kin) `log_likelihood` uses a vectorised form instead
+(`graphtasks.fitting.vectorised`), tested equal to the replay.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gym_bridge import make_env
+from gym_bridge.agents import make_agent
+
+from .behaviour import BehaviourError, Choices
+
+FLOOR = 1e-300  # a choice the agent gives probability 0 costs log(FLOOR), about -690, not -inf
+
+
+@dataclass(frozen=True)
+class TaskShape:
+    """What a replay needs of the task: its size and the actions each state offers."""
+
+    task_id: str
+    n_states: int
+    n_actions: int
+    available: tuple[tuple[int, ...], ...]
+
+    def check(self, choices: Choices) -> None:
+        """BehaviourError naming the first choice the task cannot have produced."""
+        for i, (s, a, n) in enumerate(zip(choices.states, choices.actions, choices.next_states)):
+            if not (0 <= s < self.n_states and 0 <= n < self.n_states):
+                raise BehaviourError(
+                    f"{choices.source}: choice {i}: state {s} -> {n} outside task {self.task_id!r} "
+                    f"(states 0..{self.n_states - 1})"
+                )
+            if a not in self.available[s]:
+                raise BehaviourError(
+                    f"{choices.source}: choice {i}: action {a} is not offered in state {s} of {self.task_id!r} "
+                    f"(offered: {list(self.available[s])})"
+                )
+
+
+_SHAPES: dict[tuple[str, int], TaskShape] = {}
+
+
+def env_sizes(env: Any) -> tuple[int, int]:
+    """(states, actions) of a graphtasks environment of any family."""
+    base: Any = env.unwrapped
+    return int(getattr(base, "n_states", 0) or base.compiled.n_states), int(base.action_space.n)
+
+
+def task_shape(task_id: str, store: Any = None) -> TaskShape:
+    """The shape of a task, from its environment (cached per task and store)."""
+    key = (task_id, id(store))
+    if key not in _SHAPES:
+        env: Any = make_env(task_id, store=store).unwrapped
+        n_states, n_actions = env_sizes(env)
+        offered = getattr(env, "available_actions", None)
+        available = offered if offered is not None else tuple(tuple(range(n_actions)) for _ in range(n_states))
+        _SHAPES[key] = TaskShape(task_id, n_states, n_actions, tuple(available))
+    return _SHAPES[key]
+
+
+def replay_log_likelihood(agent: str, settings: dict[str, Any], choices: Choices, shape: TaskShape) -> float:
+    """Sum of log P(choice) over the choices, the agent learning from each as it goes."""
+    chooser = make_agent(agent, shape.n_states, shape.n_actions, seed=0, **settings)
+    available = shape.available
+    total, new_trial = 0.0, True
+    for s, a, r, n, end, learn in zip(
+        choices.states.tolist(),
+        choices.actions.tolist(),
+        choices.rewards.tolist(),
+        choices.next_states.tolist(),
+        choices.ends.tolist(),
+        choices.learn.tolist(),
+    ):
+        if new_trial:
+            chooser.begin_episode()
+        total += math.log(max(float(chooser.action_probabilities(s, available[s])[a]), FLOOR))
+        chooser.learning = learn
+        chooser.learn(s, a, r, n, end, available[n])
+        new_trial = end
+    return total
+
+
+def log_likelihood(agent: str, settings: dict[str, Any], choices: Choices, shape: TaskShape) -> float:
+    """The log-likelihood of `choices`: vectorised where the agent and task allow, else replayed."""
+    from .vectorised import vectorised_log_likelihood
+
+    fast = vectorised_log_likelihood(agent, settings, choices, shape)
+    return fast if fast is not None else replay_log_likelihood(agent, settings, choices, shape)

@@ -1,0 +1,111 @@
+"""What is fitted: an agent, which of its settings are free (with bounds) and which are fixed.
+
+Three models ship for two-step-like tasks (Daw et al. 2011): `q` (Q-learning with a softmax
+choice), `model-based` (the hybrid agent with w = 1) and `hybrid` (w free). Any agent of
+`graphtasks agents` can be fitted with `FitModel.of(agent, free=..., fixed=...)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gym_bridge.agents import agent_settings
+
+from .behaviour import BehaviourError
+
+Bounds = dict[str, tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class FitModel:
+    """An agent with free settings (bounds: what the optimiser may try; prior: where starts
+    and simulated participants are drawn from) and fixed ones."""
+
+    name: str
+    agent: str
+    bounds: Bounds
+    fixed: dict[str, Any] = field(default_factory=dict)
+    prior: Bounds = field(default_factory=dict)  # default: the bounds
+
+    def __post_init__(self) -> None:
+        known = set(agent_settings(self.agent))
+        for where, names in (("free", self.bounds), ("fixed", self.fixed), ("prior", self.prior)):
+            unknown = sorted(set(names) - known)
+            if unknown:
+                raise BehaviourError(
+                    f"model {self.name!r}: {where} setting(s) {', '.join(unknown)} are not settings of agent "
+                    f"{self.agent!r} ({', '.join(sorted(known))})"
+                )
+        for name, (low, high) in {**self.bounds, **self.prior}.items():
+            if not low < high:
+                raise BehaviourError(f"model {self.name!r}: {name}: bounds {low}:{high} must rise")
+        if not self.bounds:
+            raise BehaviourError(f"model {self.name!r}: no free setting to fit")
+        overlap = sorted(set(self.bounds) & set(self.fixed))
+        if overlap:
+            raise BehaviourError(f"model {self.name!r}: {', '.join(overlap)} both free and fixed")
+
+    @property
+    def free(self) -> tuple[str, ...]:
+        return tuple(self.bounds)
+
+    def prior_of(self, name: str) -> tuple[float, float]:
+        return self.prior.get(name, self.bounds[name])
+
+    def settings(self, values: Any) -> dict[str, Any]:
+        """The agent's settings for free values in `free` order."""
+        return {**self.fixed, **{n: float(v) for n, v in zip(self.free, values)}}
+
+    @classmethod
+    def of(cls, agent: str, free: Bounds, fixed: dict[str, Any] | None = None, name: str | None = None) -> FitModel:
+        return cls(name or agent, agent, dict(free), dict(fixed or {}))
+
+
+MODELS: dict[str, FitModel] = {
+    m.name: m
+    for m in (
+        FitModel(
+            "q",
+            "q",
+            {"lr": (0.01, 1.0), "beta": (0.1, 20.0)},
+            {"gamma": 1.0},
+            {"lr": (0.1, 0.9), "beta": (1.0, 10.0)},
+        ),
+        FitModel(
+            "model-based",
+            "hybrid",
+            {"lr": (0.01, 1.0), "beta": (0.1, 20.0)},
+            {"w": 1.0, "perseveration": 0.0},
+            {"lr": (0.1, 0.9), "beta": (1.0, 10.0)},
+        ),
+        FitModel(
+            "hybrid",
+            "hybrid",
+            {"lr": (0.01, 1.0), "beta": (0.1, 20.0), "w": (0.0, 1.0)},
+            {"perseveration": 0.0},
+            {"lr": (0.1, 0.9), "beta": (1.0, 10.0), "w": (0.1, 0.9)},
+        ),
+    )
+}
+
+
+def fit_model(name: str) -> FitModel:
+    if name not in MODELS:
+        from graphstore import did_you_mean
+
+        raise BehaviourError(f"no model {name!r}{did_you_mean(name, MODELS)} (models: {', '.join(MODELS)})")
+    return MODELS[name]
+
+
+def parse_bounds(text: str) -> Bounds:
+    """'lr=0:1,beta=0.1:20' -> {'lr': (0, 1), 'beta': (0.1, 20)}."""
+    out: Bounds = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, span = part.partition("=")
+        low, _, high = span.partition(":")
+        try:
+            out[name.strip()] = (float(low), float(high))
+        except ValueError:
+            raise BehaviourError(f"--free: expected NAME=LOW:HIGH, got {part!r}") from None
+    return out

@@ -1,0 +1,187 @@
+"""Behaviour and fits in the store.
+
+An imported events file becomes a `Run` of a `Participant` in an experiment of its own, with
+an `Episode` per trial and a `Trial` per choice, so human and simulated behaviour are read,
+queried and fitted the same way. A fit is a `Fit` node linked to the run it explains
+(`(:Fit)-[:FITS]->(:Run)`), carrying the model, its fitted and fixed settings, the
+log-likelihood, AIC and BIC; it belongs to the run's experiment and is deleted with it.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from graphstore import GraphStore
+from graphtasks.experiments.records import ExperimentExists, _key, _now, _version, experiment_uid, phase_uid
+
+from .behaviour import BehaviourError, Choices, load_run, read_events
+from .mle import FitResult
+
+PHASE = "behaviour"
+
+
+def participant_of(path: Path) -> str:
+    """The participant id: the file's `participant_id` column, else BIDS `sub-<id>`, else the file name."""
+    with path.open(encoding="utf-8") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        for row in reader:
+            value = (row.get("participant_id") or "").strip()
+            if value and value != "n/a":
+                return value
+            break
+    found = re.match(r"sub-([A-Za-z0-9]+)", path.name)
+    return found.group(1) if found else path.stem
+
+
+def _ensure_task(store: GraphStore, task_id: str) -> str:
+    """The stored task's content hash, putting the built-in task first if it is missing."""
+    digest = store.content_hash(task_id)
+    if digest is None:
+        import tasks
+
+        store.put(tasks.build(task_id))
+        digest = store.content_hash(task_id)
+    return str(digest)
+
+
+def import_behaviour(
+    store: GraphStore, name: str, paths: Sequence[str | Path], task_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Import events files (one participant each) as the runs of experiment `name`; every file
+    is read and checked before anything is written. Importing the same files again changes
+    nothing; other files under a recorded name are refused."""
+    from .likelihood import task_shape
+
+    files = [Path(p) for p in paths]
+    if not files:
+        raise BehaviourError("import: no files given")
+    read = [(participant_of(p), read_events(p, task_id)) for p in files]
+    for _, choices in read:
+        task_shape(choices.task_id, store).check(choices)
+    participants = [p for p, _ in read]
+    if len(set(participants)) != len(participants):
+        raise BehaviourError(f"import: a participant appears twice: {sorted(participants)}")
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()[:16]
+    uid = experiment_uid(name)
+    known = store.cypher("MATCH (x:Experiment) WHERE x.uid = $uid RETURN x.spec_hash", {"uid": uid}).rows
+    if known and known[0][0] != digest:
+        raise ExperimentExists(
+            f"experiment {name!r} is recorded in {store.location!r} with other data; import under another name"
+        )
+    hashes = {c.task_id: _ensure_task(store, c.task_id) for _, c in read}
+    nodes: dict[str, list[dict[str, Any]]] = {"Experiment": [], "Phase": [], "Participant": [], "Run": [],
+                                              "Episode": [], "Trial": []}
+    edges: dict[tuple[str, str, str], list[dict[str, str]]] = {}
+
+    def edge(kind: str, a: str, b: str, s: str, t: str) -> None:
+        edges.setdefault((kind, a, b), []).append(_key(s, t))
+
+    phase = phase_uid(uid, "", 0)
+    nodes["Experiment"].append({
+        "uid": uid, "task": uid, "name": name, "spec_hash": digest, "created_at": _now(),
+        "description": f"behaviour imported from {', '.join(p.name for p in files)}",
+    })
+    nodes["Phase"].append({"uid": phase, "task": uid, "name": PHASE, "index": 0, "learn": True,
+                           "episodes": max(c.trials for _, c in read)})
+    edge("HAS_PHASE", "Experiment", "Phase", uid, phase)
+    summary = []
+    for index, ((participant, choices), path) in enumerate(zip(read, files)):
+        run = f"{uid}/run/{index}"
+        person = f"{uid}/participant/{participant}"
+        nodes["Participant"].append({"uid": person, "task": uid, "participant_id": participant, "source": path.name})
+        nodes["Run"].append({
+            "uid": run, "task": uid, "index": index, "status": "done", "task_id": choices.task_id,
+            "agent": "participant", "label": participant, "params": {}, "seed": 0, "version": _version(),
+        })
+        edge("HAS_RUN", "Experiment", "Run", uid, run)
+        edge("PERFORMED", "Participant", "Run", person, run)
+        for trial, steps in enumerate(_trials(choices)):
+            episode = f"{run}/0/{trial}"
+            nodes["Episode"].append({
+                "uid": episode, "task": uid, "experiment": name, "run": index, "phase": PHASE, "phase_index": 0,
+                "index": trial, "reward": float(sum(choices.rewards[i] for i in steps)), "length": len(steps),
+                "start_state": int(choices.states[steps[0]]), "task_version": choices.task_id,
+                "task_hash": hashes[choices.task_id],
+            })
+            edge("HAS_EPISODE", "Run", "Episode", run, episode)
+            edge("IN_PHASE", "Episode", "Phase", episode, phase)
+            for step, i in enumerate(steps):
+                uid_t = f"{episode}/{step}"
+                nodes["Trial"].append({
+                    "uid": uid_t, "task": uid, "experiment": name, "run": index, "phase_index": 0, "episode": trial,
+                    "step": step, "state": int(choices.states[i]), "action": int(choices.actions[i]),
+                    "reward": float(choices.rewards[i]), "next_state": int(choices.next_states[i]),
+                })
+                edge("HAS_TRIAL", "Episode", "Trial", episode, uid_t)
+        summary.append({"participant": participant, "run": index, "trials": choices.trials, "choices": len(choices)})
+    store.merge_shared(list(nodes.items()), [(k, a, b, rows) for (k, a, b), rows in edges.items()])
+    return summary
+
+
+def _trials(choices: Choices) -> Iterable[list[int]]:
+    steps: list[int] = []
+    for i, end in enumerate(choices.ends.tolist()):
+        steps.append(i)
+        if end:
+            yield steps
+            steps = []
+    if steps:
+        yield steps
+
+
+def fit_uid(source: str, result: FitResult) -> str:
+    settings = json.dumps({"fixed": result.fixed, "free": sorted(result.params)}, sort_keys=True)
+    return f"{source}/fit/{result.model}/{hashlib.sha256(settings.encode()).hexdigest()[:8]}"
+
+
+def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult]) -> None:
+    """Write fits of runs of `experiment` (each result's `source` is its run's uid); a fit of the
+    same model and settings to the same run replaces the old one."""
+    uid = experiment_uid(experiment)
+    rows = [
+        {
+            "uid": fit_uid(f.source, f), "task": uid, "model": f.model, "agent": f.agent, "params": f.params,
+            "fixed": f.fixed, "log_likelihood": f.log_likelihood, "aic": f.aic, "bic": f.bic, "choices": f.choices,
+            "starts": f.starts, "seed": f.seed, "created_at": _now(), "version": _version(),
+        }
+        for f in fits
+    ]
+    links = [_key(str(r["uid"]), f.source) for r, f in zip(rows, fits)]
+    store.merge_shared([("Fit", rows)], [("FITS", "Fit", "Run", links)])
+
+
+def fit_runs(
+    store: GraphStore, experiment: str, runs: Sequence[int], model: Any, starts: int = 5, seed: int = 0
+) -> list[FitResult]:
+    """Fit `model` to each of the runs (their recorded trials), in order."""
+    from .likelihood import task_shape
+    from .mle import fit
+
+    out = []
+    for run in runs:
+        choices = load_run(store, experiment, run)
+        out.append(fit(model, choices, starts=starts, seed=seed, shape=task_shape(choices.task_id, store)))
+    return out
+
+
+FITS_QUERY = (
+    "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.task = $uid "
+    "RETURN r.index, r.label, f.model, f.params, f.log_likelihood, f.aic, f.bic, f.choices ORDER BY r.index, f.bic"
+)
+
+
+def recorded_fits(store: GraphStore, experiment: str) -> list[dict[str, Any]]:
+    """Every fit of the experiment's runs: run, label, model, params, log-likelihood, AIC, BIC, choices."""
+    columns = ("run", "label", "model", "params", "log_likelihood", "aic", "bic", "choices")
+    out = []
+    for row in store.cypher(FITS_QUERY, {"uid": experiment_uid(experiment)}).rows:
+        record = dict(zip(columns, row))
+        if isinstance(record["params"], str):
+            record["params"] = json.loads(record["params"])
+        out.append(record)
+    return out

@@ -1,0 +1,257 @@
+"""Fitting agents to behaviour: likelihoods (vectorised = replayed = worked by hand), maximum
+likelihood, events files, fits in the store, parameter and model recovery, the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from graphstore import open_store
+from graphtasks.cli import main
+from graphtasks.experiments.api import delete_records
+from graphtasks.experiments.records import ExperimentExists
+from graphtasks.fitting import (
+    MODELS,
+    BehaviourError,
+    Choices,
+    FitModel,
+    fit,
+    load_run,
+    log_likelihood,
+    read_events,
+    replay_log_likelihood,
+    simulate,
+    task_shape,
+)
+from graphtasks.fitting.records import fit_runs, import_behaviour, record_fits, recorded_fits
+from graphtasks.fitting.recovery import model_recovery, parameter_recovery, plot_parameter_recovery
+from graphtasks.fitting.vectorised import vectorised_log_likelihood
+
+TWO_STEP = "rewardgym/two-step"
+
+
+@pytest.fixture(scope="module")
+def shape():
+    return task_shape(TWO_STEP)
+
+
+@pytest.mark.parametrize(
+    "agent, simulated, tried",
+    [
+        ("q", {"lr": 0.3, "beta": 3.0, "gamma": 1.0}, {"lr": 0.6, "beta": 1.5, "gamma": 0.9, "q_init": 0.2}),
+        ("q", {"lr": 0.8, "beta": 8.0}, {"lr": 0.05, "beta": 12.0}),
+        ("hybrid", {"lr": 0.4, "beta": 4.0, "w": 0.6}, {"lr": 0.2, "beta": 2.0, "w": 0.3, "lam": 0.9}),
+        ("hybrid", {"lr": 0.2, "beta": 6.0, "w": 1.0, "perseveration": 0.3}, {"lr": 0.7, "beta": 3.0, "w": 0.0,
+                                                                             "perseveration": -0.4, "lam": 0.0}),
+    ],
+)
+def test_vectorised_likelihood_equals_the_replay(agent, simulated, tried, shape) -> None:
+    choices = simulate(TWO_STEP, agent, simulated, 150, seed=3)
+    # a test phase in the middle: the replay stops learning there, and so must the vectorised form
+    learn = np.ones(len(choices), dtype=bool)
+    learn[100:160] = False
+    choices = Choices(choices.task_id, choices.states, choices.actions, choices.rewards, choices.next_states,
+                      choices.ends, learn, "test")
+    for settings in (simulated, tried):
+        fast = vectorised_log_likelihood(agent, settings, choices, shape)
+        assert fast is not None
+        assert fast == pytest.approx(replay_log_likelihood(agent, settings, choices, shape), abs=1e-9)
+
+
+def test_the_vectorised_form_steps_aside_where_it_does_not_hold(shape) -> None:
+    choices = simulate(TWO_STEP, "sarsa", {"beta": 3.0}, 30, seed=0)
+    assert vectorised_log_likelihood("sarsa", {"beta": 3.0}, choices, shape) is None  # no kernel
+    assert vectorised_log_likelihood("q", {"epsilon": 0.2}, choices, shape) is None  # epsilon-greedy
+    assert vectorised_log_likelihood("q", {"beta": 2.0, "optimism": 0.5}, choices, shape) is None
+    assert log_likelihood("sarsa", {"beta": 3.0}, choices, shape) == replay_log_likelihood(
+        "sarsa", {"beta": 3.0}, choices, shape
+    )
+
+
+def test_likelihood_by_hand_on_a_bandit() -> None:
+    """Q-learning, lr 0.5, softmax beta 1, two arms. Choice 1: arm 0 at Q = (0, 0): p = 1/2; it
+    pays 1, Q(0) = 0.5. Choice 2: arm 1: p = e^0 / (e^0.5 + e^0) = 1 / (1 + e^0.5)."""
+    shape = task_shape("rewardgym/two-armed-bandit")
+    start = 0
+    arms = [a for a in shape.available[start]][:2]
+    target = [n for n in range(shape.n_states) if not shape.available[n]][0]
+    choices = Choices.from_steps(shape.task_id, [(start, arms[0], 1.0, target, True), (start, arms[1], 0.0, target,
+                                                                                        True)])
+    expected = math.log(0.5) + math.log(1 / (1 + math.exp(0.5)))
+    settings = {"lr": 0.5, "beta": 1.0}
+    assert replay_log_likelihood("q", settings, choices, shape) == pytest.approx(expected)
+    assert vectorised_log_likelihood("q", settings, choices, shape) == pytest.approx(expected)
+
+
+def test_fit_recovers_a_simulated_agent_and_reports_aic_and_bic() -> None:
+    choices = simulate(TWO_STEP, "q", {"lr": 0.4, "beta": 5.0, "gamma": 1.0}, 300, seed=2)
+    result = fit(MODELS["q"], choices, starts=3, seed=0)
+    assert result.params["lr"] == pytest.approx(0.4, abs=0.15)
+    assert result.params["beta"] == pytest.approx(5.0, abs=2.0)
+    k, n, ll = 2, len(choices), result.log_likelihood
+    assert result.aic == pytest.approx(2 * k - 2 * ll) and result.bic == pytest.approx(k * math.log(n) - 2 * ll)
+    # the maximum beats the truth and a poor setting
+    shape = task_shape(TWO_STEP)
+    truth = log_likelihood("q", {"lr": 0.4, "beta": 5.0, "gamma": 1.0}, choices, shape)
+    assert ll >= truth - 1e-6 > log_likelihood("q", {"lr": 0.9, "beta": 0.5, "gamma": 1.0}, choices, shape)
+    assert fit(MODELS["q"], choices, starts=3, seed=0) == result  # seeded: the same fit again
+
+
+def test_bad_models_and_settings_are_one_line() -> None:
+    with pytest.raises(BehaviourError, match="bta are not settings of agent 'q'"):
+        FitModel.of("q", {"bta": (0, 1)})
+    with pytest.raises(BehaviourError, match="lr: bounds 1.0:0.0 must rise"):
+        FitModel.of("q", {"lr": (1.0, 0.0)})
+    with pytest.raises(BehaviourError, match="starts: expected a positive number"):
+        fit(MODELS["q"], simulate(TWO_STEP, "q", {"beta": 2.0}, 5, seed=0), starts=0)
+    wrong = Choices.from_steps(TWO_STEP, [(0, 5, 0.0, 1, True)], "hand-made")
+    with pytest.raises(BehaviourError, match="hand-made: choice 0: action 5 is not offered in state 0"):
+        fit(MODELS["q"], wrong)
+
+
+REWARDGYM_EVENTS = """onset\tduration\ttrial\tevent_type\trl_label\taction\tresponse_button\tcurrent_location\treward\tparticipant_id\ttask
+0.0\t1\t0\tfixation\tn/a\tn/a\tn/a\t0\t0\tP07\trewardgym/two-step
+1.0\t1\t0\tstage-1\tobs\tn/a\tn/a\t0\t0\tP07\trewardgym/two-step
+1.5\t0\t0\tresponse\taction\t1\tright\t0\t0\tP07\trewardgym/two-step
+2.0\t1\t0\tstage-2\tobs\tn/a\tn/a\t2\t0\tP07\trewardgym/two-step
+2.4\t0\t0\tresponse\taction\t0\tleft\t2\t0\tP07\trewardgym/two-step
+3.0\t1\t0\toutcome\tobs\tn/a\tn/a\t5\t0\tP07\trewardgym/two-step
+3.1\t1\t0\treward\treward\tn/a\tn/a\t5\t1\tP07\trewardgym/two-step
+4.0\t1\t1\tbreak\tn/a\tn/a\tn/a\tn/a\t0\tP07\trewardgym/two-step
+5.0\t1\t2\tstage-1\tobs\tn/a\tn/a\t0\t0\tP07\trewardgym/two-step
+5.5\t0\t2\ttimeout\taction\tn/a\tn/a\t0\t0\tP07\trewardgym/two-step
+6.0\t1\t3\tstage-1\tobs\tn/a\tn/a\t0\t0\tP07\trewardgym/two-step
+6.5\t0\t3\tresponse\taction\t0\tleft\t0\t0\tP07\trewardgym/two-step
+7.0\t1\t3\tstage-2\tobs\tn/a\tn/a\t1\t0\tP07\trewardgym/two-step
+7.4\t0\t3\tresponse\taction\t1\tright\t1\t0\tP07\trewardgym/two-step
+8.0\t1\t3\toutcome\tobs\tn/a\tn/a\t4\t0\tP07\trewardgym/two-step
+8.1\t1\t3\treward\treward\tn/a\tn/a\t4\t0\tP07\trewardgym/two-step
+"""
+
+
+def test_read_rewardgym_events(tmp_path) -> None:
+    """Each action is a step from the last location to the next, paid by the reward rows that
+    follow; a timeout (no action) and a break make no choice."""
+    path = tmp_path / "sub-P07_task-twostep_events.tsv"
+    path.write_text(REWARDGYM_EVENTS)
+    choices = read_events(path)
+    assert choices.task_id == TWO_STEP and len(choices) == 4 and choices.trials == 2
+    steps = list(zip(choices.states, choices.actions, choices.rewards, choices.next_states, choices.ends))
+    assert steps == [(0, 1, 0.0, 2, False), (2, 0, 1.0, 5, True), (0, 0, 0.0, 1, False), (1, 1, 0.0, 4, True)]
+
+
+def test_bad_events_files_name_the_line(tmp_path) -> None:
+    path = tmp_path / "bad.tsv"
+    path.write_text(REWARDGYM_EVENTS.replace("2.4\t0\t0\tresponse\taction\t0", "2.4\t0\t0\tresponse\taction\tleft"))
+    with pytest.raises(BehaviourError, match=r"bad.tsv, line 6: column 'action': expected a number, got 'left'"):
+        read_events(path)
+    path.write_text("onset\tfoo\n1\t2\n")
+    with pytest.raises(BehaviourError, match="neither rewardGym's columns"):
+        read_events(path)
+
+
+def test_exported_trials_read_back_as_the_recorded_run(tmp_path) -> None:
+    """graphtasks' own BIDS export reads back as the same choices as the store's Trial records."""
+    store_path = tmp_path / "store"
+    assert main(["--store", str(store_path), "experiment", "run", "daw2011-two-step", "--no-progress",
+                 "--workers", "1"]) == 0
+    assert main(["--store", str(store_path), "experiment", "export", "daw2011-two-step", "--bids",
+                 str(tmp_path / "bids")]) == 0
+    with open_store(store_path, "r") as store:
+        recorded = load_run(store, "daw2011-two-step", 0)
+    exported = read_events(tmp_path / "bids" / "sub-sim0000_task-twostep_run-1_events.tsv")
+    for column in ("states", "actions", "rewards", "next_states", "ends"):
+        assert np.array_equal(getattr(recorded, column), getattr(exported, column)), column
+    assert recorded.truth["agent"] == "hybrid"
+
+
+def _write_participant(path, agent_settings, seed) -> Choices:
+    """A participant's events file in rewardGym's layout, from a simulated agent."""
+    choices = simulate(TWO_STEP, "q", agent_settings, 120, seed)
+    lines = ["onset\ttrial\trl_label\taction\tcurrent_location\treward\ttask"]
+    onset, trial, first = 0, 0, True
+    for s, a, r, n, end in zip(choices.states, choices.actions, choices.rewards, choices.next_states, choices.ends):
+        if first:
+            lines.append(f"{onset}\t{trial}\tobs\tn/a\t{s}\t0\t{TWO_STEP}")
+        lines += [f"{onset + 1}\t{trial}\taction\t{a}\tn/a\t0\t{TWO_STEP}", f"{onset + 2}\t{trial}\tobs\tn/a\t{n}\t0\t"
+                  f"{TWO_STEP}"]
+        if end:
+            lines.append(f"{onset + 3}\t{trial}\treward\tn/a\tn/a\t{r}\t{TWO_STEP}")
+            trial += 1
+        onset, first = onset + 4, bool(end)
+    path.write_text("\n".join(lines) + "\n")
+    return choices
+
+
+def test_import_fit_and_query_participants(tmp_path) -> None:
+    files = [tmp_path / "sub-A_task-twostep_events.tsv", tmp_path / "sub-B_task-twostep_events.tsv"]
+    truth = [_write_participant(files[0], {"lr": 0.3, "beta": 4.0, "gamma": 1.0}, 0),
+             _write_participant(files[1], {"lr": 0.7, "beta": 6.0, "gamma": 1.0}, 1)]
+    with open_store(tmp_path / "store") as store:
+        summary = import_behaviour(store, "people", files)
+        assert [(r["participant"], r["trials"]) for r in summary] == [("A", 120), ("B", 120)]
+        assert np.array_equal(load_run(store, "people", 1).actions, truth[1].actions)
+        before = store.cypher("MATCH (t:Trial) RETURN count(t)").rows[0][0]
+        import_behaviour(store, "people", files)  # the same files again: nothing changes
+        assert store.cypher("MATCH (t:Trial) RETURN count(t)").rows[0][0] == before == 480
+        with pytest.raises(ExperimentExists, match="recorded .* with other data"):
+            import_behaviour(store, "people", files[:1])
+        fits = fit_runs(store, "people", [0, 1], MODELS["q"], starts=2)
+        record_fits(store, "people", fits)
+        record_fits(store, "people", fits)  # the same fit again replaces the old one
+        rows = store.cypher(
+            "MATCH (p:Participant)-[:PERFORMED]->(r:Run)<-[:FITS]-(f:Fit) "
+            "RETURN p.participant_id, f.model, f.choices ORDER BY p.participant_id"
+        ).rows
+        assert rows == [["A", "q", 240], ["B", "q", 240]]
+        stored = recorded_fits(store, "people")
+        assert stored[1]["params"]["lr"] > stored[0]["params"]["lr"]  # B learns faster, as simulated
+        counts = delete_records(store, "people")
+        assert counts["Fit"] == 2 and counts["Participant"] == 2
+        assert store.cypher("MATCH (f:Fit) RETURN count(f)").rows[0][0] == 0
+
+
+def test_parameter_recovery_of_q_on_two_step(tmp_path) -> None:
+    """The issue's bar: lr and beta of Q-learning on 200-trial two-step runs correlate above 0.8."""
+    result = parameter_recovery("q", participants=12, trials=200, seed=0, starts=2)
+    assert result.correlation("lr") > 0.8 and result.correlation("beta") > 0.8, result.as_dict()["correlation"]
+    plot_parameter_recovery(result, str(tmp_path / "recovery.png"))
+    assert (tmp_path / "recovery.png").stat().st_size > 10_000
+
+
+def test_recovery_is_the_same_with_any_number_of_workers() -> None:
+    one = parameter_recovery("q", participants=3, trials=60, seed=5, starts=1, workers=1)
+    two = parameter_recovery("q", participants=3, trials=60, seed=5, starts=1, workers=2)
+    assert one == two
+
+
+def test_model_recovery_confusion_matrix() -> None:
+    result = model_recovery(("q", "model-based"), participants=3, trials=200, seed=0, starts=1)
+    assert result.confusion.shape == (2, 2) and result.confusion.sum() == 6
+    assert np.trace(result.confusion) >= 5  # Q and model-based choices are told apart
+
+
+def test_cli_fit(tmp_path, capsys) -> None:
+    store = str(tmp_path / "store")
+    path = tmp_path / "sub-C_task-twostep_events.tsv"
+    _write_participant(path, {"lr": 0.5, "beta": 5.0, "gamma": 1.0}, 2)
+    assert main(["fit", "models"]) == 0
+    assert "model-based  hybrid" in capsys.readouterr().out
+    assert main(["--store", store, "fit", "import", "lab", str(path)]) == 0
+    assert main(["--store", store, "fit", "run", "lab", "--starts", "2", "--format", "json"]) == 0
+    capsys.readouterr()
+    assert main(["--store", store, "fit", "show", "lab", "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown[0]["label"] == "C" and shown[0]["model"] == "q"
+    assert main(["--store", store, "fit", "run", "lab", "--agent", "q", "--free", "lr=0:1,bta=0:5"]) == 2
+    err = capsys.readouterr().err
+    assert "bta are not settings of agent 'q'" in err and len(err.strip().splitlines()) == 1
+    assert main(["--store", store, "fit", "run", "lab", "--runs", "7"]) == 2
+    assert "no recorded trials for run(s) [7]" in capsys.readouterr().err
+    figure = tmp_path / "p.png"
+    assert main(["fit", "parameter-recovery", "--participants", "3", "--trials", "50", "--starts", "1", "-o",
+                 str(figure), "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["correlation"]) == {"lr", "beta"} and figure.exists()
