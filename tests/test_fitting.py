@@ -112,7 +112,8 @@ def test_bad_models_and_settings_are_one_line() -> None:
         fit(MODELS["q"], wrong)
 
 
-REWARDGYM_EVENTS = """onset\tduration\ttrial\tevent_type\trl_label\taction\tresponse_button\tcurrent_location\treward\tparticipant_id\ttask
+HEADER = "onset\tduration\ttrial\tevent_type\trl_label\taction\tresponse_button\tcurrent_location\treward"
+REWARDGYM_EVENTS = HEADER + """\tparticipant_id\ttask
 0.0\t1\t0\tfixation\tn/a\tn/a\tn/a\t0\t0\tP07\trewardgym/two-step
 1.0\t1\t0\tstage-1\tobs\tn/a\tn/a\t0\t0\tP07\trewardgym/two-step
 1.5\t0\t0\tresponse\taction\t1\tright\t0\t0\tP07\trewardgym/two-step
