@@ -26,6 +26,7 @@ from graphtasks.fitting import (
     simulate,
     task_shape,
 )
+from graphtasks.fitting.behaviour import events_text
 from graphtasks.fitting.records import fit_runs, import_behaviour, record_fits, recorded_fits
 from graphtasks.fitting.recovery import model_recovery, parameter_recovery, plot_parameter_recovery
 from graphtasks.fitting.vectorised import vectorised_log_likelihood
@@ -172,19 +173,16 @@ def test_exported_trials_read_back_as_the_recorded_run(tmp_path) -> None:
 def _write_participant(path, agent_settings, seed) -> Choices:
     """A participant's events file in rewardGym's layout, from a simulated agent."""
     choices = simulate(TWO_STEP, "q", agent_settings, 120, seed)
-    lines = ["onset\ttrial\trl_label\taction\tcurrent_location\treward\ttask"]
-    onset, trial, first = 0, 0, True
-    for s, a, r, n, end in zip(choices.states, choices.actions, choices.rewards, choices.next_states, choices.ends):
-        if first:
-            lines.append(f"{onset}\t{trial}\tobs\tn/a\t{s}\t0\t{TWO_STEP}")
-        lines += [f"{onset + 1}\t{trial}\taction\t{a}\tn/a\t0\t{TWO_STEP}", f"{onset + 2}\t{trial}\tobs\tn/a\t{n}\t0\t"
-                  f"{TWO_STEP}"]
-        if end:
-            lines.append(f"{onset + 3}\t{trial}\treward\tn/a\tn/a\t{r}\t{TWO_STEP}")
-            trial += 1
-        onset, first = onset + 4, bool(end)
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(events_text(choices, "n/a"))  # no id in the file: it comes from the name
     return choices
+
+
+def test_written_events_read_back_as_the_same_choices(tmp_path) -> None:
+    choices = simulate(TWO_STEP, "hybrid", {"lr": 0.3, "beta": 4.0, "w": 0.5}, 50, seed=0)
+    (tmp_path / "e.tsv").write_text(events_text(choices, "S1"))
+    back = read_events(tmp_path / "e.tsv")
+    for column in ("states", "actions", "rewards", "next_states", "ends"):
+        assert np.array_equal(getattr(choices, column), getattr(back, column)), column
 
 
 def test_import_fit_and_query_participants(tmp_path) -> None:
@@ -238,7 +236,10 @@ def test_model_recovery_confusion_matrix() -> None:
 def test_cli_fit(tmp_path, capsys) -> None:
     store = str(tmp_path / "store")
     path = tmp_path / "sub-C_task-twostep_events.tsv"
-    _write_participant(path, {"lr": 0.5, "beta": 5.0, "gamma": 1.0}, 2)
+    assert main(["fit", "simulate", str(path), "--params", "lr=0.5,beta=5", "--trials", "80", "--seed", "2"]) == 0
+    assert "participant C" in capsys.readouterr().out
+    assert main(["fit", "simulate", str(path), "--params", "lr=0.5"]) == 2
+    assert "model 'q' needs lr, beta" in capsys.readouterr().err
     assert main(["fit", "models"]) == 0
     assert "model-based  hybrid" in capsys.readouterr().out
     assert main(["--store", store, "fit", "import", "lab", str(path)]) == 0
@@ -256,3 +257,41 @@ def test_cli_fit(tmp_path, capsys) -> None:
     assert main(["fit", "parameter-recovery", "--participants", "3", "--trials", "50", "--starts", "1", "-o",
                  str(figure), "--json"]) == 0
     assert set(json.loads(capsys.readouterr().out)["correlation"]) == {"lr", "beta"} and figure.exists()
+
+
+def test_vectorised_and_replayed_agree_on_every_graph_task() -> None:
+    """Where the vectorised form applies (one-stage bandits, two-step, ...) it equals the replay;
+    elsewhere (loops, long chains) it declines."""
+    import tasks
+
+    applied = []
+    for task_id in [t for t in tasks.builtin_ids() if t.startswith(("neuronav/graph/", "rewardgym/"))]:
+        shape = task_shape(task_id)
+        for agent, settings in (("q", {"lr": 0.3, "beta": 3.0}), ("hybrid", {"lr": 0.3, "beta": 3.0, "w": 1.0,
+                                                                              "perseveration": 0.2})):
+            choices = simulate(task_id, agent, settings, 40, seed=0)
+            fast = vectorised_log_likelihood(agent, settings, choices, shape)
+            if fast is not None:
+                applied.append(task_id)
+                assert fast == pytest.approx(replay_log_likelihood(agent, settings, choices, shape), abs=1e-9)
+    assert {"rewardgym/two-step", "rewardgym/two-armed-bandit", "neuronav/graph/two_step"} <= set(applied)
+    assert "neuronav/graph/ring" not in applied
+
+
+def test_fit_by_replay_finds_the_same_maximum() -> None:
+    choices = simulate(TWO_STEP, "hybrid", {"lr": 0.5, "beta": 4.0, "w": 0.5, "perseveration": 0.0}, 100, seed=4)
+    fast = fit(MODELS["hybrid"], choices, starts=1, seed=0)
+    slow = fit(MODELS["hybrid"], choices, starts=1, seed=0, vectorised=False)
+    assert fast.log_likelihood == pytest.approx(slow.log_likelihood, abs=1e-4)
+
+
+def test_the_fit_benchmark_runs(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "fit_bench.py"
+    done = subprocess.run([sys.executable, str(script), "--quick", "--trials", "40"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("x\n") == 4  # a ratio per model for the likelihood and the fit

@@ -21,6 +21,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_format_argument(models)
     models.set_defaults(func=cmd_models)
 
+    sim = actions.add_parser(
+        "simulate", help="write a simulated participant's events file (rewardGym's columns), to try a pipeline"
+    )
+    sim.add_argument("output", metavar="FILE.tsv", help="the events file to write")
+    sim.add_argument("--model", default="q", help="a shipped model (default: q)")
+    sim.add_argument("--params", required=True, help="its free settings, e.g. lr=0.3,beta=4")
+    sim.add_argument("--trials", type=int, default=200, help="trials (default: 200)")
+    sim.add_argument("--task", default="rewardgym/two-step", help="the task (default: rewardgym/two-step)")
+    sim.add_argument("--seed", type=int, default=0, help="the simulation's seed (default: 0)")
+    sim.add_argument("--participant", help="participant id (default: BIDS sub-<id> of the file name)")
+    sim.set_defaults(func=cmd_simulate)
+
     imp = actions.add_parser("import", help="import events files (rewardGym's columns) as runs of participants")
     imp.add_argument("name", help="the experiment to record them as")
     imp.add_argument("files", nargs="+", metavar="FILE.tsv", help="one events file per participant")
@@ -87,14 +99,7 @@ def _chosen_model(args: argparse.Namespace) -> Any:
         return fit_model(args.model)
     if not args.free:
         raise BehaviourError("--agent needs --free: the settings to fit, e.g. --free lr=0.01:1,beta=0.1:20")
-    fixed: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in (args.fixed or "").split(","))):
-        key, _, value = part.partition("=")
-        try:
-            fixed[key.strip()] = float(value)
-        except ValueError:
-            raise BehaviourError(f"--fixed: expected NAME=NUMBER, got {part!r}") from None
-    return FitModel.of(args.agent, parse_bounds(args.free), fixed)
+    return FitModel.of(args.agent, parse_bounds(args.free), _numbers(args.fixed or "", "--fixed"))
 
 
 def _bounds_text(bounds: dict[str, tuple[float, float]]) -> str:
@@ -109,6 +114,44 @@ def cmd_models(args: argparse.Namespace) -> int:
         for m in MODELS.values()
     ]
     print_rows(["model", "agent", "free (bounds)", "fixed"], rows, args.format)
+    return 0
+
+
+def _numbers(text: str, option: str) -> dict[str, float]:
+    from graphtasks.fitting.behaviour import BehaviourError
+
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, value = part.partition("=")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            raise BehaviourError(f"{option}: expected NAME=NUMBER, got {part!r}") from None
+    return out
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from graphtasks.fitting import fit_model, simulate
+    from graphtasks.fitting.behaviour import BehaviourError, events_text
+    from graphtasks.fitting.records import participant_of
+
+    model = fit_model(args.model)
+    values = _numbers(args.params, "--params")
+    missing = [name for name in model.free if name not in values]
+    unknown = [name for name in values if name not in model.free]
+    if missing or unknown:
+        raise BehaviourError(
+            f"--params: model {model.name!r} needs {', '.join(model.free)}"
+            + (f"; not {', '.join(unknown)}" if unknown else "")
+        )
+    if args.trials < 1:
+        raise BehaviourError(f"--trials: expected a positive number, got {args.trials}")
+    choices = simulate(args.task, model.agent, model.settings([values[n] for n in model.free]), args.trials, args.seed)
+    path = Path(args.output)
+    participant = args.participant or participant_of(path, read=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(events_text(choices, participant), encoding="utf-8")
+    print(f"{path}: {args.trials} trials of {model.name} ({args.params}) on {args.task}, participant {participant}")
     return 0
 
 

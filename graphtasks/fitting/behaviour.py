@@ -23,9 +23,9 @@ class BehaviourError(GraphtasksError, ValueError):
     """Behaviour that cannot be read or fitted: one line naming the file, line or field."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Choices:
-    """One sequence of choices, in order (arrays of one length)."""
+    """One sequence of choices, in order (arrays of one length); compared by identity."""
 
     task_id: str
     states: np.ndarray
@@ -236,3 +236,32 @@ def _exported_steps(path: Path, rows: list[tuple[int, dict[str, str]]]) -> list[
         steps.append((state, action, reward, nxt, False))
         trial_of.append(row.get("trial"))
     return [(*s[:4], i + 1 == len(steps) or trial_of[i + 1] != trial_of[i]) for i, s in enumerate(steps)]
+
+
+NA_TEXT = "n/a"
+EVENT_COLUMNS = ("onset", "duration", "trial", "event_type", "rl_label", "action", "current_location", "reward",
+                 "participant_id", "task")
+
+
+def events_text(choices: Choices, participant: str) -> str:
+    """`choices` as an events file in rewardGym's layout (what `read_events` reads back): per
+    trial an `obs` row, then per choice an `action` row and an `obs` row of where it led, and a
+    `reward` row after a choice that paid. A simulation has no clock: `onset` counts rows."""
+    rows: list[tuple[Any, ...]] = []
+    trial, first = 0, True
+
+    def add(kind: str, label: str, action: Any = NA_TEXT, location: Any = NA_TEXT, reward: Any = 0) -> None:
+        rows.append((len(rows), 1, trial, kind, label, action, location, reward, participant, choices.task_id))
+
+    for s, a, r, n, end in zip(choices.states.tolist(), choices.actions.tolist(), choices.rewards.tolist(),
+                               choices.next_states.tolist(), choices.ends.tolist()):
+        if first:
+            add("stimulus", "obs", location=s)
+        add("response", "action", action=a)
+        add("stimulus", "obs", location=n)
+        if r:
+            add("outcome", "reward", reward=r)
+        trial, first = trial + end, end
+    lines = ["\t".join(EVENT_COLUMNS)] + ["\t".join(str(v) for v in row) for row in rows]
+    return "\n".join(lines) + "\n"
+

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .behaviour import BehaviourError, Choices
-from .likelihood import TaskShape, log_likelihood, task_shape
+from .likelihood import TaskShape, log_likelihood, replay_log_likelihood, task_shape
 from .models import FitModel
 
 
@@ -71,11 +71,13 @@ def fit(
     seed: int = 0,
     shape: TaskShape | None = None,
     store: Any = None,
+    vectorised: bool = True,
 ) -> FitResult:
     """The maximum-likelihood settings of `model` for `choices`.
 
     Each start draws the free settings uniformly from the model's prior (seeded by `seed`),
     then L-BFGS-B climbs the log-likelihood within the bounds; the best end point wins.
+    `vectorised=False` replays the agent even where the vectorised form applies (to compare).
 
     Examples
     --------
@@ -93,8 +95,10 @@ def fit(
     bounds = [model.bounds[name] for name in model.free]
     rng = np.random.default_rng(seed)
 
+    likelihood = log_likelihood if vectorised else replay_log_likelihood
+
     def negative(x: np.ndarray) -> float:
-        return -log_likelihood(model.agent, model.settings(x), choices, shape)
+        return -likelihood(model.agent, model.settings(x), choices, shape)
 
     best: Any = None
     for _ in range(starts):

@@ -25,15 +25,16 @@ from .mle import FitResult
 PHASE = "behaviour"
 
 
-def participant_of(path: Path) -> str:
-    """The participant id: the file's `participant_id` column, else BIDS `sub-<id>`, else the file name."""
-    with path.open(encoding="utf-8") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")
-        for row in reader:
-            value = (row.get("participant_id") or "").strip()
-            if value and value != "n/a":
-                return value
-            break
+def participant_of(path: Path, read: bool = True) -> str:
+    """The participant id: the file's `participant_id` column (when `read`), else BIDS
+    `sub-<id>` in the file name, else the file name."""
+    if read:
+        with path.open(encoding="utf-8") as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):
+                value = (row.get("participant_id") or "").strip()
+                if value and value != "n/a":
+                    return value
+                break
     found = re.match(r"sub-([A-Za-z0-9]+)", path.name)
     return found.group(1) if found else path.stem
 

@@ -17,6 +17,7 @@ forms agree to rounding (tests/test_fitting.py); `benchmarks/fit_bench.py` measu
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -32,31 +33,118 @@ PRIOR_COUNT = 1e-3  # the hybrid agent's transition-count prior (gym_bridge/agen
 class _Series:
     """The values of every (state, action) pair over time: after its k-th update, and before any time t."""
 
-    def __init__(self, n_states: int, n_actions: int, initial: float) -> None:
+    def __init__(self, initial: float) -> None:
         self.initial = initial
-        self.times: dict[tuple[int, int], np.ndarray] = {}
-        self.values: dict[tuple[int, int], np.ndarray] = {}
-        self.n_actions = n_actions
+        self.times: dict[int, np.ndarray] = {}  # pair -> the steps that updated it
+        self.values: dict[int, np.ndarray] = {}  # pair -> initial, then the value after each update
 
-    def set(self, pair: tuple[int, int], times: np.ndarray, values: np.ndarray) -> None:
+    def set(self, pair: int, times: np.ndarray, values: np.ndarray) -> None:
         self.times[pair] = times
         self.values[pair] = np.concatenate(([self.initial], values))
 
-    def before(self, s: int, a: int, t: np.ndarray) -> np.ndarray:
-        """Q(s, a) as it was just before each time in `t`."""
-        times = self.times.get((s, a))
+    def before(self, pair: int, t: np.ndarray) -> np.ndarray:
+        """Q of `pair` (s * n_actions + a) as it was just before each time in `t`."""
+        times = self.times.get(pair)
         if times is None:
             return np.full(len(t), self.initial)
-        return self.values[(s, a)][np.searchsorted(times, t, side="left")]
+        return self.values[pair][np.searchsorted(times, t, side="left")]
 
-    def best_before(self, states: np.ndarray, t: np.ndarray, available: tuple[tuple[int, ...], ...]) -> np.ndarray:
-        """max over the offered actions of Q(states[i], .) before t[i]; 0 where none is offered."""
-        out = np.zeros(len(t))
-        for s in np.unique(states).tolist():
-            rows = np.flatnonzero(states == s)
-            if available[s]:
-                out[rows] = np.max([self.before(s, b, t[rows]) for b in available[s]], axis=0)
+
+class _Group:
+    """Steps that share a state: where they sit among the steps, and the pairs of that state to read."""
+
+    def __init__(self, rows: np.ndarray, times: np.ndarray, pairs: list[int], actions: list[int]) -> None:
+        self.rows, self.times, self.pairs, self.actions = rows, times, pairs, actions
+
+
+def _groups(states: np.ndarray, times: np.ndarray, shape: TaskShape) -> list[_Group]:
+    out = []
+    for s in np.unique(states).tolist():
+        rows = np.flatnonzero(states == s)
+        actions = list(shape.available[s])
+        out.append(_Group(rows, times[rows], [s * shape.n_actions + b for b in actions], actions))
+    return out
+
+
+def _best_before(series: _Series, groups: list[_Group], size: int) -> np.ndarray:
+    """max over each group's pairs of Q before each group's time; 0 where a state offers nothing."""
+    out = np.zeros(size)
+    for g in groups:
+        if g.pairs:
+            out[g.rows] = np.max([series.before(p, g.times) for p in g.pairs], axis=0)
+    return out
+
+
+class _Level:
+    """One stage of the trial: its learnt steps, grouped by pair and by the state they lead to."""
+
+    def __init__(self, steps: np.ndarray, choices: Choices, shape: TaskShape, ended: np.ndarray) -> None:
+        self.steps = steps
+        self.bootstraps = ~ended[steps]
+        self.next_groups = _groups(choices.next_states[steps][self.bootstraps], steps[self.bootstraps], shape)
+        pairs = choices.states[steps] * shape.n_actions + choices.actions[steps]
+        self.pairs = [(pair, np.flatnonzero(pairs == pair)) for pair in np.unique(pairs).tolist()]
+        self.rewards = choices.rewards[steps]
+
+    def future(self, series: _Series) -> np.ndarray:
+        out = np.zeros(len(self.steps))
+        out[self.bootstraps] = _best_before(series, self.next_groups, int(self.bootstraps.sum()))
         return out
+
+
+class _Plan:
+    """Everything about a sequence of choices that does not depend on the agent's settings,
+    worked out once per fit: the stages, which steps update which pair, what each choice reads."""
+
+    def __init__(self, choices: Choices, shape: TaskShape) -> None:
+        self.n = len(choices)
+        self.actions = choices.actions
+        self.positions = _positions(choices.ends)
+        self.stage = _stages(choices, shape, self.positions)
+        if self.stage is None:
+            return
+        no_next = np.array([not a for a in shape.available], dtype=bool)
+        self.ended = choices.ends | no_next[choices.next_states]
+        learn, t_all = choices.learn, np.arange(self.n)
+        by_stage = np.array([self.stage.get(s, -1) for s in range(shape.n_states)])[choices.states]
+        self.levels = [
+            _Level(t_all[learn & (by_stage == level)], choices, shape, self.ended)
+            for level in sorted(set(self.stage.values()), reverse=True)
+        ]
+        self.choice_groups = _groups(choices.states, t_all, shape)
+        # the hybrid: the trace reaches back one step; the first learnt step of a trial chooses by the mix
+        self.follows = np.concatenate((~choices.ends[:-1], [False])) & np.concatenate((learn[1:], [False]))
+        first = (self.positions == 0) | ~np.concatenate(([False], learn[:-1]))
+        self.first_steps = np.flatnonzero(first)
+        marks = np.where(learn & first, t_all, -1)
+        last = np.concatenate(([-1], np.maximum.accumulate(marks)[:-1]))[self.first_steps]
+        self.repeat_rows = self.first_steps[last >= 0]
+        self.repeat_actions = choices.actions[last[last >= 0]]
+        self.transitions = _transitions(choices, shape, self.first_steps)
+        self.mb_pairs = [[n * shape.n_actions + b for b in range(shape.n_actions)] for n in range(shape.n_states)]
+
+    def choice_values(self, series: _Series, n_actions: int) -> np.ndarray:
+        """Q(s_t, b) before each step t for the offered b; -inf for the rest."""
+        out = np.full((self.n, n_actions), -np.inf)
+        for g in self.choice_groups:
+            for pair, b in zip(g.pairs, g.actions):
+                out[g.rows, b] = series.before(pair, g.times)
+        return out
+
+
+def _transitions(choices: Choices, shape: TaskShape, steps: np.ndarray) -> np.ndarray:
+    """The hybrid's transition model T(s_t, b, n) before each of `steps` (counts of learnt steps + prior)."""
+    n_states, n_actions = shape.n_states, shape.n_actions
+    learnt = np.flatnonzero(choices.learn)
+    out = np.zeros((len(steps), n_actions, n_states))
+    for s in np.unique(choices.states[steps]).tolist():
+        rows = np.flatnonzero(choices.states[steps] == s)
+        events = learnt[choices.states[learnt] == s]
+        counts = np.zeros((len(events) + 1, n_actions, n_states))
+        counts[np.arange(1, len(events) + 1), choices.actions[events], choices.next_states[events]] = 1.0
+        counts = np.cumsum(counts, axis=0)[np.searchsorted(events, steps[rows], side="left")] + PRIOR_COUNT
+        out[rows] = counts / counts.sum(axis=2, keepdims=True)
+    return out
 
 
 def _filter(lr: float, targets: np.ndarray, initial: float) -> np.ndarray:
@@ -96,101 +184,42 @@ def _log_softmax_sum(values: np.ndarray, actions: np.ndarray, beta: float) -> fl
     return float(np.maximum(chosen, np.log(FLOOR)).sum())
 
 
-def _choice_values(series: _Series, choices: Choices, shape: TaskShape, t: np.ndarray) -> np.ndarray:
-    """Q(s_t, b) before each step t for the offered b; -inf for the rest."""
-    out = np.full((len(t), shape.n_actions), -np.inf)
-    states = choices.states[t]
-    for s in np.unique(states).tolist():
-        rows = np.flatnonzero(states == s)
-        for b in shape.available[s]:
-            out[rows, b] = series.before(s, b, t[rows])
-    return out
-
-
-def _q(settings: dict[str, Any], choices: Choices, shape: TaskShape, positions: np.ndarray) -> float | None:
+def _q(settings: dict[str, Any], plan: _Plan, shape: TaskShape) -> float | None:
     lr, gamma, beta, q0 = settings["lr"], settings["gamma"], settings["beta"], settings["q_init"]
     if beta is None or settings["optimism"] != 1.0:
         return None
-    stage = _stages(choices, shape, positions)
-    if stage is None:
-        return None
-    series = _Series(shape.n_states, shape.n_actions, q0)
-    learnt = np.flatnonzero(choices.learn)
-    ended = choices.ends | np.array([not shape.available[n] for n in choices.next_states.tolist()])
-    for level in sorted(set(stage.values()), reverse=True):
-        steps = learnt[np.isin(choices.states[learnt], [s for s, p in stage.items() if p == level])]
-        future = np.where(ended[steps], 0.0, series.best_before(choices.next_states[steps], steps, shape.available))
-        targets = choices.rewards[steps] + gamma * future
-        pairs = choices.states[steps] * shape.n_actions + choices.actions[steps]
-        for pair in np.unique(pairs).tolist():
-            rows = pairs == pair
-            series.set(divmod(pair, shape.n_actions), steps[rows], _filter(lr, targets[rows], q0))
-    t = np.arange(len(choices))
-    return _log_softmax_sum(_choice_values(series, choices, shape, t), choices.actions, beta)
+    series = _Series(q0)
+    for level in plan.levels:
+        targets = level.rewards + gamma * level.future(series)
+        for pair, rows in level.pairs:
+            series.set(pair, level.steps[rows], _filter(lr, targets[rows], q0))
+    return _log_softmax_sum(plan.choice_values(series, shape.n_actions), plan.actions, beta)
 
 
-def _hybrid(settings: dict[str, Any], choices: Choices, shape: TaskShape, positions: np.ndarray) -> float | None:
+def _hybrid(settings: dict[str, Any], plan: _Plan, shape: TaskShape) -> float | None:
     lr, lam, beta, w, bonus = (settings[k] for k in ("lr", "lam", "beta", "w", "perseveration"))
-    if positions.max() > 1:
+    if plan.positions.max() > 1:
         return None
-    stage = _stages(choices, shape, positions)
-    if stage is None:
-        return None
-    n_steps, learn = len(choices), choices.learn
-    t_all = np.arange(n_steps)
-    ended = choices.ends | np.array([not shape.available[n] for n in choices.next_states.tolist()])
-    same_trial_next = np.concatenate((~choices.ends[:-1], [False]))  # step t + 1 is in t's trial
-    series = _Series(shape.n_states, shape.n_actions, 0.0)
-    delta = np.zeros(n_steps)  # each learnt step's prediction error
-    for level in sorted(set(stage.values()), reverse=True):
-        steps = t_all[learn & np.isin(choices.states, [s for s, p in stage.items() if p == level])]
-        future = np.where(ended[steps], 0.0, series.best_before(choices.next_states[steps], steps, shape.available))
-        own = choices.rewards[steps] + future
-        trace = np.zeros(len(steps))  # lam * the next step's error, which reaches back to this pair
-        follows = same_trial_next[steps] & learn[np.minimum(steps + 1, n_steps - 1)]
-        trace[follows] = lam * delta[steps[follows] + 1]
-        pairs = choices.states[steps] * shape.n_actions + choices.actions[steps]
-        for pair in np.unique(pairs).tolist():
-            rows = pairs == pair
-            s, a = divmod(pair, shape.n_actions)
+    series = _Series(0.0)
+    delta = np.zeros(plan.n)  # each learnt step's prediction error
+    for level in plan.levels:
+        own = level.rewards + level.future(series)
+        follows = plan.follows[level.steps]
+        trace = np.where(follows, lam * delta[np.minimum(level.steps + 1, plan.n - 1)], 0.0)
+        for pair, rows in level.pairs:
             values = _filter(lr, own[rows] + trace[rows], 0.0)
-            series.set((s, a), steps[rows], values)
-            delta[steps[rows]] = own[rows] - np.concatenate(([0.0], values[:-1]))
-    values = _choice_values(series, choices, shape, t_all)
-    # the first learnt step of a trial (empty trace) chooses by the model-based mix
-    first = (positions == 0) | ~np.concatenate(([False], learn[:-1]))
-    first_steps = np.flatnonzero(first)
-    if len(first_steps):
-        mb = _model_based(series, choices, shape, first_steps)
-        values[first_steps] = np.where(
-            np.isneginf(values[first_steps]), -np.inf, w * mb + (1 - w) * values[first_steps]
-        )
-        marks = np.where(learn & first, t_all, -1)  # steps that set the previous first choice
-        last = np.concatenate(([-1], np.maximum.accumulate(marks)[:-1]))[first_steps]
-        has = last >= 0
-        rows, previous = first_steps[has], choices.actions[last[has]]
-        offered = ~np.isneginf(values[rows, previous])
-        values[rows[offered], previous[offered]] += bonus
-    return _log_softmax_sum(values, choices.actions, beta)
-
-
-def _model_based(series: _Series, choices: Choices, shape: TaskShape, steps: np.ndarray) -> np.ndarray:
-    """sum_n T(s_t, b, n) * max_b' Q(n, b') before each step t: the hybrid's model-based values."""
-    n_states, n_actions = shape.n_states, shape.n_actions
-    best = np.zeros((len(steps), n_states))
-    for n in range(n_states):
-        best[:, n] = np.max([series.before(n, b, steps) for b in range(n_actions)], axis=0)
-    learnt = np.flatnonzero(choices.learn)
-    out = np.zeros((len(steps), n_actions))
-    for s in np.unique(choices.states[steps]).tolist():
-        rows = np.flatnonzero(choices.states[steps] == s)
-        events = learnt[choices.states[learnt] == s]
-        counts = np.zeros((len(events) + 1, n_actions, n_states))
-        counts[np.arange(1, len(events) + 1), choices.actions[events], choices.next_states[events]] = 1.0
-        counts = np.cumsum(counts, axis=0)[np.searchsorted(events, steps[rows], side="left")] + PRIOR_COUNT
-        transition = counts / counts.sum(axis=2, keepdims=True)
-        out[rows] = np.einsum("tan,tn->ta", transition, best[rows])
-    return out
+            series.set(pair, level.steps[rows], values)
+            delta[level.steps[rows]] = own[rows] - np.concatenate(([0.0], values[:-1]))
+    values = plan.choice_values(series, shape.n_actions)
+    first = plan.first_steps
+    if len(first):
+        best = np.stack([np.max([series.before(p, first) for p in pairs], axis=0) for pairs in plan.mb_pairs], axis=1)
+        model_based = np.einsum("tan,tn->ta", plan.transitions, best)
+        shown = values[first]
+        offered = np.isfinite(shown)
+        values[first] = np.where(offered, w * model_based + (1 - w) * np.where(offered, shown, 0.0), -np.inf)
+        values[plan.repeat_rows, plan.repeat_actions] += bonus
+    return _log_softmax_sum(values, plan.actions, beta)
 
 
 KERNELS = {"q": _q, "hybrid": _hybrid}
@@ -203,5 +232,18 @@ def vectorised_log_likelihood(
     kernel = KERNELS.get(agent)
     if kernel is None:
         return None
-    full = {**agent_settings(agent), **settings}
-    return kernel(full, choices, shape, _positions(choices.ends))
+    plan = plan_for(choices, shape)
+    if plan.stage is None:
+        return None
+    return kernel({**agent_settings(agent), **settings}, plan, shape)
+
+
+_PLANS: weakref.WeakKeyDictionary[Choices, dict[TaskShape, _Plan]] = weakref.WeakKeyDictionary()
+
+
+def plan_for(choices: Choices, shape: TaskShape) -> _Plan:
+    """The plan of `choices` on `shape`, made once and kept while the choices live."""
+    plans = _PLANS.setdefault(choices, {})
+    if shape not in plans:
+        plans[shape] = _Plan(choices, shape)
+    return plans[shape]
