@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from .errors import SchemaError, TaskNotFound
 from .schema import GROUP_PROPERTY, SCHEMA, Schema
+from .schema import quote_name as _q
 from .store import GraphStore
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
@@ -62,10 +63,6 @@ def entity_type(schema: Schema, name: Any, where: str = "type") -> str:
     if not isinstance(name, str) or name not in schema.nodes or not schema.nodes[name].entity:
         raise SchemaError(f"{where}: unknown entity type {name!r}; entity types: {', '.join(schema.entity_types())}")
     return name
-
-
-def _q(name: str) -> str:
-    return f"`{name}`"
 
 
 def selection_query(schema: Schema, label: str, uid: bool = False, group: str | None = None) -> str:

@@ -32,6 +32,7 @@ from .errors import (
 )
 from .filelock import StoreLock
 from .schema import KINDS, SCHEMA, NodeType, Property, Schema
+from .schema import quote_name as _q
 from .store import (
     MEMORY,
     GraphStore,
@@ -45,10 +46,6 @@ from .store import (
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 BATCH = 5000  # rows per UNWIND statement
-
-
-def _q(name: str) -> str:
-    return f"`{name}`"
 
 
 def _to_store(prop: Property, value: Any) -> Any:

@@ -31,6 +31,7 @@ from . import bolt_revisions
 from .cypher_text import check_read_only
 from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
 from .schema import SCHEMA, Property, Schema
+from .schema import quote_name as _q
 from .store import (
     STORE_ENV_VAR,
     GraphStore,
@@ -55,11 +56,6 @@ Row = TypeVar("Row")
 NodeRows = dict[tuple[str, tuple[str, ...]], list[list[Any]]]
 EdgeRows = dict[tuple[str, str, str, tuple[str, ...]], dict[str, list[list[Any]]]]
 SharedEdgeRows = dict[tuple[str, str, str], list[dict[str, Any]]]
-
-
-def _q(name: str) -> str:
-    """Backtick a label, type or key that comes from the schema (never from users)."""
-    return f"`{name}`"
 
 
 def _to_store(prop: Property, value: Any) -> Any:

@@ -37,7 +37,7 @@ from rdflib.query import ResultRow
 from rdflib.term import Node
 
 from .errors import QueryError, SchemaError
-from .schema import SCHEMA, Property, Schema
+from .schema import SCHEMA, Property, Schema, quote_name
 from .store import GraphStore, QueryResult
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
@@ -169,7 +169,7 @@ def shared_to_rdf(store: GraphStore, rdf: Graph, schema: Schema = SCHEMA) -> Gra
     shared = {label for label, t in schema.nodes.items() if t.shared}
     for label in sorted(shared):
         declared = schema.nodes[label].properties
-        columns = ", ".join(f"n.{p.name}" for p in declared)
+        columns = ", ".join(f"n.{quote_name(p.name)}" for p in declared)
         for row in store.cypher(f"MATCH (n:{label}) RETURN {columns}").rows:
             values = dict(zip((p.name for p in declared), row))
             subject = node_iri(values["uid"])
@@ -183,7 +183,7 @@ def shared_to_rdf(store: GraphStore, rdf: Graph, schema: Schema = SCHEMA) -> Gra
         for a, b in rel.endpoints:
             if a not in shared or b not in shared:
                 continue
-            columns = "".join(f", e.{p.name}" for p in rel.properties)
+            columns = "".join(f", e.{quote_name(p.name)}" for p in rel.properties)
             for row in store.cypher(f"MATCH (x:{a})-[e:{rel_name}]->(y:{b}) RETURN x.uid, y.uid{columns}").rows:
                 s, t = node_iri(row[0]), node_iri(row[1])
                 rdf.add((s, GT[rel_name], t))

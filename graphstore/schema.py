@@ -16,6 +16,12 @@ from typing import Any, Iterable
 
 from .errors import SchemaError
 
+
+def quote_name(name: str) -> str:
+    """Backtick a label, type or property name that comes from the schema (never from users):
+    a name such as `starts` or `order` is a Cypher keyword otherwise."""
+    return f"`{name}`"
+
 # Property kinds and the store type each maps to. JSON values travel as strings.
 KINDS: dict[str, str] = {
     "str": "STRING",
