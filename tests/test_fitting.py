@@ -206,10 +206,12 @@ def test_import_fit_and_query_participants(tmp_path) -> None:
             "RETURN p.participant_id, f.model, f.choices ORDER BY p.participant_id"
         ).rows
         assert rows == [["A", "q", 240], ["B", "q", 240]]
+        models = store.cypher("MATCH (f:Fit)-[:OF_MODEL]->(m:Model) RETURN m.name, m.agent, count(f)").rows
+        assert models == [["q", "q", 2]]  # one model node, both fits linked to it
         stored = recorded_fits(store, "people")
         assert stored[1]["params"]["lr"] > stored[0]["params"]["lr"]  # B learns faster, as simulated
         counts = delete_records(store, "people")
-        assert counts["Fit"] == 2 and counts["Participant"] == 2
+        assert counts["Fit"] == 2 and counts["Participant"] == 2 and counts["Model"] == 1
         assert store.cypher("MATCH (f:Fit) RETURN count(f)").rows[0][0] == 0
 
 

@@ -16,7 +16,7 @@ from graphstore.schema import Property, Schema
 
 MLS = "http://www.w3.org/ns/mls#"  # W3C ML-Schema: the RDF view types records with it where it fits
 # what an experiment owns (deleted with it)
-RECORD_LABELS = ("Fit", "Trial", "Probe", "Episode", "Run", "Participant", "Phase", "Experiment")
+RECORD_LABELS = ("Fit", "Model", "Trial", "Probe", "Episode", "Run", "Participant", "Phase", "Experiment")
 KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
 
 
@@ -129,6 +129,17 @@ def add_schema(s: Schema) -> None:
         also=("http://xmlns.com/foaf/0.1/Person",),
     )
     s.add_node(
+        "Model",
+        [
+            Property("name", "str", True, "the model's name (graphtasks fit models, or the agent's)"),
+            Property("agent", "str", True, "the agent it fits"),
+            Property("bounds", "json", True, "the free settings and the bounds the optimiser keeps to"),
+            Property("fixed", "json", True, "the settings held fixed"),
+        ],
+        "A model fitted to an experiment's runs: an agent, its free settings with bounds, its fixed ones.",
+        shared=True,
+    )
+    s.add_node(
         "Fit",
         [
             Property("model", "str", True, "the fitted model's name"),
@@ -155,3 +166,4 @@ def add_schema(s: Schema) -> None:
     s.add_rel("HAS_PROBE", [("Run", "Probe")], [KEY], "A run's probes, one per probed phase.")
     s.add_rel("PERFORMED", [("Participant", "Run")], [KEY], "The imported runs of a participant.")
     s.add_rel("FITS", [("Fit", "Run")], [KEY], "The run whose choices a fit explains.")
+    s.add_rel("OF_MODEL", [("Fit", "Model")], [KEY], "The model a fit is of.")

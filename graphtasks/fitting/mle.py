@@ -21,6 +21,7 @@ class FitResult:
     agent: str
     params: dict[str, float]  # the fitted free settings
     fixed: dict[str, Any]
+    bounds: dict[str, tuple[float, float]]
     log_likelihood: float
     choices: int  # n in BIC
     starts: int
@@ -108,6 +109,7 @@ def fit(
             best = found
     params = {name: float(v) for name, v in zip(model.free, best.x)}
     return FitResult(
-        model.name, model.agent, params, dict(model.fixed), float(-best.fun), len(choices), starts, seed,
+        model.name, model.agent, params, dict(model.fixed), dict(model.bounds), float(-best.fun), len(choices),
+        starts, seed,
         choices.source, dict(choices.truth),
     )

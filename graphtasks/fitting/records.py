@@ -2,9 +2,10 @@
 
 An imported events file becomes a `Run` of a `Participant` in an experiment of its own, with
 an `Episode` per trial and a `Trial` per choice, so human and simulated behaviour are read,
-queried and fitted the same way. A fit is a `Fit` node linked to the run it explains
-(`(:Fit)-[:FITS]->(:Run)`), carrying the model, its fitted and fixed settings, the
-log-likelihood, AIC and BIC; it belongs to the run's experiment and is deleted with it.
+queried and fitted the same way. A fit is a `Fit` node linked to the run it explains and to
+its model (`(:Run)<-[:FITS]-(:Fit)-[:OF_MODEL]->(:Model)`: the agent, the free settings with
+their bounds, the fixed ones), carrying the fitted settings, the log-likelihood, AIC and BIC;
+fits and models belong to the run's experiment and are deleted with it.
 """
 
 from __future__ import annotations
@@ -135,25 +136,33 @@ def _trials(choices: Choices) -> Iterable[list[int]]:
         yield steps
 
 
-def fit_uid(source: str, result: FitResult) -> str:
-    settings = json.dumps({"fixed": result.fixed, "free": sorted(result.params)}, sort_keys=True)
-    return f"{source}/fit/{result.model}/{hashlib.sha256(settings.encode()).hexdigest()[:8]}"
+def model_uid(experiment: str, result: FitResult) -> str:
+    """One Model node per experiment, name, agent, bounds and fixed settings."""
+    settings = json.dumps({"agent": result.agent, "bounds": result.bounds, "fixed": result.fixed}, sort_keys=True)
+    return f"{experiment_uid(experiment)}/model/{result.model}/{hashlib.sha256(settings.encode()).hexdigest()[:8]}"
 
 
 def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult]) -> None:
-    """Write fits of runs of `experiment` (each result's `source` is its run's uid); a fit of the
-    same model and settings to the same run replaces the old one."""
+    """Write fits of runs of `experiment` (each result's `source` is its run's uid), each linked
+    to its run and its model; a fit of the same model to the same run replaces the old one."""
     uid = experiment_uid(experiment)
-    rows = [
-        {
-            "uid": fit_uid(f.source, f), "task": uid, "model": f.model, "agent": f.agent, "params": f.params,
-            "fixed": f.fixed, "log_likelihood": f.log_likelihood, "aic": f.aic, "bic": f.bic, "choices": f.choices,
+    models, rows, runs, of_model = {}, [], [], []
+    for f in fits:
+        model = model_uid(experiment, f)
+        models[model] = {"uid": model, "task": uid, "name": f.model, "agent": f.agent, "bounds": f.bounds,
+                         "fixed": f.fixed}
+        fit_id = f"{f.source}/fit/{model.rsplit('/model/', 1)[1]}"
+        rows.append({
+            "uid": fit_id, "task": uid, "model": f.model, "agent": f.agent, "params": f.params, "fixed": f.fixed,
+            "log_likelihood": f.log_likelihood, "aic": f.aic, "bic": f.bic, "choices": f.choices,
             "starts": f.starts, "seed": f.seed, "created_at": _now(), "version": _version(),
-        }
-        for f in fits
-    ]
-    links = [_key(str(r["uid"]), f.source) for r, f in zip(rows, fits)]
-    store.merge_shared([("Fit", rows)], [("FITS", "Fit", "Run", links)])
+        })
+        runs.append(_key(fit_id, f.source))
+        of_model.append(_key(fit_id, model))
+    store.merge_shared(
+        [("Model", list(models.values())), ("Fit", rows)],
+        [("FITS", "Fit", "Run", runs), ("OF_MODEL", "Fit", "Model", of_model)],
+    )
 
 
 def fit_runs(
