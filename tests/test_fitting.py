@@ -199,6 +199,7 @@ def test_import_fit_and_query_participants(tmp_path) -> None:
         with pytest.raises(ExperimentExists, match="recorded .* with other data"):
             import_behaviour(store, "people", files[:1])
         fits = fit_runs(store, "people", [0, 1], MODELS["q"], starts=2)
+        assert fit_runs(store, "people", [0, 1], MODELS["q"], starts=2, workers=2) == fits  # any workers
         record_fits(store, "people", fits)
         record_fits(store, "people", fits)  # the same fit again replaces the old one
         rows = store.cypher(
@@ -271,7 +272,7 @@ def test_vectorised_and_replayed_agree_on_every_graph_task() -> None:
         shape = task_shape(task_id)
         for agent, settings in (("q", {"lr": 0.3, "beta": 3.0}), ("hybrid", {"lr": 0.3, "beta": 3.0, "w": 1.0,
                                                                               "perseveration": 0.2})):
-            choices = simulate(task_id, agent, settings, 40, seed=0)
+            choices = simulate(task_id, agent, settings, 25, seed=0)
             fast = vectorised_log_likelihood(agent, settings, choices, shape)
             if fast is not None:
                 applied.append(task_id)

@@ -45,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--runs", help="run indices, e.g. 0,3,5 (default: every run with trials)")
     run.add_argument("--starts", type=int, default=5, help="optimiser starts per run (default: 5)")
     run.add_argument("--seed", type=int, default=0, help="seed of the starting points (default: 0)")
+    run.add_argument("--workers", type=int, default=1, help="processes fitting runs at once (default: 1)")
     run.add_argument("--no-record", action="store_true", help="print the fits, store nothing")
     add_format_argument(run)
     run.set_defaults(func=cmd_run)
@@ -187,7 +188,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not available:
             raise BehaviourError(f"experiment {args.experiment!r}: no run with recorded trials in {store.location!r}")
         runs = available if args.runs is None else _run_list(args.runs, available)
-        fits = fit_runs(store, args.experiment, runs, model, args.starts, args.seed)
+        fits = fit_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers)
     if not args.no_record:
         with open_store(args.store, "w") as store:
             record_fits(store, args.experiment, fits)

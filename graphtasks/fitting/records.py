@@ -166,17 +166,35 @@ def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult]) -
 
 
 def fit_runs(
-    store: GraphStore, experiment: str, runs: Sequence[int], model: Any, starts: int = 5, seed: int = 0
+    store: GraphStore,
+    experiment: str,
+    runs: Sequence[int],
+    model: Any,
+    starts: int = 5,
+    seed: int = 0,
+    workers: int | None = 1,
 ) -> list[FitResult]:
-    """Fit `model` to each of the runs (their recorded trials), in order."""
+    """Fit `model` to each of the runs (their recorded trials), in order; the runs are read
+    here and fitted on `workers` processes (the same fits for any number of them)."""
     from .likelihood import task_shape
-    from .mle import fit
 
-    out = []
+    jobs = []
     for run in runs:
         choices = load_run(store, experiment, run)
-        out.append(fit(model, choices, starts=starts, seed=seed, shape=task_shape(choices.task_id, store)))
-    return out
+        jobs.append((model, choices, starts, seed, task_shape(choices.task_id, store)))
+    if workers == 1 or len(jobs) < 2:
+        return [_fit_job(job) for job in jobs]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_fit_job, jobs))
+
+
+def _fit_job(job: tuple[Any, Choices, int, int, Any]) -> FitResult:
+    from .mle import fit
+
+    model, choices, starts, seed, shape = job
+    return fit(model, choices, starts=starts, seed=seed, shape=shape)
 
 
 FITS_QUERY = (
