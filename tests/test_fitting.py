@@ -251,6 +251,14 @@ def test_cli_fit(tmp_path, capsys) -> None:
     assert main(["--store", store, "fit", "show", "lab", "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown[0]["label"] == "C" and shown[0]["model"] == "q"
+    assert main(["--store", store, "fit", "run", "lab", "--model", "model-based", "--starts", "1"]) == 0
+    capsys.readouterr()
+    assert main(["--store", store, "fit", "compare", "lab", "--format", "json"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    assert [r["model"] for r in compared] == ["q", "model-based"]  # simulated by Q: Q's BIC is lower
+    assert compared[0]["best_by_bic"] == 1 and compared[1]["best_by_bic"] == 0
+    assert main(["--store", store, "fit", "compare", "nothing"]) == 2
+    assert "no stored fits" in capsys.readouterr().err
     assert main(["--store", store, "fit", "run", "lab", "--agent", "q", "--free", "lr=0:1,bta=0:5"]) == 2
     err = capsys.readouterr().err
     assert "bta are not settings of agent 'q'" in err and len(err.strip().splitlines()) == 1

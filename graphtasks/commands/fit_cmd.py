@@ -1,4 +1,4 @@
-"""`graphtasks fit models|import|run|show|parameter-recovery|model-recovery`: fit agents to
+"""`graphtasks fit models|simulate|import|run|show|compare|parameter-recovery|model-recovery`: fit agents to
 recorded or imported behaviour by maximum likelihood and keep the fits in the store; check
 by simulation that a model's settings and the model itself can be recovered."""
 
@@ -54,6 +54,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("experiment")
     add_format_argument(show)
     show.set_defaults(func=cmd_show)
+
+    compare = actions.add_parser(
+        "compare", help="the stored fits' models side by side: summed AIC and BIC, runs each fits best"
+    )
+    compare.add_argument("experiment")
+    add_format_argument(compare)
+    compare.set_defaults(func=cmd_compare)
 
     params = actions.add_parser(
         "parameter-recovery", help="simulate participants from a model's prior, fit them back, correlate"
@@ -217,6 +224,22 @@ def cmd_show(args: argparse.Namespace) -> int:
     columns = ["run", "label", "model", "params", "log_likelihood", "aic", "bic", "choices"]
     for row in rows:
         row["params"] = json.dumps({k: round(v, 4) for k, v in row["params"].items()}, sort_keys=True)
+        for key in ("log_likelihood", "aic", "bic"):
+            row[key] = round(row[key], 3)
+    print_rows(columns, [[r[c] for c in columns] for r in rows], args.format)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.behaviour import BehaviourError
+    from graphtasks.fitting.records import compare_models, recorded_fits
+
+    with open_store(args.store, "r") as store:
+        rows = compare_models(recorded_fits(store, args.experiment))
+    if not rows:
+        raise BehaviourError(f"experiment {args.experiment!r}: no stored fits (graphtasks fit run makes them)")
+    columns = ["model", "runs", "log_likelihood", "aic", "bic", "best_by_bic"]
+    for row in rows:
         for key in ("log_likelihood", "aic", "bic"):
             row[key] = round(row[key], 3)
     print_rows(columns, [[r[c] for c in columns] for r in rows], args.format)

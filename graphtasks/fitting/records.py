@@ -203,6 +203,26 @@ FITS_QUERY = (
 )
 
 
+def compare_models(fits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per model, over the runs fitted by every model: summed log-likelihood, AIC and BIC, and
+    how many runs it fits best by BIC; best model (lowest summed BIC) first."""
+    by_run: dict[int, dict[str, dict[str, Any]]] = {}
+    for row in fits:
+        by_run.setdefault(row["run"], {})[row["model"]] = row
+    models = sorted({row["model"] for row in fits})
+    shared = [run for run, fitted in by_run.items() if set(fitted) == set(models)]
+    out = []
+    for model in models:
+        rows = [by_run[run][model] for run in shared]
+        best = sum(1 for run in shared if min(by_run[run].values(), key=lambda r: r["bic"])["model"] == model)
+        out.append({
+            "model": model, "runs": len(rows),
+            "log_likelihood": sum(r["log_likelihood"] for r in rows),
+            "aic": sum(r["aic"] for r in rows), "bic": sum(r["bic"] for r in rows), "best_by_bic": best,
+        })
+    return sorted(out, key=lambda r: r["bic"])
+
+
 def recorded_fits(store: GraphStore, experiment: str) -> list[dict[str, Any]]:
     """Every fit of the experiment's runs: run, label, model, params, log-likelihood, AIC, BIC, choices."""
     columns = ("run", "label", "model", "params", "log_likelihood", "aic", "bic", "choices")
