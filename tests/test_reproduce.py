@@ -65,3 +65,14 @@ def test_studies_are_listed_with_the_specs(capsys) -> None:
     listed = capsys.readouterr().out
     for name in ("zorowitz2020-pessimism", "eldar2016-mood", "stachenfeld2017-place-fields", "daw2011-two-step"):
         assert name in listed
+
+
+@pytest.mark.slow
+def test_cli_runs_them_all(capsys) -> None:
+    """--all runs every reproduction in turn and sums up (one seed: some checks may fail)."""
+    code = main(["reproduce", "--all", "--seeds", "1", "--no-figure", "--workers", "1"])
+    out = capsys.readouterr().out
+    assert f"{len(REPRODUCTIONS)} reproductions: " in out and all(f"{name}:" in out for name in REPRODUCTIONS)
+    assert code == (0 if "failed:" not in out else 1)
+    assert main(["reproduce", "daw2011-two-step", "--all"]) == 2
+    assert "not both" in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from .output import print_rows
 
@@ -19,6 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("name", nargs="?", help="the reproduction (omit to list them)")
+    parser.add_argument("--all", action="store_true", help="run every reproduction, one after another")
     parser.add_argument("--seeds", type=int, help="runs per agent and condition (default: the spec's)")
     parser.add_argument("-o", "--output", default=".", metavar="DIR", help="where the figure goes (default: .)")
     parser.add_argument("--workers", type=int, help="worker processes (default: one per core)")
@@ -28,22 +30,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.reproduce import REPRODUCTIONS, reproduce
+    from graphtasks.experiments.reproduce import REPRODUCTIONS, ReproductionError, reproduce
 
-    if args.name is None:
+    if args.name is None and not args.all:
         rows = [[r.name, r.title, r.reference] for r in REPRODUCTIONS.values()]
         print_rows(["reproduction", "result", "reference"], rows, "table")
         return 0
-    outcome = reproduce(args.name, args.seeds, args.output, args.store, args.workers, not args.no_figure)
+    if args.all and args.name:
+        raise ReproductionError("give a reproduction's name or --all, not both")
+    names = list(REPRODUCTIONS) if args.all else [args.name]
+    outcomes = []
+    for name in names:
+        outcome = reproduce(name, args.seeds, args.output, args.store, args.workers, not args.no_figure)
+        outcomes.append(outcome)
+        if not args.json:
+            _print_outcome(outcome)
     if args.json:
-        print(json.dumps(outcome.as_dict(), indent=2))
-    else:
-        print(
-            f"{outcome.reproduction.name}: {outcome.reproduction.title} ({outcome.reproduction.reference}), "
-            f"{outcome.seeds} seeds"
-        )
-        rows = [[c.name, f"{c.measured:g}", c.finding, "pass" if c.passed else "FAIL"] for c in outcome.checks]
-        print_rows(["check", "measured", "paper", "result"], rows, "table")
-        if outcome.figure:
-            print(f"figure: {outcome.figure}")
-    return 0 if outcome.passed else 1
+        shown = [o.as_dict() for o in outcomes]
+        print(json.dumps(shown if args.all else shown[0], indent=2))
+    elif args.all:
+        failed = [o.reproduction.name for o in outcomes if not o.passed]
+        print(f"{len(outcomes)} reproductions: {len(outcomes) - len(failed)} passed"
+              + (f", failed: {', '.join(failed)}" if failed else ""))
+    return 0 if all(o.passed for o in outcomes) else 1
+
+
+def _print_outcome(outcome: Any) -> None:
+    print(
+        f"{outcome.reproduction.name}: {outcome.reproduction.title} ({outcome.reproduction.reference}), "
+        f"{outcome.seeds} seeds"
+    )
+    rows = [[c.name, f"{c.measured:g}", c.finding, "pass" if c.passed else "FAIL"] for c in outcome.checks]
+    print_rows(["check", "measured", "paper", "result"], rows, "table")
+    if outcome.figure:
+        print(f"figure: {outcome.figure}")
+    print()
