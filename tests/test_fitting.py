@@ -131,18 +131,24 @@ REWARDGYM_EVENTS = HEADER + """\tparticipant_id\ttask
 7.4\t0\t3\tresponse\taction\t1\tright\t1\t0\tP07\trewardgym/two-step
 8.0\t1\t3\toutcome\tobs\tn/a\tn/a\t4\t0\tP07\trewardgym/two-step
 8.1\t1\t3\treward\treward\tn/a\tn/a\t4\t0\tP07\trewardgym/two-step
+9.0\t1\t4\tstage-1\tobs\tn/a\tn/a\t0\t0\tP07\trewardgym/two-step
+9.5\t0\t4\tresponse\taction\t1\tright\t0\t0\tP07\trewardgym/two-step
+9.6\t1\t4\treminder\tn/a\tn/a\tn/a\t0\t0\tP07\trewardgym/two-step
 """
 
 
 def test_read_rewardgym_events(tmp_path) -> None:
     """Each action is a step from the last location to the next, paid by the reward rows that
-    follow; a timeout (no action) and a break make no choice."""
+    follow; a timeout (no action) and a break make no choice; a trial with a reminder is left
+    out, as rewardGym's prepare_data does."""
     path = tmp_path / "sub-P07_task-twostep_events.tsv"
     path.write_text(REWARDGYM_EVENTS)
     choices = read_events(path)
     assert choices.task_id == TWO_STEP and len(choices) == 4 and choices.trials == 2
     steps = list(zip(choices.states, choices.actions, choices.rewards, choices.next_states, choices.ends))
     assert steps == [(0, 1, 0.0, 2, False), (2, 0, 1.0, 5, True), (0, 0, 0.0, 1, False), (1, 1, 0.0, 4, True)]
+    kept = read_events(path, drop_reminded=False)  # the reminded trial's choice, led nowhere: ends where it was
+    assert len(kept) == 5 and (kept.states[-1], kept.actions[-1], kept.next_states[-1]) == (0, 1, 0)
 
 
 def test_bad_events_files_name_the_line(tmp_path) -> None:

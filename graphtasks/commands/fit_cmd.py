@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("name", help="the experiment to record them as")
     imp.add_argument("files", nargs="+", metavar="FILE.tsv", help="one events file per participant")
     imp.add_argument("--task", help="the task id (default: the files' task column)")
+    imp.add_argument(
+        "--keep-reminded", action="store_true", help="keep trials with a 'reminder' event (rewardGym drops them)"
+    )
     imp.set_defaults(func=cmd_import)
 
     run = actions.add_parser("run", help="fit a model to the recorded runs of an experiment and store the fits")
@@ -167,7 +170,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from graphtasks.fitting.records import import_behaviour
 
     with open_store(args.store, "w") as store:
-        rows = import_behaviour(store, args.name, args.files, args.task)
+        rows = import_behaviour(store, args.name, args.files, args.task, not args.keep_reminded)
     print_rows(["participant", "run", "trials", "choices"], [[r[c] for c in ("participant", "run", "trials",
                                                               "choices")] for r in rows], "table")
     return 0

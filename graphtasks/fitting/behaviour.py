@@ -129,14 +129,16 @@ def _number(text: str | None, where: str, column: str, kind: type = int) -> Any:
     return value
 
 
-def read_events(path: str | Path, task_id: str | None = None) -> Choices:
+def read_events(path: str | Path, task_id: str | None = None, drop_reminded: bool = True) -> Choices:
     """One participant's choices from a tab-separated events file.
 
     Two layouts are read. rewardGym's logger (an `rl_label` column): within each `trial`,
     in `onset` order, an `obs` row gives the location (`current_location`), an `action` row
     a choice (`action`), a `reward` row what it paid (`reward`); each action is a step from
     the last location seen to the next, paid what the reward rows between it and the next
-    action say. graphtasks' own export (`graphtasks experiment export --bids`): one row per
+    action say. A trial with a `reminder` event (shown after a missed response) is left out
+    whole, as rewardGym's own `prepare_data` does, unless `drop_reminded` is false.
+    graphtasks' own export (`graphtasks experiment export --bids`): one row per
     step with `state`, `response_button`, `delta_reward` and `current_location`. Rows
     without a choice (timeouts, breaks, reminders) are left out. `task_id` defaults to the
     file's `task` column.
@@ -150,7 +152,7 @@ def read_events(path: str | Path, task_id: str | None = None) -> Choices:
     columns = set(reader.fieldnames or ())
     rows = [(number, row) for number, row in enumerate(reader, 2)]
     if "rl_label" in columns:
-        steps = _rewardgym_steps(p, rows, columns)
+        steps = _rewardgym_steps(p, rows, columns, drop_reminded)
     elif {"state", "response_button", "current_location"} <= columns:
         steps = _exported_steps(p, rows)
     else:
@@ -173,10 +175,11 @@ def _require(path: Path, columns: set[str], needed: tuple[str, ...]) -> None:
 
 
 def _rewardgym_steps(
-    path: Path, rows: list[tuple[int, dict[str, str]]], columns: set[str]
+    path: Path, rows: list[tuple[int, dict[str, str]]], columns: set[str], drop_reminded: bool
 ) -> list[tuple[int, int, float, int, bool]]:
     _require(path, columns, ("trial", "onset", "action", "current_location", "reward"))
     trials: dict[int, list[tuple[float, int, dict[str, str]]]] = {}
+    reminded: set[int] = set()
     for number, row in rows:
         where = f"{path}, line {number}"
         trial = _number(row["trial"], where, "trial")
@@ -184,8 +187,10 @@ def _rewardgym_steps(
             continue
         onset = _number(row["onset"], where, "onset", float)
         trials.setdefault(trial, []).append((onset if onset is not None else math.inf, number, row))
+        if drop_reminded and (row.get("event_type") or "").strip() == "reminder":
+            reminded.add(trial)
     steps: list[tuple[int, int, float, int, bool]] = []
-    for trial in sorted(trials):
+    for trial in sorted(set(trials) - reminded):
         location: int | None = None
         pending: list[Any] | None = None  # [state, action, reward] of a choice waiting for where it led
         made: list[list[Any]] = []

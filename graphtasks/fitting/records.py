@@ -52,7 +52,7 @@ def _ensure_task(store: GraphStore, task_id: str) -> str:
 
 
 def import_behaviour(
-    store: GraphStore, name: str, paths: Sequence[str | Path], task_id: str | None = None
+    store: GraphStore, name: str, paths: Sequence[str | Path], task_id: str | None = None, drop_reminded: bool = True
 ) -> list[dict[str, Any]]:
     """Import events files (one participant each) as the runs of experiment `name`; every file
     is read and checked before anything is written. Importing the same files again changes
@@ -62,7 +62,7 @@ def import_behaviour(
     files = [Path(p) for p in paths]
     if not files:
         raise BehaviourError("import: no files given")
-    read = [(participant_of(p), read_events(p, task_id)) for p in files]
+    read = [(participant_of(p), read_events(p, task_id, drop_reminded)) for p in files]
     for _, choices in read:
         task_shape(choices.task_id, store).check(choices)
     participants = [p for p, _ in read]
