@@ -333,3 +333,15 @@ def test_replay_of_a_recorded_run_gives_the_probabilities_it_recorded(tmp_path) 
             shape = task_shape(TWO_STEP)
             assert replay_log_likelihood("hybrid", settings, choices, shape) == pytest.approx(expected, abs=1e-6)
             assert log_likelihood("hybrid", settings, choices, shape) == pytest.approx(expected, abs=1e-6)
+
+
+def test_the_cached_plan_does_not_keep_choices_alive(shape) -> None:
+    import gc
+    import weakref
+
+    choices = simulate(TWO_STEP, "hybrid", {"lr": 0.3, "beta": 3.0}, 20, seed=0)
+    assert vectorised_log_likelihood("hybrid", {"lr": 0.3, "beta": 3.0}, choices, shape) is not None
+    gone = weakref.ref(choices)
+    del choices
+    gc.collect()
+    assert gone() is None

@@ -17,6 +17,7 @@ forms agree to rounding (tests/test_fitting.py); `benchmarks/fit_bench.py` measu
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any
 
@@ -120,8 +121,14 @@ class _Plan:
         last = np.concatenate(([-1], np.maximum.accumulate(marks)[:-1]))[self.first_steps]
         self.repeat_rows = self.first_steps[last >= 0]
         self.repeat_actions = choices.actions[last[last >= 0]]
-        self.transitions = _transitions(choices, shape, self.first_steps)
+        # arrays, not the choices: the plan is cached under the choices and must not keep them alive
+        self._model_inputs = (choices.states, choices.actions, choices.next_states, learn, shape)
         self.mb_pairs = [[n * shape.n_actions + b for b in range(shape.n_actions)] for n in range(shape.n_states)]
+
+    @functools.cached_property
+    def transitions(self) -> np.ndarray:
+        """The hybrid's transition model before each first step (made when the hybrid asks)."""
+        return _transitions(*self._model_inputs, self.first_steps)
 
     def choice_values(self, series: _Series, n_actions: int) -> np.ndarray:
         """Q(s_t, b) before each step t for the offered b; -inf for the rest."""
@@ -132,16 +139,19 @@ class _Plan:
         return out
 
 
-def _transitions(choices: Choices, shape: TaskShape, steps: np.ndarray) -> np.ndarray:
+def _transitions(
+    states: np.ndarray, actions: np.ndarray, next_states: np.ndarray, learn: np.ndarray, shape: TaskShape,
+    steps: np.ndarray,
+) -> np.ndarray:
     """The hybrid's transition model T(s_t, b, n) before each of `steps` (counts of learnt steps + prior)."""
     n_states, n_actions = shape.n_states, shape.n_actions
-    learnt = np.flatnonzero(choices.learn)
+    learnt = np.flatnonzero(learn)
     out = np.zeros((len(steps), n_actions, n_states))
-    for s in np.unique(choices.states[steps]).tolist():
-        rows = np.flatnonzero(choices.states[steps] == s)
-        events = learnt[choices.states[learnt] == s]
+    for s in np.unique(states[steps]).tolist():
+        rows = np.flatnonzero(states[steps] == s)
+        events = learnt[states[learnt] == s]
         counts = np.zeros((len(events) + 1, n_actions, n_states))
-        counts[np.arange(1, len(events) + 1), choices.actions[events], choices.next_states[events]] = 1.0
+        counts[np.arange(1, len(events) + 1), actions[events], next_states[events]] = 1.0
         counts = np.cumsum(counts, axis=0)[np.searchsorted(events, steps[rows], side="left")] + PRIOR_COUNT
         out[rows] = counts / counts.sum(axis=2, keepdims=True)
     return out
