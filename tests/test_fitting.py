@@ -345,3 +345,25 @@ def test_the_cached_plan_does_not_keep_choices_alive(shape) -> None:
     del choices
     gc.collect()
     assert gone() is None
+
+
+def test_fits_from_parallel_processes_all_land(tmp_path) -> None:
+    """Two `fit run` processes on one store: both read at once, their writes wait for each other."""
+    import subprocess
+    import sys
+
+    store = str(tmp_path / "store")
+    files = []
+    for i, settings in enumerate(({"lr": 0.3, "beta": 4.0, "gamma": 1.0}, {"lr": 0.6, "beta": 5.0, "gamma": 1.0})):
+        files.append(tmp_path / f"sub-{i}_task-twostep_events.tsv")
+        _write_participant(files[-1], settings, i)
+    assert main(["--store", store, "fit", "import", "lab", *map(str, files)]) == 0
+    commands = [[sys.executable, "-m", "graphtasks", "--store", store, "fit", "run", "lab", "--model", model,
+                 "--starts", "1"] for model in ("q", "model-based", "hybrid")]
+    running = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands]
+    for process in running:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    with open_store(store, "r") as opened:
+        rows = opened.cypher("MATCH (f:Fit)-[:FITS]->(r:Run) RETURN f.model, count(f) ORDER BY f.model").rows
+    assert rows == [["hybrid", 2], ["model-based", 2], ["q", 2]]
