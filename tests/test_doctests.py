@@ -21,6 +21,7 @@ ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an
     "gym_bridge.room.env": "RoomEnv",
     "graphtasks.experiments.api": "Experiment",
     "gym_bridge.agents.registry": "make_agent",
+    "graphtasks.fitting.mle": "fit",
 }
 
 

@@ -367,3 +367,20 @@ def test_fits_from_parallel_processes_all_land(tmp_path) -> None:
     with open_store(store, "r") as opened:
         rows = opened.cypher("MATCH (f:Fit)-[:FITS]->(r:Run) RETURN f.model, count(f) ORDER BY f.model").rows
     assert rows == [["hybrid", 2], ["model-based", 2], ["q", 2]]
+
+
+def test_standard_errors_match_the_spread_of_estimates() -> None:
+    """Fitted to many simulated participants with the same settings, the estimates spread as
+    their standard errors say, and the errors shrink with more trials (about 1/sqrt(n))."""
+    estimates, errors = [], []
+    for seed in range(24):
+        choices = simulate(TWO_STEP, "q", {"lr": 0.4, "beta": 5.0, "gamma": 1.0}, 200, seed=100 + seed)
+        result = fit(MODELS["q"], choices, starts=1, seed=0)
+        estimates.append(result.params["beta"])
+        errors.append(result.stderr["beta"])
+    assert 0.6 < np.std(estimates) / np.mean(errors) < 1.6
+    longer = fit(MODELS["q"], simulate(TWO_STEP, "q", {"lr": 0.4, "beta": 5.0, "gamma": 1.0}, 800, seed=100), starts=1)
+    assert 0.3 < longer.stderr["beta"] / errors[0] < 0.8
+    at_bound = fit(FitModel.of("q", {"lr": (0.01, 1.0), "beta": (0.1, 1.0)}, {"gamma": 1.0}),
+                   simulate(TWO_STEP, "q", {"lr": 0.4, "beta": 8.0, "gamma": 1.0}, 200, seed=1), starts=1)
+    assert at_bound.params["beta"] == pytest.approx(1.0) and at_bound.stderr["beta"] is None

@@ -145,6 +145,7 @@ def add_schema(s: Schema) -> None:
             Property("model", "str", True, "the fitted model's name"),
             Property("agent", "str", True, "the agent the model fits"),
             Property("params", "json", True, "the maximum-likelihood values of the free settings"),
+            Property("stderr", "json", False, "their standard errors (null: at a bound, or no curvature)"),
             Property("fixed", "json", True, "the settings held fixed"),
             Property("log_likelihood", "float", True, "log-likelihood of the run's choices at `params`"),
             Property("aic", "float", True, "2k - 2 log L"),

@@ -153,8 +153,8 @@ def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult]) -
                          "fixed": f.fixed}
         fit_id = f"{f.source}/fit/{model.rsplit('/model/', 1)[1]}"
         rows.append({
-            "uid": fit_id, "task": uid, "model": f.model, "agent": f.agent, "params": f.params, "fixed": f.fixed,
-            "log_likelihood": f.log_likelihood, "aic": f.aic, "bic": f.bic, "choices": f.choices,
+            "uid": fit_id, "task": uid, "model": f.model, "agent": f.agent, "params": f.params, "stderr": f.stderr,
+            "fixed": f.fixed, "log_likelihood": f.log_likelihood, "aic": f.aic, "bic": f.bic, "choices": f.choices,
             "starts": f.starts, "seed": f.seed, "created_at": _now(), "version": _version(),
         })
         runs.append(_key(fit_id, f.source))
@@ -199,7 +199,8 @@ def _fit_job(job: tuple[Any, Choices, int, int, Any]) -> FitResult:
 
 FITS_QUERY = (
     "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.task = $uid "
-    "RETURN r.index, r.label, f.model, f.params, f.log_likelihood, f.aic, f.bic, f.choices ORDER BY r.index, f.bic"
+    "RETURN r.index, r.label, f.model, f.params, f.stderr, f.log_likelihood, f.aic, f.bic, f.choices "
+    "ORDER BY r.index, f.bic"
 )
 
 
@@ -224,12 +225,14 @@ def compare_models(fits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def recorded_fits(store: GraphStore, experiment: str) -> list[dict[str, Any]]:
-    """Every fit of the experiment's runs: run, label, model, params, log-likelihood, AIC, BIC, choices."""
-    columns = ("run", "label", "model", "params", "log_likelihood", "aic", "bic", "choices")
+    """Every fit of the experiment's runs: run, label, model, params, stderr, log-likelihood, AIC, BIC, choices."""
+    columns = ("run", "label", "model", "params", "stderr", "log_likelihood", "aic", "bic", "choices")
     out = []
     for row in store.cypher(FITS_QUERY, {"uid": experiment_uid(experiment)}).rows:
         record = dict(zip(columns, row))
-        if isinstance(record["params"], str):
-            record["params"] = json.loads(record["params"])
+        for key in ("params", "stderr"):
+            if isinstance(record[key], str):
+                record[key] = json.loads(record[key])
+        record["stderr"] = record["stderr"] or {}
         out.append(record)
     return out

@@ -26,6 +26,7 @@ def test_import_fit_and_read_back(store, tmp_path) -> None:
     record_fits(store, "people", [stored])
     [row] = recorded_fits(store, "people")
     assert row["label"] == "Z" and row["params"] == stored.params and row["choices"] == 160
+    assert row["stderr"] == stored.stderr and all(v > 0 for v in row["stderr"].values())
     rdf = shared_to_rdf(store, Graph())
     fits = list(rdf.subjects(predicate=None, object=GT["Fit"]))
     assert len(fits) == 1 and (fits[0], GT["starts"], Literal(2)) in rdf
