@@ -25,7 +25,7 @@ import numpy as np
 
 from gym_bridge.agents import agent_settings
 
-from .behaviour import Choices
+from .behaviour import BehaviourError, Choices
 from .likelihood import FLOOR, TaskShape
 
 PRIOR_COUNT = 1e-3  # the hybrid agent's transition-count prior (gym_bridge/agents/hybrid.py)
@@ -159,8 +159,10 @@ def _transitions(
 
 def _filter(lr: float, targets: np.ndarray, initial: float) -> np.ndarray:
     """Values after each update V <- V + lr * (target - V), starting from `initial`."""
-    from scipy.signal import lfilter
-
+    try:
+        from scipy.signal import lfilter
+    except ImportError:
+        raise BehaviourError("the vectorised likelihood needs scipy: pip install 'graphtasks[fit]'") from None
     filtered, _ = lfilter([lr], [1.0, lr - 1.0], targets, zi=[(1.0 - lr) * initial])
     return np.asarray(filtered)
 
