@@ -265,6 +265,12 @@ def test_cli_fit(tmp_path, capsys) -> None:
     assert compared[0]["best_by_bic"] == 1 and compared[1]["best_by_bic"] == 0
     assert main(["--store", store, "fit", "compare", "nothing"]) == 2
     assert "no stored fits" in capsys.readouterr().err
+    assert main(["--store", store, "fit", "show", "nothing"]) == 2
+    assert "no stored fits" in capsys.readouterr().err
+    assert main(["fit", "parameter-recovery", "--participants", "2"]) == 2
+    assert "participants: expected a whole number of at least 3, got 2" in capsys.readouterr().err
+    assert main(["fit", "model-recovery", "--models", "q,q"]) == 2
+    assert "two or more different models" in capsys.readouterr().err
     assert main(["--store", store, "fit", "run", "lab", "--agent", "q", "--free", "lr=0:1,bta=0:5"]) == 2
     err = capsys.readouterr().err
     assert "bta are not settings of agent 'q'" in err and len(err.strip().splitlines()) == 1

@@ -235,10 +235,13 @@ def _run_list(text: str, available: list[int]) -> list[int]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.behaviour import BehaviourError
     from graphtasks.fitting.records import recorded_fits
 
     with open_store(args.store, "r") as store:
         rows = recorded_fits(store, args.experiment)
+    if not rows:
+        raise BehaviourError(f"experiment {args.experiment!r}: no stored fits (graphtasks fit run makes them)")
     _print_fits(rows, ["run", "label", *FIT_COLUMNS[1:]], args.format)
     return 0
 

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .behaviour import BehaviourError
 from .mle import FitResult, fit
 from .models import FitModel, fit_model
 from .simulate import simulate
@@ -62,6 +63,12 @@ class ModelRecovery:
         }
 
 
+def _check_sizes(participants: int, least: int, trials: int, starts: int) -> None:
+    for name, value, low in (("participants", participants, least), ("trials", trials, 1), ("starts", starts, 1)):
+        if not isinstance(value, int) or value < low:
+            raise BehaviourError(f"{name}: expected a whole number of at least {low}, got {value!r}")
+
+
 def _draw(model: FitModel, rng: np.random.Generator) -> dict[str, float]:
     return {name: float(rng.uniform(*model.prior_of(name))) for name in model.free}
 
@@ -92,6 +99,7 @@ def parameter_recovery(
     workers: int | None = 1,
 ) -> ParameterRecovery:
     """Simulate `participants` agents with settings from the prior, fit them back."""
+    _check_sizes(participants, 3, trials, starts)  # a correlation needs three points
     chosen = fit_model(model) if isinstance(model, str) else model
     root = np.random.SeedSequence(seed)
     rng = np.random.default_rng(root.spawn(1)[0])
@@ -114,7 +122,10 @@ def model_recovery(
     workers: int | None = 1,
 ) -> ModelRecovery:
     """Simulate `participants` agents of each model and count which model's fit has the lowest BIC."""
+    _check_sizes(participants, 1, trials, starts)
     chosen = [fit_model(m) for m in models]
+    if len(chosen) < 2 or len({m.name for m in chosen}) != len(chosen):
+        raise BehaviourError(f"models: expected two or more different models, got {list(models)}")
     root = np.random.SeedSequence(seed)
     rng = np.random.default_rng(root.spawn(1)[0])
     jobs = []
