@@ -27,8 +27,9 @@ from graphtasks.fitting import (
     task_shape,
 )
 from graphtasks.fitting.behaviour import events_text
+from graphtasks.fitting.figures import plot_parameter_recovery
 from graphtasks.fitting.records import fit_runs, import_behaviour, record_fits, recorded_fits
-from graphtasks.fitting.recovery import model_recovery, parameter_recovery, plot_parameter_recovery
+from graphtasks.fitting.recovery import model_recovery, parameter_recovery
 from graphtasks.fitting.vectorised import vectorised_log_likelihood
 
 TWO_STEP = "rewardgym/two-step"
@@ -257,6 +258,8 @@ def test_cli_fit(tmp_path, capsys) -> None:
     assert main(["--store", store, "fit", "show", "lab", "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown[0]["label"] == "C" and shown[0]["model"] == "q"
+    assert main(["--store", store, "fit", "show", "lab", "--plot", str(tmp_path / "fits.png")]) == 0
+    assert (tmp_path / "fits.png").stat().st_size > 10_000
     assert main(["--store", store, "fit", "run", "lab", "--model", "model-based", "--starts", "1"]) == 0
     capsys.readouterr()
     assert main(["--store", store, "fit", "compare", "lab", "--format", "json"]) == 0

@@ -55,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     show = actions.add_parser("show", help="the fits stored for an experiment, best (lowest BIC) first per run")
     show.add_argument("experiment")
+    show.add_argument("--plot", metavar="FILE.png", help="draw each model's fitted settings per run, with errors")
     add_format_argument(show)
     show.set_defaults(func=cmd_show)
 
@@ -242,6 +243,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         rows = recorded_fits(store, args.experiment)
     if not rows:
         raise BehaviourError(f"experiment {args.experiment!r}: no stored fits (graphtasks fit run makes them)")
+    if args.plot:
+        from graphtasks.fitting.figures import plot_fits
+
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+        plot_fits(rows, args.plot, args.experiment)
     _print_fits(rows, ["run", "label", *FIT_COLUMNS[1:]], args.format)
     return 0
 
@@ -263,7 +269,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_parameter_recovery(args: argparse.Namespace) -> int:
-    from graphtasks.fitting.recovery import parameter_recovery, plot_parameter_recovery
+    from graphtasks.fitting.figures import plot_parameter_recovery
+    from graphtasks.fitting.recovery import parameter_recovery
 
     result = parameter_recovery(args.model, args.participants, args.trials, args.task, args.seed, args.starts,
                                 args.workers)
@@ -281,7 +288,8 @@ def cmd_parameter_recovery(args: argparse.Namespace) -> int:
 
 
 def cmd_model_recovery(args: argparse.Namespace) -> int:
-    from graphtasks.fitting.recovery import model_recovery, plot_model_recovery
+    from graphtasks.fitting.figures import plot_model_recovery
+    from graphtasks.fitting.recovery import model_recovery
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     result = model_recovery(models, args.participants, args.trials, args.task, args.seed, args.starts,
