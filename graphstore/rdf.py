@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 from collections import defaultdict
-from typing import Any, Iterable, cast
+from typing import Any, Iterable, Sequence, cast
 from urllib.parse import quote
 
 from pyparsing import ParseResults  # rdflib's SPARQL parser is built on pyparsing
@@ -144,33 +144,46 @@ def to_rdf(task: TaskGraph, rdf: Graph | None = None, store: str = OXIGRAPH) -> 
 
 
 def store_to_rdf(
-    store: GraphStore, task_ids: Iterable[str] | None = None, rdf_store: str = OXIGRAPH, shared: bool | None = None
+    store: GraphStore,
+    task_ids: Iterable[str] | None = None,
+    rdf_store: str = OXIGRAPH,
+    shared: bool | None = None,
+    owners: Sequence[str] | None = None,
 ) -> Graph:
     """One RDF graph holding the given stored tasks (every task if `task_ids` is None).
 
-    `shared` adds the knowledge shared by all tasks (ConceptNet concepts and assertions);
-    by default it comes with the whole store and stays out of a selection of tasks.
+    `shared` adds the knowledge shared by all tasks (ConceptNet concepts and assertions,
+    experiment records); by default it comes with the whole store and stays out of a
+    selection of tasks. `owners` adds only the shared nodes those owners own (an
+    experiment's uid: its records), which is far smaller than all of them.
     """
     ids = [t.task_id for t in store.list()] if task_ids is None else list(task_ids)
     rdf = new_graph(rdf_store)
     for task_id in ids:
         to_rdf(store.get(task_id), rdf)
-    if shared if shared is not None else task_ids is None:
+    if owners is not None:
+        shared_to_rdf(store, rdf, owners=owners)
+    elif shared if shared is not None else task_ids is None:
         shared_to_rdf(store, rdf)
     return rdf
 
 
-def shared_to_rdf(store: GraphStore, rdf: Graph, schema: Schema = SCHEMA) -> Graph:
-    """Add the shared nodes and the relationships between them, read with Cypher (any store).
+def shared_to_rdf(
+    store: GraphStore, rdf: Graph, schema: Schema = SCHEMA, owners: Sequence[str] | None = None
+) -> Graph:
+    """Add the shared nodes and the relationships between them, read with Cypher (any store);
+    with `owners`, only the nodes those owners own and the relationships among them.
 
     Same vocabulary as tasks: one class per label, one property per attribute, the
     relationship as a direct triple plus a reified gt:Edge carrying its properties.
     """
     shared = {label for label, t in schema.nodes.items() if t.shared}
+    owned = "" if owners is None else " WHERE n.task IN $owners"
+    params = {} if owners is None else {"owners": list(owners)}
     for label in sorted(shared):
         declared = schema.nodes[label].properties
         columns = ", ".join(f"n.{quote_name(p.name)}" for p in declared)
-        for row in store.cypher(f"MATCH (n:{label}) RETURN {columns}").rows:
+        for row in store.cypher(f"MATCH (n:{label}){owned} RETURN {columns}", params).rows:
             values = dict(zip((p.name for p in declared), row))
             subject = node_iri(values["uid"])
             rdf.add((subject, RDF.type, GT[label]))
@@ -184,7 +197,9 @@ def shared_to_rdf(store: GraphStore, rdf: Graph, schema: Schema = SCHEMA) -> Gra
             if a not in shared or b not in shared:
                 continue
             columns = "".join(f", e.{quote_name(p.name)}" for p in rel.properties)
-            for row in store.cypher(f"MATCH (x:{a})-[e:{rel_name}]->(y:{b}) RETURN x.uid, y.uid{columns}").rows:
+            both = "" if owners is None else " WHERE x.task IN $owners AND y.task IN $owners"
+            query = f"MATCH (x:{a})-[e:{rel_name}]->(y:{b}){both} RETURN x.uid, y.uid{columns}"
+            for row in store.cypher(query, params).rows:
                 s, t = node_iri(row[0]), node_iri(row[1])
                 rdf.add((s, GT[rel_name], t))
                 for iri in rel.also:

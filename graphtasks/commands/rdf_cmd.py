@@ -29,6 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--task", action="append", dest="tasks", metavar="ID", help="task to include (repeatable; default all)"
     )
     sparql.add_argument(
+        "--experiment",
+        action="append",
+        dest="experiments",
+        metavar="NAME",
+        help="only this recorded experiment's records (repeatable; no tasks unless --task names them)",
+    )
+    sparql.add_argument(
         "--allow-service",
         action="store_true",
         help="allow SERVICE and FROM clauses, which send the query to (or load data from) other machines",
@@ -79,7 +86,16 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     if not args.allow_service:
         rdf_view.check_local(query)  # before the store is opened: a refused query costs nothing
     with open_store(args.store, "r") as store:
-        graph = rdf_view.store_to_rdf(store, args.tasks)
+        if args.experiments:
+            from graphtasks.experiments.api import require_recorded
+            from graphtasks.experiments.records import experiment_uid
+
+            for name in args.experiments:
+                require_recorded(store, name)
+            owners = [experiment_uid(name) for name in args.experiments]
+            graph = rdf_view.store_to_rdf(store, args.tasks or [], owners=owners)
+        else:
+            graph = rdf_view.store_to_rdf(store, args.tasks)
     result = rdf_view.sparql(graph, query, allow_service=args.allow_service)
     print_rows(result.columns, result.rows, args.format, out=sys.stdout)
     return 0

@@ -31,3 +31,20 @@ def test_import_fit_and_read_back(store, tmp_path) -> None:
     fits = list(rdf.subjects(predicate=None, object=GT["Fit"]))
     assert len(fits) == 1 and (fits[0], GT["starts"], Literal(2)) in rdf
     assert delete_records(store, "people")["Fit"] == 1
+
+
+def test_rdf_view_of_one_experiments_records(store, tmp_path) -> None:
+    """`owners` puts only the named experiments' records in the RDF view, with their edges."""
+    from graphstore.rdf import store_to_rdf
+
+    for name, seed in (("one", 1), ("two", 2)):
+        path = tmp_path / f"sub-{name}_task-twostep_events.tsv"
+        path.write_text(events_text(simulate("rewardgym/two-step", "q", {"beta": 3.0}, 10, seed=seed), name))
+        import_behaviour(store, name, [path])
+    view = store_to_rdf(store, [], owners=["experiment/one"])
+    runs = set(view.subjects(predicate=None, object=GT["Run"]))
+    trials = set(view.subjects(predicate=None, object=GT["Trial"]))
+    assert len(runs) == 1 and len(trials) == 20 and not list(view.subjects(predicate=None, object=GT["Task"]))
+    assert len(list(view.triples((None, GT["HAS_TRIAL"], None)))) == 20
+    everything = store_to_rdf(store, [], shared=True)
+    assert len(set(everything.subjects(predicate=None, object=GT["Run"]))) == 2
