@@ -18,7 +18,6 @@ from PIL import Image  # noqa: E402
 import tasks  # noqa: E402
 from gym_bridge import compile_task  # noqa: E402
 from gym_bridge.graph.render import GraphRenderer  # noqa: E402
-from tasks.entities import GRAPH_FAMILIES  # noqa: E402
 
 SIZE = 400  # labels readable at the size the README shows
 OUT = Path(__file__).resolve().parent / "images" / "graph"
@@ -26,7 +25,7 @@ OUT = Path(__file__).resolve().parent / "images" / "graph"
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for task_id in (t for family in GRAPH_FAMILIES for t in tasks.builtin_ids(family)):
+    for task_id in tasks.builtin_ids("graph"):
         compiled = compile_task(tasks.build(task_id))
         renderer = GraphRenderer(compiled, size=SIZE)
         frame = renderer.rgb(compiled.start)

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 from PIL import Image  # noqa: E402
 
 from gym_bridge.grid.env import GridEnv  # noqa: E402
-from tasks.grid_tasks import template_names  # noqa: E402
+from tasks.grid.maps import template_names  # noqa: E402
 
 
 def main() -> None:

@@ -81,6 +81,18 @@ class TaskGraph:
             if rel is None or data["rel"] == rel:
                 yield source, target, data["props"]
 
+    def copy(self, task_id: str | None = None) -> "TaskGraph":
+        """An independent copy (property dicts included), under `task_id` if given: a changed
+        version of a task starts as a copy, so the original is never touched."""
+        out = TaskGraph(task_id or self.task_id, self.family, schema=self.schema)
+        out.graph = self.graph.copy()
+        for node in out.graph.nodes:
+            out.graph.nodes[node]["props"] = dict(out.graph.nodes[node]["props"])
+        for _, _, data in out.graph.edges(data=True):
+            data["props"] = dict(data["props"])
+        out.task.pop("content_hash", None)
+        return out
+
     def count(self, label: str) -> int:
         return sum(1 for _ in self.nodes(label))
 

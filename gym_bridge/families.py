@@ -1,9 +1,14 @@
-"""The one list of task families, and what is looked up through it.
+"""The one list of bridge families, and the lookup from a task to its family.
 
 Built-in families are listed in `BUILT_IN`, in this order; a package of a third party adds
 its own with an entry point in the group `graphtasks.families` naming a `Family` object
-(`[project.entry-points."graphtasks.families"] maze = "mypackage.maze:FAMILY"`), or at run
-time with `register_family`. Importing `gym_bridge` registers every family's gym ids.
+(`[project.entry-points."graphtasks.families"] maze = "mypackage.maze:FAMILY"`, next to its
+`TaskFamily` in `graphtasks.task_families`), or at run time with `register_family`.
+Importing `gym_bridge` registers every family's gym ids.
+
+`family_of(task, store)` finds a task's family the way `tasks.family_of` does, and for an
+id that is neither built in nor under a user prefix it reads the kind the stored Task node
+names: a task put into a store by any means runs.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from typing import Any
 
 import gymnasium as gym
 
+import tasks
+from graphstore import GraphStore, StoreMissingError, TaskGraph
 from graphstore.errors import GraphtasksError, did_you_mean
 
 from .family import Family
@@ -33,8 +40,10 @@ class UnknownFamily(GraphtasksError, KeyError):
 
 
 def register_family(family: Family) -> Family:
-    """Add (or replace) a family and register its gym ids."""
+    """Add (or replace) a family, with its tasks-layer declaration, and register its gym ids."""
     _FAMILIES[family.name] = family
+    if family.tasks not in tasks.task_families():
+        tasks.register_family(family.tasks)
     family.register()
     return family
 
@@ -62,15 +71,45 @@ def family(name: str) -> Family:
         raise UnknownFamily(f"unknown family {name!r}{did_you_mean(name, _FAMILIES)}") from None
 
 
-def family_of(task_id: str) -> Family:
-    """The family that runs `task_id`: the one with the longest matching id prefix (graph tasks otherwise)."""
-    matches = [(len(prefix), f) for f in families() for prefix in f.prefixes if task_id.startswith(prefix)]
-    return max(matches, key=lambda m: m[0])[1] if matches else GRAPH
+def stored_kind(task_id: str, store: GraphStore | str | None) -> str | None:
+    """The `family` property of the stored Task node `task_id` (None: not stored, or no store)."""
+    from .loading import with_store
+
+    def read(s: GraphStore) -> str | None:
+        rows = s.cypher("MATCH (t:Task) WHERE t.uid = $uid RETURN t.family", {"uid": task_id}).rows
+        return rows[0][0] if rows else None
+
+    try:
+        return with_store(store, read)
+    except StoreMissingError:
+        return None
+
+
+def family_of(task: str | TaskGraph, store: GraphStore | str | None = None) -> Family:
+    """The family that runs `task`: a TaskGraph by its kind; an id by its built-in catalogue,
+    then by the kind its stored Task node names (when `store` is given or the default store
+    holds it; a kind no family owns, as in a task written by hand in Cypher, is run as a graph
+    task), then by the user prefix it is under.
+
+    Examples
+    --------
+    >>> from gym_bridge import family_of
+    >>> family_of("neuronav/grid/four_rooms/small").name, family_of("user/poge/myworld").name
+    ('grid', 'poge')
+    """
+    _load()
+    if isinstance(task, TaskGraph) or tasks.is_builtin(task):
+        return family(tasks.family_of(task).name)
+    kind = stored_kind(tasks.unpinned(task), store)
+    if kind is not None:  # stored: its kind says; a kind no family owns (written by hand) is read as a graph task
+        owner = tasks.family_of_kind(kind)
+        return family(owner.name if owner is not None else "graph")
+    return family(tasks.family_of(task).name)
 
 
 def make_env(task_id: str, store: Any = None, **kwargs: Any) -> gym.Env:
     """The environment of any task id, made by its family (as `graphtasks run` does)."""
-    return family_of(task_id).make_env(task_id, store=store, **kwargs)
+    return family_of(task_id, store).make_env(task_id, store=store, **kwargs)
 
 
 def register_all() -> None:

@@ -1,17 +1,20 @@
-"""`Family`: everything of one task family in one object.
+"""`Family`: everything the gym bridge knows of one task family, in one object.
 
 A family (graph tasks and rewardGym, neuro-nav grids, POGE worlds, the Room task, or one a
-user adds) is declared once, in its own package's `family` module, and registered in the
-one explicit list of `gym_bridge.families`. The object names where each part lives:
+user adds) is declared once in each layer: a `tasks.TaskFamily` in `tasks/<family>/` (its
+catalogue, schema fragment, notation, variants) and a bridge `Family` in
+`gym_bridge/<family>/family.py` that holds it and adds what running it takes:
 
-- its task catalogue and builders (the `tasks` layer, which also adds the family's node and
-  relationship types to the schema through `Schema.add_node` / `add_rel`);
-- its loader, which turns what a user passes as `task=` into the compiled form;
-- its compiled form, a documented dataclass that the single env and the vector env both
-  consume (neither reads the other's private attributes);
-- its env and vector env classes (as gymnasium entry points) and its gym ids;
-- its observation types (an `ObservationRegistry`);
+- its loader, compiled form, env and vector env classes (as gymnasium entry points), gym ids
+  and observation types;
+- how a worker gets what it needs without a store (`prepare`: the task graph, or the graph
+  and the ConceptNet knowledge the Room task reads);
+- how a start is given (`starts`), which observations agents can take on it (`views`, so
+  which agents it accepts), and whether an experiment records every step by default;
 - its command-line and benchmark modules and its docs page.
+
+Every layer above asks these objects; nothing outside a family's folders compares task id
+prefixes or family names.
 """
 
 from __future__ import annotations
@@ -24,7 +27,12 @@ from typing import Any
 
 import gymnasium as gym
 
+from graphstore import TaskGraph
+from tasks import TaskFamily
+
 from .observation_types import ObservationRegistry
+from .starts import NoStarts, StartRule
+from .views import INDEX, AgentView
 
 
 @dataclass(frozen=True)
@@ -41,18 +49,44 @@ def load_entry_point(entry_point: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def the_graph(graph: TaskGraph, store: Any, settings: Mapping[str, Any]) -> TaskGraph:
+    """What most families' workers need to make an env: the task graph itself."""
+    return graph
+
+
+def never(graph: TaskGraph) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class Family:
     """One task family, all of it; see the module docstring.
 
-    `make_env(task_id, store=None, **kwargs)` makes the env for one of the family's task
-    ids (the ids starting with one of `prefixes`); `episode_length` names the env
-    constructor's parameter that holds its episode length, whose default becomes every gym
-    id's `max_episode_steps`.
+    Parameters
+    ----------
+    tasks : tasks.TaskFamily
+        The tasks layer's declaration: catalogues, kinds, schema, changes.
+    env : str
+        The env class as a gymnasium entry point ('module:Class').
+    make_env : callable
+        `make_env(task, store=None, **settings)`: the env of a task id, a TaskGraph, or what
+        `prepare` returned.
+    episode_length : str
+        The env constructor's parameter that holds its episode length (its default becomes
+        every gym id's `max_episode_steps`; a phase's `max_steps` sets it).
+    gym_ids : callable
+        The family's registered ids.
+    prepare : callable
+        `prepare(graph, store, settings)`: what a worker process needs, read once in the driver.
+    starts : StartRule
+        How a phase's start is given and turned into reset options.
+    views : tuple of AgentView
+        The observations agents can take on this family's envs (the first is the default).
+    records_steps : callable
+        Whether an experiment records a Trial per step of this task by default.
     """
 
-    name: str
-    prefixes: tuple[str, ...]
+    tasks: TaskFamily
     env: str
     make_env: Callable[..., gym.Env]
     episode_length: str
@@ -61,11 +95,21 @@ class Family:
     observations: ObservationRegistry | None = None
     compiled: type | None = None
     load: Callable[..., Any] | None = None
-    catalogs: tuple[str, ...] = ()
+    prepare: Callable[[TaskGraph, Any, Mapping[str, Any]], Any] = the_graph
+    starts: StartRule = field(default_factory=NoStarts)
+    views: tuple[AgentView, ...] = (INDEX,)
+    records_steps: Callable[[TaskGraph], bool] = never
     cli: str | None = None
     bench: str | None = None  # 'module:function' that adds the family's rows to benchmarks/run_all.py
     docs: str = ""
-    description: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.tasks.name
+
+    @property
+    def description(self) -> str:
+        return self.tasks.description
 
     def env_class(self) -> type[gym.Env]:
         return load_entry_point(self.env)
@@ -75,8 +119,9 @@ class Family:
         default = inspect.signature(self.env_class()).parameters[self.episode_length].default
         return default if isinstance(default, int) and default > 0 else None
 
-    def runs(self, task_id: str) -> bool:
-        return any(task_id.startswith(prefix) for prefix in self.prefixes)
+    def view(self, observation: str) -> AgentView | None:
+        """The view for agents that take `observation`, or None if this family offers none."""
+        return next((v for v in self.views if v.observation == observation), None)
 
     def register(self) -> None:
         """Register the family's gym ids (ids already registered are left alone)."""

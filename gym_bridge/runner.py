@@ -43,6 +43,14 @@ class RunLog:
     def episodes(self) -> int:
         return len(self.rewards)
 
+    def add(self, episode: Any) -> None:
+        """Log one `gym_bridge.episodes.Episode`."""
+        self.rewards.append(episode.reward)
+        self.lengths.append(episode.length)
+        self.first_actions.append(episode.first_action)
+        self.first_states.append(episode.first_state)
+        self.conditions.append(episode.condition)
+
     def summary(self, window: int = 100) -> dict[str, Any]:
         rewards = np.asarray(self.rewards)
         steps = int(np.sum(self.lengths))

@@ -27,8 +27,6 @@ from graphstore.entities import CREATED, check_group, entity_type, graph_entitie
 from graphstore.schema import GROUP_PROPERTY
 from graphstore.taskgraph import uid_of
 
-from .registry import build, is_builtin
-from .rewards import RewardSpecError, reward_spec
 
 MAX_COUNT = 10_000
 OPTION_KEYS = ("params", "count", "group")
@@ -56,141 +54,38 @@ class EntityClass:
         return self.props(params, where) if self.props is not None else dict(params)
 
 
-_SPACES: dict[str, dict[str, EntityClass]] = {}
-GRAPH_FAMILIES = ("neuronav/graph", "rewardgym", "user")
+_USER_CLASSES: dict[str, dict[str, EntityClass]] = {}  # kind -> classes users added
 
 
-def register_entity_class(family: str, entity_class: EntityClass) -> None:
-    """Add (or replace) a class in a family's entity space; its label must be an entity type of the schema.
+def register_entity_class(kind: str, entity_class: EntityClass) -> None:
+    """Add (or replace) a class in the entity space of tasks of `kind` (a Task node's `family`,
+    e.g. 'rewardgym'); its label must be an entity type of the schema."""
+    entity_type(SCHEMA, entity_class.label, f"entity class {entity_class.name!r}")
+    _USER_CLASSES.setdefault(kind, {})[entity_class.name] = entity_class
 
-    The built-in classes register while `tasks` is imported, possibly while the schema is
-    still loading its fragments: they are checked when a space is first used instead.
-    """
-    if SCHEMA.loaded:
+
+def entity_space(kind: str, graph: TaskGraph | None = None) -> dict[str, EntityClass]:
+    """The classes a task of `kind` can create: its family's, then those users added. Tasks of
+    a kind no family owns (e.g. authored in the database) use the graph-task space when they
+    have State nodes."""
+    from .families import family_of_kind, task_family
+
+    family = family_of_kind(kind)
+    if family is None and graph is not None and any(True for _ in graph.nodes("State")):
+        family = task_family("graph")
+    space = {c.name: c for c in family.entity_classes()} if family is not None else {}
+    space.update(_USER_CLASSES.get(kind, {}))
+    for entity_class in space.values():
         entity_type(SCHEMA, entity_class.label, f"entity class {entity_class.name!r}")
-    _SPACES.setdefault(family, {})[entity_class.name] = entity_class
+    return space
 
 
-def entity_space(family: str, graph: TaskGraph | None = None) -> dict[str, EntityClass]:
-    """The classes a task of `family` can create. Tasks of an unknown family (e.g. authored
-    in the database) use the graph-task space when they have State nodes."""
-    if family in _SPACES:
-        for entity_class in _SPACES[family].values():
-            entity_type(SCHEMA, entity_class.label, f"entity class {entity_class.name!r}")
-        return dict(_SPACES[family])
-    if graph is not None and any(True for _ in graph.nodes("State")):
-        return dict(_SPACES[GRAPH_FAMILIES[0]])
-    return {}
-
-
-# -- graph tasks: rewards attached to states ------------------------------------------------
-def _state_local(graph: TaskGraph, index: Any, where: str) -> str:
-    if isinstance(index, bool) or not isinstance(index, int):
-        raise SchemaError(f"{where}: a state index (integer) is needed, got {index!r}")
-    for local_id, props in graph.nodes("State"):
-        if props.get("index") == index:
-            return local_id
-    raise SchemaError(f"{where}: task {graph.task_id!r} has no state {index}")
-
-
-def _occupied(graph: TaskGraph, local_id: str, rel: str, label: str) -> str | None:
+def occupied(graph: TaskGraph, local_id: str, rel: str, label: str) -> str | None:
+    """The uid of the `label` node `local_id` already has a `rel` edge to (one reward per state, ...)."""
     for _, target, data in graph.graph.out_edges(local_id, data=True):
         if data["rel"] == rel and graph.label(target) == label:
             return uid_of(graph.task_id, target)
     return None
-
-
-def _attach_graph_reward(graph: TaskGraph, local_id: str, params: dict[str, Any], state: Any, where: str) -> None:
-    source = _state_local(graph, state, where)
-    existing = _occupied(graph, source, "HAS_REWARD", "Reward")
-    if existing is not None:
-        raise SchemaError(f"{where}: state {state} of task {graph.task_id!r} already has a reward ({existing})")
-    graph.add_edge(source, local_id, "HAS_REWARD")
-
-
-def _graph_reward_props(params: dict[str, Any], where: str) -> dict[str, Any]:
-    if "value" in params:  # shorthand for a fixed reward, as in grids
-        params = dict(params)
-        params["values"] = [params.pop("value")]
-    try:
-        return reward_spec(params, where).node_props()
-    except RewardSpecError as exc:
-        raise SchemaError(str(exc)) from None
-
-
-GRAPH_REWARD = EntityClass(
-    "Reward", "Reward", "state", _attach_graph_reward, {"kind": "fixed"}, _graph_reward_props,
-    "A reward source paid at a state: value (fixed), or kind, values, probs, borders, sd as in task files.",
-)
-for _family in GRAPH_FAMILIES:
-    register_entity_class(_family, GRAPH_REWARD)
-
-
-# -- grid tasks: objects attached to cells (node types of the grid family) ---------------------
-def _cell_local(graph: TaskGraph, cell: Any, where: str) -> str:
-    if (
-        not isinstance(cell, (list, tuple)) or len(cell) != 2
-        or any(isinstance(v, bool) or not isinstance(v, int) for v in cell)
-    ):
-        raise SchemaError(f"{where}: a cell [row, col] is needed, got {cell!r}")
-    row, col = cell
-    for local_id, props in graph.nodes("Cell"):
-        if props.get("row") == row and props.get("col") == col:
-            if props.get("wall"):
-                raise SchemaError(f"{where}: cell ({row}, {col}) of task {graph.task_id!r} is a wall")
-            return local_id
-    raise SchemaError(f"{where}: task {graph.task_id!r} has no cell ({row}, {col})")
-
-
-def _grid_attach(rel: str) -> Attach:
-    def attach(graph: TaskGraph, local_id: str, params: dict[str, Any], cell: Any, where: str) -> None:
-        source = _cell_local(graph, cell, where)
-        label = graph.label(local_id)
-        existing = _occupied(graph, source, rel, label)
-        if existing is not None:
-            raise SchemaError(
-                f"{where}: cell {tuple(cell)} of task {graph.task_id!r} already holds a {label} ({existing})"
-            )
-        graph.add_edge(source, local_id, rel)
-        if label == "Warp":
-            graph.add_edge(local_id, _cell_local(graph, params.get("_to"), f"{where}: to"), "WARPS_TO")
-
-    return attach
-
-
-def _grid_reward_props(params: dict[str, Any], where: str) -> dict[str, Any]:
-    value = params.pop("value", None if "values" in params else 1.0)
-    if value is not None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SchemaError(f"{where}: 'value' must be a number, got {value!r}")
-        params["values"] = [float(value)]
-    return {"kind": "fixed", **params}
-
-
-def _warp_props(params: dict[str, Any], where: str) -> dict[str, Any]:
-    if "to" not in params:
-        raise SchemaError(f"{where}: a Warp needs 'to': the [row, col] it takes the agent to")
-    return {"_to": params.pop("to"), **params}
-
-
-def register_grid_entities(family: str = "neuronav/grid") -> bool:
-    """The grid family's objects as entity classes, if the schema has the grid types."""
-    if not {"Cell", "Key", "Door", "Warp", "Marker"} <= set(SCHEMA.nodes):
-        return False
-    has_object = _grid_attach("HAS_OBJECT")
-    for cls in (
-        EntityClass("Reward", "Reward", "cell", _grid_attach("HAS_REWARD"), {"visible": True},
-                    _grid_reward_props, "A reward lying on a cell (value, visible, terminate)."),
-        EntityClass("Key", "Key", "cell", has_object, {}, None, "A key lying on a cell."),
-        EntityClass("Door", "Door", "cell", has_object, {"orientation": "h"}, None, "A locked door on a cell."),
-        EntityClass("Warp", "Warp", "cell", has_object, {}, _warp_props, "A warp on a cell to the cell `to`."),
-        EntityClass("Marker", "Marker", "cell", has_object, {"color": [255, 0, 0]}, None, "A coloured cell."),
-    ):
-        register_entity_class(family, cls)
-    return True
-
-
-register_grid_entities()
 
 
 # -- create ------------------------------------------------------------------------------------
@@ -294,6 +189,8 @@ def create(store: GraphStore, task_id: str, request: Mapping[str, Any]) -> list[
     `graphtasks entities create` do. Fails with ConflictError (nothing written) if the task
     changed since it was read.
     """
+    from .families import build, is_builtin
+
     if task_id not in store and is_builtin(task_id):
         store.put(build(task_id))
     graph = store.get(task_id)

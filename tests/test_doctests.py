@@ -12,7 +12,7 @@ import pytest
 
 ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an example
     "graphstore.store": "open_store",
-    "tasks.registry": "build",
+    "tasks.families": "build",
     "gym_bridge.graph.compiled": "compile_task",
     "gym_bridge.graph.env": "GraphTaskEnv",
     "gym_bridge.grid.env": "GridEnv",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from pathlib import Path
 
@@ -30,18 +31,37 @@ def test_each_part_is_where_the_family_says(name: str) -> None:
         assert gym.spec(gym_id.id).entry_point == fam.env
         assert gym.spec(gym_id.id).vector_entry_point == fam.vector_env
     assert fam.episode_length in fam.env_class().__init__.__code__.co_varnames
-    for catalog in fam.catalogs:
-        for task_id in tasks.builtin_ids(catalog):
+    assert fam.tasks is tasks.task_family(name)
+    for catalogue in fam.tasks.catalogues:
+        for task_id in catalogue.ids():
             assert family_of(task_id) is fam, task_id
+            assert tasks.family_of(task_id) is fam.tasks, task_id
     if fam.bench:
         module, _, function = fam.bench.partition(":")
         assert callable(getattr(importlib.import_module(module), function))
 
 
-def test_family_of_takes_the_longest_prefix() -> None:
+def test_family_of_takes_the_longest_user_prefix() -> None:
     assert family_of("user/poge/maze").name == "poge"
+    assert family_of("user/grid/maze/small").name == "grid"
     assert family_of("user/my-task").name == "graph"
-    assert family_of("something/else").name == "graph"  # tasks written by hand are graph tasks
+
+
+def test_a_stored_task_is_of_the_kind_its_task_node_names(tmp_path) -> None:
+    """Whatever its id: a grid stored as 'mine/maze' is a grid; a kind no family owns (a task
+    written by hand) is run as a graph task; an id neither stored nor known is one clear error."""
+    from graphstore import open_store
+
+    location = str(tmp_path / "s.lbug")
+    grid = tasks.build("neuronav/grid/empty/micro").copy("mine/maze")
+    with open_store(location) as store:
+        store.put(grid.seal())
+        store.put(tasks.build("rewardgym/hcp").copy("lab/hcp").seal())
+    assert family_of("mine/maze", location).name == "grid"
+    assert type(make_env("mine/maze", store=location)).__name__ == "GridEnv"
+    assert family_of("lab/hcp", location).name == "graph"
+    with pytest.raises(tasks.UnknownTask, match="unknown task 'something/else'"):
+        family_of("something/else", location)
 
 
 def test_an_unknown_family_is_one_clear_error() -> None:
@@ -51,18 +71,24 @@ def test_an_unknown_family_is_one_clear_error() -> None:
 
 def test_a_family_added_at_run_time_registers_its_gym_ids() -> None:
     graph = family("graph")
+    chain = dataclasses.replace(
+        graph.tasks, name="chain-demo", kinds=("chain-demo",),
+        catalogues=(dataclasses.replace(graph.tasks.catalogues[1], prefix="demo/chain/", kind="chain-demo"),),
+        user_files=None,
+    )
     extra = Family(
-        name="chain-demo", prefixes=("demo/chain/",), env=graph.env, make_env=graph.make_env,
-        episode_length=graph.episode_length,
+        tasks=chain, env=graph.env, make_env=graph.make_env, episode_length=graph.episode_length,
         gym_ids=lambda: [GymId("graphtasks/ChainDemo-v0", {"task": "rewardgym/hcp"})],
     )
     try:
         register_family(extra)
         env = gym.make("graphtasks/ChainDemo-v0", store=":memory:")
         assert env.unwrapped.compiled.task_id == "rewardgym/hcp"
-        assert family_of("demo/chain/x") is extra
+        assert family_of("demo/chain/hcp") is extra
+        assert tasks.family_of("demo/chain/hcp") is chain
     finally:
         _FAMILIES.pop("chain-demo")
+        tasks.families._FAMILIES.pop("chain-demo")
         gym.registry.pop("graphtasks/ChainDemo-v0")
 
 

@@ -97,7 +97,7 @@ def test_three_target_tuple_in_the_environment():
     graph = {0: ([1, 2, 3], 0.7), 1: [], 2: [], 3: []}
     definition = {"name": "tuple3", "reward_on": "terminal", "graph": {str(k): v for k, v in graph.items()}}
     definition["graph"]["0"] = {"targets": [1, 2, 3], "p": 0.7}
-    env = GraphTaskEnv(tasks.graph_tasks.build_graph_task("user/tuple3", "user", definition))
+    env = GraphTaskEnv(tasks.graph.definitions.build_graph_task("user/tuple3", "user", definition))
     env.reset(seed=1)
     for action in range(3):
         counts = Counter()

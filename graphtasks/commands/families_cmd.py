@@ -6,13 +6,13 @@ import argparse
 
 from .output import add_format_argument, print_rows
 
-COLUMNS = ("family", "task ids", "built-in tasks", "gym ids", "observation types", "vector env", "docs")
+COLUMNS = ("family", "task ids", "built-in tasks", "gym ids", "observation types", "agents take", "changes", "docs")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "families",
-        help="list the task families: id prefixes, built-in tasks, gym ids, observation types, docs",
+        help="list the task families: task ids, built-in tasks, gym ids, observations, changes, docs",
         description="Every installed task family (built-in and from entry points), one row each.",
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="also the modules of each part")
@@ -21,26 +21,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_families(args: argparse.Namespace) -> int:
-    import tasks
     from gym_bridge import families
 
     columns = list(COLUMNS)
     if args.verbose:
-        columns += ["env", "compiled form", "commands", "benchmark"]
+        columns += ["vector env", "env", "compiled form", "commands", "benchmark"]
     rows = []
     for family in families():
+        declared = family.tasks
+        prefixes = [c.prefix for c in declared.catalogues] + ([declared.user_files.prefix] if declared.user_files else [])
         row = [
             family.name,
-            " ".join(family.prefixes),
-            sum(len(tasks.builtin_ids(catalog)) for catalog in family.catalogs),
+            " ".join(prefixes),
+            len(declared.builtin_ids()),
             len(list(family.gym_ids())),
             " ".join(family.observations) if family.observations is not None else "",
-            "yes" if family.vector_env else "no",
+            " ".join(view.observation for view in family.views),
+            " ".join(declared.changes) or "-",
             family.docs,
         ]
         if args.verbose:
             compiled = f"{family.compiled.__module__}.{family.compiled.__name__}" if family.compiled else ""
-            row += [family.env, compiled, family.cli or "", family.bench or ""]
+            row += ["yes" if family.vector_env else "no", family.env, compiled, family.cli or "", family.bench or ""]
         rows.append(row)
     print_rows(columns, rows, args.format)
     return 0

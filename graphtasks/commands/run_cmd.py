@@ -1,21 +1,24 @@
-"""`graphtasks run TASK --agent q --episodes N --seed S`: train a reference agent, show progress
-and a summary (with the two-step stay analysis where it applies), optionally plot."""
+"""`graphtasks run TASK --agent q --episodes N --seed S`: one run of an agent on a task, with
+progress and a summary (with the two-step stay analysis where it applies), optionally a plot.
+
+A run is the experiment of one cell (`graphtasks.experiments.spec.single_run_spec`), played by
+the same loop with the same seed tree as an experiment's cells: `graphtasks run TASK --seed 0`
+walks the episodes of a spec's cell of seed 0 on that task.
+"""
 
 from __future__ import annotations
 
 import argparse
 import io
 import json
-import math
+import time
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from gym_bridge import make_env
-from gym_bridge.agents import AGENTS, AgentSettingError, check_agent_settings
-from gym_bridge.graph.env import GraphTaskEnv
-from gym_bridge.runner import action_count, agent_state_count, run_episodes, stay_probabilities
+from gym_bridge.agents import AGENTS
+from gym_bridge.runner import RunLog
 
 from .errors import CommandError, blame
 from .files import write_output
@@ -23,57 +26,57 @@ from .output import parse_params
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("run", help="run a reference agent on a task")
-    parser.add_argument("task", help="task id, e.g. rewardgym/two-step")
+    parser = subparsers.add_parser("run", help="run an agent on a task (one run of the experiment loop)")
+    parser.add_argument("task", help="task id, e.g. rewardgym/two-step (built in, or any task in the store)")
     parser.add_argument("--agent", choices=sorted(AGENTS), default="q")
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-steps", type=int, help="episode length (default: the environment's)")
     parser.add_argument("--schedule", action="store_true", help="play the task's trial schedule (block structure)")
     parser.add_argument("--agent-param", action="append", metavar="KEY=VALUE", help="agent setting, e.g. beta=3")
     parser.add_argument(
         "--env-param", action="append", metavar="KEY=VALUE", help="environment setting, e.g. time_penalty=0.01"
     )
     parser.add_argument("--plot", metavar="FILE.png", help="save a learning curve (needs matplotlib)")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON, with every episode's return")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=cmd_run)
 
 
-def agent_params(agent: str, items: list[str] | None) -> dict[str, Any]:
-    """--agent-param values checked against the agent's settings: known names, numbers for numbers."""
-    params = parse_params(items, "--agent-param")
-    for key, value in params.items():
-        try:
-            check_agent_settings(agent, {key: value})
-        except AgentSettingError as exc:
-            raise CommandError(f"--agent-param {key}: {exc}") from None
-    return params
-
-
 def cmd_run(args: argparse.Namespace) -> int:
+    from graphtasks.experiments.runs import cells, play_run, stay_probabilities
+    from graphtasks.experiments.spec import single_run_spec
+    from graphtasks.experiments.versions import prepare_versions
+
     env_params = parse_params(args.env_param, "--env-param")
-    chosen_agent = agent_params(args.agent, args.agent_param)  # checked before the env is built
-    with blame("--env-param", active=bool(env_params)):
-        env = make_env(args.task, store=args.store, **env_params)
-    n_states = agent_state_count(env)
-    with blame("--agent-param", active=bool(chosen_agent)):
-        agent = AGENTS[args.agent](n_states, action_count(env), seed=args.seed, **chosen_agent)
+    agent_params = parse_params(args.agent_param, "--agent-param")
+    spec = single_run_spec(
+        args.task, args.agent, args.seed, args.episodes, agent_params, env_params, args.max_steps, args.schedule,
+        args.store,
+    )
+    (cell,) = cells(spec)
+    versions = prepare_versions(spec, args.store)
+    graph = next(iter(versions.values())).graph
     bar = tqdm(total=args.episodes, desc=args.task, unit="ep", disable=args.no_progress, leave=False)
-
-    def tick(episode: int, log) -> None:
-        bar.update(1)
-        if episode % 50 == 0:
-            bar.set_postfix(reward=f"{sum(log.rewards[-100:]) / len(log.rewards[-100:]):.3f}")
-
-    log = run_episodes(env, agent, args.episodes, seed=args.seed, schedule=args.schedule, on_episode=tick)
+    log = RunLog(graph.task_id)
+    played = []
+    started = time.perf_counter()
+    with blame("--env-param", active=bool(env_params)), blame("--agent-param", active=bool(agent_params)):
+        for item in play_run(spec, cell, versions):
+            episode = item.episode
+            played.append(episode)
+            log.add(episode)
+            bar.update(1)
+            if episode.index % 50 == 0:
+                bar.set_postfix(reward=f"{sum(log.rewards[-100:]) / len(log.rewards[-100:]):.3f}")
     bar.close()
-    summary = log.summary()
-    summary["agent"] = args.agent
-    if isinstance(env, GraphTaskEnv) and (env.compiled.probs[env.compiled.start] % 1.0 > 0).any():
-        stay = stay_probabilities(log, env)
-        summary["stay_probability"] = {k: round(v, 3) for k, v in stay.items() if not math.isnan(v)}
+    log.seconds = time.perf_counter() - started
+    summary: dict[str, Any] = {**log.summary(), "agent": args.agent, "seed": args.seed}
+    stay = stay_probabilities(played, graph)
+    if stay:
+        summary["stay_probability"] = {k: round(v, 3) for k, v in stay.items()}
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps({**summary, "returns": log.rewards, "lengths": log.lengths}, indent=2))
     else:
         for key, value in summary.items():
             if isinstance(value, dict):

@@ -18,7 +18,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     load = sub.add_parser("load", help="build tasks and put them into the store")
     load.add_argument("ids", nargs="*", help="built-in task ids (see `tasks list --builtin`)")
     load.add_argument("--all", action="store_true", help="every built-in task")
-    load.add_argument("--file", action="append", default=[], help="a task definition file (JSON); repeatable")
+    load.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        help="your own task file of any family: a graph task (.json), a grid map or a POGE world (.txt); repeatable",
+    )
+    load.add_argument("--family", help="read --file as a file of this family instead of recognising it")
     load.add_argument("--param", action="append", metavar="KEY=VALUE", help="override a task parameter")
     load.set_defaults(func=cmd_load)
 
@@ -40,7 +46,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     if params and args.all:
         raise CommandError("tasks load: --param applies to named tasks, not to --all")
     graphs = [tasks.build(task_id, **params) for task_id in ids]  # build all first: bad input writes nothing
-    graphs += [tasks.build_from_file(path, **params) for path in args.file]
+    graphs += [graph for path in args.file for graph in tasks.read_file(path, family=args.family, **params)]
     with open_store(args.store, "w") as store:
         changed = 0
         for graph in graphs:
@@ -51,7 +57,7 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     if args.builtin:
-        builtins = [[tid, tasks.resolve(tid)[0].name] for tid in tasks.builtin_ids()]
+        builtins = [[tid, tasks.resolve(tid)[0].kind] for tid in tasks.builtin_ids()]
         print_rows(["id", "family"], builtins, args.format)
         return 0
     with open_store(args.store, "r") as store:

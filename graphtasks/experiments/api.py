@@ -68,7 +68,7 @@ def run_and_record(
             on_result(cell)
 
     try:
-        result = run_experiment(spec, workers=workers, skip=done, on_result=record, dask=dask)
+        result = run_experiment(spec, workers=workers, skip=done, on_result=record, dask=dask, store=store)
     finally:
         recorder.flush()
     with open_store(store, "r") as opened:

@@ -9,20 +9,23 @@
     time_penalty = 0.01
 
     [[agents]]
-    name = "q"                     # a reference agent (graphtasks run --help lists them)
+    name = "q"                     # an agent (graphtasks agents lists them and the tasks each takes)
     params = { lr = 0.1 }
     grid = { beta = [1.0, 5.0] }   # one run per value (per combination for several)
+    tasks = ["neuronav/grid/t_maze/small"]   # optional: only these of the experiment's tasks
 
     [[phases]]
     name = "learning"
     episodes = 200
-    max_steps = 100                # the episode length of this phase
+    max_steps = 100                # the episode length of this phase (or { "task id" = steps, ... })
     [[phases]]
     name = "goal moved"
     episodes = 200
     learn = true                   # false: a test phase, the agent acts but does not learn
+    agent = { epsilon = 0.0 }      # agent settings for this phase only (here: greedy)
+    env = { time_penalty = 0.0 }   # environment settings for this phase only
     start = [9, 5]                 # "default", "random", a cell / state, or a list to cycle through
-    changes = { rewards = [{ cell = [1, 1], value = 1.0 }] }   # see tasks.variants
+    changes = { rewards = [{ cell = [1, 1], value = 1.0 }] }   # what the task's family can change
     probe = { options = [[0, 0], [1, 0]], temperature = 5.0 }  # a preference recorded at the phase's end
 
     [[conditions]]                 # optional: runs in several conditions (between runs)
@@ -30,11 +33,15 @@
     [conditions.phases."goal moved"]   # fields that differ from the phase of that name
     start = [2, 3]
 
-Every error is one line naming the file, the line and the field.
+Tasks are any stored task: built-in ids are built from their files, others are read from the
+store (`graphtasks tasks load --file`, `graphtasks poge load`), and `id@hash` pins a version
+(see `graphtasks.experiments.versions`). Every error is one line naming the file, the line
+and the field.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import re
 import tomllib
@@ -42,21 +49,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from graphstore import TaskGraph, did_you_mean
+from graphstore import GraphStore, TaskGraph, did_you_mean
 from graphstore.errors import GraphtasksError
-from gym_bridge.agents import AGENTS, AgentSettingError, check_agent_settings
-from tasks import build as build_task
+from gym_bridge import family_of
+from gym_bridge.agents import AGENT_INFO, AGENTS, AgentSettingError, agent_settings, check_agent_settings
+from gym_bridge.starts import StartError
+from tasks import unpinned, variant_id
 from tasks.data import data_dir
-from tasks.variants import task_variant, variant_id
 
-FAMILIES = ("neuronav/grid/", "neuronav/graph/", "rewardgym/")  # tasks whose phases can change them
+from .versions import TaskSource
+
 TOP_TABLES = ("experiment", "env", "agents", "phases", "conditions")
 EXPERIMENT_KEYS = ("name", "description", "reference", "tasks", "seeds", "record")
 RECORD = ("auto", "episodes", "steps")
-AGENT_KEYS = ("name", "label", "params", "grid")
-PHASE_KEYS = ("name", "episodes", "max_steps", "task", "learn", "start", "schedule", "changes", "probe")
+AGENT_KEYS = ("name", "label", "params", "grid", "tasks")
+PHASE_KEYS = (
+    "name", "episodes", "max_steps", "task", "learn", "agent", "env", "start", "schedule", "changes", "probe",
+)
 CONDITION_KEYS = ("name", "phases")
 PROBE_KEYS = ("options", "temperature")
+ENV_FIXED = ("self", "task", "store", "render_mode", "knowledge")  # not settings a spec gives
 
 
 class ExperimentSpecError(GraphtasksError, ValueError):
@@ -65,18 +77,22 @@ class ExperimentSpecError(GraphtasksError, ValueError):
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """One agent with one setting of its parameters (a grid gives several)."""
+    """One agent with one setting of its parameters (a grid gives several), on `tasks` (none: all)."""
 
     name: str
     label: str
     params: dict[str, Any]
+    tasks: tuple[str, ...] = ()
+
+    def runs_on(self, task: str) -> bool:
+        return not self.tasks or task in self.tasks
 
 
 @dataclass(frozen=True)
 class PhaseSpec:
     name: str
     episodes: int
-    max_steps: int | None = None
+    max_steps: int | dict[str, int] | None = None  # one length, or one per task id (others: the env's)
     task: str | None = None  # None: the run's task
     learn: bool = True
     start: Any = None  # None (the task's start), "random", a list cycled through, or {"random": [...]}
@@ -84,11 +100,19 @@ class PhaseSpec:
     changes: dict[str, Any] = field(default_factory=dict)
     probe: tuple[tuple[int, int], ...] = ()  # (state, action) options whose preference is recorded at the end
     probe_temperature: float = 1.0
+    agent: dict[str, Any] = field(default_factory=dict)  # agent settings in this phase only
+    env: dict[str, Any] = field(default_factory=dict)  # env settings in this phase only
 
     def task_id(self, run_task: str) -> str:
         """The id of the task version this phase runs when the run's task is `run_task`."""
-        base = self.task or run_task
+        base = unpinned(self.task or run_task)
         return variant_id(base, self.changes) if self.changes else base
+
+    def steps_limit(self, run_task: str) -> int | None:
+        """The episode length of this phase for runs of `run_task` (None: the env's default)."""
+        if isinstance(self.max_steps, dict):
+            return self.max_steps.get(self.task or run_task)
+        return self.max_steps
 
 
 @dataclass(frozen=True)
@@ -110,8 +134,9 @@ class ExperimentSpec:
     env: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     reference: str = ""
-    record: str = "auto"  # "steps": a Trial per step too; "auto": steps for trial tasks (rewardgym/)
+    record: str = "auto"  # "steps": a Trial per step too; "auto": as the task's family says (trial tasks)
     conditions: tuple[ConditionSpec, ...] = ()  # none: one unnamed condition, the phases as given
+    graphs: Mapping[str, TaskGraph] = field(default_factory=dict, compare=False, repr=False)  # by version id
 
     def condition_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.conditions) or ("",)
@@ -125,8 +150,9 @@ class ExperimentSpec:
             raise KeyError(f"no condition {condition!r}")
         return self.phases
 
-    def records_steps(self, task_id: str) -> bool:
-        return self.record == "steps" or (self.record == "auto" and task_id.startswith("rewardgym/"))
+    def records_steps(self, graph: TaskGraph) -> bool:
+        """Whether runs record a Trial per step on this task version."""
+        return self.record == "steps" or (self.record == "auto" and family_of(graph).records_steps(graph))
 
 
 class _Lines:
@@ -165,9 +191,11 @@ class _Lines:
 
 
 class _Checker:
-    def __init__(self, path: str, text: str) -> None:
+    def __init__(self, path: str, text: str, source: TaskSource) -> None:
         self.path = path
         self.lines = _Lines(text)
+        self.source = source
+        self.versions: dict[str, TaskGraph] = {}  # every task version a phase runs, by id
 
     def where(self, field_path: str) -> str:
         line = self.lines.line(field_path)
@@ -215,22 +243,27 @@ def spec_path(name_or_path: str | Path) -> Path:
     raise ExperimentSpecError(f"{name_or_path}: no such file, nor a shipped spec{hint} (shipped: {', '.join(shipped)})")
 
 
-def load_spec(path: str | Path) -> ExperimentSpec:
-    """Read and check a spec file (or a shipped spec by name); ExperimentSpecError names what is wrong."""
+def load_spec(path: str | Path, store: GraphStore | str | None = None) -> ExperimentSpec:
+    """Read and check a spec file (or a shipped spec by name); ExperimentSpecError names what is wrong.
+
+    Tasks that are not built in are read from `store` (None: the default store).
+    """
     p = spec_path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ExperimentSpecError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    return parse_spec(text, str(p))
+    return parse_spec(text, str(p), store)
 
 
-def parse_spec(text: str, path: str = "<spec>") -> ExperimentSpec:
+def parse_spec(text: str, path: str = "<spec>", store: GraphStore | str | None = None) -> ExperimentSpec:
+    """Check a spec's text (see the module docstring); `path` names it in errors, `store` holds
+    the tasks that are not built in."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentSpecError(f"{path}: not valid TOML: {exc}") from None
-    check = _Checker(path, text)
+    check = _Checker(path, text, TaskSource(store))
     check.keys(data, TOP_TABLES, "")
     experiment = check.keys(data.get("experiment", {}), EXPERIMENT_KEYS, "experiment")
     if "experiment" not in data:
@@ -238,10 +271,10 @@ def parse_spec(text: str, path: str = "<spec>") -> ExperimentSpec:
     name = check.text(experiment.get("name"), "experiment.name")
     tasks = _tasks(check, experiment.get("tasks"))
     seeds = _seeds(check, experiment.get("seeds", 1))
-    env = dict(check.keys(data.get("env", {}), tuple(data.get("env", {})), "env"))
-    agents = _agents(check, data.get("agents"))
-    phases = _phases(check, data.get("phases"), tasks)
-    conditions = _conditions(check, data.get("conditions"), data["phases"], tasks)
+    env = _env_settings(check, data.get("env", {}), "env", tasks)
+    agents = _agents(check, data.get("agents"), tasks)
+    phases = _phases(check, data.get("phases"), tasks, agents)
+    conditions = _conditions(check, data.get("conditions"), data["phases"], tasks, agents)
     record = experiment.get("record", "auto")
     if record not in RECORD:
         raise check.fail("experiment.record", f"expected one of {', '.join(RECORD)}, got {record!r}")
@@ -257,6 +290,7 @@ def parse_spec(text: str, path: str = "<spec>") -> ExperimentSpec:
         str(experiment.get("reference", "")),
         record,
         conditions,
+        dict(check.versions),
     )
 
 
@@ -267,17 +301,35 @@ def _tasks(check: _Checker, value: Any) -> tuple[str, ...]:
         raise check.fail("experiment.tasks", f"expected a list of task ids, got {value!r}")
     for i, task_id in enumerate(value):
         _known_task(check, task_id, f"experiment.tasks[{i}]")
+    if len(set(value)) != len(value):
+        raise check.fail("experiment.tasks", "a task is listed twice")
     return tuple(value)
 
 
-def _known_task(check: _Checker, task_id: Any, field_path: str) -> None:
+def _known_task(check: _Checker, task_id: Any, field_path: str) -> TaskGraph:
     check.text(task_id, field_path)
-    if not task_id.startswith(FAMILIES):
-        raise check.fail(field_path, f"{task_id!r}: experiments run grid and graph tasks ({', '.join(FAMILIES)}...)")
     try:
-        build_task(task_id)
+        return check.source.graph(task_id)
     except GraphtasksError as exc:
         raise check.fail(field_path, str(exc)) from None
+
+
+def _env_settings(
+    check: _Checker, value: Any, field_path: str, tasks: tuple[str, ...], sep: str = "."
+) -> dict[str, Any]:
+    """Environment settings: each must be a setting of the env of every task they apply to."""
+    settings = dict(check.keys(value, tuple(value) if isinstance(value, Mapping) else (), field_path))
+    for task_id in tasks:
+        family = family_of(check.source.graph(task_id))
+        known = [k for k in inspect.signature(family.env_class()).parameters if k not in ENV_FIXED]
+        for key in settings:
+            if key not in known:
+                raise check.fail(
+                    f"{field_path}{sep}{key}",
+                    f"{task_id} ({family.name} tasks) has no setting {key!r}{did_you_mean(key, known)} "
+                    f"(settings: {', '.join(known)})",
+                )
+    return settings
 
 
 def _seeds(check: _Checker, value: Any) -> tuple[int, ...]:
@@ -291,7 +343,12 @@ def _seeds(check: _Checker, value: Any) -> tuple[int, ...]:
     return seeds
 
 
-def _agents(check: _Checker, value: Any) -> tuple[AgentSpec, ...]:
+def agent_observation(name: str) -> str:
+    """The observation agent `name` acts on ('index' for the tabular agents)."""
+    return str(getattr(AGENT_INFO[name].cls, "observation", "index"))
+
+
+def _agents(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[AgentSpec, ...]:
     if not isinstance(value, list) or not value:
         raise ExperimentSpecError(f"{check.path}: no [[agents]]: list at least one agent")
     out: list[AgentSpec] = []
@@ -309,20 +366,52 @@ def _agents(check: _Checker, value: Any) -> tuple[AgentSpec, ...]:
         for key, values in grid.items():
             if not isinstance(values, list) or not values:
                 raise check.fail(f"{at}.grid.{key}", f"expected a non-empty list of values, got {values!r}")
-        for key, value_ in [*params.items(), *((k, v[0]) for k, v in grid.items())]:
+            if key in params:
+                raise check.fail(f"{at}.grid.{key}", f"{key!r} is also set in {at}.params; give it in one place")
+        for key, value_ in [*params.items(), *((k, v) for k, vs in grid.items() for v in vs)]:
             section = "params" if key in params else "grid"
             _agent_setting(check, name, key, value_, f"{at}.{section}.{key}")
+        runs_on = _agent_tasks(check, item.get("tasks"), f"{at}.tasks", tasks)
+        for task_id in runs_on or tasks:
+            _takes(check, name, task_id, f"{at}.name")
         label = str(item.get("label") or name)
         keys = sorted(grid)
         for combination in itertools.product(*(grid[k] for k in keys)):
             chosen = {**params, **dict(zip(keys, combination))}
             suffix = " ".join(f"{k}={v}" for k, v in zip(keys, combination))
-            out.append(AgentSpec(name, f"{label} {suffix}".strip(), chosen))
+            out.append(AgentSpec(name, f"{label} {suffix}".strip(), chosen, runs_on))
     labels = [a.label for a in out]
     duplicate = next((x for x in labels if labels.count(x) > 1), None)
     if duplicate:
         raise ExperimentSpecError(f"{check.path}: two agents are labelled {duplicate!r}; give them distinct labels")
     return tuple(out)
+
+
+def _agent_tasks(check: _Checker, value: Any, field_path: str, tasks: tuple[str, ...]) -> tuple[str, ...]:
+    """The experiment's tasks an agent is limited to (none given: all of them)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise check.fail(field_path, f"expected a list of the experiment's task ids, got {value!r}")
+    for j, task_id in enumerate(value):
+        if task_id not in tasks:
+            raise check.fail(f"{field_path}[{j}]", f"{task_id!r} is not one of experiment.tasks ({', '.join(tasks)})")
+    return tuple(value)
+
+
+def _takes(check: _Checker, agent: str, task_id: str, field_path: str) -> None:
+    """Refuse an agent on a task whose family offers no observation of the kind the agent takes."""
+    family = family_of(check.source.graph(task_id))
+    observation = agent_observation(agent)
+    if family.view(observation) is None:
+        offered = ", ".join(v.observation for v in family.views)
+        raise check.fail(
+            field_path,
+            f"the {agent} agent cannot run on {task_id}: it takes {observation} observations, "
+            f"{family.name} tasks offer {offered} (limit the agent with tasks = [...])",
+        )
 
 
 def _agent_setting(check: _Checker, agent: str, key: str, value: Any, field_path: str) -> None:
@@ -332,10 +421,12 @@ def _agent_setting(check: _Checker, agent: str, key: str, value: Any, field_path
         raise check.fail(field_path, str(exc)) from None
 
 
-def _phases(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[PhaseSpec, ...]:
+def _phases(
+    check: _Checker, value: Any, tasks: tuple[str, ...], agents: tuple[AgentSpec, ...]
+) -> tuple[PhaseSpec, ...]:
     if not isinstance(value, list) or not value:
         raise ExperimentSpecError(f"{check.path}: no [[phases]]: list at least one phase")
-    out = tuple(_phase(check, item, f"phases[{i}]", tasks, i) for i, item in enumerate(value))
+    out = tuple(_phase(check, item, f"phases[{i}]", tasks, agents, i) for i, item in enumerate(value))
     names = [p.name for p in out]
     duplicate = next((x for x in names if names.count(x) > 1), None)
     if duplicate:
@@ -343,7 +434,10 @@ def _phases(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[PhaseS
     return out
 
 
-def _phase(check: _Checker, item: Any, at: str, tasks: tuple[str, ...], i: int, fields: str = "") -> PhaseSpec:
+def _phase(
+    check: _Checker, item: Any, at: str, tasks: tuple[str, ...], agents: tuple[AgentSpec, ...], i: int,
+    fields: str = "",
+) -> PhaseSpec:
     """One phase; `fields` is where its fields are written when that differs from `at` (a condition's
     changes to a phase are checked as that phase with those fields)."""
     item = check.keys(item, PHASE_KEYS, at)
@@ -352,22 +446,30 @@ def _phase(check: _Checker, item: Any, at: str, tasks: tuple[str, ...], i: int, 
     if "episodes" not in item:
         raise check.fail(at, "missing field episodes")
     episodes = check.integer(item["episodes"], f"{where}.episodes")
-    max_steps = check.integer(item["max_steps"], f"{where}.max_steps") if "max_steps" in item else None
     task = item.get("task")
     if task is not None:
         _known_task(check, task, f"{where}.task")
+        for agent in agents:  # every run goes through this phase on this task
+            _takes(check, agent.name, task, f"{where}.task")
+    runs = [task] if task else list(tasks)
+    max_steps = _max_steps(check, item.get("max_steps"), f"{where}.max_steps", runs)
     for flag in ("learn", "schedule"):
         if flag in item and not isinstance(item[flag], bool):
             raise check.fail(f"{where}.{flag}", f"expected true or false, got {item[flag]!r}")
     changes = dict(check.keys(item.get("changes", {}), tuple(item.get("changes", {})), f"{where}.changes"))
     versions = []
-    for task_id in [task] if task else tasks:
+    for task_id in runs:
+        base = check.source.graph(task_id)
         try:
-            versions.append(task_variant(task_id, changes, check.where(f"{where}.changes")))
+            version = family_of(base).tasks.change(base, changes, check.where(f"{where}.changes"))
         except GraphtasksError as exc:
             raise ExperimentSpecError(str(exc)) from None
+        check.versions.setdefault(version.task_id, version)
+        versions.append(version)
+    env = _env_settings(check, item.get("env", {}), f"{where}.env", tuple(runs))
+    agent_settings = _phase_agent(check, item.get("agent", {}), f"{where}.agent", agents)
     start = _start(check, item.get("start"), f"{where}.start", versions)
-    probe, temperature = _probe(check, item.get("probe"), f"{where}.probe", versions)
+    probe, temperature = _probe(check, item.get("probe"), f"{where}.probe", versions, agents)
     return PhaseSpec(
         name,
         episodes,
@@ -379,11 +481,41 @@ def _phase(check: _Checker, item: Any, at: str, tasks: tuple[str, ...], i: int, 
         changes,
         probe,
         temperature,
+        agent_settings,
+        env,
     )
 
 
+def _max_steps(check: _Checker, value: Any, field_path: str, runs: list[str]) -> int | dict[str, int] | None:
+    """One episode length, or a table of them by task id."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        out = {}
+        for task_id, steps in value.items():
+            if task_id not in runs:
+                raise check.fail(f"{field_path}.{task_id}", f"{task_id!r} is not a task of this phase ({', '.join(runs)})")
+            out[task_id] = check.integer(steps, f"{field_path}.{task_id}")
+        return out
+    return check.integer(value, field_path)
+
+
+def _phase_agent(check: _Checker, value: Any, field_path: str, agents: tuple[AgentSpec, ...]) -> dict[str, Any]:
+    """Agent settings for one phase: each must be a setting of at least one of the agents, and
+    of the right type for every agent that has it (agents without it are left as they are)."""
+    settings = dict(check.keys(value, tuple(value) if isinstance(value, Mapping) else (), field_path))
+    for key, setting in settings.items():
+        having = [a.name for a in agents if key in agent_settings(a.name)]
+        if not having:
+            names = sorted({a.name for a in agents})
+            raise check.fail(f"{field_path}.{key}", f"none of the agents ({', '.join(names)}) has a setting {key!r}")
+        for agent in sorted(set(having)):
+            _agent_setting(check, agent, key, setting, f"{field_path}.{key}")
+    return settings
+
+
 def _conditions(
-    check: _Checker, value: Any, phases: list[Any], tasks: tuple[str, ...]
+    check: _Checker, value: Any, phases: list[Any], tasks: tuple[str, ...], agents: tuple[AgentSpec, ...]
 ) -> tuple[ConditionSpec, ...]:
     """Each condition's phases: the spec's phases with the fields the condition changes."""
     if value is None:
@@ -403,7 +535,7 @@ def _conditions(
             fields = changed.get(phase_name, {})
             where = f"{at}.phases.{phase_name}"
             check.keys(fields, tuple(k for k in PHASE_KEYS if k != "name"), where)
-            own.append(_phase(check, {**phase, **fields}, where if fields else f"phases[{i}]", tasks, i))
+            own.append(_phase(check, {**phase, **fields}, where if fields else f"phases[{i}]", tasks, agents, i))
         out.append(ConditionSpec(name, tuple(own)))
     names = [c.name for c in out]
     duplicate = next((x for x in names if names.count(x) > 1), None)
@@ -412,22 +544,8 @@ def _conditions(
     return tuple(out)
 
 
-def _state_count(graph: TaskGraph) -> int:
-    return sum(1 for _ in graph.nodes("State"))
-
-
-def _states(check: _Checker, states: list[int], field_path: str, versions: list[TaskGraph]) -> None:
-    for graph in versions:
-        n = _state_count(graph)
-        for state in states:
-            if not 0 <= state < n:
-                raise check.fail(
-                    field_path, f"state {state} does not exist in {graph.task_id} (states 0..{n - 1})"
-                )
-
-
 def _probe(
-    check: _Checker, value: Any, field_path: str, versions: list[TaskGraph]
+    check: _Checker, value: Any, field_path: str, versions: list[TaskGraph], agents: tuple[AgentSpec, ...]
 ) -> tuple[tuple[tuple[int, int], ...], float]:
     """The (state, action) options of a preference probe and the softmax temperature that compares them."""
     if value is None:
@@ -441,7 +559,16 @@ def _probe(
     )
     if not pairs:
         raise check.fail(f"{field_path}.options", f"expected two or more [state, action] pairs, got {options!r}")
-    _states(check, [o[0] for o in options], f"{field_path}.options", versions)
+    for graph in versions:
+        n = graph.count("State")
+        for state, _ in options:
+            if n and state >= n:
+                raise check.fail(
+                    f"{field_path}.options", f"state {state} does not exist in {graph.task_id} (states 0..{n - 1})"
+                )
+    valueless = sorted({a.name for a in agents if agent_observation(a.name) != "index"})
+    if valueless:
+        raise check.fail(field_path, f"a probe compares state-action values; the {', '.join(valueless)} agent has none")
     temperature = probe.get("temperature", 1.0)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature <= 0:
         raise check.fail(f"{field_path}.temperature", f"expected a positive number, got {temperature!r}")
@@ -449,38 +576,61 @@ def _probe(
 
 
 def _start(check: _Checker, value: Any, field_path: str, versions: list[TaskGraph]) -> Any:
-    """None (the task's start), "random", {"random": [states]} (drawn from the set), or the value
-    as given: a state, a list of states, a cell [r, c] or a list of cells (read by the run with the
-    task's family in mind)."""
+    """The start as written (None for the task's own), once each version's family has checked it:
+    a state index for graph tasks, a cell [r, c] for grids and POGE worlds, "random",
+    { random = [...] } or a list cycled through (see `gym_bridge.starts`)."""
     if value is None or value == "default":
         return None
-    if value == "random":
-        return "random"
-    if isinstance(value, Mapping):
-        drawn = check.keys(value, ("random",), field_path).get("random")
-        if not isinstance(drawn, list) or not drawn or not all(_is_index(v) for v in drawn):
-            raise check.fail(f"{field_path}.random", f"expected a list of states to draw from, got {drawn!r}")
-        if not any(g.task_id.startswith("neuronav/grid/") for g in versions):
-            _states(check, drawn, f"{field_path}.random", versions)
-        return {"random": list(drawn)}
-    if _is_index(value):
-        value = [value]
-    ints = isinstance(value, list) and value and all(_is_index(v) for v in value)
-    cells = (
-        isinstance(value, list)
-        and value
-        and all(isinstance(v, list) and len(v) == 2 and all(_is_index(x) for x in v) for v in value)
-    )
-    if ints and not any(g.task_id.startswith("neuronav/grid/") for g in versions):
-        _states(check, value, field_path, versions)
-    if ints or cells:
-        return value if len(value) > 1 or cells else value[0]
-    raise check.fail(
-        field_path,
-        'expected "default", "random", { random = [states] }, a state, a cell [r, c] or a list of them, '
-        f"got {value!r}",
-    )
+    for graph in versions:
+        try:
+            family_of(graph).starts.parse(value, graph)
+        except StartError as exc:
+            raise check.fail(f"{field_path}.{exc.field}" if exc.field else field_path, str(exc)) from None
+    return value
 
 
 def _is_index(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def single_run_spec(
+    task_id: str,
+    agent: str,
+    seed: int,
+    episodes: int,
+    params: Mapping[str, Any] | None = None,
+    env: Mapping[str, Any] | None = None,
+    max_steps: int | None = None,
+    schedule: bool = False,
+    store: GraphStore | str | None = None,
+) -> ExperimentSpec:
+    """The experiment of one run (what `graphtasks run` plays): one task, one agent, one seed,
+    one phase. Checked as a spec is; errors name the command-line option of the part.
+
+    Examples
+    --------
+    >>> from graphtasks.experiments.spec import single_run_spec
+    >>> spec = single_run_spec("rewardgym/two-step", "hybrid", seed=0, episodes=10)
+    >>> spec.tasks, [a.name for a in spec.agents], spec.seeds, spec.phases[0].episodes
+    (('rewardgym/two-step',), ['hybrid'], (0,), 10)
+    """
+    check = _Checker("run", "", TaskSource(store))
+    task = _known_task(check, task_id, "TASK")
+    if agent not in AGENTS:
+        raise check.fail("--agent", f"unknown agent {agent!r}{did_you_mean(agent, AGENTS)}")
+    for key, value in (params or {}).items():
+        _agent_setting(check, agent, key, value, f"--agent-param {key}")
+    _takes(check, agent, task_id, "--agent")
+    settings = _env_settings(check, dict(env or {}), "--env-param", (task_id,), " ")
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise check.fail("--episodes", f"expected a positive number, got {episodes!r}")
+    if max_steps is not None:
+        check.integer(max_steps, "--max-steps")
+    if schedule and not task.task.get("schedule"):
+        raise check.fail("--schedule", f"{task_id} has no trial schedule")
+    check.versions[task.task_id] = task
+    phase = PhaseSpec("run", episodes, max_steps, schedule=schedule)
+    return ExperimentSpec(
+        "run", "graphtasks run", (task_id,), (seed,), (AgentSpec(agent, agent, dict(params or {})),), (phase,),
+        settings, graphs=dict(check.versions),
+    )

@@ -278,7 +278,7 @@ def zorowitz2020(seeds: int, path: str | None, make_check: Callable[..., Check])
     """Model-based agents that lapse (epsilon 0.25) learn the corridor with optimism 1, 0.5 and 0
     (neuro-nav's `w_value`): the optimist walks past the loss to the reward, the pessimist,
     expecting its own lapses, keeps away from the loss and so from the reward behind it."""
-    from tasks.grid_tasks import build_grid_task, parse_template
+    from tasks.grid.maps import build_grid_task, parse_template
 
     task = build_grid_task(parse_template(CORRIDOR, "zorowitz2020 corridor")["small"], "zorowitz2020/corridor")
     weights = (1.0, 0.5, 0.0)

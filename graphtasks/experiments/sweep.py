@@ -1,6 +1,6 @@
 """Run an experiment: every cell (task x agent setting x seed) through every phase, in parallel.
 
-Workers get the built task versions once (no store is opened in a worker) and return one
+Workers get the task versions once, prepared by their families (no store is opened in a worker) and return one
 row per episode; the order of the rows and every number in them depend only on the spec
 and its seeds, never on the number of workers: each cell draws from generators seeded by
 its seed and phase index alone.
@@ -18,18 +18,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
 from graphstore import TaskGraph
-from gym_bridge import family_of
-from gym_bridge.agents import AGENTS
-from gym_bridge.runner import _view, action_count, agent_state_count, schedule_rng
-from tasks import trial_schedule
-from tasks.variants import task_variant
 
-from .spec import AgentSpec, ExperimentSpec, PhaseSpec
+from .runs import Cell, PhaseEpisode, cells, play_run
+from .spec import ExperimentSpec
+from .versions import TaskVersion, prepare_versions
 
 COLUMNS = (
     "experiment",
@@ -51,17 +48,6 @@ COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One run of the sweep: a task, an agent setting and a seed, through every phase."""
-
-    index: int
-    task: str
-    agent: AgentSpec
-    seed: int
-    condition: str = ""  # the protocol's condition ("": the spec has none)
-
-
 @dataclass
 class SweepResult:
     rows: list[dict[str, Any]]  # one per episode
@@ -70,150 +56,44 @@ class SweepResult:
     probes: list[dict[str, Any]] = field(default_factory=list)  # one per probed phase of each run
 
 
-def cells(spec: ExperimentSpec) -> list[Cell]:
-    combos = [
-        (t, c, a, s) for t in spec.tasks for c in spec.condition_names() for a in spec.agents for s in spec.seeds
-    ]
-    return [Cell(i, t, a, s, c) for i, (t, c, a, s) in enumerate(combos)]
-
-
 def task_versions(spec: ExperimentSpec) -> dict[str, TaskGraph]:
     """Every task version a phase runs, by id (a changed task is a variant with its own id)."""
-    graphs: dict[str, TaskGraph] = {}
-    phases = [p for c in spec.condition_names() for p in spec.phases_of(c)]
-    for task in spec.tasks:
-        for phase in phases:
-            task_id = phase.task_id(task)
-            if task_id not in graphs:
-                graphs[task_id] = task_variant(phase.task or task, phase.changes)
-    return graphs
+    return dict(spec.graphs)
 
 
-def phase_seed(seed: int, phase_index: int, stream: int = 0) -> int:
-    """The seed of one phase's environment (stream 0) or start-state draws (stream 1)."""
-    return int(np.random.SeedSequence([seed, phase_index, stream]).generate_state(1)[0])
+def episode_row(spec: ExperimentSpec, cell: Cell, played: PhaseEpisode) -> dict[str, Any]:
+    """One episode as a row of the sweep's results (with its steps where they are recorded)."""
+    episode = played.episode
+    row = {
+        "experiment": spec.name,
+        "run": cell.index,
+        "task": cell.task,
+        "phase_task": played.version.task_id,
+        "task_hash": played.version.content_hash,
+        "agent": cell.agent.name,
+        "label": cell.agent.label,
+        "params": json.dumps(cell.agent.params, sort_keys=True),
+        "seed": cell.seed,
+        "condition": cell.condition,
+        "phase": played.phase.name,
+        "phase_index": played.phase_index,
+        "episode": episode.index,
+        "return": episode.reward,
+        "length": episode.length,
+        "start_state": episode.start_state,
+    }
+    if played.records_steps:
+        row["steps"] = episode.steps
+        row["trial_condition"] = episode.condition
+    if played.probe is not None:
+        row["probe"] = played.probe
+    return row
 
 
-def _starts(phase: PhaseSpec, graph: TaskGraph, grid: bool, seed: int, index: int, episodes: int) -> list[dict]:
-    """The reset options of each episode: where it starts."""
-    start = phase.start
-    if start is None:
-        return [{}] * episodes
-    if isinstance(start, dict):  # {"random": [states]}: drawn from the set
-        drawn = start["random"]
-        rng = np.random.default_rng(phase_seed(seed, index, 1))
-        picks = [drawn[k] for k in rng.integers(0, len(drawn), episodes)]
-        return [{"agent_pos": tuple(p)} if grid and isinstance(p, list) else {"start": int(p)} for p in picks]
-    if start == "random":
-        if grid:
-            return [{"random_start": True}] * episodes
-        terminal = {p["index"] for _, p in graph.nodes("State") if p.get("terminal")}
-        states = [p["index"] for _, p in graph.nodes("State") if p["index"] not in terminal]
-        rng = np.random.default_rng(phase_seed(seed, index, 1))
-        return [{"start": int(states[k])} for k in rng.integers(0, len(states), episodes)]
-    if grid:
-        cells = [start] if isinstance(start[0], int) else start
-        return [{"agent_pos": tuple(cells[e % len(cells)])} for e in range(episodes)]
-    states = [start] if isinstance(start, int) else start
-    if not all(isinstance(s, int) for s in states):
-        raise ValueError(f"phase {phase.name!r}: a graph task starts at states (indices), not cells: {start!r}")
-    return [{"start": int(states[e % len(states)])} for e in range(episodes)]
-
-
-def run_cell(spec: ExperimentSpec, cell: Cell, graphs: dict[str, TaskGraph]) -> list[dict[str, Any]]:
+def run_cell(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersion]) -> list[dict[str, Any]]:
     """Every phase of one cell; one row per episode, with its `steps` (state, action, reward,
-    next state) where the spec records steps for the cell's task."""
-    rows: list[dict[str, Any]] = []
-    record_steps = spec.records_steps(cell.task)
-    agent = None
-    shape: tuple[int, int] | None = None
-    for index, phase in enumerate(spec.phases_of(cell.condition)):
-        task_id = phase.task_id(cell.task)
-        graph = graphs[task_id]
-        family = family_of(task_id)
-        settings = dict(spec.env)
-        if phase.max_steps is not None:
-            settings[family.episode_length] = phase.max_steps
-        make: Any = family.env_class()  # every family's env takes task= (an id or a TaskGraph)
-        env = make(task=graph, **settings)
-        sizes = (agent_state_count(env), action_count(env))
-        if agent is None:
-            agent = AGENTS[cell.agent.name](*sizes, seed=cell.seed, **cell.agent.params)
-            shape = sizes
-        elif sizes != shape:
-            raise ValueError(
-                f"phase {phase.name!r}: {task_id} has {sizes[0]} states and {sizes[1]} actions; "
-                f"the agent was made for {shape}"
-            )
-        env_seed = phase_seed(cell.seed, index)
-        conditions: list[str | None] = [None] * phase.episodes
-        if phase.schedule:
-            schedule = getattr(getattr(env, "compiled", None), "schedule", None)
-            if not schedule:
-                raise ValueError(f"phase {phase.name!r}: {task_id} has no trial schedule")
-            order = trial_schedule(schedule, schedule_rng(env_seed))
-            conditions = [order[e % len(order)] for e in range(phase.episodes)]
-        starts = _starts(phase, graph, family.name == "grid", cell.seed, index, phase.episodes)
-        all_actions = tuple(range(sizes[1]))
-        content_hash = graph.content_hash()
-        for episode in range(phase.episodes):
-            options = dict(starts[episode])
-            if conditions[episode]:
-                options["condition"] = conditions[episode]
-            obs, info = env.reset(seed=env_seed if episode == 0 else None, options=options or None)
-            state, available = _view(obs, info, all_actions)
-            first = state
-            agent.begin_episode()
-            total, length = 0.0, 0
-            steps: list[tuple[int, int, float, int, float]] = []
-            while True:
-                action = agent.act(state, available)
-                if record_steps:  # before the step and the learning that follows it change the policy
-                    p_action = float(agent.action_probabilities(state, available)[action])
-                obs, reward, terminated, truncated, info = env.step(action)
-                next_state, available = _view(obs, info, all_actions)
-                if record_steps:
-                    steps.append((int(state), int(action), float(reward), int(next_state), p_action))
-                if phase.learn:
-                    agent.learn(state, action, float(reward), next_state, terminated, available)
-                total += float(reward)
-                length += 1
-                state = next_state
-                if terminated or truncated:
-                    break
-            rows.append(
-                {
-                    "experiment": spec.name,
-                    "run": cell.index,
-                    "task": cell.task,
-                    "phase_task": task_id,
-                    "task_hash": content_hash,
-                    "agent": cell.agent.name,
-                    "label": cell.agent.label,
-                    "params": json.dumps(cell.agent.params, sort_keys=True),
-                    "seed": cell.seed,
-                    "condition": cell.condition,
-                    "phase": phase.name,
-                    "phase_index": index,
-                    "episode": episode,
-                    "return": total,
-                    "length": length,
-                    "start_state": first,
-                    **({"steps": steps, "trial_condition": conditions[episode]} if record_steps else {}),
-                }
-            )
-        if phase.probe:
-            rows[-1]["probe"] = probe(agent, phase)
-    return rows
-
-
-def probe(agent: Any, phase: PhaseSpec) -> dict[str, Any]:
-    """The agent's preference among the phase's probe options at its end: the softmax, at the
-    probe's temperature, of the values it gives each (state, action), for the first option
-    (the revaluation measure of Momennejad et al. 2017, as neuro-nav's notebooks compute it)."""
-    values = np.array([float(agent.values(s)[a]) for s, a in phase.probe])
-    z = np.exp((values - values.max()) / phase.probe_temperature)
-    return {"preference": float(z[0] / z.sum()), "values": [float(v) for v in values]}
+    next state, P(action)) where the spec records steps for the task."""
+    return [episode_row(spec, cell, played) for played in play_run(spec, cell, versions)]
 
 
 def split_steps(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -260,8 +140,8 @@ def _now() -> str:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(spec: ExperimentSpec, graphs: dict[str, TaskGraph]) -> None:
-    _WORKER["spec"], _WORKER["graphs"] = spec, graphs
+def _init_worker(spec: ExperimentSpec, versions: Mapping[str, TaskVersion]) -> None:
+    _WORKER["spec"], _WORKER["versions"] = spec, versions
 
 
 Outcome = tuple[Cell, "list[dict[str, Any]] | None", "str | None", str]  # cell, rows, error, start time
@@ -270,22 +150,22 @@ Outcome = tuple[Cell, "list[dict[str, Any]] | None", "str | None", str]  # cell,
 def _run_in_worker(cell: Cell) -> Outcome:
     started = _now()
     try:
-        return cell, run_cell(_WORKER["spec"], cell, _WORKER["graphs"]), None, started
+        return cell, run_cell(_WORKER["spec"], cell, _WORKER["versions"]), None, started
     except Exception as exc:  # noqa: BLE001 - a failed cell is reported with its error, the others go on
         return cell, None, f"{type(exc).__name__}: {exc}", started
 
 
-def _serve(connection: Any, spec: ExperimentSpec, graphs: dict[str, TaskGraph]) -> None:
+def _serve(connection: Any, spec: ExperimentSpec, versions: Mapping[str, TaskVersion]) -> None:
     """A worker process: run the cells the driver sends, one at a time, until it sends None.
     Ctrl-C is the driver's to handle (it stops the workers)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _init_worker(spec, graphs)
+    _init_worker(spec, versions)
     while (cell := connection.recv()) is not None:
         connection.send(_run_in_worker(cell))
 
 
 def _process_outcomes(
-    workers: int, spec: ExperimentSpec, graphs: dict[str, TaskGraph], todo: list[Cell]
+    workers: int, spec: ExperimentSpec, versions: Mapping[str, TaskVersion], todo: list[Cell]
 ) -> Iterator[Outcome]:
     """Run the cells on `workers` processes, one cell per process at a time over its own pipe,
     and yield their outcomes as they finish.
@@ -302,7 +182,7 @@ def _process_outcomes(
 
     def start(index: int) -> None:
         parent, child = context.Pipe()
-        process = context.Process(target=_serve, args=(child, spec, graphs), daemon=True)
+        process = context.Process(target=_serve, args=(child, spec, versions), daemon=True)
         process.start()
         child.close()
         if index < len(slots):
@@ -354,14 +234,14 @@ def _process_outcomes(
                 process.join()
 
 
-def _run_with(payload: tuple[ExperimentSpec, dict[str, TaskGraph]], cell: Cell) -> Outcome:
+def _run_with(payload: tuple[ExperimentSpec, Mapping[str, TaskVersion]], cell: Cell) -> Outcome:
     """One cell on a Dask worker, with the spec and task versions scattered to it once."""
     _init_worker(*payload)
     return _run_in_worker(cell)
 
 
 def _dask_outcomes(
-    address: str, workers: int, spec: ExperimentSpec, graphs: dict[str, TaskGraph], todo: list[Cell]
+    address: str, workers: int, spec: ExperimentSpec, versions: Mapping[str, TaskVersion], todo: list[Cell]
 ) -> Iterator[Outcome]:
     """Run the cells on a Dask cluster (`address`, or "local" for a LocalCluster of `workers`
     single-threaded processes) and yield their outcomes as they finish."""
@@ -377,7 +257,7 @@ def _dask_outcomes(
     else:
         client = Client(address)
     try:
-        payload = client.scatter((spec, graphs), broadcast=True)
+        payload = client.scatter((spec, versions), broadcast=True)
         futures = [client.submit(_run_with, payload, cell, pure=False) for cell in todo]
         for future in dask_completed(futures):
             yield future.result()
@@ -394,13 +274,15 @@ def run_experiment(
     skip: Iterable[int] = (),
     on_result: Callable[[Cell, "list[dict[str, Any]] | None", "str | None", str], object] | None = None,
     dask: str | None = None,
+    store: Any = None,
 ) -> SweepResult:
     """Run every cell on `workers` processes (default: the number of cores; 1: in this process),
     or on a Dask cluster (`dask`: a scheduler address, or "local" for a LocalCluster).
 
     Cells whose index is in `skip` are not run (already recorded); `on_result` sees each
-    finished cell in this process as it comes (the driver records it there)."""
-    graphs = task_versions(spec)
+    finished cell in this process as it comes (the driver records it there). What a family's
+    envs read from a store (the Room task's knowledge) is read here, from `store`, once."""
+    versions = prepare_versions(spec, store)
     skipped = set(skip)
     todo = [cell for cell in cells(spec) if cell.index not in skipped]
     if not todo:
@@ -421,12 +303,12 @@ def run_experiment(
                 on_cell(cell)
 
     if dask is not None:
-        collect(_dask_outcomes(dask, workers, spec, graphs, todo))
+        collect(_dask_outcomes(dask, workers, spec, versions, todo))
     elif workers == 1:
-        _init_worker(spec, graphs)
+        _init_worker(spec, versions)
         collect(_run_in_worker(cell) for cell in todo)
     else:
-        collect(_process_outcomes(workers, spec, graphs, todo))
+        collect(_process_outcomes(workers, spec, versions, todo))
     every = [row for index in sorted(done) for row in done[index]]
     rows, trials = split_steps(every)
     return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials, split_probes(every))

@@ -6,8 +6,13 @@ from typing import Any
 
 import gymnasium as gym
 
+from graphstore import TaskGraph
+from tasks.graph.family import GRAPH as GRAPH_TASKS
+from tasks.graph.family import USER_KIND
+
 from ..family import Family, GymId
 from ..loading import load_task_graph
+from ..starts import StateStarts
 from .compiled import CompiledGraphTask, compile_task
 from .env import GraphTaskEnv
 from .observations import GRAPH_OBSERVATIONS
@@ -23,9 +28,10 @@ REWARDGYM_IDS = {
     "GoNoGo-v0": "rewardgym/gonogo",
     "TwoArmedBandit-v0": "rewardgym/two-armed-bandit",
 }
+TRIAL_KINDS = ("rewardgym", USER_KIND)  # trial tasks: an experiment records their every step by default
 
 
-def make_env(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
+def make_env(task: str | TaskGraph, store: Any = None, **kwargs: Any) -> gym.Env:
     return GraphTaskEnv(task=task, store=store, **kwargs)
 
 
@@ -49,8 +55,7 @@ def gym_ids() -> list[GymId]:
 
 
 GRAPH = Family(
-    name="graph",
-    prefixes=("neuronav/graph/", "rewardgym/", "user/"),
+    tasks=GRAPH_TASKS,
     env="gym_bridge.graph.env:GraphTaskEnv",
     vector_env="gym_bridge.graph.vector_env:make_graph_vector_env",
     make_env=make_env,
@@ -59,9 +64,9 @@ GRAPH = Family(
     observations=GRAPH_OBSERVATIONS,
     compiled=CompiledGraphTask,
     load=load_compiled,
-    catalogs=("neuronav/graph", "rewardgym"),
+    starts=StateStarts(),
+    records_steps=lambda graph: graph.family in TRIAL_KINDS,
     cli="graphtasks.commands.run_cmd",
     bench="benchmarks.run_all:graph_cases",
     docs="docs/graph-tasks.md",
-    description="state graphs with probabilistic action edges: neuro-nav graphs, rewardGym tasks, your own files",
 )

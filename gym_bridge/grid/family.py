@@ -1,4 +1,4 @@
-"""The neuro-nav grid family: 18 templates in four sizes, objects, 13+ observation types."""
+"""The grid family: neuro-nav's 18 templates in four sizes and users' maps; objects, 13+ observation types."""
 
 from __future__ import annotations
 
@@ -6,16 +6,18 @@ from typing import Any
 
 import gymnasium as gym
 
+from graphstore import TaskGraph
 from tasks.data import data_dir
-from tasks.grid_tasks import PREFIX
+from tasks.grid.family import GRID as GRID_TASKS
 
 from ..family import Family, GymId
+from ..starts import CellStarts
 from .compiled import CompiledGrid
 from .observations import GRID_OBSERVATIONS
 from .rules import load_compiled_grid
 
 
-def make_env(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
+def make_env(task: str | TaskGraph, store: Any = None, **kwargs: Any) -> gym.Env:
     from .env import GridEnv
 
     return GridEnv(task=task, store=store, **kwargs)
@@ -32,9 +34,13 @@ def gym_ids() -> list[GymId]:
     return [GymId("graphtasks/Grid-v0")] + [GymId(grid_env_id(name), {"template": name}) for name in templates]
 
 
+def free_cells(graph: TaskGraph) -> list[tuple[int, int]]:
+    """The cells an agent can stand on."""
+    return sorted((int(p["row"]), int(p["col"])) for _, p in graph.nodes("Cell") if not p.get("wall"))
+
+
 GRID = Family(
-    name="grid",
-    prefixes=(PREFIX,),
+    tasks=GRID_TASKS,
     env="gym_bridge.grid.env:GridEnv",
     vector_env="gym_bridge.grid.vector_env:make_grid_vector_env",
     make_env=make_env,
@@ -43,9 +49,8 @@ GRID = Family(
     observations=GRID_OBSERVATIONS,
     compiled=CompiledGrid,
     load=load_compiled_grid,
-    catalogs=("neuronav/grid",),
+    starts=CellStarts("agent_pos", free_cells, random_option={"random_start": True}),
     cli="graphtasks.commands.grid_cmd",
     bench="benchmarks.run_all:grid_cases",
     docs="docs/grid.md",
-    description="neuro-nav grid worlds: cells, walls, rewards, keys, doors, warps; pictures, symbols, distances",
 )

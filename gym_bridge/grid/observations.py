@@ -191,7 +191,7 @@ class Boundary(GridObservation):
         self.door_rays = np.full((len(door_slot), rules.n_cells, 4), n, dtype=np.int64)
         for cell in rules.free:
             r, c = divmod(cell, n)
-            for d, (dr, dc) in enumerate(tasks.grid_tasks.DIRECTIONS):
+            for d, (dr, dc) in enumerate(tasks.grid.maps.DIRECTIONS):
                 k, rr, cc = 0, r + dr, c + dc
                 while 0 <= rr < n and 0 <= cc < n and not wall[rr, cc]:
                     slot = door_slot.get(rr * n + cc)

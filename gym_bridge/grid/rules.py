@@ -22,7 +22,7 @@ import numpy as np
 import tasks
 from graphstore import GraphStore, TaskGraph
 from tasks import GridObjects, objects_from_dict
-from tasks.grid_tasks import grid_task_id
+from tasks.grid.maps import grid_task_id
 
 from ..loading import load_stored
 from ..params import (
@@ -251,7 +251,7 @@ def grid_rules(
     penalty = check_time_penalty(time_penalty)
     length = check_episode_length(episode_length)
     if task is None:
-        tasks.grid_tasks.layout(template, size)  # a clear error naming what exists
+        tasks.grid.maps.layout(template, size)  # a clear error naming what exists
         task = grid_task_id(template, size)
     with named("task"):
         compiled = load_compiled_grid(task, store)

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import gymnasium as gym
 
+from graphstore import TaskGraph
+from tasks.poge.family import POGE as POGE_TASKS
+from tasks.poge.world import ENDS_EPISODE
+
 from ..family import Family, GymId
+from ..starts import CellStarts
+from ..views import AgentView, action_count
 from .compiled import CompiledWorld
 from .env import PogeEnv, load_compiled_world
 from .observations import POGE_OBSERVATIONS
 
 
-def make_env(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
+def make_env(task: str | TaskGraph, store: Any = None, **kwargs: Any) -> gym.Env:
     return PogeEnv(world=task, store=store, **kwargs)
 
 
@@ -21,9 +28,35 @@ def gym_ids() -> list[GymId]:
     return [GymId("graphtasks/Poge-v0")]
 
 
+def start_tiles(graph: TaskGraph) -> list[tuple[int, int]]:
+    """The tiles an episode can start on: reachable from the start through MOVE edges, not ending it."""
+    tiles = {local: props for local, props in graph.nodes("Tile")}
+    moves: dict[str, set[str]] = {}
+    for source, target, _ in graph.edges("MOVE"):
+        moves.setdefault(source, set()).add(target)
+    start = next(target for _, target, _ in graph.edges("START"))
+    seen, todo = {start}, deque([start])
+    while todo:
+        for nxt in moves.get(todo.popleft(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return sorted(
+        (int(tiles[t]["row"]), int(tiles[t]["col"])) for t in seen if tiles[t]["kind"] not in ENDS_EPISODE
+    )
+
+
+# An agent of POGE sees the observation, not the state: the world is partially observable.
+OBSERVATION_INDEX = AgentView(
+    "index",
+    state=lambda obs, info: int(obs),
+    sizes=lambda env: (int(env.observation_space.n), action_count(env)),
+    env_settings={"obs_type": "index"},
+    description="the observation index (what the player sees of its tile)",
+)
+
 POGE = Family(
-    name="poge",
-    prefixes=("poge/", "user/poge/"),  # user/poge/: worlds stored by `graphtasks poge load`
+    tasks=POGE_TASKS,
     env="gym_bridge.poge.env:PogeEnv",
     vector_env="gym_bridge.poge.vector_env:make_poge_vector_env",
     make_env=make_env,
@@ -32,9 +65,9 @@ POGE = Family(
     observations=POGE_OBSERVATIONS,
     compiled=CompiledWorld,
     load=load_compiled_world,
-    catalogs=("poge",),
+    starts=CellStarts("tile", start_tiles),
+    views=(OBSERVATION_INDEX,),
     cli="graphtasks.commands.poge_cmd",
     bench="benchmarks.run_all:poge_cases",
     docs="docs/poge.md",
-    description="POGE world files: tiles with abstraction symbols, slip rules, partial observability",
 )

@@ -128,8 +128,8 @@ class RoomEnv(gym.Env):
                     task or f"room/{room_size}", store, allow_spaces, disjoint_entities
                 )
             self.task_id = self.task_graph.task_id
-        else:
-            self.task_id = "(given knowledge)"
+        else:  # knowledge read beforehand (an experiment's driver reads it once for its workers)
+            self.task_id = task.task_id if isinstance(task, TaskGraph) else task or "(given knowledge)"
         self.knowledge = k = knowledge
         self.names, self.heads, self.tails = list(k.names), list(k.heads), list(k.tails)
         n_names, n_heads, n_tails = len(self.names), len(self.heads), len(self.tails)

@@ -2,18 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 
+from graphstore import TaskGraph
+from tasks.room import RoomKnowledge
+from tasks.room.family import ROOM as ROOM_TASKS
+
 from ..family import Family, GymId
+from ..starts import NoStarts
+from ..views import AgentView, action_count
 from .env import load_room
 
 
-def make_env(task: str, store: Any = None, **kwargs: Any) -> gym.Env:
+@dataclass(frozen=True)
+class PreparedRoom:
+    """A Room task and the knowledge its env reads from the store, read once by the driver."""
+
+    graph: TaskGraph
+    knowledge: RoomKnowledge
+
+
+def make_env(task: str | TaskGraph | PreparedRoom, store: Any = None, **kwargs: Any) -> gym.Env:
     from .env import RoomEnv
 
-    return RoomEnv(room_size=task.split("/")[1].split("?")[0], task=task, store=store, **kwargs)
+    if isinstance(task, PreparedRoom):
+        return RoomEnv(task=task.graph, knowledge=task.knowledge, **kwargs)
+    return RoomEnv(task=task, store=store, **kwargs)
+
+
+def prepare(graph: TaskGraph, store: Any, settings: Mapping[str, Any]) -> PreparedRoom:
+    """The room's ConceptNet knowledge, read from the store with the env's settings."""
+    _, knowledge = load_room(graph, store, bool(settings.get("allow_spaces", False)),
+                             bool(settings.get("disjoint_entities", True)))
+    return PreparedRoom(graph, knowledge)
 
 
 def gym_ids() -> list[GymId]:
@@ -21,17 +46,29 @@ def gym_ids() -> list[GymId]:
     return [GymId("graphtasks/Room-v0")]
 
 
+# The memory agents read the whole observation: what each agent sees and the question.
+MEMORY = AgentView("room", state=lambda obs, info: obs, sizes=lambda env: (0, action_count(env)),
+                   description="the observations and the question, as RoomEnv gives them",
+                   recorded=lambda obs: int(obs[1][0]))
+# A tabular agent answers the question: its state is the asked (person, object).
+QUESTION = AgentView(
+    "index",
+    state=lambda obs, info: int(obs[1][0]),
+    sizes=lambda env: (int(env.observation_space[1][0].n), action_count(env)),
+    description="the question's (person, object) index; the answer is a location",
+)
+
 ROOM = Family(
-    name="room",
-    prefixes=("room/",),
+    tasks=ROOM_TASKS,
     env="gym_bridge.room.env:RoomEnv",
     make_env=make_env,
     episode_length="max_step",
     gym_ids=gym_ids,
     load=load_room,
-    catalogs=("room",),
+    prepare=prepare,
+    starts=NoStarts(),
+    views=(MEMORY, QUESTION),
     cli="graphtasks.commands.room_cmd",
     bench="benchmarks.run_all:room_cases",
     docs="docs/room.md",
-    description="the Room memory task: people put objects at ConceptNet AtLocation places",
 )

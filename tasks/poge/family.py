@@ -1,4 +1,5 @@
-"""The example worlds in data/poge/ as built-in tasks `poge/<file stem>`, and user files."""
+"""The POGE family: the example worlds in data/poge/ as built-in tasks `poge/<file stem>`, and
+users' world files as `user/poge/<file stem>`."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from typing import Any
 from graphstore import TaskGraph
 
 from ..data import TaskFileError, data_dir
-from ..registry import Family, register_family
-from .graph import world_to_graph
+from ..family import Catalogue, TaskFamily, UserFiles
+from .graph import FAMILY, world_to_graph
 from .parser import load_world
+from .schema import add_schema
+from .variants import CHANGES, change_world
 
 PREFIX = "poge/"
 USER_PREFIX = "user/poge/"
@@ -41,5 +44,24 @@ def build_from_world_file(path: str | Path, task_id: str | None = None) -> TaskG
     return world_to_graph(load_world(p), task_id or USER_PREFIX + p.stem, p.stem, source=str(p))
 
 
-register_family(Family("poge", PREFIX, _names, lambda name: {}, _build, "POGE partially observable gridworlds",
-                       source=lambda name: _folder() / f"{name}.txt"))
+def _read(path: Path, task_id: str | None, params: dict[str, Any]) -> list[TaskGraph]:
+    if params:
+        raise TaskFileError(f"{path}: POGE worlds take no parameters, got {', '.join(sorted(params))}")
+    return [build_from_world_file(path, task_id)]
+
+
+POGE = TaskFamily(
+    name="poge",
+    description="POGE world files: tiles with abstraction symbols, slip rules, partial observability",
+    kinds=(FAMILY,),
+    catalogues=(
+        Catalogue(PREFIX, FAMILY, _names, _build, source=lambda name: _folder() / f"{name}.txt",
+                  description="POGE partially observable gridworlds"),
+    ),
+    add_schema=add_schema,
+    user_files=UserFiles(USER_PREFIX, _read, lambda path, head: "===Layout===" in head,
+                         "a POGE world file with a ===Layout=== section"),
+    changes=CHANGES,
+    apply_changes=change_world,
+    docs="docs/poge.md",
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks import grid_tasks
+from tasks.grid import maps as grid_tasks
 
 from .grid_reference import reference_templates
 

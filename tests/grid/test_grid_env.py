@@ -14,7 +14,7 @@ from gymnasium.utils.env_checker import check_env
 import gym_bridge  # noqa: F401  (registers the ids)
 from gym_bridge.grid import GRID_OBSERVATIONS, GridEnv, register_grid_cypher_observation
 from gym_bridge.grid.family import grid_env_id
-from tasks.grid_tasks import template_names
+from tasks.grid.maps import template_names
 
 N = 11  # small
 

@@ -9,7 +9,7 @@ import pytest
 
 import tasks
 from tasks import TaskFileError
-from tasks.grid_tasks import layout, parse_template, template_names
+from tasks.grid.maps import layout, parse_template, template_names
 
 from .grid_reference import REDESIGNED, START_FREED
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gym_bridge.grid.env import GridEnv
-from tasks.grid_tasks import layout
+from tasks.grid.maps import layout
 
 from .grid_reference import REDESIGNED, START_FREED
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tasks.data import TaskFileError
-from tasks.registry import build_from_file
+from tasks import build_from_file
 
 BASE = {"graph": {"0": [1], "1": []}, "rewards": {"1": 1}}
 

@@ -447,7 +447,7 @@ def test_a_fixed_outcome_still_deals_from_a_stateful_deck_like_the_single_env():
         "rewards": {"1": {"kind": "pseudorandom", "values": [1, 2, 3, 4]}},
         "conditions": {"fixed": {"reward": 9}},
     }
-    c = compile_task(tasks.graph_tasks.build_graph_task("user/deck", "user", definition))
+    c = compile_task(tasks.graph.definitions.build_graph_task("user/deck", "user", definition))
     single = GraphTaskEnv(c, condition="fixed")
     single.reset(seed=0)
     assert single.step(0)[1] == 9.0 and len(single._sources[1].pending) == 3  # one card dealt, outcome paid
@@ -472,7 +472,7 @@ def test_each_copy_pays_a_drifting_source_with_its_own_probability():
         "name": "drift", "reward_on": "terminal", "start": 0, "graph": {"0": [1], "1": []},
         "rewards": {"1": {"kind": "drifting", "values": [1, 0], "borders": [0.05, 0.95], "sd": 0.0}},
     }
-    c = compile_task(tasks.graph_tasks.build_graph_task("user/drift", "user", definition))
+    c = compile_task(tasks.graph.definitions.build_graph_task("user/drift", "user", definition))
     venv = GraphVectorEnv(128, task=c, episode_length=None)
     venv.reset(seed=4)
     p = venv.reward_sources["drifting"].p[:, 0].copy()
@@ -532,7 +532,7 @@ def deterministic_graphs(draw):
 @given(definition=deterministic_graphs(), use_noop=st.booleans(), penalty=st.sampled_from([0.0, 0.25]),
        length=st.integers(1, 9), seed=st.integers(0, 1000))
 def test_random_deterministic_graphs_match_the_single_env(definition, use_noop, penalty, length, seed):
-    c = compile_task(tasks.graph_tasks.build_graph_task("user/random", "user", definition))
+    c = compile_task(tasks.graph.definitions.build_graph_task("user/random", "user", definition))
     settings_ = dict(use_noop=use_noop, time_penalty=penalty, episode_length=length)
     venv = GraphVectorEnv(4, task=c, **settings_)
     assert venv.tables.fast  # the fast path is what this checks

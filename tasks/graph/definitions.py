@@ -13,9 +13,9 @@ from typing import Any, Mapping
 from graphstore import TaskGraph
 
 from .conditions import parse_condition
-from .data import TaskFileError, read_json
-from .graph_notation import GraphNotationError, parse_graph
-from .rewards import RewardSpecError, reward_spec
+from ..data import TaskFileError, read_json
+from .notation import GraphNotationError, parse_graph
+from ..rewards import RewardSpecError, reward_spec
 from .schedules import ScheduleError, validate_schedule
 
 REWARD_ON = ("arrival", "terminal")

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping
 
 from graphstore import TaskGraph
 
-from .data import TaskFileError, data_dir
+from ..data import TaskFileError, data_dir
 
 Cell = tuple[int, int]
 FAMILY = "neuronav/grid"
@@ -474,9 +474,3 @@ def _build(task_id: str, name: str, params: dict[str, Any]) -> TaskGraph:
     template, _, size = name.partition("/")
     return build_grid_task(layout(template, size), task_id)
 
-
-def grid_family():
-    from .registry import Family  # here: registry imports this module's neighbours at import time
-
-    return Family(FAMILY, PREFIX, _names, lambda name: {}, _build, "neuro-nav GridEnv templates (text maps)",
-                  source=lambda name: template_files()[name.partition("/")[0]])

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any, Mapping
 
-from .graph_notation import GraphNotationError, _action_value, _as_int
+from .notation import GraphNotationError, _action_value, _as_int
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,158 @@
+"""One run of an experiment: its agent through the phases of its condition, on its task's
+versions, each episode played by the one episode loop (`gym_bridge.episodes.play`) with the
+run's seed tree. `graphtasks run`, experiment cells, reproductions and simulated participants
+are all runs played here, so one seed gives one sequence of episodes whichever asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphstore import TaskGraph
+from gym_bridge import family
+from gym_bridge.agents import AGENT_INFO, agent_settings, make_agent
+from gym_bridge.episodes import Episode, SeedTree, play
+from gym_bridge.views import AgentView
+from tasks import trial_schedule
+
+from .spec import AgentSpec, ExperimentSpec, PhaseSpec, agent_observation
+from .versions import TaskVersion
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the sweep: a task, an agent setting and a seed, through every phase."""
+
+    index: int
+    task: str
+    agent: AgentSpec
+    seed: int
+    condition: str = ""  # the protocol's condition ("": the spec has none)
+
+
+@dataclass(frozen=True)
+class PhaseEpisode:
+    """One episode of a run, with the phase and task version it belongs to; `probe` is set on
+    the last episode of a probed phase."""
+
+    phase_index: int
+    phase: PhaseSpec
+    version: TaskVersion
+    episode: Episode
+    records_steps: bool
+    probe: dict[str, Any] | None = None
+
+
+def cells(spec: ExperimentSpec) -> list[Cell]:
+    """Every run of the spec, numbered: tasks x conditions x agent settings x seeds, leaving out
+    agents limited to other tasks (a spec without limits numbers its runs as it always has)."""
+    combos = [
+        (t, c, a, s)
+        for t in spec.tasks
+        for c in spec.condition_names()
+        for a in spec.agents
+        if a.runs_on(t)
+        for s in spec.seeds
+    ]
+    return [Cell(i, t, a, s, c) for i, (t, c, a, s) in enumerate(combos)]
+
+
+def build_agent(name: str, env: Any, view: AgentView, seed: int | None, settings: Mapping[str, Any]) -> Any:
+    """The agent `name` for `env` as `view` shows it: a tabular agent sized by the view, or an
+    agent that reads what it needs from the env itself (`from_env`, the Room's memory agents)."""
+    cls = AGENT_INFO[name].cls
+    if hasattr(cls, "from_env"):
+        return cls.from_env(env, seed=seed, **settings)
+    return make_agent(name, *view.sizes(env), seed=seed, **settings)
+
+
+def probe(agent: Any, phase: PhaseSpec) -> dict[str, Any]:
+    """The agent's preference among the phase's probe options at its end: the softmax, at the
+    probe's temperature, of the values it gives each (state, action), for the first option
+    (the revaluation measure of Momennejad et al. 2017, as neuro-nav's notebooks compute it)."""
+    values = np.array([float(agent.values(s)[a]) for s, a in phase.probe])
+    z = np.exp((values - values.max()) / phase.probe_temperature)
+    return {"preference": float(z[0] / z.sum()), "values": [float(v) for v in values]}
+
+
+def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersion]) -> Iterator[PhaseEpisode]:
+    """Every episode of one run, phase after phase, as each ends."""
+    tree = SeedTree(cell.seed)
+    observation = agent_observation(cell.agent.name)
+    base = {**agent_settings(cell.agent.name), **cell.agent.params}
+    phase_set: set[str] = set()  # settings some phase changed: the next phase starts from the run's own
+    agent = None
+    shape: tuple[int, int] | None = None
+    for index, phase in enumerate(spec.phases_of(cell.condition)):
+        version = versions[phase.task_id(cell.task)]
+        fam = family(version.family)
+        view = fam.view(observation)
+        if view is None:  # the spec refuses this pairing; a hand-made spec or cell may not
+            raise ValueError(f"the {cell.agent.name} agent cannot run on {version.task_id}")
+        settings = {**spec.env, **view.env_settings, **phase.env}
+        limit = phase.steps_limit(cell.task)
+        if limit is not None:
+            settings[fam.episode_length] = limit
+        env = fam.make_env(version.prepared, **settings)
+        sizes = view.sizes(env)
+        if agent is None:
+            agent = build_agent(cell.agent.name, env, view, cell.seed, cell.agent.params)
+            shape = sizes
+        elif sizes != shape:
+            raise ValueError(
+                f"phase {phase.name!r}: {version.task_id} has {sizes[0]} states and {sizes[1]} actions; "
+                f"the agent was made for {shape}"
+            )
+        for key in phase_set | set(phase.agent):
+            if key in base:
+                setattr(agent, key, phase.agent.get(key, base[key]))
+        phase_set |= set(phase.agent)
+        options = fam.starts.options(
+            fam.starts.parse(phase.start, version.graph), version.graph, lambda: tree.starts(index), phase.episodes
+        )
+        if phase.schedule:
+            schedule = getattr(getattr(env.unwrapped, "compiled", None), "schedule", None)
+            if not schedule:
+                raise ValueError(f"phase {phase.name!r}: {version.task_id} has no trial schedule")
+            order = trial_schedule(schedule, tree.schedule(index))
+            options = [{**o, "condition": order[e % len(order)]} for e, o in enumerate(options)]
+        record = spec.records_steps(version.graph)
+        episodes = play(env, agent, phase.episodes, tree.env(index), options, view, phase.learn, record)
+        for episode in episodes:
+            last = episode.index == phase.episodes - 1
+            found = probe(agent, phase) if last and phase.probe else None
+            yield PhaseEpisode(index, phase, version, episode, record, found)
+
+
+def first_transitions(graph: TaskGraph) -> dict[tuple[int, int], float]:
+    """P(first action leads to state) from the task's start state, by (action, state index)."""
+    index = {local: int(props["index"]) for local, props in graph.nodes("State")}
+    start = next((t for s, t, _ in graph.edges("START")), None)
+    return {
+        (int(props["action"]), index[target]): float(props["p"])
+        for source, target, props in graph.edges("MOVE")
+        if source == start and target in index
+    }
+
+
+def stay_probabilities(episodes: list[Episode], graph: TaskGraph) -> dict[str, float] | None:
+    """P(repeat the first choice) after rewarded/unrewarded x common/rare first transitions
+    (Daw et al. 2011), for tasks whose first choice leads on by chance; None for others.
+
+    A transition is common when its probability under the task is >= 0.5.
+    """
+    probability = first_transitions(graph)
+    if not any(0.0 < p < 1.0 for p in probability.values()):
+        return None
+    cells: dict[str, list[bool]] = {
+        k: [] for k in ("rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare")
+    }
+    for before, after in zip(episodes, episodes[1:]):
+        common = probability.get((before.first_action, before.first_state), 1.0) >= 0.5
+        key = ("rewarded" if before.reward > 0 else "unrewarded") + ("_common" if common else "_rare")
+        cells[key].append(after.first_action == before.first_action)
+    return {k: float(np.mean(v)) for k, v in cells.items() if v}

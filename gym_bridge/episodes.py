@@ -1,0 +1,138 @@
+"""The one episode loop, and the one seed tree every run draws from.
+
+Everything in graphtasks that plays episodes plays them here: `graphtasks run`, each cell of
+an experiment, the reproductions, the simulated participants of fitting. So one seed gives
+one sequence of episodes whichever of them asks.
+
+The seed tree of a run with seed `s` (numpy `SeedSequence`s, so the streams are independent):
+
+- the environment of phase `p` is reset once, at its first episode, with `env(p)`
+  (= the first word of `SeedSequence([s, p, 0])`), and its own stream carries on from there;
+- start states drawn for phase `p` come from `starts(p)` (`SeedSequence([s, p, 1])`);
+- the trial order of a scheduled phase from `schedule(p)` (spawned from `env(p)`);
+- the agent draws from its own stream, `agent_rng(s)` (`gym_bridge.agents.base`), made when
+  the agent is made with `seed=s`.
+
+A run of one phase with seed 0 therefore resets its env with `env(0)`, not with 0: the same
+number an experiment's cell of seed 0 uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from .views import INDEX, AgentView, action_count
+
+SCHEDULE_STREAM = 0x7363686564  # "sched"
+
+
+@dataclass(frozen=True)
+class SeedTree:
+    """Every random stream of a run, derived from its seed alone (see the module docstring).
+
+    Examples
+    --------
+    >>> from gym_bridge.episodes import SeedTree
+    >>> tree = SeedTree(0)
+    >>> tree.env(0) == SeedTree(0).env(0) != tree.env(1)
+    True
+    """
+
+    seed: int | None
+
+    def _word(self, phase: int, stream: int) -> int | None:
+        if self.seed is None:
+            return None
+        return int(np.random.SeedSequence([self.seed, phase, stream]).generate_state(1)[0])
+
+    def env(self, phase: int) -> int | None:
+        """The seed phase `phase`'s environment is reset with at its first episode."""
+        return self._word(phase, 0)
+
+    def starts(self, phase: int) -> np.random.Generator:
+        """The generator start states of phase `phase` are drawn from."""
+        return np.random.default_rng(self._word(phase, 1))
+
+    def schedule(self, phase: int) -> np.random.Generator:
+        """The generator that orders the trials of a scheduled phase (independent of the env's)."""
+        seed = self.env(phase)
+        if seed is None:
+            return np.random.default_rng()
+        return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SCHEDULE_STREAM,)))
+
+
+Step = tuple[int, int, float, int, float]  # state, action, reward, next state, P(action) when chosen
+
+
+@dataclass
+class Episode:
+    """What happened in one episode; `steps` only when they are recorded."""
+
+    index: int
+    reward: float
+    length: int
+    start_state: Any
+    first_action: int
+    first_state: Any  # the state the first action led to
+    condition: str | None = None
+    steps: list[Step] | None = field(default=None, repr=False)
+
+
+def play(
+    env: gym.Env,
+    agent: Any,
+    episodes: int,
+    env_seed: int | None,
+    options: Sequence[dict[str, Any] | None] | None = None,
+    view: AgentView = INDEX,
+    learn: bool = True,
+    record_steps: bool = False,
+) -> Iterator[Episode]:
+    """Play `episodes` episodes of `agent` on `env`, yielding each as it ends.
+
+    The env is reset with `env_seed` at the first episode only (its stream goes on after
+    that); `options[e]` are episode e's reset options (a start, a condition); the agent sees
+    what `view` makes of each observation. With `learn` False the agent acts but does not
+    learn (a test phase). With `record_steps`, each step's P(action) is taken before the step
+    and the learning that follows it change the policy.
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes: expected a positive number, got {episodes}")
+    all_actions = tuple(range(action_count(env)))
+    state_of, recorded = view.state, view.recorded
+    for episode in range(episodes):
+        chosen = options[episode] if options is not None else None
+        obs, info = env.reset(seed=env_seed if episode == 0 else None, options=chosen or None)
+        state = state_of(obs, info)
+        available = info.get("available_actions", all_actions)
+        first = state
+        first_action, first_state = -1, None
+        agent.begin_episode()
+        total, length = 0.0, 0
+        steps: list[Step] | None = [] if record_steps else None
+        while True:
+            action = agent.act(state, available)
+            if steps is not None:
+                p_action = float(agent.action_probabilities(state, available)[action])
+            obs, step_reward, terminated, truncated, info = env.step(action)
+            reward = float(step_reward)
+            next_state = state_of(obs, info)
+            available = info.get("available_actions", all_actions)
+            if steps is not None:
+                steps.append((recorded(state), int(action), reward, recorded(next_state), p_action))
+            if learn:
+                agent.learn(state, action, reward, next_state, terminated, available)
+            if length == 0:
+                first_action, first_state = int(action), next_state
+            total += reward
+            length += 1
+            state = next_state
+            if terminated or truncated:
+                break
+        condition = (chosen or {}).get("condition")
+        yield Episode(episode, total, length, first, first_action, first_state, condition, steps)

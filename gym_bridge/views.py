@@ -1,0 +1,62 @@
+"""What an agent sees of an environment: one `AgentView` per kind of observation an agent takes.
+
+Agents declare the observation they act on (`observation = "index"` for the tabular agents,
+"room" for the Room task's memory agents); a family lists the views it offers, so whether an
+agent can run on a task is one lookup, and the episode loop asks the view, never the family,
+for the agent's state and sizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gymnasium as gym
+
+
+def action_count(env: gym.Env) -> int:
+    """How many actions a tabular agent chooses from: the size of the Discrete action space."""
+    space = env.action_space
+    if not isinstance(space, gym.spaces.Discrete):
+        raise ValueError(f"tabular agents need a Discrete action space, got {space}")
+    return int(space.n)
+
+
+def agent_state_count(env: gym.Env) -> int:
+    """How many states a tabular agent needs: `info["state"]` indices or the observations."""
+    n_states = getattr(env.unwrapped, "n_states", None)  # grids: depends on the orientation mode
+    if isinstance(n_states, int):
+        return n_states
+    compiled = getattr(env.unwrapped, "compiled", None)
+    if compiled is not None and hasattr(compiled, "n_states"):
+        return int(compiled.n_states)
+    if isinstance(env.observation_space, gym.spaces.Discrete):
+        return int(env.observation_space.n)
+    raise ValueError("tabular agents need a state index: use obs_type='index' for this environment")
+
+
+def index_state(obs: Any, info: Mapping[str, Any]) -> int:
+    """The state index: `info["state"]` where the env gives it, else the Discrete observation."""
+    return info["state"] if "state" in info else int(obs)
+
+
+def index_sizes(env: gym.Env) -> tuple[int, int]:
+    return agent_state_count(env), action_count(env)
+
+
+@dataclass(frozen=True)
+class AgentView:
+    """One observation kind: the state an agent gets from (obs, info), the table sizes it
+    needs, the env settings the view relies on (e.g. POGE's `obs_type="index"`), and the
+    index a Trial record keeps of a state."""
+
+    observation: str
+    state: Callable[[Any, Mapping[str, Any]], Any] = index_state
+    sizes: Callable[[gym.Env], tuple[int, int]] = index_sizes
+    env_settings: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+    recorded: Callable[[Any], int] = int  # the state index a Trial record keeps of a state
+
+
+INDEX = AgentView("index", description="a state index (info['state'] or the Discrete observation)")

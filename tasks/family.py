@@ -1,0 +1,178 @@
+"""`TaskFamily`: everything the tasks layer knows of one family, in one object.
+
+A family (graph tasks, grid worlds, POGE worlds, the Room task, or one a user adds) lives in
+its own folder, `tasks/<family>/`, whose `family.py` declares one `TaskFamily`: its built-in
+catalogues (an id prefix, the names, a builder), the `family` values its Task nodes carry,
+its schema fragment, how a user's own file becomes a task, which changes a variant can make
+and how, and its entity classes. `tasks.families` holds the one list of them (`BUILT_IN`,
+plus the entry-point group `graphtasks.task_families`) and the lookups every other layer
+asks instead of comparing id prefixes or family names.
+
+Why one object: the layers above (the gym bridge, experiments, the command line) ask "which
+family is this task, and what can it do?", and each answer has one home. Before, families
+registered themselves at import time in four styles and the layers above compared id
+prefixes; adding a family meant finding every such place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphstore import TaskGraph
+from graphstore.errors import GraphtasksError
+from graphstore.schema import Schema
+
+if TYPE_CHECKING:
+    from .entities import EntityClass
+
+Builder = Callable[[str, str, dict[str, Any]], TaskGraph]  # (task id, built-in name, params) -> graph
+Changer = Callable[[TaskGraph, Mapping[str, Any], str, str], TaskGraph]  # (graph, changes, new id, where)
+FileReader = Callable[[Path, "str | None", dict[str, Any]], list[TaskGraph]]  # (path, task id, params)
+
+PIN = re.compile(r"^(?P<id>[^@]+)@(?P<hash>[0-9a-f]{6,64})$")
+
+
+class TaskChangeError(GraphtasksError, ValueError):
+    """A change does not fit the task (unknown field, a cell or state that does not exist)."""
+
+
+def _no_defaults(name: str) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The built-in tasks of a family under one id prefix (e.g. 'rewardgym/').
+
+    `kind` is the `family` property their Task nodes carry ('rewardgym'): what a stored task
+    says it is. `build(task_id, name, params)` makes the task `prefix + name`; `source(name)`
+    is its definition file, whose changes a store picks up on the next use.
+    """
+
+    prefix: str
+    kind: str
+    names: Callable[[], list[str]]
+    build: Builder
+    defaults: Callable[[str], dict[str, Any]] = _no_defaults
+    source: Callable[[str], Path] | None = None
+    description: str = ""
+
+    def ids(self) -> list[str]:
+        return [self.prefix + name for name in self.names()]
+
+    def name_of(self, base_id: str) -> str | None:
+        """The built-in name of `base_id` (no parameters), or None if it is not one of this catalogue's."""
+        if not base_id.startswith(self.prefix):
+            return None
+        name = base_id[len(self.prefix) :]
+        return name if name in self.names() else None
+
+
+@dataclass(frozen=True)
+class UserFiles:
+    """How a user's own file of this family becomes stored tasks (`graphtasks tasks load --file`).
+
+    `read(path, task_id, params)` returns the file's tasks (a grid map holds one per size);
+    `recognises(path, head)` says from the name and the first kilobyte whether the file is
+    one of this family's, so one command loads any family's files.
+    """
+
+    prefix: str  # the ids of users' tasks: 'user/', 'user/grid/', 'user/poge/'
+    read: FileReader
+    recognises: Callable[[Path, str], bool]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class TaskFamily:
+    """One task family as the tasks layer sees it; see the module docstring.
+
+    Parameters
+    ----------
+    name : str
+        The family's name ('graph', 'grid', 'poge', 'room'); the gym bridge's family of the
+        same name holds this object.
+    description : str
+        One line for listings.
+    kinds : tuple of str
+        The values of the `family` property of its Task nodes (a stored task names its kind;
+        `tasks.family_of` maps the kind back to the family).
+    catalogues : tuple of Catalogue
+        Its built-in tasks.
+    add_schema : callable
+        Adds its node and relationship types to a `Schema`.
+    user_files : UserFiles or None
+        How users' own files become its tasks.
+    changes : mapping of str to str
+        The fields a variant may change, each with one line on what it does.
+    apply_changes : callable or None
+        `(graph, changes, new_id, where) -> graph`: a changed copy of a task (a new version
+        with its own id and content hash); errors name `where`.
+    entity_classes : callable
+        The classes `graphtasks entities create` can add to its tasks.
+    docs : str
+        Its documentation page.
+    """
+
+    name: str
+    description: str
+    kinds: tuple[str, ...]
+    catalogues: tuple[Catalogue, ...]
+    add_schema: Callable[[Schema], None]
+    user_files: UserFiles | None = None
+    changes: Mapping[str, str] = field(default_factory=dict)
+    apply_changes: Changer | None = None
+    entity_classes: Callable[[], Iterable[EntityClass]] = tuple
+    docs: str = ""
+
+    def builtin_ids(self) -> list[str]:
+        return [task_id for catalogue in self.catalogues for task_id in catalogue.ids()]
+
+    def change(self, graph: TaskGraph, changes: Mapping[str, Any], where: str = "changes") -> TaskGraph:
+        """A version of `graph` with `changes` (none: `graph` itself), under the id `variant_id` gives.
+
+        Examples
+        --------
+        >>> import tasks
+        >>> graph = tasks.build("neuronav/graph/two_step")
+        >>> changed = tasks.family_of(graph).change(graph, {"rewards": {"3": 1.0}})
+        >>> changed.task_id.startswith("neuronav/graph/two_step/variant-"), changed.content_hash() != graph.content_hash()
+        (True, True)
+        """
+        if not changes:
+            return graph
+        if self.apply_changes is None:
+            raise TaskChangeError(f"{where}: {self.name} tasks take no changes")
+        unknown = sorted(set(changes) - set(self.changes))
+        if unknown:
+            raise TaskChangeError(
+                f"{where}: unknown change(s) {', '.join(map(str, unknown))}; {self.name} tasks take "
+                + ", ".join(self.changes)
+            )
+        return self.apply_changes(graph, changes, variant_id(graph.task_id, changes), where)
+
+
+def variant_id(task_id: str, changes: Mapping[str, Any]) -> str:
+    """The id of a task with `changes`: `<task id>/variant-<8 hex of the changes>` (a pin is dropped)."""
+    digest = hashlib.sha256(json.dumps(changes, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    return f"{unpinned(task_id)}/variant-{digest}"
+
+
+def split_pin(task_id: str) -> tuple[str, str | None]:
+    """'rewardgym/two-step@3f2a9c' -> ('rewardgym/two-step', '3f2a9c'); no pin -> (task_id, None).
+
+    A pin names the task version by (a prefix of) its content hash: a spec that pins its
+    tasks runs only on exactly those versions.
+    """
+    match = PIN.match(task_id)
+    return (match.group("id"), match.group("hash")) if match else (task_id, None)
+
+
+def unpinned(task_id: str) -> str:
+    return split_pin(task_id)[0]

@@ -1,0 +1,48 @@
+"""The graph family's entity classes: a reward source attached to a state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphstore import SchemaError, TaskGraph
+
+from ..entities import EntityClass, occupied
+from ..rewards import RewardSpecError, reward_spec
+
+
+def state_local(graph: TaskGraph, index: Any, where: str) -> str:
+    """The local id of the state with this index; SchemaError naming `where` otherwise."""
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise SchemaError(f"{where}: a state index (integer) is needed, got {index!r}")
+    for local_id, props in graph.nodes("State"):
+        if props.get("index") == index:
+            return local_id
+    raise SchemaError(f"{where}: task {graph.task_id!r} has no state {index}")
+
+
+def _attach_reward(graph: TaskGraph, local_id: str, params: dict[str, Any], state: Any, where: str) -> None:
+    source = state_local(graph, state, where)
+    existing = occupied(graph, source, "HAS_REWARD", "Reward")
+    if existing is not None:
+        raise SchemaError(f"{where}: state {state} of task {graph.task_id!r} already has a reward ({existing})")
+    graph.add_edge(source, local_id, "HAS_REWARD")
+
+
+def _reward_props(params: dict[str, Any], where: str) -> dict[str, Any]:
+    if "value" in params:  # shorthand for a fixed reward, as in grids
+        params = dict(params)
+        params["values"] = [params.pop("value")]
+    try:
+        return reward_spec(params, where).node_props()
+    except RewardSpecError as exc:
+        raise SchemaError(str(exc)) from None
+
+
+REWARD = EntityClass(
+    "Reward", "Reward", "state", _attach_reward, {"kind": "fixed"}, _reward_props,
+    "A reward source paid at a state: value (fixed), or kind, values, probs, borders, sd as in task files.",
+)
+
+
+def graph_entity_classes() -> tuple[EntityClass, ...]:
+    return (REWARD,)
