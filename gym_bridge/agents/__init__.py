@@ -14,7 +14,7 @@ from .sr_variants import DynaSRAgent, SRMBAgent
 from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
 from .valence import MoodAgent, ValenceHybridAgent, ValenceQAgent
 
-AGENTS = {name: info.cls for name, info in AGENT_INFO.items()}  # every agent by name
+AGENTS: dict[str, type] = {name: info.cls for name, info in AGENT_INFO.items()}  # every agent by name
 
 __all__ = [
     "AGENT_INFO", "AGENTS", "ActorCriticAgent", "Agent", "AgentSettingError", "DistributionalQAgent", "DynaACAgent",

@@ -1,8 +1,10 @@
-"""The agent protocol used by the runner, and choice rules shared by the agents."""
+"""The agent protocol used by the runner, the bases the agents are built on, and choice rules
+shared by the agents."""
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from dataclasses import KW_ONLY, dataclass, field
+from typing import ClassVar, Protocol, Sequence
 
 import numpy as np
 
@@ -69,12 +71,77 @@ def policy(values: np.ndarray, available: Sequence[int], beta: float | None, eps
     return p
 
 
-class ValuePolicy:
+def check_sizes(n_states: int, n_actions: int) -> None:
+    check_positive_int("n_states", n_states)
+    check_positive_int("n_actions", n_actions)
+
+
+@dataclass(eq=False)
+class AgentBase:
+    """What every tabular agent has: the size of its task, a random stream of its own and a
+    switch that stops learning (`learning = False`: `learn` changes nothing, a test phase).
+
+    An agent is a dataclass on this base (or on `LearningAgent`) that adds its own settings as
+    keyword-only fields, makes its tables in `__post_init__` and writes its rule in `learn`.
+    `observation` says what the agent acts on: "index", the state index in `info["state"]`.
+
+    Parameters
+    ----------
+    n_states, n_actions : int
+        The task's number of states and of actions: the shape of the agent's tables.
+    seed : int or None
+        Seed of the agent's own stream (`agent_rng`); None draws a fresh one.
+    """
+
+    n_states: int
+    n_actions: int
+    _: KW_ONLY
+    seed: int | None = None
+    rng: np.random.Generator = field(init=False, repr=False)
+
+    observation: ClassVar[str] = "index"
+    learning = True  # False: `learn` changes nothing (a test phase)
+
+    def __post_init__(self) -> None:
+        check_sizes(self.n_states, self.n_actions)
+        self.rng = agent_rng(self.seed)
+
+    def begin_episode(self) -> None:
+        """Called before each episode's first step; nothing to do unless the rule keeps a trace."""
+
+    def learn(
+        self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
+    ) -> None:
+        raise NotImplementedError
+
+
+@dataclass(eq=False, kw_only=True)
+class LearningAgent(AgentBase):
+    """The settings most agents share: a learning rate, a discount and how they choose.
+
+    Parameters
+    ----------
+    lr : float
+        Learning rate: the fraction of each prediction error added to the estimate.
+    gamma : float
+        Discount of the next state's value (per step).
+    beta : float or None
+        Inverse temperature of a softmax choice over the values; None chooses epsilon-greedily.
+    epsilon : float
+        With `beta` None, the probability of an action drawn uniformly from the offered ones.
+    """
+
+    lr: float = 0.1
+    gamma: float = 0.95
+    beta: float | None = None
+    epsilon: float = 0.1
+
+
+class ValuePolicy(AgentBase):
     """Agents that choose by `choose` over `values(state)`: their policy follows from those values."""
 
     beta: float | None
     epsilon: float
-    learning: bool = True  # False: `learn` changes nothing (a test phase)
 
     def values(self, state: int | None = None) -> np.ndarray:
         """The state-action values the agent chooses by: of `state`, or the whole table (states x actions)."""
@@ -90,34 +157,23 @@ class TableAgent(ValuePolicy):
     Q(lambda), Dyna-Q, MBV): one home for what they share."""
 
     q: np.ndarray
-    rng: np.random.Generator
 
     def values(self, state: int | None = None) -> np.ndarray:
         return self.q if state is None else self.q[state]
-
-    def begin_episode(self) -> None:
-        pass
 
     def act(self, state: int, available: Sequence[int]) -> int:
         return choose(self.rng, self.q[state], available, self.beta, self.epsilon)
 
 
-def check_sizes(n_states: int, n_actions: int) -> None:
-    check_positive_int("n_states", n_states)
-    check_positive_int("n_actions", n_actions)
+class RandomAgent(AgentBase):
+    """Uniform over the offered actions; learns nothing (a baseline).
 
-
-class RandomAgent:
-    """Uniform over the offered actions; learns nothing (a baseline)."""
-
-    learning = True
-
-    def __init__(self, n_states: int, n_actions: int, seed: int | None = None) -> None:
-        self.n_states, self.n_actions = n_states, n_actions
-        self.rng = agent_rng(seed)
-
-    def begin_episode(self) -> None:
-        pass
+    Examples
+    --------
+    >>> agent = RandomAgent(3, 4, seed=0)
+    >>> agent.action_probabilities(0, [1, 3]).tolist()
+    [0.0, 0.5, 0.0, 0.5]
+    """
 
     def act(self, state: int, available: Sequence[int]) -> int:
         return int(available[int(self.rng.integers(len(available)))])
@@ -130,5 +186,7 @@ class RandomAgent:
         p[np.asarray(available)] = 1.0 / len(available)
         return p
 
-    def learn(self, *args: object) -> None:
+    def learn(
+        self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
+    ) -> None:
         pass

@@ -6,50 +6,52 @@ positive and negative errors balance, the tau_i-expectile of the return, with
 
     tau_i = lr_pos_i / (lr_pos_i + lr_neg_i)                    (the cell's optimism)
 
-so the cells together hold the distribution of returns, not only its mean. Each cell keeps a
-table Q_i(s, a); after a step (s, a, r, s'),
-
-    a*        = argmax_a' mean_i Q_i(s', a')                 (greedy on the mean value)
-    delta_i   = r + gamma * Q_i(s', a*) - Q_i(s, a)           (r - Q_i(s, a) if s' ended the episode)
-    Q_i(s, a) <- Q_i(s, a) + (lr_pos_i if delta_i > 0 else lr_neg_i) * delta_i
-
-The cells' optimism is spread evenly, tau_i = (i + 1/2) / cells, with rates lr_pos_i =
-2 lr tau_i and lr_neg_i = 2 lr (1 - tau_i) (each cell's mean rate is `lr`); `mirror=True`
-gives every cell equal rates, the classical TD control whose cells all learn the mean.
-(neuro-nav's DistQ draws the rates at random; even spacing gives the same ordering result
-without a draw.) The agent chooses by the mean over cells.
+so the cells together hold the distribution of returns, not only its mean. (neuro-nav's
+DistQ draws the rates at random; even spacing gives the same ordering result without a draw.)
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..params import check_positive_int
-from .base import TableAgent, agent_rng, check_sizes
+from .base import LearningAgent, TableAgent
 
 
-class DistributionalQAgent(TableAgent):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr: float = 0.1,
-        gamma: float = 0.95,
-        beta: float | None = None,
-        epsilon: float = 0.1,
-        cells: int = 16,
-        mirror: bool = False,
-        seed: int | None = None,
-    ) -> None:
-        check_sizes(n_states, n_actions)
-        check_positive_int("cells", cells)
-        self.tau = np.full(cells, 0.5) if mirror else (np.arange(cells) + 0.5) / cells
-        self.lr_pos, self.lr_neg = 2 * lr * self.tau, 2 * lr * (1 - self.tau)
-        self.cells = np.zeros((n_states, n_actions, cells))  # Q_i(s, a)
-        self.lr, self.gamma, self.beta, self.epsilon, self.mirror = lr, gamma, beta, epsilon, mirror
-        self.rng = agent_rng(seed)
+@dataclass(eq=False, kw_only=True)
+class DistributionalQAgent(TableAgent, LearningAgent):
+    """Distributional TD control: a table Q_i(s, a) per cell, each with its own pair of rates.
+
+    After a step (s, a, r, s')::
+
+        a*        = argmax_a' mean_i Q_i(s', a')                 (greedy on the mean value)
+        delta_i   = r + gamma * Q_i(s', a*) - Q_i(s, a)           (r - Q_i(s, a) if s' ended the episode)
+        Q_i(s, a) <- Q_i(s, a) + (lr_pos_i if delta_i > 0 else lr_neg_i) * delta_i
+
+    The cells' optimism is spread evenly, tau_i = (i + 1/2) / cells, with rates lr_pos_i =
+    2 lr tau_i and lr_neg_i = 2 lr (1 - tau_i) (each cell's mean rate is `lr`). The agent
+    chooses by the mean over cells.
+
+    Parameters
+    ----------
+    cells : int
+        How many cells. Once the agent is made, `cells` holds their values (states x actions x cells).
+    mirror : bool
+        Give every cell equal rates: the classical TD control whose cells all learn the mean.
+    """
+
+    cells: Any = 16  # a count as a setting; once the agent is made, the cells' values
+    mirror: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive_int("cells", self.cells)
+        self.tau = np.full(self.cells, 0.5) if self.mirror else (np.arange(self.cells) + 0.5) / self.cells
+        self.lr_pos, self.lr_neg = 2 * self.lr * self.tau, 2 * self.lr * (1 - self.tau)
+        self.cells = np.zeros((self.n_states, self.n_actions, self.cells))  # Q_i(s, a)
 
     @property
     def q(self) -> np.ndarray:  # type: ignore[override]

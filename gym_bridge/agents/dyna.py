@@ -1,25 +1,28 @@
-"""Dyna-Q and Dyna actor-critic: a TD learner plus replay of remembered transitions.
+"""Dyna: a learner plus replay of remembered transitions (Sutton 1990), for any agent's rule.
 
 Why: replaying a model of past experience spreads a newly found reward back along the
-path many times per real step, so fewer episodes are needed than for the plain learner
-(Sutton 1990). The model keeps the last outcome of each (state, action) tried; after every
-real step, `replays` pairs are drawn uniformly from the agent's own seeded stream and
-learnt again with the agent's own rule, as if they had just happened:
+path many times per real step, so fewer episodes are needed than for the plain learner.
+The model keeps the last outcome of each (state, action) tried; after every real step,
+`replays` pairs are drawn uniformly from the agent's own seeded stream and learnt again with
+the agent's own rule, as if they had just happened:
 
     real step (s, a, r, s')          -> learn(s, a, r, s'); model[s, a] <- (r, s')
     replays x: (s, a) ~ U(tried)     -> learn(s, a, model[s, a])
 
-Dyna-Q learns by Q-learning's rule, Dyna-AC by the TD actor-critic's (neuro-nav's DynaQ and
-DynaAC). Acts on the state index (info["state"]).
+A Dyna agent is `Dyna` put before the agent it replays for: Dyna-Q is `Dyna` + `QAgent`,
+Dyna-AC `Dyna` + `ActorCriticAgent` (neuro-nav's DynaQ and DynaAC), Dyna-SR `Dyna` + `SRAgent`.
+Acts on the state index (info["state"]).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import numpy as np
 
-from .base import TableAgent, agent_rng, check_sizes
+from .base import AgentBase
+from .q_learning import QAgent
 from .td import ActorCriticAgent
 
 Outcome = tuple[float, int, bool, tuple[int, ...]]  # reward, next state, ended, offered actions
@@ -50,53 +53,25 @@ class ReplayModel:
             yield (s, a, *self.outcomes[(s, a)])
 
 
-class DynaQAgent(TableAgent):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr: float = 0.1,
-        gamma: float = 0.95,
-        beta: float | None = None,
-        epsilon: float = 0.1,
-        replays: int = 10,
-        seed: int | None = None,
-    ) -> None:
-        check_sizes(n_states, n_actions)
-        self.q = np.zeros((n_states, n_actions))
-        self.lr, self.gamma, self.beta, self.epsilon = lr, gamma, beta, epsilon
-        self.replays = check_replays(replays)
-        self.model = ReplayModel()
-        self.rng = agent_rng(seed)
+@dataclass(eq=False, kw_only=True)
+class Dyna(AgentBase):
+    """Replay of a last-outcome model, learnt by the rule of the agent class that follows it.
 
-    def _update(self, s: int, a: int, r: float, s1: int, done: bool, avail: Sequence[int]) -> None:
-        future = 0.0 if done or not len(avail) else self.q[s1, list(avail)].max()
-        self.q[s, a] += self.lr * (r + self.gamma * future - self.q[s, a])
+    `class DynaXAgent(Dyna, XAgent)`: after every real step, learnt by `XAgent.learn`, the
+    step is remembered and `replays` remembered steps are learnt again by `XAgent.learn`.
 
-    def learn(
-        self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
-    ) -> None:
-        if not self.learning:
-            return
-        self._update(state, action, reward, next_state, terminated, next_available)
-        self.model.remember(state, action, reward, next_state, terminated, next_available)
-        for step in self.model.draws(self.rng, self.replays):
-            self._update(*step)
+    Parameters
+    ----------
+    replays : int
+        How many remembered steps are replayed after each real step (0: the plain learner).
+    """
 
+    replays: int = 10
+    model: ReplayModel = field(init=False, repr=False)
 
-class DynaACAgent(ActorCriticAgent):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr: float = 0.1,
-        gamma: float = 0.95,
-        beta: float = 5.0,
-        replays: int = 10,
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(n_states, n_actions, lr, gamma, beta, seed)
-        self.replays = check_replays(replays)
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_replays(self.replays)
         self.model = ReplayModel()
 
     def learn(
@@ -108,3 +83,42 @@ class DynaACAgent(ActorCriticAgent):
         self.model.remember(state, action, reward, next_state, terminated, next_available)
         for step in self.model.draws(self.rng, self.replays):
             super().learn(*step)
+
+
+@dataclass(eq=False, kw_only=True)
+class DynaQAgent(Dyna, QAgent):
+    """Dyna-Q: Q-learning (`QAgent`'s rule, its optimism included) on each real step and on
+    the `replays` steps replayed from the last-outcome model after it (`Dyna`).
+
+    For a real or a replayed step (s, a, r, s')::
+
+        Q(s, a) <- Q(s, a) + lr * (r + gamma * V(s') - Q(s, a))      (QAgent's V; 0 if s' ended)
+
+    Parameters
+    ----------
+    replays : int
+        How many remembered steps follow each real one.
+
+    Examples
+    --------
+    >>> agent = DynaQAgent(3, 2, seed=0, lr=0.5, replays=2)
+    >>> agent.learn(0, 1, 1.0, 2, True, [0, 1])  # learnt once, replayed twice
+    >>> float(agent.q[0, 1])
+    0.875
+    """
+
+
+@dataclass(eq=False, kw_only=True)
+class DynaACAgent(Dyna, ActorCriticAgent):
+    """Dyna-AC: the TD actor-critic (`ActorCriticAgent`'s rule) on each real step and on the
+    `replays` steps replayed from the last-outcome model after it (`Dyna`).
+
+    For a real or a replayed step (s, a, r, s')::
+
+        delta = r + gamma * V(s') - V(s);  V(s) <- V(s) + lr * delta;  H(s, a) <- H(s, a) + lr * delta
+
+    Parameters
+    ----------
+    replays : int
+        Replayed steps per real step.
+    """

@@ -1,36 +1,57 @@
-"""Model-based / model-free hybrid (Daw et al., 2011) for two-step-like tasks.
-
-Model-free values learn by TD(lambda) towards the best next value; model-based values of a state's actions are the
-learned transition probabilities times the best model-free value of each successor. The
-first choice mixes them with weight `w` (w=1 purely model-based) and a perseveration bonus
-for repeating the previous first choice.
-"""
+"""Model-based / model-free hybrid (Daw et al., 2011) for two-step-like tasks."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from .base import agent_rng, policy, softmax_choice
+from .base import AgentBase, policy, softmax_choice
 
 
-class HybridAgent:
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr: float = 0.5,
-        lam: float = 0.6,
-        beta: float = 5.0,
-        w: float = 0.7,
-        perseveration: float = 0.1,
-        seed: int | None = None,
-    ) -> None:
-        self.q_mf = np.zeros((n_states, n_actions))
-        self.counts = np.ones((n_states, n_actions, n_states)) * 1e-3  # transition counts (weak prior)
-        self.lr, self.lam, self.beta, self.w, self.perseveration = lr, lam, beta, w, perseveration
-        self.rng = agent_rng(seed)
+@dataclass(eq=False, kw_only=True)
+class HybridAgent(AgentBase):
+    """Model-based / model-free mixture with TD(lambda) and perseveration.
+
+    Model-free values learn by TD(lambda) towards the best next value, without discount; after
+    each step (s, a, r, s') of an episode whose pairs so far are (s_1, a_1) ... (s_k, a_k) = (s, a)::
+
+        delta            = r + max_a' Q_MF(s', a') - Q_MF(s, a)     (r - Q_MF(s, a) if s' ended the episode)
+        Q_MF(s_j, a_j)  <- Q_MF(s_j, a_j) + lr * lam^(k - j) * delta   for every j
+
+    Model-based values of a state's actions are the learnt transition probabilities (counts
+    with a weak prior) times the best model-free value of each successor. The first choice of
+    an episode is a softmax over::
+
+        w * Q_MB(s, .) + (1 - w) * Q_MF(s, .) + perseveration * [a = previous first choice]
+
+    (w = 1 purely model-based); later choices are a softmax over Q_MF.
+
+    Parameters
+    ----------
+    lr : float
+        Learning rate of the model-free values.
+    lam : float
+        Eligibility decay: the share of the error passed to each earlier pair of the episode.
+    beta : float
+        Inverse temperature of the softmax.
+    w : float
+        Weight of the model-based values in the first choice.
+    perseveration : float
+        Bonus for repeating the previous episode's first choice.
+    """
+
+    lr: float = 0.5
+    lam: float = 0.6
+    beta: float = 5.0
+    w: float = 0.7
+    perseveration: float = 0.1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.q_mf = np.zeros((self.n_states, self.n_actions))
+        self.counts = np.ones((self.n_states, self.n_actions, self.n_states)) * 1e-3  # transition counts (weak prior)
         self.previous_first: int | None = None
         self._trace: list[tuple[int, int]] = []
 
@@ -41,8 +62,6 @@ class HybridAgent:
         transition = self.counts[state] / self.counts[state].sum(axis=1, keepdims=True)
         best_next = self.q_mf.max(axis=1)
         return transition @ best_next
-
-    learning = True  # False: `learn` changes nothing (a test phase)
 
     def values(self, state: int | None = None) -> np.ndarray:
         """The values the next choice in `state` is made by: at the first step the mix of

@@ -1,60 +1,63 @@
 """Model-based value iteration (MBV): learn a transition and reward model, plan by sweeps.
 
 Why: with a learnt model the agent re-plans its whole value function after every step,
-the upper bound of what replay can do.
-
-Update rule, after each step (s, a, r, s'):
-
-    T(s, a, .) <- T(s, a, .) + model_lr * (onehot(s') - T(s, a, .))   (first visit: onehot(s'))
-    R(s, a)    <- R(s, a) + lr * (r - R(s, a))
-    Q(s, a)    <- R(s, a) + gamma * sum_s'' T(s, a, s'') V(s''),   `sweeps` times over tried pairs
-
-with V(s'') = 0 where arriving ended an episode, else optimism * max_a Q(s'', a) +
-(1 - optimism) * min_a Q(s'', a): `optimism = 1` plans for the best next choice, lower values
-for the worst (Zorowitz et al. 2020's anxious agent, neuro-nav's `w_value`). `model_lr = 1` keeps
-the last outcome of each (s, a), as neuro-nav's MBV does, so a wall that appears is in the
-model at once; `0 < model_lr < 1` weighs recent outcomes more (the recency of rewardGym's
-hybrid); `model_lr = None` averages every outcome seen (a count model, right for a
-stationary stochastic task, slow to notice a change). Acts on the state index.
+the upper bound of what replay can do. Acts on the state index.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from ..params import check_positive_int
-from .base import TableAgent, agent_rng, check_sizes
+from .base import LearningAgent, TableAgent
 
 
-class MBVAgent(TableAgent):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr: float = 0.1,
-        model_lr: float | None = 1.0,
-        gamma: float = 0.95,
-        beta: float | None = None,
-        epsilon: float = 0.1,
-        sweeps: int = 10,
-        optimism: float = 1.0,
-        seed: int | None = None,
-    ) -> None:
-        check_sizes(n_states, n_actions)
-        check_positive_int("sweeps", sweeps)
-        if model_lr is not None and not 0 < model_lr <= 1:
-            raise ValueError(f"model_lr: expected a number in (0, 1] or None (average), got {model_lr!r}")
+@dataclass(eq=False, kw_only=True)
+class MBVAgent(TableAgent, LearningAgent):
+    """Value iteration on a learnt transition and reward model.
+
+    After each step (s, a, r, s')::
+
+        T(s, a, .) <- T(s, a, .) + model_lr * (onehot(s') - T(s, a, .))   (first visit: onehot(s'))
+        R(s, a)    <- R(s, a) + lr * (r - R(s, a))
+        Q(s, a)    <- R(s, a) + gamma * sum_s'' T(s, a, s'') V(s''),   `sweeps` times over tried pairs
+
+    with V(s'') = 0 where arriving ended an episode, else optimism * max_a Q(s'', a) +
+    (1 - optimism) * min_a Q(s'', a): `optimism = 1` plans for the best next choice, lower values
+    for the worst (Zorowitz et al. 2020's anxious agent, neuro-nav's `w_value`).
+
+    Parameters
+    ----------
+    model_lr : float or None
+        Learning rate of the transition model. 1 keeps the last outcome of each (s, a), as
+        neuro-nav's MBV does, so a wall that appears is in the model at once; in (0, 1) recent
+        outcomes weigh more (the recency of rewardGym's hybrid); None averages every outcome
+        seen (a count model, right for a stationary stochastic task, slow to notice a change).
+    sweeps : int
+        Value-iteration sweeps after each step.
+    optimism : float
+        Weight of the best next action against the worst; 1 plans for the best.
+    """
+
+    model_lr: float | None = 1.0
+    sweeps: int = 10
+    optimism: float = 1.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive_int("sweeps", self.sweeps)
+        if self.model_lr is not None and not 0 < self.model_lr <= 1:
+            raise ValueError(f"model_lr: expected a number in (0, 1] or None (average), got {self.model_lr!r}")
+        n_states, n_actions = self.n_states, self.n_actions
         self.counts = np.zeros((n_states, n_actions, n_states))  # outcomes seen (the average model)
         self.transitions = np.zeros((n_states, n_actions, n_states))
         self.rewards = np.zeros((n_states, n_actions))
         self.tried = np.zeros((n_states, n_actions), dtype=bool)
         self.ends = np.zeros(n_states, dtype=bool)  # arriving here ended an episode
         self.q = np.zeros((n_states, n_actions))
-        self.lr, self.model_lr, self.gamma = lr, model_lr, gamma
-        self.beta, self.epsilon, self.sweeps, self.optimism = beta, epsilon, sweeps, optimism
-        self.rng = agent_rng(seed)
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]

@@ -6,23 +6,18 @@ when it ends (terminated), compute each step's discounted return
 
     G_t = r_t + gamma * r_{t+1} + gamma^2 * r_{t+2} + ...   (to the end of the episode)
 
-and then, for every step t in order (every-visit):
-
-    Monte Carlo Q (Sutton & Barto 2018, 5.3):   Q(s_t, a_t) <- Q(s_t, a_t) + lr * (G_t - Q(s_t, a_t))
-    episodic control (Lengyel & Dayan 2007):    Q(s_t, a_t) <- max(Q(s_t, a_t), G_t)
-
-Episodic control remembers the best return ever seen after a state and action, which is
-right for a deterministic task and learns it in one episode. An episode cut by truncation
-has no return, so it is not learnt (as neuro-nav's QMC and QEC).
+and then back up every step t in order (every-visit), each by its own rule. An episode cut
+by truncation has no return, so it is not learnt (as neuro-nav's QMC and QEC).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from .base import TableAgent, agent_rng, check_sizes
+from .base import LearningAgent, TableAgent
 
 
 def discounted_returns(rewards: Sequence[float], gamma: float) -> np.ndarray:
@@ -38,14 +33,11 @@ def discounted_returns(rewards: Sequence[float], gamma: float) -> np.ndarray:
 class EpisodeAgent(TableAgent):
     """A table agent that learns once per finished episode (`backup`)."""
 
-    def __init__(
-        self, n_states: int, n_actions: int, lr: float, gamma: float, beta: float | None, epsilon: float,
-        seed: int | None,
-    ) -> None:
-        check_sizes(n_states, n_actions)
-        self.q = np.zeros((n_states, n_actions))
-        self.lr, self.gamma, self.beta, self.epsilon = lr, gamma, beta, epsilon
-        self.rng = agent_rng(seed)
+    gamma: float
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.q = np.zeros((self.n_states, self.n_actions))
         self.steps: list[tuple[int, int, float]] = []
 
     def begin_episode(self) -> None:
@@ -67,34 +59,50 @@ class EpisodeAgent(TableAgent):
         raise NotImplementedError
 
 
-class MonteCarloQAgent(EpisodeAgent):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr: float = 0.1,
-        gamma: float = 0.95,
-        beta: float | None = None,
-        epsilon: float = 0.1,
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(n_states, n_actions, lr, gamma, beta, epsilon, seed)
+@dataclass(eq=False, kw_only=True)
+class MonteCarloQAgent(EpisodeAgent, LearningAgent):
+    """Every-visit Monte Carlo Q (Sutton & Barto 2018, 5.3).
+
+    When an episode ends, for every step t in order::
+
+        Q(s_t, a_t) <- Q(s_t, a_t) + lr * (G_t - Q(s_t, a_t))
+
+    No settings beyond the shared ones.
+
+    Examples
+    --------
+    >>> agent = MonteCarloQAgent(2, 2, seed=0, lr=0.5, gamma=0.5)
+    >>> agent.learn(0, 1, 0.0, 1, False, [0, 1])
+    >>> agent.learn(1, 0, 1.0, 0, True, [0, 1])
+    >>> agent.values().tolist()
+    [[0.0, 0.25], [0.5, 0.0]]
+    """
 
     def backup(self, state: int, action: int, episode_return: float) -> None:
         self.q[state, action] += self.lr * (episode_return - self.q[state, action])
 
 
+@dataclass(eq=False, kw_only=True)
 class EpisodicControlAgent(EpisodeAgent):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        gamma: float = 0.95,
-        beta: float | None = None,
-        epsilon: float = 0.1,
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(n_states, n_actions, 1.0, gamma, beta, epsilon, seed)
+    """Episodic control (Lengyel & Dayan 2007): the best return ever seen after a state and action.
+
+    When an episode ends, for every step t in order::
+
+        Q(s_t, a_t) <- max(Q(s_t, a_t), G_t)
+
+    which is right for a deterministic task and learns it in one episode. It has no learning rate.
+
+    Parameters
+    ----------
+    gamma : float
+        Discount of later rewards in the return G_t.
+    beta, epsilon
+        How it chooses, as `LearningAgent`'s.
+    """
+
+    gamma: float = 0.95
+    beta: float | None = None
+    epsilon: float = 0.1
 
     def backup(self, state: int, action: int, episode_return: float) -> None:
         self.q[state, action] = max(self.q[state, action], episode_return)

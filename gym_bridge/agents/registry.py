@@ -1,21 +1,21 @@
 """The reference agents by name: what each is, where it comes from, its settings and their
 defaults, and one way to make one that checks the settings first.
 
-Every agent is made as `Agent(n_states, n_actions, seed=..., **settings)`; `make_agent`
-refuses an unknown or badly typed setting with one line that lists the valid ones and their
-defaults (a plain constructor call would end in Python's bare TypeError).
+Every agent is made as `Agent(n_states, n_actions, seed=..., **settings)`: a dataclass whose
+fields, but the sizes and the seed, are its settings. `make_agent` refuses an unknown or
+badly typed setting with one line that lists the valid ones and their defaults (a plain
+constructor call would end in Python's bare TypeError).
 """
 
 from __future__ import annotations
 
-import inspect
-from dataclasses import dataclass
+from dataclasses import Field, dataclass, fields
 from typing import Any
 
 from graphstore import did_you_mean
 from graphstore.errors import GraphtasksError
 
-from .base import RandomAgent
+from .base import AgentBase, RandomAgent
 from .distributional import DistributionalQAgent
 from .dyna import DynaACAgent, DynaQAgent
 from .hybrid import HybridAgent
@@ -27,7 +27,7 @@ from .sr_variants import DynaSRAgent, SRMBAgent
 from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
 from .valence import MoodAgent, ValenceHybridAgent, ValenceQAgent
 
-FIXED = ("self", "n_states", "n_actions", "seed")  # given by whoever runs the agent
+FIXED = ("n_states", "n_actions", "seed")  # given by whoever runs the agent
 
 
 class AgentSettingError(GraphtasksError, ValueError):
@@ -37,9 +37,14 @@ class AgentSettingError(GraphtasksError, ValueError):
 @dataclass(frozen=True)
 class AgentInfo:
     name: str
-    cls: type
+    cls: type[AgentBase]
     summary: str
     reference: str
+
+    @property
+    def observation(self) -> str:
+        """What the agent acts on ("index": the state index in `info["state"]`)."""
+        return self.cls.observation
 
 
 AGENT_INFO = {
@@ -67,20 +72,19 @@ AGENT_INFO = {
 }
 
 
+def _settings(name: str) -> list[Field]:
+    """The agent's fields that its constructor takes, but the sizes and the seed."""
+    return [f for f in fields(_info(name).cls) if f.init and f.name not in FIXED]
+
+
 def agent_settings(name: str) -> dict[str, Any]:
     """An agent's settings and their defaults, in the constructor's order."""
-    cls = _info(name).cls
-    return {
-        key: p.default
-        for key, p in inspect.signature(cls).parameters.items()
-        if key not in FIXED and p.kind is not p.VAR_KEYWORD
-    }
+    return {f.name: f.default for f in _settings(name)}
 
 
 def _optional(name: str) -> set[str]:
     """Settings that also take None (annotated `... | None`)."""
-    parameters = inspect.signature(_info(name).cls).parameters
-    return {k for k, p in parameters.items() if "None" in str(p.annotation)}
+    return {f.name for f in _settings(name) if "None" in str(f.type)}
 
 
 def _info(name: str) -> AgentInfo:

@@ -2,55 +2,62 @@
 
 Why: the SR separates where the agent expects to go (M, learnt by TD) from what it is
 worth (w, the reward of arriving at each state), so a moved reward is relearnt quickly.
-M[a, s] is the discounted expected occupancy of the states visited after taking a in s;
-w[s'] is the mean reward paid on arriving at s'. After each step (s, a, r, s'):
-
-    w(s')   <- w(s') + w_lr * (r - w(s'))
-    M(a, s) <- M(a, s) + lr * (onehot(s') + gamma * M(a', s') - M(a, s))   (no gamma term if s' ended)
-
-with a' the greedy action in s' (`goal_biased`, neuro-nav's default: the map of the policy
-the agent is heading for) or, with `goal_biased=False`, the mean of M(., s') over the offered
-actions: the map of a uniform random walk (Stachenfeld et al. 2017's place fields, Schapiro
-et al. 2013's communities). Acts on the state index (info["state"]).
+Acts on the state index (info["state"]).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from .base import ValuePolicy, agent_rng, check_sizes, choose
+from .base import LearningAgent, ValuePolicy, choose
 
 
-class SRAgent(ValuePolicy):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr: float = 0.1,
-        w_lr: float = 0.1,
-        gamma: float = 0.95,
-        beta: float | None = None,
-        epsilon: float = 0.1,
-        goal_biased: bool = True,
-        seed: int | None = None,
-    ) -> None:
-        check_sizes(n_states, n_actions)
-        self.n_states, self.n_actions, self.goal_biased = n_states, n_actions, goal_biased
-        self.M = np.zeros((n_actions, n_states, n_states))
-        self.w = np.zeros(n_states)
-        self.lr, self.w_lr, self.gamma, self.beta, self.epsilon = lr, w_lr, gamma, beta, epsilon
-        self.rng = agent_rng(seed)
+@dataclass(eq=False, kw_only=True)
+class SRAgent(ValuePolicy, LearningAgent):
+    """TD successor representation: a map M of expected occupancies and a reward vector w.
+
+    M[a, s] is the discounted expected occupancy of the states visited after taking a in s;
+    w[s'] is the mean reward paid on arriving at s'. After each step (s, a, r, s')::
+
+        w(s')   <- w(s') + w_lr * (r - w(s'))
+        M(a, s) <- M(a, s) + lr * (onehot(s') + gamma * M(a', s') - M(a, s))   (no gamma term if s' ended)
+
+    with a' the greedy action in s' (`goal_biased`, neuro-nav's default: the map of the policy
+    the agent is heading for) or, with `goal_biased=False`, the mean of M(., s') over the offered
+    actions: the map of a uniform random walk (Stachenfeld et al. 2017's place fields, Schapiro
+    et al. 2013's communities).
+
+    Parameters
+    ----------
+    w_lr : float
+        Learning rate of the reward vector w (`lr` is the map's).
+    goal_biased : bool
+        Bootstrap from the greedy next action (True) or from the mean over the offered ones.
+
+    Examples
+    --------
+    >>> agent = SRAgent(2, 1, seed=0, lr=0.5, w_lr=0.5)
+    >>> agent.learn(0, 0, 1.0, 1, True, [0])
+    >>> agent.M[0, 0].tolist(), agent.w.tolist()
+    ([0.0, 0.5], [0.0, 0.5])
+    """
+
+    w_lr: float = 0.1
+    goal_biased: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.M = np.zeros((self.n_actions, self.n_states, self.n_states))
+        self.w = np.zeros(self.n_states)
 
     def q_values(self, state: int) -> np.ndarray:
         return self.M[:, state, :] @ self.w
 
     def values(self, state: int | None = None) -> np.ndarray:
         return (self.M @ self.w).T if state is None else self.q_values(state)
-
-    def begin_episode(self) -> None:
-        pass
 
     def act(self, state: int, available: Sequence[int]) -> int:
         return choose(self.rng, self.q_values(state), available, self.beta, self.epsilon)

@@ -1,80 +1,66 @@
 """Successor-representation variants of neuro-nav's set: Dyna-SR and SR + model-based (SRMB).
 
-Dyna-SR (Russek et al. 2017): the TD successor representation (`SRAgent`'s rule) plus, after
-every real step, `replays` steps replayed from a model that keeps the last outcome of each
-(state, action) tried, drawn uniformly from the agent's own stream. Replay lets the SR's map
-catch up with a changed transition without walking it.
-
-SRMB (Momennejad et al. 2017): a TD-SR agent and a model-based value-iteration agent
-(`MBVAgent`, last-outcome model) learn from the same steps; the agent chooses by
-Q = mix * Q_MB + (1 - mix) * Q_SR.
+Why: replay lets the SR's map catch up with a changed transition without walking it
+(Russek et al. 2017); a model-based learner beside the SR covers what the SR's map cannot
+relearn quickly (Momennejad et al. 2017).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from .base import ValuePolicy, agent_rng, check_sizes, choose
-from .dyna import ReplayModel, check_replays
+from .base import LearningAgent, ValuePolicy, choose
+from .dyna import Dyna
 from .mbv import MBVAgent
 from .sr import SRAgent
 
 
-class DynaSRAgent(SRAgent):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr: float = 0.1,
-        w_lr: float = 0.1,
-        gamma: float = 0.95,
-        beta: float | None = None,
-        epsilon: float = 0.1,
-        replays: int = 10,
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(n_states, n_actions, lr, w_lr, gamma, beta, epsilon, seed=seed)
-        self.replays = check_replays(replays)
-        self.model = ReplayModel()
+@dataclass(eq=False, kw_only=True)
+class DynaSRAgent(Dyna, SRAgent):
+    """Dyna-SR (Russek et al. 2017): the TD successor representation (`SRAgent`'s rule) on each
+    real step and on the `replays` steps replayed from the last-outcome model after it (`Dyna`).
 
-    def learn(
-        self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
-    ) -> None:
-        if not self.learning:
-            return
-        super().learn(state, action, reward, next_state, terminated, next_available)
-        self.model.remember(state, action, reward, next_state, terminated, next_available)
-        for step in self.model.draws(self.rng, self.replays):
-            super().learn(*step)
+    For a real or a replayed step (s, a, r, s'), SRAgent's update::
+
+        w(s')   <- w(s') + w_lr * (r - w(s'))
+        M(a, s) <- M(a, s) + lr * (onehot(s') + gamma * M(a', s') - M(a, s))
+
+    Parameters
+    ----------
+    replays : int
+        Steps drawn from the model, from the agent's own stream, after each real step.
+    """
 
 
-class SRMBAgent(ValuePolicy):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        mix: float = 0.5,
-        lr: float = 0.1,
-        gamma: float = 0.95,
-        beta: float | None = None,
-        epsilon: float = 0.1,
-        seed: int | None = None,
-    ) -> None:
-        check_sizes(n_states, n_actions)
-        if not 0 <= mix <= 1:
-            raise ValueError(f"mix: expected a number in [0, 1], got {mix!r}")
-        self.sr = SRAgent(n_states, n_actions, lr=lr, w_lr=lr, gamma=gamma, seed=seed)
-        self.mb = MBVAgent(n_states, n_actions, lr=lr, gamma=gamma, seed=seed)
-        self.mix, self.beta, self.epsilon = mix, beta, epsilon
-        self.rng = agent_rng(seed)
+@dataclass(eq=False, kw_only=True)
+class SRMBAgent(ValuePolicy, LearningAgent):
+    """SR + model-based (Momennejad et al. 2017): a TD-SR agent and a value-iteration agent
+    (`MBVAgent`, last-outcome model) learn from the same steps, with the same `lr` and `gamma`.
+
+    The choice is by::
+
+        Q = mix * Q_MB + (1 - mix) * Q_SR
+
+    Parameters
+    ----------
+    mix : float
+        Weight of the model-based values, in [0, 1].
+    """
+
+    mix: float = 0.5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0 <= self.mix <= 1:
+            raise ValueError(f"mix: expected a number in [0, 1], got {self.mix!r}")
+        self.sr = SRAgent(self.n_states, self.n_actions, lr=self.lr, w_lr=self.lr, gamma=self.gamma, seed=self.seed)
+        self.mb = MBVAgent(self.n_states, self.n_actions, lr=self.lr, gamma=self.gamma, seed=self.seed)
 
     def values(self, state: int | None = None) -> np.ndarray:
         return self.mix * self.mb.values(state) + (1 - self.mix) * self.sr.values(state)
-
-    def begin_episode(self) -> None:
-        pass
 
     def act(self, state: int, available: Sequence[int]) -> int:
         return choose(self.rng, self.values(state), available, self.beta, self.epsilon)

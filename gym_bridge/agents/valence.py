@@ -1,66 +1,60 @@
 """Agents whose learning depends on the sign of the prediction error, or on a running mood.
 
-Valence Q (rewardGym's ValenceQAgent and its eligibility variant): Q-learning with one rate
-for positive and one for negative prediction errors, and an eligibility trace (lam = 0: none):
-
-    delta   = r + gamma * max_a' Q(s', a') - Q(s, a)     (r - Q(s, a) if s' ended the episode)
-    e(s, a) <- e(s, a) + 1
-    Q       <- Q + (lr_pos if delta > 0 else lr_neg) * delta * e
-    e       <- gamma * lam * e                            (e <- 0 when an episode begins, if reset_traces)
-
 Why: people and animals weigh better- and worse-than-expected outcomes differently
-(e.g. Lefebvre et al. 2017); lr_pos = lr_neg is plain Q-learning with traces.
-
-Mood (Eldar et al. 2016; neuro-nav's MoodQ): valence Q-learning whose updates are biased by
-a mood m, a slow running average of the prediction errors that persists across episodes:
-
-    Q(s, a) <- Q(s, a) + (lr_pos if delta > 0 else lr_neg) * (delta + mood_factor * m)
-    m       <- m + mood_lr * (delta - m)
-
-so mood rises while an agent learns a reward (errors mostly positive), returns to zero once
-it is predicted, and falls when the reward is taken away. (neuro-nav resets m each episode;
-here it carries over, as the paper's mood does across trials.)
-
-Valence hybrid (rewardGym's ValenceHybridAgent): a valence-Q model-free learner with traces,
-plus a transition model learnt by a delta rule and model-based values of the pair just tried:
-
-    T(s, a, s') <- T(s, a, s') + lr_mb * (1 - T(s, a, s'))     (the outcome seen)
-    T(s, a, x)  <- (1 - lr_mb) * T(s, a, x)                    (every other state x)
-    Q_MB(s, a)  = sum_x T(s, a, x) * (r + gamma * max_a' Q_MF(x, a'))   (= Q_MF(s, a) if s' ended)
-
-and chooses by softmax(beta * (w * Q_MB + (1 - w) * Q_MF)). rewardGym's model-based target has
-no discount: gamma = 1 gives its rule.
+(e.g. Lefebvre et al. 2017). These agents have a rate for each sign instead of one learning
+rate, so they are not `LearningAgent`s: each declares its discount and choice settings itself.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from .base import TableAgent, ValuePolicy, agent_rng, check_sizes, choose
+from .base import TableAgent, ValuePolicy, choose
 
 
+@dataclass(eq=False, kw_only=True)
 class ValenceQAgent(TableAgent):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr_pos: float = 0.1,
-        lr_neg: float = 0.1,
-        gamma: float = 0.95,
-        lam: float = 0.0,
-        reset_traces: bool = True,
-        beta: float | None = 5.0,
-        epsilon: float = 0.1,
-        seed: int | None = None,
-    ) -> None:
-        check_sizes(n_states, n_actions)
-        self.q = np.zeros((n_states, n_actions))
-        self.traces = np.zeros((n_states, n_actions))
-        self.lr_pos, self.lr_neg, self.gamma, self.lam = lr_pos, lr_neg, gamma, lam
-        self.reset_traces, self.beta, self.epsilon = reset_traces, beta, epsilon
-        self.rng = agent_rng(seed)
+    """Valence Q (rewardGym's ValenceQAgent and its eligibility variant): Q-learning with one rate
+    for positive and one for negative prediction errors, and an eligibility trace.
+
+    After each step (s, a, r, s')::
+
+        delta   = r + gamma * max_a' Q(s', a') - Q(s, a)     (r - Q(s, a) if s' ended the episode)
+        e(s, a) <- e(s, a) + 1
+        Q       <- Q + (lr_pos if delta > 0 else lr_neg) * delta * e
+        e       <- gamma * lam * e                            (e <- 0 when an episode begins, if reset_traces)
+
+    lr_pos = lr_neg is plain Q-learning with traces.
+
+    Parameters
+    ----------
+    lr_pos, lr_neg : float
+        Learning rates of positive and of negative prediction errors.
+    gamma : float
+        Discount of the next state's value.
+    lam : float
+        Decay of the trace per step (with gamma); 0: no trace.
+    reset_traces : bool
+        Clear the traces when an episode begins.
+    beta, epsilon
+        How it chooses, as `LearningAgent`'s, but with a softmax (beta 5) by default.
+    """
+
+    lr_pos: float = 0.1
+    lr_neg: float = 0.1
+    gamma: float = 0.95
+    lam: float = 0.0
+    reset_traces: bool = True
+    beta: float | None = 5.0
+    epsilon: float = 0.1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.q = np.zeros((self.n_states, self.n_actions))
+        self.traces = np.zeros((self.n_states, self.n_actions))
 
     def begin_episode(self) -> None:
         if self.reset_traces:
@@ -84,26 +78,45 @@ class ValenceQAgent(TableAgent):
         self.traces *= self.gamma * self.lam
 
 
+@dataclass(eq=False, kw_only=True)
 class MoodAgent(TableAgent):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr_pos: float = 0.1,
-        lr_neg: float = 0.1,
-        gamma: float = 0.95,
-        mood_lr: float = 0.01,
-        mood_factor: float = 0.0,
-        beta: float | None = None,
-        epsilon: float = 0.1,
-        seed: int | None = None,
-    ) -> None:
-        check_sizes(n_states, n_actions)
-        self.q = np.zeros((n_states, n_actions))
-        self.lr_pos, self.lr_neg, self.gamma = lr_pos, lr_neg, gamma
-        self.mood_lr, self.mood_factor, self.beta, self.epsilon = mood_lr, mood_factor, beta, epsilon
+    """Mood (Eldar et al. 2016; neuro-nav's MoodQ): valence Q-learning whose updates are biased
+    by a mood m, a slow running average of the prediction errors that persists across episodes.
+
+    After each step (s, a, r, s')::
+
+        delta   = r + gamma * max_a' Q(s', a') - Q(s, a)     (r - Q(s, a) if s' ended the episode)
+        Q(s, a) <- Q(s, a) + (lr_pos if delta > 0 else lr_neg) * (delta + mood_factor * m)
+        m       <- m + mood_lr * (delta - m)
+
+    so mood rises while an agent learns a reward (errors mostly positive), returns to zero once
+    it is predicted, and falls when the reward is taken away. (neuro-nav resets m each episode;
+    here it carries over, as the paper's mood does across trials.)
+
+    Parameters
+    ----------
+    lr_pos, lr_neg, gamma
+        As `ValenceQAgent`'s.
+    mood_lr : float
+        Rate at which the mood follows the prediction errors.
+    mood_factor : float
+        Weight of the mood in each update (0: valence Q-learning without traces).
+    beta, epsilon
+        How it chooses, as `LearningAgent`'s (default: epsilon-greedy).
+    """
+
+    lr_pos: float = 0.1
+    lr_neg: float = 0.1
+    gamma: float = 0.95
+    mood_lr: float = 0.01
+    mood_factor: float = 0.0
+    beta: float | None = None
+    epsilon: float = 0.1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.q = np.zeros((self.n_states, self.n_actions))
         self.mood = 0.0
-        self.rng = agent_rng(seed)
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
@@ -117,27 +130,52 @@ class MoodAgent(TableAgent):
         self.mood += self.mood_lr * (delta - self.mood)
 
 
+@dataclass(eq=False, kw_only=True)
 class ValenceHybridAgent(ValuePolicy):
-    def __init__(
-        self,
-        n_states: int,
-        n_actions: int,
-        lr_mb: float = 0.1,
-        lr_pos: float = 0.1,
-        lr_neg: float = 0.1,
-        gamma: float = 0.95,
-        lam: float = 0.0,
-        reset_traces: bool = True,
-        w: float = 0.5,
-        beta: float = 5.0,
-        seed: int | None = None,
-    ) -> None:
-        check_sizes(n_states, n_actions)
-        self.model_free = ValenceQAgent(n_states, n_actions, lr_pos, lr_neg, gamma, lam, reset_traces, beta)
-        self.transitions = np.zeros((n_states, n_actions, n_states))
-        self.q_mb = np.zeros((n_states, n_actions))
-        self.lr_mb, self.gamma, self.w, self.beta, self.epsilon = lr_mb, gamma, w, beta, 0.0
-        self.rng = agent_rng(seed)
+    """Valence hybrid (rewardGym's ValenceHybridAgent): a valence-Q model-free learner with traces
+    (`ValenceQAgent`), plus a transition model learnt by a delta rule and model-based values of
+    the pair just tried.
+
+    After each step (s, a, r, s'), besides the model-free update::
+
+        T(s, a, s') <- T(s, a, s') + lr_mb * (1 - T(s, a, s'))     (the outcome seen)
+        T(s, a, x)  <- (1 - lr_mb) * T(s, a, x)                    (every other state x)
+        Q_MB(s, a)  = sum_x T(s, a, x) * (r + gamma * max_a' Q_MF(x, a'))   (= Q_MF(s, a) if s' ended)
+
+    and chooses by softmax(beta * (w * Q_MB + (1 - w) * Q_MF)). rewardGym's model-based target has
+    no discount: gamma = 1 gives its rule.
+
+    Parameters
+    ----------
+    lr_mb : float
+        Learning rate of the transition model.
+    lr_pos, lr_neg, gamma, lam, reset_traces
+        The model-free learner's settings (`ValenceQAgent`).
+    w : float
+        Weight of the model-based values in the choice.
+    beta : float
+        Inverse temperature of the softmax.
+    """
+
+    lr_mb: float = 0.1
+    lr_pos: float = 0.1
+    lr_neg: float = 0.1
+    gamma: float = 0.95
+    lam: float = 0.0
+    reset_traces: bool = True
+    w: float = 0.5
+    beta: float = 5.0
+
+    epsilon = 0.0  # always a softmax
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.model_free = ValenceQAgent(
+            self.n_states, self.n_actions, lr_pos=self.lr_pos, lr_neg=self.lr_neg, gamma=self.gamma, lam=self.lam,
+            reset_traces=self.reset_traces, beta=self.beta,
+        )
+        self.transitions = np.zeros((self.n_states, self.n_actions, self.n_states))
+        self.q_mb = np.zeros((self.n_states, self.n_actions))
 
     @property
     def learning(self) -> bool:
