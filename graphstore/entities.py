@@ -4,8 +4,9 @@ Entity classes are the schema's entity node types (every per-task label except T
 A created entity carries its group in the `group` property; the task's own entities
 have none and form the group 'default'; 'all' is every entity of the task. Selections
 are read-only Cypher with the values as parameters and labels taken from the schema, so
-the same text runs on the embedded store and on Bolt servers. Creating entities (which
-needs a family's entity classes and defaults) lives in `tasks.entities`.
+the same text runs on the embedded store and on Bolt servers. Creating, updating and
+removing entities (which needs a family's entity classes and defaults) lives in
+`tasks.entities`.
 """
 
 from __future__ import annotations
@@ -175,9 +176,13 @@ def created_part(graph: TaskGraph) -> tuple[set[str], list[tuple[str, str, str, 
 def rebase(stored: TaskGraph, built: TaskGraph) -> TaskGraph:
     """`built` (a task rebuilt from its definition) plus the entities created in `stored`.
 
-    For families whose definition file is the source of truth (grid maps): rebuilding after
-    the file changed must not drop what users created with the registry. Raises SchemaError
-    naming the entity when it no longer fits (e.g. its cell became a wall).
+    For built-in tasks, whose definition file is the source of truth: rebuilding after the
+    file changed must not drop what users created with the registry. The created entities
+    are taken as stored, so updates of them (`tasks.update`: new values, a new cell or
+    state) are kept and removed ones stay removed. The task's own entities (no group) come
+    from `built`: an edit of one in the store would be undone here, which is why the
+    registry refuses to update or remove them in built-in tasks. Raises SchemaError naming
+    the entity when it no longer fits (e.g. its cell became a wall).
     """
     created, edges = created_part(stored)
     out = TaskGraph(built.task_id, built.family, schema=built.schema)

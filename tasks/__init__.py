@@ -8,7 +8,17 @@ reads a user's own file of any family.
 """
 
 from .data import TaskFileError, data_dir
-from .entities import EntityClass, add_entities, create, entity_space, register_entity_class
+from .entities import (
+    EntityClass,
+    add_entities,
+    create,
+    entity_space,
+    register_entity_class,
+    remove,
+    remove_entities,
+    update,
+    update_entities,
+)
 from .families import (
     BUILT_IN,
     UnknownFamily,
@@ -85,6 +95,8 @@ __all__ = [
     "register_entity_class",
     "register_family",
     "register_reward_kind",
+    "remove",
+    "remove_entities",
     "resolve",
     "reward_kind",
     "reward_spec",
@@ -96,5 +108,7 @@ __all__ = [
     "task_family",
     "trial_schedule",
     "unpinned",
+    "update",
+    "update_entities",
     "variant_id",
 ]

@@ -13,6 +13,16 @@ Three stages:
    the task meanwhile and adds only the new nodes and edges (`GraphStore.extend`);
    putting the same content again changes nothing.
 
+`update` changes the parameters of existing entities (by uid, or a selection by group and
+type) and `remove` deletes them with their edges: each is a new version of the task, the
+changed graph written whole by `GraphStore.put(graph, expected_hash=...)` in one
+transaction with the same check (ConflictError if the task changed since it was read,
+nothing written). An update re-creates the entity under its own local id from its current
+parameters (`EntityClass.params_of`) merged with the changes, through the class's `props`
+and `attach` and the schema, exactly as `create` checks them. The own entities of a
+built-in task (those without a group) come from its definition file, which rebuilds them
+(`graphstore.entities.rebase`): they can be edited only in a copy under another id.
+
 Selections (by uid, group, type) are `graphstore.entities.select`.
 """
 
@@ -20,13 +30,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from graphstore import SCHEMA, GraphStore, SchemaError, TaskGraph
-from graphstore.entities import CREATED, check_group, entity_type, graph_entities, select  # noqa: F401 (re-export)
-from graphstore.schema import GROUP_PROPERTY
-from graphstore.taskgraph import uid_of
-
+from graphstore.entities import (  # noqa: F401 (re-export)
+    ALL,
+    CREATED,
+    DEFAULT,
+    Entity,
+    check_group,
+    entity_type,
+    graph_entities,
+    select,
+)
+from graphstore.schema import GROUP_PROPERTY, validate_properties
+from graphstore.taskgraph import TASK_LOCAL_ID, uid_of
 
 MAX_COUNT = 10_000
 OPTION_KEYS = ("params", "count", "group")
@@ -36,6 +54,9 @@ OPTION_KEYS = ("params", "count", "group")
 Attach = Callable[[TaskGraph, str, dict[str, Any], Any, str], None]
 # props(params, where) -> node properties (checked further by the schema when sealed).
 Props = Callable[[dict[str, Any], str], dict[str, Any]]
+# params_of(graph, local id) -> the parameters that would create the entity as it is now,
+# placement included (what `update` starts from).
+ParamsOf = Callable[[TaskGraph, str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -49,9 +70,20 @@ class EntityClass:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     props: Props | None = None  # parameters -> node properties; default: the parameters themselves
     doc: str = ""
+    # an entity's current parameters (update); default: its node properties, without placement
+    params_of: ParamsOf | None = None
+    # update: a changed parameter -> the current parameters it replaces (e.g. a new reward
+    # 'kind' drops the old kind's 'values', 'probs', ...)
+    replaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def node_props(self, params: dict[str, Any], where: str) -> dict[str, Any]:
         return self.props(params, where) if self.props is not None else dict(params)
+
+    def current_params(self, graph: TaskGraph, local_id: str) -> dict[str, Any]:
+        """The parameters that would create the entity `local_id` of `graph` as it is now."""
+        if self.params_of is not None:
+            return self.params_of(graph, local_id)
+        return own_params(graph, local_id)
 
 
 _USER_CLASSES: dict[str, dict[str, EntityClass]] = {}  # kind -> classes users added
@@ -85,6 +117,29 @@ def occupied(graph: TaskGraph, local_id: str, rel: str, label: str) -> str | Non
     for _, target, data in graph.graph.out_edges(local_id, data=True):
         if data["rel"] == rel and graph.label(target) == label:
             return uid_of(graph.task_id, target)
+    return None
+
+
+def own_params(graph: TaskGraph, local_id: str) -> dict[str, Any]:
+    """An entity's node properties without its group: the parameters most classes are created with."""
+    return {k: v for k, v in graph.props(local_id).items() if k != GROUP_PROPERTY}
+
+
+def reward_replaces() -> dict[str, tuple[str, ...]]:
+    """`EntityClass.replaces` of reward classes: a new `kind` drops what the old kind read
+    (`values` and every kind's fields: `probs`, `borders`, `sd`, ...); `value` (a fixed
+    reward) drops those and the kind."""
+    from .rewards import REWARD_KINDS
+
+    spec = ("values", *sorted({name for kind in REWARD_KINDS.values() for name in kind.fields}))
+    return {"kind": spec, "value": ("kind", *spec)}
+
+
+def attached_to(graph: TaskGraph, local_id: str, rel: str) -> str | None:
+    """The local id of the node an entity hangs from by a `rel` edge (its placement), or None."""
+    for source, _, data in graph.graph.in_edges(local_id, data=True):
+        if data["rel"] == rel:
+            return source
     return None
 
 
@@ -199,3 +254,411 @@ def create(store: GraphStore, task_id: str, request: Mapping[str, Any]) -> list[
     prefix = len(task_id) + 1
     store.extend(graph, [uid[prefix:] for uid in uids], expected_hash=base)  # only the new nodes and edges travel
     return uids
+
+
+# -- update and remove ---------------------------------------------------------------------------
+def _local_id(graph: TaskGraph, uid: Any, where: str) -> str:
+    """The local id of the node `uid` names (its uid '<task id>/<local id>', or the local id)."""
+    if not isinstance(uid, str) or not uid:
+        raise SchemaError(f"{where}: an entity uid is a non-empty string, got {uid!r}")
+    prefix = graph.task_id + "/"
+    candidates = ([uid[len(prefix) :]] if uid.startswith(prefix) else []) + [uid]
+    for local_id in candidates:
+        if local_id != TASK_LOCAL_ID and local_id in graph.graph:
+            return local_id
+    raise SchemaError(
+        f"{where}: no entity {uid!r} in this task (`graphtasks entities list {graph.task_id}` lists them)"
+    )
+
+
+def _class_of(space: Mapping[str, EntityClass], graph: TaskGraph, local_id: str, where: str) -> EntityClass:
+    """The class of an existing entity: the one named like its label, else the first with that label."""
+    label = graph.label(local_id)
+    named = space.get(label)
+    if named is not None and named.label == label:
+        return named
+    for entity_class in space.values():
+        if entity_class.label == label:
+            return entity_class
+    known = ", ".join(sorted(space)) or "none"
+    raise SchemaError(
+        f"{where}: {uid_of(graph.task_id, local_id)!r} is a {label}, which the registry does not edit "
+        f"(entity classes of {graph.family!r}: {known})"
+    )
+
+
+def _targets(
+    graph: TaskGraph,
+    space: Mapping[str, EntityClass],
+    uids: str | Sequence[str] | None,
+    group: str | None,
+    type: str | None,
+    where: str,
+) -> list[str]:
+    """Local ids of the entities named by uid, or selected by group and/or type (among the
+    family's entity classes: a selection never picks a State or a Cell); SchemaError if none."""
+    selection = group is not None or type is not None
+    if uids is not None and selection:
+        raise SchemaError(f"{where}: give entity uids or a selection (group, type), not both")
+    if uids is None and not selection:
+        raise SchemaError(f"{where}: name the entities: their uids, or a group and/or a type")
+    if uids is not None:
+        if isinstance(uids, Mapping) or not isinstance(uids, (str, Iterable)):
+            raise SchemaError(f"{where}: expected one or more entity uids, got {uids!r}")
+        items = [uids] if isinstance(uids, str) else list(uids)
+        if not items:
+            raise SchemaError(f"{where}: expected one or more entity uids, got none")
+        out: list[str] = []
+        for uid in items:
+            local_id = _local_id(graph, uid, where)
+            _class_of(space, graph, local_id, where)
+            if local_id not in out:
+                out.append(local_id)
+        return out
+    labels = {c.label for c in space.values()}
+    if type is not None:
+        entity_type(graph.schema, type, f"{where}: type")
+        if type not in labels:
+            known = ", ".join(sorted(labels)) or "none"
+            raise SchemaError(
+                f"{where}: type {type!r} is not an entity class the registry edits in {graph.family!r} tasks ({known})"
+            )
+    if group is not None and (not isinstance(group, str) or not group):
+        raise SchemaError(f"{where}: group: expected a group name, got {group!r}")
+    found = sorted(
+        local_id
+        for local_id, props in graph.nodes(type)
+        if local_id != TASK_LOCAL_ID
+        and graph.label(local_id) in labels
+        and (group is None or group == ALL or group == (props.get(GROUP_PROPERTY) or DEFAULT))
+    )
+    if not found:
+        what = " and ".join(([f"group {group!r}"] if group is not None else []) + ([f"type {type!r}"] if type else []))
+        raise SchemaError(f"{where}: no entity of {what} in this task")
+    return found
+
+
+def _refuse_builtin_own(graph: TaskGraph, local_ids: Iterable[str], verb: str) -> None:
+    """A built-in task's own entities (no group) come from its file, which rebuilds them
+    (`graphstore.entities.rebase` keeps only grouped entities): editing them is refused."""
+    from .families import is_builtin
+
+    if not is_builtin(graph.task_id):
+        return
+    own = [local_id for local_id in local_ids if graph.props(local_id).get(GROUP_PROPERTY) is None]
+    if own:
+        from .families import source_file
+
+        path = source_file(graph.task_id)
+        raise SchemaError(
+            f"task {graph.task_id!r}, {verb} {uid_of(graph.task_id, own[0])}: this entity came with the built-in "
+            f"task, and its file ({graph.task.get('source') or path}) rebuilds it, which would undo the {verb}; "
+            f"{verb} entities created with the registry instead, or copy the task under an id of your own first "
+            f"(`graphtasks tasks load --file {path or 'FILE'}` stores it as user/...; in Python "
+            "store.put(store.get(ID).copy(NEW_ID)))"
+        )
+
+
+def _entity(graph: TaskGraph, local_id: str) -> Entity:
+    props = graph.props(local_id)
+    return Entity(
+        uid_of(graph.task_id, local_id), graph.label(local_id), props.get(GROUP_PROPERTY) or DEFAULT,
+        own_params(graph, local_id),
+    )
+
+
+def _replace(graph: TaskGraph, local_id: str, cls: EntityClass, props: dict[str, Any], place: Any, where: str) -> None:
+    """Re-create entity `local_id` (same id, label and group) with these properties at `place`.
+
+    Its old edges go; `attach` makes the new ones, and an old edge of a kind attach does
+    not make (none for the built-in classes) is kept."""
+    label = graph.label(local_id)
+    group = graph.props(local_id).get(GROUP_PROPERTY)
+    old = [(s, t, d["rel"], dict(d["props"])) for s, t, d in graph.graph.in_edges(local_id, data=True)]
+    old += [(s, t, d["rel"], dict(d["props"])) for s, t, d in graph.graph.out_edges(local_id, data=True)]
+    graph.graph.remove_node(local_id)
+    node_props = {k: v for k, v in props.items() if not k.startswith("_")}
+    graph.add_node(local_id, label, **node_props, **{GROUP_PROPERTY: group})
+    cls.attach(graph, local_id, props, place, where)
+    made = {(t == local_id, d["rel"]) for s, t, d in graph.graph.in_edges(local_id, data=True)}
+    made |= {(False, d["rel"]) for _, _, d in graph.graph.out_edges(local_id, data=True)}
+    for source, target, rel, edge_props in old:
+        if (target == local_id, rel) not in made:
+            graph.add_edge(source, target, rel, **edge_props)
+
+
+def update_entities(
+    graph: TaskGraph,
+    uid: str | Sequence[str] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    group: str | None = None,
+    type: str | None = None,
+) -> list[Entity]:
+    """Change the parameters of entities of an in-memory task graph; return them as changed.
+
+    Each entity is re-created under its own local id (and group) from its current
+    parameters merged with `params`, checked as `create` checks them (the class's `props`,
+    its placement through `attach`, the schema). Everything is checked before the graph is
+    changed: on any error it stays as it was.
+
+    Parameters
+    ----------
+    graph : TaskGraph
+        The task to change (in place, on success).
+    uid : str or sequence of str, optional
+        The entities by uid (`'<task id>/<local id>'`, or the local id).
+    params : mapping
+        The parameters to change, e.g. ``{"value": 5}``, ``{"cell": [2, 3]}`` (a placement
+        moves the entity), ``{"to": [4, 4]}`` (a warp's target). A value None removes a
+        parameter (its default, if the class has one, applies again). Setting a reward's
+        ``kind`` starts its specification afresh (give its ``values``, ``probs``, ...);
+        setting ``value`` makes it a fixed reward.
+    group, type : str, optional
+        Instead of uids, every entity of the task's entity classes in this group
+        ('default', 'all' or a created group) and/or of this type (node label).
+
+    Returns
+    -------
+    list of Entity
+        The changed entities (uid, type, group, properties), in uid order for a selection.
+
+    Raises
+    ------
+    SchemaError
+        Naming the task, the entity's uid and the field: no such entity, a node the registry
+        does not edit (e.g. a State), a parameter the class does not have, a placement that is
+        not free, or an own entity of a built-in task (its file rebuilds it).
+
+    Examples
+    --------
+    >>> import tasks
+    >>> graph = tasks.build("neuronav/graph/neighborhood").copy("me/neighborhood")
+    >>> [e.props for e in tasks.update_entities(graph, "r14", {"value": 3})]
+    [{'kind': 'fixed', 'values': [3.0]}]
+    >>> [e.uid for e in tasks.update_entities(graph, params={"kind": "probabilistic", "values": [1, 0],
+    ...                                                       "probs": [0.8, 0.2]}, type="Reward")]
+    ['me/neighborhood/r14']
+    """
+    where = f"task {graph.task_id!r}, update"
+    if not isinstance(params, Mapping) or not params:
+        raise SchemaError(
+            f"{where}: params: give the parameters to change as a non-empty dict (e.g. {{'value': 5}}), got {params!r}"
+        )
+    if GROUP_PROPERTY in params:
+        raise SchemaError(f"{where}: params: 'group' is not a parameter; an entity keeps the group it was created in")
+    space = entity_space(graph.family, graph)
+    targets = _targets(graph, space, uid, group, type, where)
+    _refuse_builtin_own(graph, targets, "update")
+    trial = graph.copy()
+    for local_id in targets:
+        cls = _class_of(space, trial, local_id, where)
+        here = f"{where} {uid_of(graph.task_id, local_id)}"
+        if cls.placement in params and len(targets) > 1:
+            raise SchemaError(
+                f"{here}: params: {cls.placement!r} moves one entity and {len(targets)} are selected; "
+                "move them one at a time"
+            )
+        current = cls.current_params(trial, local_id)
+        for key in params:
+            for replaced in cls.replaces.get(key, ()):
+                current.pop(replaced, None)
+        merged = {k: v for k, v in {**cls.defaults, **current, **params}.items() if v is not None}
+        if cls.placement not in merged:
+            raise SchemaError(
+                f"{here}: params: {cls.placement!r} is required (where the {cls.name} goes: "
+                f"the class cannot tell where it is now)"
+            )
+        place = merged.pop(cls.placement)
+        props = cls.node_props(dict(merged), f"{here}: params")
+        _replace(trial, local_id, cls, props, place, f"{here}: params: {cls.placement}")
+        declared = tuple(p for p in trial.schema.node_type(cls.label).properties if p.name not in ("uid", "task"))
+        validate_properties(f"{here}: params", declared, trial.props(local_id))
+    try:
+        trial.validate()
+    except SchemaError as exc:
+        raise SchemaError(f"update: {exc}") from None
+    graph.graph = trial.graph
+    return [_entity(graph, local_id) for local_id in targets]
+
+
+def remove_entities(
+    graph: TaskGraph,
+    uids: str | Sequence[str] | None = None,
+    *,
+    group: str | None = None,
+    type: str | None = None,
+) -> list[Entity]:
+    """Delete entities and their edges from an in-memory task graph; return what was removed.
+
+    Parameters
+    ----------
+    graph : TaskGraph
+        The task to change (in place, on success; on any error it stays as it was).
+    uids : str or sequence of str, optional
+        The entities by uid (`'<task id>/<local id>'`, or the local id).
+    group, type : str, optional
+        Instead of uids, every entity of the task's entity classes in this group and/or of
+        this type (a selection never picks a State or a Cell).
+
+    Returns
+    -------
+    list of Entity
+        The removed entities as they were.
+
+    Raises
+    ------
+    SchemaError
+        Naming the task and the uid: no such entity, a node the registry does not edit, an
+        empty selection, or an own entity of a built-in task.
+
+    Examples
+    --------
+    >>> import tasks
+    >>> graph = tasks.build("neuronav/graph/neighborhood").copy("me/neighborhood")
+    >>> [e.uid for e in tasks.remove_entities(graph, ["r14"])]
+    ['me/neighborhood/r14']
+    >>> graph.count("Reward")
+    0
+    """
+    where = f"task {graph.task_id!r}, remove"
+    space = entity_space(graph.family, graph)
+    targets = _targets(graph, space, uids, group, type, where)
+    _refuse_builtin_own(graph, targets, "remove")
+    removed = [_entity(graph, local_id) for local_id in targets]
+    trial = graph.copy()
+    trial.graph.remove_nodes_from(targets)
+    try:
+        trial.validate()
+    except SchemaError as exc:
+        raise SchemaError(f"remove: {exc}") from None
+    graph.graph = trial.graph
+    return removed
+
+
+def _read_for_edit(store: GraphStore, task_id: str) -> tuple[TaskGraph, str | None]:
+    """The stored task and the content hash it was read at. A built-in task that is not stored
+    is built (not put): its own entities cannot be edited, so the edit fails and writes nothing."""
+    from .families import build, is_builtin
+
+    if task_id not in store and is_builtin(task_id):
+        return build(task_id), None
+    graph = store.get(task_id)
+    return graph, graph.task.get("content_hash") or graph.content_hash()
+
+
+def update(
+    store: GraphStore,
+    task_id: str,
+    uid: str | Sequence[str] | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    group: str | None = None,
+    type: str | None = None,
+) -> list[Entity]:
+    """Change the parameters of entities of a stored task: a new version, written in one transaction.
+
+    The task is read, changed in a copy (`update_entities`, checked as `create` checks) and
+    written whole by ``store.put(graph, expected_hash=<hash read>)``: if another writer
+    changed the task meanwhile, ConflictError and nothing is written. The same update again
+    changes nothing (same content hash).
+
+    Parameters
+    ----------
+    store : GraphStore
+        An open store (embedded or Bolt), opened to write.
+    task_id : str
+        The stored task.
+    uid : str or sequence of str, optional
+        The entities by uid (or local id).
+    params : mapping
+        The parameters to change (see `update_entities`).
+    group, type : str, optional
+        Instead of uids, a selection as `graphstore.entities.select` makes, among the
+        task's entity classes.
+
+    Returns
+    -------
+    list of Entity
+        The entities as changed.
+
+    Raises
+    ------
+    SchemaError
+        Bad input, naming the uid and the field; nothing is written.
+    ConflictError
+        The task changed since it was read; nothing is written.
+    TaskNotFound
+        No such task.
+
+    Examples
+    --------
+    >>> import tasks
+    >>> from graphstore import open_store
+    >>> with open_store(":memory:") as store:
+    ...     uids = tasks.create(store, "neuronav/graph/neighborhood", {"Reward": {"params": {"state": 3, "value": 5}}})
+    ...     before = store.content_hash("neuronav/graph/neighborhood")
+    ...     changed = tasks.update(store, "neuronav/graph/neighborhood", uids[0], {"value": 7, "state": 4})
+    ...     print(changed[0].props, store.content_hash("neuronav/graph/neighborhood") != before)
+    {'kind': 'fixed', 'values': [7.0]} True
+    """
+    graph, base = _read_for_edit(store, task_id)
+    changed = update_entities(graph, uid, params, group=group, type=type)
+    store.put(graph, expected_hash=base)
+    return changed
+
+
+def remove(
+    store: GraphStore,
+    task_id: str,
+    uids: str | Sequence[str] | None = None,
+    *,
+    group: str | None = None,
+    type: str | None = None,
+) -> list[Entity]:
+    """Delete entities (and their edges) from a stored task: a new version, written in one transaction.
+
+    As `update`: read, changed in a copy (`remove_entities`), written whole with the check
+    that the stored version is still the one read (ConflictError otherwise, nothing written).
+
+    Parameters
+    ----------
+    store : GraphStore
+        An open store, opened to write.
+    task_id : str
+        The stored task.
+    uids : str or sequence of str, optional
+        The entities by uid (or local id).
+    group, type : str, optional
+        Instead of uids, every entity of the task's entity classes in this group and/or
+        of this type.
+
+    Returns
+    -------
+    list of Entity
+        The removed entities as they were.
+
+    Raises
+    ------
+    SchemaError
+        No such entity, an empty selection, a node the registry does not edit, an own
+        entity of a built-in task; nothing is written.
+    ConflictError
+        The task changed since it was read; nothing is written.
+
+    Examples
+    --------
+    >>> import tasks
+    >>> from graphstore import open_store
+    >>> from graphstore.entities import groups
+    >>> with open_store(":memory:") as store:
+    ...     uids = tasks.create(store, "neuronav/graph/neighborhood",
+    ...                         {"Reward": {"params": {"state": [3, 5], "value": 5}, "count": 2, "group": "bonus"}})
+    ...     gone = tasks.remove(store, "neuronav/graph/neighborhood", group="bonus")
+    ...     print([e.uid for e in gone] == uids, groups(store, "neuronav/graph/neighborhood"))
+    True {'all': 16, 'default': 16}
+    """
+    graph, base = _read_for_edit(store, task_id)
+    removed = remove_entities(graph, uids, group=group, type=type)
+    store.put(graph, expected_hash=base)
+    return removed

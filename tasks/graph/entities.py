@@ -6,7 +6,7 @@ from typing import Any
 
 from graphstore import SchemaError, TaskGraph
 
-from ..entities import EntityClass, occupied
+from ..entities import EntityClass, attached_to, occupied, own_params, reward_replaces
 from ..rewards import RewardSpecError, reward_spec
 
 
@@ -38,9 +38,20 @@ def _reward_props(params: dict[str, Any], where: str) -> dict[str, Any]:
         raise SchemaError(str(exc)) from None
 
 
+def _reward_params(graph: TaskGraph, local_id: str) -> dict[str, Any]:
+    """A reward's parameters as it is: its specification and the index of its state."""
+    params = own_params(graph, local_id)
+    source = attached_to(graph, local_id, "HAS_REWARD")
+    if source is not None and graph.label(source) == "State":
+        params["state"] = graph.props(source).get("index")
+    return params
+
+
 REWARD = EntityClass(
     "Reward", "Reward", "state", _attach_reward, {"kind": "fixed"}, _reward_props,
     "A reward source paid at a state: value (fixed), or kind, values, probs, borders, sd as in task files.",
+    params_of=_reward_params,
+    replaces=reward_replaces(),
 )
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from graphstore import SchemaError, TaskGraph
 
-from ..entities import Attach, EntityClass, occupied
+from ..entities import Attach, EntityClass, ParamsOf, attached_to, occupied, own_params, reward_replaces
 
 
 def cell_local(graph: TaskGraph, cell: Any, where: str) -> str:
@@ -41,6 +41,31 @@ def _attach(rel: str) -> Attach:
     return attach
 
 
+def _cell_of(graph: TaskGraph, local_id: str | None) -> list[int] | None:
+    if local_id is None or graph.label(local_id) != "Cell":
+        return None
+    props = graph.props(local_id)
+    return [props["row"], props["col"]]
+
+
+def _params_of(rel: str) -> ParamsOf:
+    """An object's parameters as it is: its properties, its cell and (a warp) the cell it leads to."""
+
+    def params_of(graph: TaskGraph, local_id: str) -> dict[str, Any]:
+        params = own_params(graph, local_id)
+        cell = _cell_of(graph, attached_to(graph, local_id, rel))
+        if cell is not None:
+            params["cell"] = cell
+        if graph.label(local_id) == "Warp":
+            to = [t for _, t, d in graph.graph.out_edges(local_id, data=True) if d["rel"] == "WARPS_TO"]
+            target = _cell_of(graph, to[0]) if to else None
+            if target is not None:
+                params["to"] = target
+        return params
+
+    return params_of
+
+
 def _reward_props(params: dict[str, Any], where: str) -> dict[str, Any]:
     value = params.pop("value", None if "values" in params else 1.0)
     if value is not None:
@@ -57,12 +82,17 @@ def _warp_props(params: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def grid_entity_classes() -> tuple[EntityClass, ...]:
-    has_object = _attach("HAS_OBJECT")
+    has_object, on_cell = _attach("HAS_OBJECT"), _params_of("HAS_OBJECT")
     return (
         EntityClass("Reward", "Reward", "cell", _attach("HAS_REWARD"), {"visible": True},
-                    _reward_props, "A reward lying on a cell (value, visible, terminate)."),
-        EntityClass("Key", "Key", "cell", has_object, {}, None, "A key lying on a cell."),
-        EntityClass("Door", "Door", "cell", has_object, {"orientation": "h"}, None, "A locked door on a cell."),
-        EntityClass("Warp", "Warp", "cell", has_object, {}, _warp_props, "A warp on a cell to the cell `to`."),
-        EntityClass("Marker", "Marker", "cell", has_object, {"color": [255, 0, 0]}, None, "A coloured cell."),
+                    _reward_props, "A reward lying on a cell (value, visible, terminate).",
+                    params_of=_params_of("HAS_REWARD"),
+                    replaces=reward_replaces()),
+        EntityClass("Key", "Key", "cell", has_object, {}, None, "A key lying on a cell.", params_of=on_cell),
+        EntityClass("Door", "Door", "cell", has_object, {"orientation": "h"}, None, "A locked door on a cell.",
+                    params_of=on_cell),
+        EntityClass("Warp", "Warp", "cell", has_object, {}, _warp_props, "A warp on a cell to the cell `to`.",
+                    params_of=on_cell),
+        EntityClass("Marker", "Marker", "cell", has_object, {"color": [255, 0, 0]}, None, "A coloured cell.",
+                    params_of=on_cell),
     )
