@@ -1,15 +1,21 @@
-"""`graphtasks entities ...`: the entity registry of a stored task (create, list, groups, classes)."""
+"""`graphtasks entities ...`: the entity registry of a stored task (create, update, remove, list, groups, classes)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from collections import Counter
+from typing import Any
 
 import tasks
 from graphstore import open_store
-from graphstore.entities import CREATED, groups, select
+from graphstore.entities import CREATED, Entity, groups, select
 from gym_bridge.loading import load_task_graph
 
+from .errors import CommandError
 from .output import add_format_argument, parse_params, print_rows
+
+SHOWN_UIDS = 5  # an edit's line names at most this many entities
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,6 +36,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     create.add_argument("--group", default=CREATED, help=f"group of the new entities (default: {CREATED})")
     create.set_defaults(func=cmd_create)
 
+    update = group.add_parser(
+        "update",
+        help="change entities' parameters, e.g. a reward's value or cell (a new version of the task, one transaction)",
+        description="Example: graphtasks entities update neuronav/graph/neighborhood created/reward/0 "
+        "--param value=7 --param state=4. Entities are named by uid (or local id), or selected with "
+        "--group and/or --type. A JSON null removes a parameter.",
+    )
+    update.add_argument("task_id", metavar="ID")
+    update.add_argument("uids", nargs="*", metavar="UID", help="entities by uid or local id (see `entities list`)")
+    _selection_arguments(update)
+    update.add_argument("--param", action="append", metavar="KEY=VALUE", help="a parameter; JSON values (repeatable)")
+    update.set_defaults(func=cmd_update)
+
+    remove = group.add_parser(
+        "remove",
+        help="delete entities and their edges (a new version of the task, one transaction)",
+        description="Example: graphtasks entities remove neuronav/graph/neighborhood --group bonus",
+    )
+    remove.add_argument("task_id", metavar="ID")
+    remove.add_argument("uids", nargs="*", metavar="UID", help="entities by uid or local id (see `entities list`)")
+    _selection_arguments(remove)
+    remove.set_defaults(func=cmd_remove)
+
     listing = group.add_parser("list", help="select entities by group, type and/or id")
     listing.add_argument("task_id", metavar="ID")
     listing.add_argument("--group", help="a group name, 'default' (the task's own) or 'all' (default)")
@@ -47,6 +76,56 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     classes.add_argument("task_id", metavar="ID")
     add_format_argument(classes)
     classes.set_defaults(func=cmd_classes)
+
+
+def _selection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--group", help="instead of UIDs: every entity of this group ('default', 'all' or a name)")
+    parser.add_argument("--type", help="instead of UIDs: every entity of this type, e.g. Reward (with --group: both)")
+
+
+def _selection(args: argparse.Namespace, verb: str) -> dict[str, Any]:
+    """uids or (group, type), exactly one of the two ways."""
+    chosen = args.group is not None or args.type is not None
+    if args.uids and chosen:
+        raise CommandError(f"entities {verb}: name entities by UID or select them with --group/--type, not both")
+    if not args.uids and not chosen:
+        raise CommandError(f"entities {verb}: name the entities: UID..., --group G and/or --type T")
+    return {"group": args.group, "type": args.type} if chosen else {"uids": list(args.uids)}
+
+
+def _described(entities: list[Entity], task_id: str) -> str:
+    """'1 Reward (created/reward/0)': counts per type, then the local ids (at most SHOWN_UIDS)."""
+    counts = ", ".join(f"{n} {label}" for label, n in sorted(Counter(e.type for e in entities).items()))
+    local = [e.uid[len(task_id) + 1 :] for e in entities]
+    more = len(local) - SHOWN_UIDS
+    shown = ", ".join(local[:SHOWN_UIDS]) + (f", ... ({more} more)" if more > 0 else "")
+    return f"{counts} ({shown})"
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    params = parse_params(args.param)
+    if not params:
+        raise CommandError("entities update: --param: give at least one KEY=VALUE to change")
+    selection = _selection(args, "update")
+    uids = selection.pop("uids", None)
+    with open_store(args.store, "w") as store:
+        before = store.content_hash(args.task_id)
+        changed = tasks.update(store, args.task_id, uids, params, **selection)
+        new_hash = store.content_hash(args.task_id)
+    verb = "updated" if new_hash != before else "unchanged"
+    values = ", ".join(f"{k}={json.dumps(v)}" for k, v in params.items())
+    print(f"{verb} {_described(changed, args.task_id)} of {args.task_id}: {values} (content hash {new_hash})")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    selection = _selection(args, "remove")
+    uids = selection.pop("uids", None)
+    with open_store(args.store, "w") as store:
+        removed = tasks.remove(store, args.task_id, uids, **selection)
+        new_hash = store.content_hash(args.task_id)
+    print(f"removed {_described(removed, args.task_id)} from {args.task_id} (content hash {new_hash})")
+    return 0
 
 
 def _stored(location: str | None, task_id: str) -> None:
