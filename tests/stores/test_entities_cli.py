@@ -68,3 +68,114 @@ def test_create_on_a_bolt_store(bolt_server, capsys, monkeypatch):
     finally:
         wipe(store)
         store.close()
+
+
+def one_error_line(code: int, err: str, *fragments: str) -> None:
+    """The project's convention for bad input (tests/test_cli_errors.py): exit 2, one line."""
+    lines = err.strip().splitlines()
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith("graphtasks: error: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_update_and_remove_on_the_embedded_store(tmp_path, capsys, monkeypatch):
+    store = str(tmp_path / "s.lbug")
+    code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param",
+                              "state=[3, 5]", "--param", "value=5", "--count", "2", "--group", "bonus"],
+                             capsys, monkeypatch)
+    assert code == 0, err
+    with LadybugStore(store) as opened:
+        created = opened.content_hash(TASK)
+    code, out, err = run_cli(["--store", store, "entities", "update", TASK, "created/reward/0", "--param", "value=7",
+                              "--param", "state=4"], capsys, monkeypatch)
+    assert code == 0, err
+    (line,) = out.splitlines()
+    with LadybugStore(store) as opened:
+        updated = opened.content_hash(TASK)
+        assert [e.props["values"] for e in select(opened, TASK, group="bonus")] == [[7.0], [5.0]]
+    assert updated != created
+    assert line == f"updated 1 Reward (created/reward/0) of {TASK}: value=7, state=4 (content hash {updated})"
+    env = GraphTaskEnv(TASK, store=store)
+    assert env.compiled.reward_value[[3, 4, 5]].tolist() == [0.0, 7.0, 5.0]
+    # the same again: nothing written, and said so
+    code, out, err = run_cli(["--store", store, "entities", "update", TASK, f"{TASK}/created/reward/0",
+                              "--param", "value=7", "--param", "state=4"], capsys, monkeypatch)
+    assert code == 0 and out.startswith("unchanged 1 Reward (created/reward/0)") and updated in out
+    # by selection
+    code, out, err = run_cli(["--store", store, "entities", "update", TASK, "--group", "bonus", "--param", "value=2"],
+                             capsys, monkeypatch)
+    assert code == 0 and out.startswith("updated 2 Reward (created/reward/0, created/reward/1)"), err
+    code, out, err = run_cli(["--store", store, "entities", "remove", TASK, "created/reward/1"], capsys, monkeypatch)
+    assert code == 0, err
+    with LadybugStore(store) as opened:
+        removed = opened.content_hash(TASK)
+        assert [e.uid for e in select(opened, TASK, group="bonus")] == [f"{TASK}/created/reward/0"]
+    assert out.splitlines() == [f"removed 1 Reward (created/reward/1) from {TASK} (content hash {removed})"]
+    code, out, err = run_cli(["--store", store, "entities", "remove", TASK, "--group", "bonus", "--type", "Reward"],
+                             capsys, monkeypatch)
+    assert code == 0 and out.startswith("removed 1 Reward (created/reward/0)"), err
+    code, out, _ = run_cli(["--store", store, "entities", "groups", TASK, "--format", "json"], capsys, monkeypatch)
+    assert {r["group"]: r["entities"] for r in json.loads(out)} == {"all": 16, "default": 16}
+
+
+def test_update_and_remove_errors_are_one_line_and_write_nothing(tmp_path, capsys, monkeypatch):
+    store = str(tmp_path / "s.lbug")
+    code, _, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param", "state=3",
+                            "--param", "value=5", "--group", "bonus"], capsys, monkeypatch)
+    assert code == 0, err
+    with LadybugStore(store) as opened:
+        before = (opened.content_hash(TASK), [e.row() for e in select(opened, TASK)])
+    reward = "created/reward/0"
+    for argv, fragments in [
+        (["update", TASK, "created/reward/9", "--param", "value=1"], ["no entity 'created/reward/9'"]),
+        (["update", TASK, reward, "--param", "colour=red"], [f"{TASK}/{reward}", "unknown field(s) colour"]),
+        (["update", TASK, reward, "--param", "state=14"], [f"{TASK}/{reward}", "state: state 14", "already has"]),
+        (["update", TASK, reward, "--param", "state=99"], ["has no state 99"]),
+        (["update", TASK, reward, "--param", "value=big"], [f"{TASK}/{reward}", "values"]),
+        (["update", TASK, reward], ["--param", "at least one"]),
+        (["update", TASK, reward, "--param", "novalue"], ["--param", "KEY=VALUE"]),
+        (["update", TASK, "r14", "--param", "value=1"], [f"{TASK}/r14", "built-in", "copy the task"]),
+        (["update", TASK, "s3", "--param", "value=1"], [f"{TASK}/s3", "is a State"]),
+        (["update", TASK, reward, "--group", "bonus", "--param", "value=1"], ["not both"]),
+        (["update", TASK, "--type", "Nope", "--param", "value=1"], ["unknown entity type 'Nope'"]),
+        (["remove", TASK], ["name the entities"]),
+        (["remove", TASK, "created/reward/9"], ["no entity 'created/reward/9'"]),
+        (["remove", TASK, "--group", "nope"], ["no entity of group 'nope'"]),
+        (["remove", TASK, "--type", "State"], ["type 'State'"]),
+        (["remove", TASK, "--group", "default"], [f"{TASK}/r14", "built-in"]),
+        (["remove", "user/missing", "x"], ["user/missing", "not found"]),
+    ]:
+        code, out, err = run_cli(["--store", store, "entities", *argv], capsys, monkeypatch)
+        one_error_line(code, err, *fragments)
+        assert out == ""
+    with LadybugStore(store) as opened:
+        assert (opened.content_hash(TASK), [e.row() for e in select(opened, TASK)]) == before
+
+
+def test_update_and_remove_on_a_bolt_store(bolt_server, capsys, monkeypatch):
+    bolt_env(monkeypatch, bolt_server)
+    store = open_bolt(bolt_server)
+    wipe(store)
+    uri = bolt_server.uri
+    try:
+        code, out, err = run_cli(["--store", uri, "entities", "create", TASK, "--type", "Reward",
+                                  "--param", "state=2", "--param", "value=-1", "--group", "traps"], capsys, monkeypatch)
+        assert code == 0, err
+        code, out, err = run_cli(["--store", uri, "entities", "update", TASK, "--group", "traps",
+                                  "--param", "value=-3"], capsys, monkeypatch)
+        assert code == 0, err
+        (entity,) = select(store, TASK, group="traps")
+        assert entity.props["values"] == [-3.0] and out.strip().endswith(f"(content hash {store.content_hash(TASK)})")
+        assert GraphTaskEnv(TASK, store=store).compiled.reward_value[2] == -3.0
+        before = store.content_hash(TASK)
+        code, out, err = run_cli(["--store", uri, "entities", "update", TASK, entity.uid, "--param", "state=99"],
+                                 capsys, monkeypatch)
+        one_error_line(code, err, entity.uid, "has no state 99")
+        assert store.content_hash(TASK) == before
+        code, out, err = run_cli(["--store", uri, "entities", "remove", TASK, entity.uid], capsys, monkeypatch)
+        assert code == 0 and out.startswith("removed 1 Reward (created/reward/0)"), err
+        assert select(store, TASK, group="traps") == [] and store.content_hash(TASK) != before
+    finally:
+        wipe(store)
+        store.close()
