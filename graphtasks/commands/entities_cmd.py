@@ -19,7 +19,9 @@ SHOWN_UIDS = 5  # an edit's line names at most this many entities
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("entities", help="create and select a task's entities (rewards, keys, ...)")
+    parser = subparsers.add_parser(
+        "entities", help="create, update, remove and select a task's entities (rewards, keys, ...)"
+    )
     group = parser.add_subparsers(dest="entities_command", metavar="COMMAND")
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
