@@ -2,7 +2,7 @@
 
 1. Recording overhead: the same runs with nothing recorded (the rows are thrown away), with
    episode records and with step records, each written into a fresh embedded store by the
-   path `graphtasks experiment run` uses (RunRecorder). Targets (issue 16): episode records
+   path `graphtasks experiment run` uses (StoreRecorder, an observer of the sweep). Targets (issue 16): episode records
    at most +10 %, step records at most +50 %, as ratios to the unrecorded runs.
 2. Pool: 48 short cells on 2 worker processes against the same cells in one plain loop in
    this process; the pool's start-up (the first cell back) is printed beside it.
@@ -23,9 +23,11 @@ from pathlib import Path
 if not __package__:  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphtasks.experiments.records import RunRecorder, record_experiment, record_tasks  # noqa: E402
+from graphtasks.experiments.observers import RunObserver  # noqa: E402
+from graphtasks.experiments.records import StoreRecorder, record_experiment, record_tasks  # noqa: E402
 from graphtasks.experiments.spec import ExperimentSpec, parse_spec  # noqa: E402
 from graphtasks.experiments.sweep import _init_worker, _run_in_worker, cells, run_experiment, task_versions  # noqa: E402
+from graphtasks.experiments.versions import prepare_versions  # noqa: E402
 
 SPEC = """
 [experiment]
@@ -64,10 +66,9 @@ def run_recorded(spec: ExperimentSpec, record: bool, workers: int = 1) -> float:
             with open_store(location, "w") as store:  # set-up, not timed: the same for any sweep size
                 record_experiment(store, spec, "bench")
                 record_tasks(store, task_versions(spec))
-        recorder = RunRecorder(location, spec)
+        observers = [StoreRecorder(location, spec)] if record else []
         start = time.perf_counter()
-        run_experiment(spec, workers=workers, on_result=recorder.add if record else None)
-        recorder.flush()
+        run_experiment(spec, workers=workers, observers=observers)
         return time.perf_counter() - start
 
 
@@ -97,15 +98,21 @@ def pool_against_loop(episodes: int) -> None:
     )
     todo = cells(spec)
     assert len(todo) == 48
-    graphs = task_versions(spec)
+    versions = prepare_versions(spec)
     start = time.perf_counter()
-    _init_worker(spec, graphs)
+    _init_worker(spec, versions)
     for cell in todo:
         _run_in_worker(cell)
     loop = time.perf_counter() - start
     first: list[float] = []
+
+    class FirstBack(RunObserver):
+        def run_finished(self, outcome: object) -> None:
+            if not first:
+                first.append(time.perf_counter() - start)
+
     start = time.perf_counter()
-    run_experiment(spec, workers=2, on_cell=lambda _: first.append(time.perf_counter() - start) if not first else None)
+    run_experiment(spec, workers=2, observers=[FirstBack()])
     pool = time.perf_counter() - start
     print()
     print("48 cells (t_maze small, q, 4 learning rates x 12 seeds, %d episodes each):" % episodes)

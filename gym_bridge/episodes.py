@@ -76,9 +76,9 @@ class Episode:
     index: int
     reward: float
     length: int
-    start_state: Any
+    start_state: int  # as the agent's view records a state (the state index for tabular agents)
     first_action: int
-    first_state: Any  # the state the first action led to
+    first_state: int  # the state the first action led to
     condition: str | None = None
     steps: list[Step] | None = field(default=None, repr=False)
 
@@ -110,8 +110,8 @@ def play(
         obs, info = env.reset(seed=env_seed if episode == 0 else None, options=chosen or None)
         state = state_of(obs, info)
         available = info.get("available_actions", all_actions)
-        first = state
-        first_action, first_state = -1, None
+        first = recorded(state)
+        first_action, first_state = -1, -1
         agent.begin_episode()
         total, length = 0.0, 0
         steps: list[Step] | None = [] if record_steps else None
@@ -128,7 +128,7 @@ def play(
             if learn:
                 agent.learn(state, action, reward, next_state, terminated, available)
             if length == 0:
-                first_action, first_state = int(action), next_state
+                first_action, first_state = int(action), recorded(next_state)
             total += reward
             length += 1
             state = next_state

@@ -1,15 +1,18 @@
-"""Run an agent for a number of episodes and summarise what happened.
+"""Play an agent for a number of episodes on an env you made, and summarise what happened.
 
-The runner records per episode the total reward, the length, the first action and the
-state it led to, so two-step analyses (stay probabilities after common/rare, rewarded/
-unrewarded trials) come straight from the log.
+A thin face of the one episode loop (`gym_bridge.episodes`) for Python users who hold an env
+and an agent; experiments and `graphtasks run` play runs through
+`graphtasks.experiments.runs`, the same loop with the same seed tree. The log keeps per
+episode the total reward, the length, the first action and the state it led to, so two-step
+analyses (stay probabilities after common/rare, rewarded/unrewarded trials) come straight
+from it.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
@@ -17,16 +20,9 @@ import numpy as np
 from tasks import trial_schedule
 
 from .agents.base import Agent
+from .episodes import SeedTree, play
 from .graph.env import GraphTaskEnv
-
-SCHEDULE_STREAM = 0x7363686564  # "sched"
-
-
-def schedule_rng(seed: int | None) -> np.random.Generator:
-    """A stream for the trial order that is independent of the env's and the agent's."""
-    if seed is None:
-        return np.random.default_rng()
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SCHEDULE_STREAM,)))
+from .views import INDEX, AgentView
 
 
 @dataclass
@@ -66,33 +62,6 @@ class RunLog:
         }
 
 
-def action_count(env: gym.Env) -> int:
-    """How many actions a tabular agent chooses from: the size of the Discrete action space."""
-    space = env.action_space
-    if not isinstance(space, gym.spaces.Discrete):
-        raise ValueError(f"tabular agents need a Discrete action space, got {space}")
-    return int(space.n)
-
-
-def agent_state_count(env) -> int:
-    """How many states a tabular agent needs: `info["state"]` indices or the observations."""
-    n_states = getattr(env.unwrapped, "n_states", None)  # grids: depends on the orientation mode
-    if isinstance(n_states, int):
-        return n_states
-    compiled = getattr(env.unwrapped, "compiled", None)
-    if compiled is not None and hasattr(compiled, "n_states"):
-        return int(compiled.n_states)
-    if isinstance(env.observation_space, gym.spaces.Discrete):
-        return int(env.observation_space.n)
-    raise ValueError("tabular agents need a state index: use obs_type='index' for this environment")
-
-
-def _view(obs: Any, info: dict[str, Any], all_actions: tuple[int, ...]) -> tuple[int, Sequence[int]]:
-    """The agent's state (`info["state"]`, else the Discrete observation) and the offered actions."""
-    state = info["state"] if "state" in info else int(obs)
-    return state, info.get("available_actions", all_actions)
-
-
 def run_episodes(
     env: gym.Env,
     agent: Agent,
@@ -100,50 +69,38 @@ def run_episodes(
     seed: int | None = 0,
     schedule: bool = False,
     on_episode: Callable[[int, RunLog], None] | None = None,
+    view: AgentView = INDEX,
 ) -> RunLog:
-    """Run `episodes` episodes; with `schedule`, trial i uses the task's scheduled condition i."""
-    if episodes < 1:
-        raise ValueError(f"episodes: expected a positive number, got {episodes}")
-    conditions: list[str | None] = [None] * episodes
+    """Play `episodes` episodes of `agent` on `env` as one phase of a run with seed `seed`:
+    the one episode loop (`gym_bridge.episodes.play`) with the run's seed tree, so the env is
+    reset with `SeedTree(seed).env(0)` (as an experiment's cell of that seed is), not with
+    `seed` itself. With `schedule`, trial i uses the task's scheduled condition i.
+
+    Examples
+    --------
+    >>> from gym_bridge import make_env
+    >>> from gym_bridge.agents import make_agent
+    >>> from gym_bridge.runner import run_episodes
+    >>> env = make_env("neuronav/graph/two_step", store=":memory:")
+    >>> log = run_episodes(env, make_agent("q", 7, 2, seed=0), 50, seed=0)
+    >>> log.episodes, len(log.rewards)
+    (50, 50)
+    """
+    tree = SeedTree(seed)
+    options: list[dict[str, Any] | None] | None = None
     if schedule:
-        spec = getattr(getattr(env, "compiled", None), "schedule", None)
+        spec = getattr(getattr(env.unwrapped, "compiled", None), "schedule", None)
         if not spec:
             raise ValueError("this task has no trial schedule")
-        order = trial_schedule(spec, schedule_rng(seed))
-        conditions = [order[i % len(order)] for i in range(episodes)]
-    all_actions = tuple(range(action_count(env)))
-    compiled = getattr(env, "compiled", None)
-    log = RunLog(getattr(compiled, "task_id", None) or str(getattr(env, "task_id", env)))
+        order = trial_schedule(spec, tree.schedule(0))
+        options = [{"condition": order[i % len(order)]} for i in range(episodes)]
+    compiled = getattr(env.unwrapped, "compiled", None)
+    log = RunLog(getattr(compiled, "task_id", None) or str(getattr(env.unwrapped, "task_id", env)))
     start = time.perf_counter()
-    obs, info = env.reset(seed=seed)
-    for episode in range(episodes):
-        if episode:
-            options = {"condition": conditions[episode]} if conditions[episode] else None
-            obs, info = env.reset(options=options)
-        elif conditions[0]:
-            obs, info = env.reset(options={"condition": conditions[0]})
-        agent.begin_episode()
-        state, available = _view(obs, info, all_actions)
-        total, length = 0.0, 0
-        while True:
-            action = agent.act(state, available)
-            obs, step_reward, terminated, truncated, info = env.step(action)
-            reward = float(step_reward)
-            next_state, available = _view(obs, info, all_actions)
-            agent.learn(state, action, reward, next_state, terminated, available)
-            if length == 0:
-                log.first_actions.append(action)
-                log.first_states.append(next_state)
-            total += reward
-            length += 1
-            state = next_state
-            if terminated or truncated:
-                break
-        log.rewards.append(total)
-        log.lengths.append(length)
-        log.conditions.append(conditions[episode])
+    for episode in play(env, agent, episodes, tree.env(0), options, view):
+        log.add(episode)
         if on_episode is not None:
-            on_episode(episode, log)
+            on_episode(episode.index, log)
     log.seconds = time.perf_counter() - start
     return log
 

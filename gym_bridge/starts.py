@@ -62,7 +62,9 @@ class StartRule:
         places = value if isinstance(value, list) and value and not self.is_place(value) else [value]
         return [self.place(v, graph) for v in places]
 
-    def options(self, value: Any, graph: TaskGraph, rng: Callable[[], np.random.Generator], episodes: int) -> list[Options]:
+    def options(
+        self, value: Any, graph: TaskGraph, rng: Callable[[], np.random.Generator], episodes: int
+    ) -> list[Options]:
         """Each episode's reset options; `rng()` gives the phase's start-draw generator."""
         if value is None:
             return [{} for _ in range(episodes)]

@@ -15,12 +15,16 @@ from typing import Any, Callable
 import gymnasium as gym
 
 
+def discrete_size(space: gym.Space) -> int:
+    """The number of values of a Discrete space; ValueError for any other space."""
+    if not isinstance(space, gym.spaces.Discrete):
+        raise ValueError(f"tabular agents need a Discrete space, got {space}")
+    return int(space.n)
+
+
 def action_count(env: gym.Env) -> int:
     """How many actions a tabular agent chooses from: the size of the Discrete action space."""
-    space = env.action_space
-    if not isinstance(space, gym.spaces.Discrete):
-        raise ValueError(f"tabular agents need a Discrete action space, got {space}")
-    return int(space.n)
+    return discrete_size(env.action_space)
 
 
 def agent_state_count(env: gym.Env) -> int:

@@ -102,7 +102,11 @@ def family_of(task: str | TaskGraph) -> TaskFamily:
     if found is not None:
         return found[0]
     base = unpinned(split_task_id(task)[0])
-    users = [(len(f.user_files.prefix), f) for f in _load().values() if f.user_files and base.startswith(f.user_files.prefix)]
+    users = [
+        (len(f.user_files.prefix), f)
+        for f in _load().values()
+        if f.user_files is not None and base.startswith(f.user_files.prefix)
+    ]
     if users:
         return max(users, key=lambda pair: pair[0])[1]
     raise UnknownTask(f"unknown task {task!r}{did_you_mean(base, builtin_ids()) or ''}; "
@@ -191,7 +195,9 @@ def build(task_id: str, **params: Any) -> TaskGraph:
     return catalogue.build(stable_id, name, chosen)
 
 
-def read_file(path: str | Path, task_id: str | None = None, family: str | None = None, **params: Any) -> list[TaskGraph]:
+def read_file(
+    path: str | Path, task_id: str | None = None, family: str | None = None, **params: Any
+) -> list[TaskGraph]:
     """The tasks of a user's own file, of whichever family reads it (or of `family`).
 
     A graph-task JSON file gives one task (`user/<name>`), a grid map one per size

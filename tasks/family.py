@@ -142,8 +142,10 @@ class TaskFamily:
         >>> import tasks
         >>> graph = tasks.build("neuronav/graph/two_step")
         >>> changed = tasks.family_of(graph).change(graph, {"rewards": {"3": 1.0}})
-        >>> changed.task_id.startswith("neuronav/graph/two_step/variant-"), changed.content_hash() != graph.content_hash()
-        (True, True)
+        >>> changed.task_id.startswith("neuronav/graph/two_step/variant-")
+        True
+        >>> changed.content_hash() != graph.content_hash()
+        True
         """
         if not changes:
             return graph

@@ -21,12 +21,17 @@ def trained(name: str, n_states: int = 4, n_actions: int = 3):
     return agent
 
 
-def test_every_agent_is_listed_with_its_source() -> None:
+TABULAR = sorted(name for name, info in AGENT_INFO.items() if info.observation == "index")
+
+
+def test_every_agent_is_listed_with_its_source_and_the_families_it_takes() -> None:
     assert set(AGENT_INFO) == set(AGENTS)
     assert all(info.summary and info.reference for info in AGENT_INFO.values())
+    assert AGENT_INFO["q"].families() == ["graph", "grid", "poge", "room"]  # the Room task's question is a state
+    assert AGENT_INFO["episodic"].families() == ["room"]
 
 
-@pytest.mark.parametrize("name", sorted(AGENTS))
+@pytest.mark.parametrize("name", TABULAR)
 def test_values_are_a_table_of_states_by_actions_and_a_row_per_state(name: str) -> None:
     agent = trained(name)
     table = agent.values()
@@ -35,7 +40,7 @@ def test_values_are_a_table_of_states_by_actions_and_a_row_per_state(name: str) 
         assert all(np.allclose(agent.values(s), table[s]) for s in range(4))
 
 
-@pytest.mark.parametrize("name", sorted(AGENTS))
+@pytest.mark.parametrize("name", TABULAR)
 def test_an_agent_that_is_not_learning_keeps_its_values(name: str) -> None:
     agent = trained(name)
     before = agent.values().copy()
@@ -62,6 +67,6 @@ def test_a_misspelt_or_badly_typed_setting_is_one_line_listing_the_settings() ->
 def test_graphtasks_agents_lists_every_agent_with_its_defaults(capsys) -> None:
     assert main(["agents", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "agent,rule,settings (defaults),reference"
+    assert lines[0] == "agent,rule,settings (defaults),families,reference"
     assert {line.split(",")[0] for line in lines[1:]} == set(AGENTS)
     assert any(line.startswith("q,") and "beta=None, epsilon=0.1" in line for line in lines)

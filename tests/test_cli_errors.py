@@ -185,12 +185,12 @@ def test_every_error_class_of_the_project_is_under_one_root():
     from graphstore import ConflictError, QueryError, SchemaError, StoreLocationError, TaskNotFound
     from ingest.conceptnet import IngestError
     from tasks.data import TaskFileError
-    from tasks.graph.notation import GraphNotationError
-    from tasks.poge.parser import PogeFormatError
     from tasks.families import UnknownTask
+    from tasks.graph.notation import GraphNotationError
+    from tasks.graph.schedules import ScheduleError
+    from tasks.poge.parser import PogeFormatError
     from tasks.rewards import RewardSpecError
     from tasks.room import RoomKnowledgeError
-    from tasks.graph.schedules import ScheduleError
 
     for cls in (ConflictError, QueryError, SchemaError, StoreLocationError, TaskNotFound, IngestError, TaskFileError,
                 GraphNotationError, PogeFormatError, UnknownTask, RewardSpecError, RoomKnowledgeError, ScheduleError):

@@ -29,7 +29,7 @@ PREFIX mls: <http://www.w3.org/ns/mls#>
 PREFIX gt: <https://graphtasks.dev/ns#>
 SELECT ?name (COUNT(?run) AS ?runs) (SUM(?trials) AS ?steps) WHERE {
   ?x a mls:Experiment ; gt:name ?name ; mls:hasPart ?run .
-  ?run a mls:Run ; gt:status "done" .
+  ?run a mls:Run ; gt:status "completed" .
   { SELECT ?run (COUNT(?t) AS ?trials) WHERE { ?run gt:HAS_EPISODE/gt:HAS_TRIAL ?t } GROUP BY ?run }
 } GROUP BY ?name
 """

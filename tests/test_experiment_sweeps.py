@@ -37,7 +37,7 @@ def sweep(tmp_path: Path, name: str, *options: str, episodes: int = 8) -> list[d
     store = str(tmp_path / f"{name}.lbug")
     assert main(["--store", store, "experiment", "run", str(spec), "--no-progress", *options]) == 0
     with open_store(store, "r") as opened:
-        assert opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows == [["done", 48]]
+        assert opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows == [["completed", 48]]
         return recorded_episodes(opened, "forty-eight")
 
 

@@ -230,7 +230,7 @@ def test_runs_are_recorded_and_a_rerun_skips_them(tmp_path: Path, capsys) -> Non
             "experiment": "small",
             "created_at": None,
             "runs": 12,
-            "done": 12,
+            "completed": 12,
         }
         learning_curve = opened.cypher(
             "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:IN_PHASE]->(p:Phase) WHERE e.experiment = 'small' "
@@ -290,7 +290,7 @@ def test_a_killed_sweep_completes_on_the_same_command_with_nothing_doubled(tmp_p
         time.sleep(0.2)
         try:
             with open_store(store, "r") as opened:
-                done = opened.cypher("MATCH (r:Run) WHERE r.status = 'done' RETURN count(r)").rows[0][0]
+                done = opened.cypher("MATCH (r:Run) WHERE r.status = 'completed' RETURN count(r)").rows[0][0]
         except Exception:  # noqa: BLE001 - the store may not exist yet
             continue
         if done >= 1:
@@ -541,9 +541,9 @@ def test_a_killed_worker_costs_its_run_only_and_the_same_command_redoes_it(tmp_p
     assert driver.returncode == 1 and "interrupted: its worker process died" in out, (out, err)
     with open_store(store, "r") as opened:
         statuses = dict(opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows)
-    assert statuses == {"interrupted": 1, "done": 11}  # one run lost with its worker, the sweep went on
+    assert statuses == {"interrupted": 1, "completed": 11}  # one run lost with its worker, the sweep went on
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     with open_store(store, "r") as opened:
-        assert opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows == [["done", 12]]
+        assert opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows == [["completed", 12]]
         assert opened.cypher("MATCH (e:Episode) RETURN count(e)").rows == [[12 * 4003]]

@@ -1,4 +1,5 @@
-"""`graphtasks agents`: every reference agent with its settings, their defaults and its source."""
+"""`graphtasks agents`: every agent with its settings, their defaults, the task families it runs
+on (those whose envs offer the observation it takes) and its source."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from .output import add_format_argument, print_rows
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "agents",
-        help="list the reference agents: settings with their defaults, and the paper each comes from",
+        help="list the agents: settings with their defaults, the task families each takes, the paper it comes from",
         description="Every agent `graphtasks run --agent` and experiment specs accept, one row each.",
     )
     add_format_argument(parser)
@@ -20,6 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_agents(args: argparse.Namespace) -> int:
     from gym_bridge.agents.registry import AGENT_INFO, describe_settings
 
-    rows = [[i.name, i.summary, describe_settings(i.name), i.reference] for i in AGENT_INFO.values()]
-    print_rows(["agent", "rule", "settings (defaults)", "reference"], rows, args.format)
+    rows = [
+        [i.name, i.summary, describe_settings(i.name), " ".join(i.families()), i.reference] for i in AGENT_INFO.values()
+    ]
+    print_rows(["agent", "rule", "settings (defaults)", "families", "reference"], rows, args.format)
     return 0

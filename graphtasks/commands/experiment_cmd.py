@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 import io
 import json
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
-from graphstore import open_store
+from graphstore import StoreMissingError, open_store
 from graphtasks.experiments import COLUMNS, cells, load_spec, summary
 from graphtasks.experiments.api import UnknownExperiment, delete_records, describe, require_recorded, run_and_record
 from graphtasks.experiments.records import recorded_episodes, recorded_experiments
@@ -28,10 +28,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("experiment", help="check or run an experiment spec (TOML)")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     check = actions.add_parser("check", help="check a spec file and list the runs it makes")
-    check.add_argument("spec", help="the spec file (TOML), e.g. data/experiments/russek2017-reward-transfer.toml")
+    check.add_argument(
+        "spec", help="the spec file (TOML), a shipped spec by name, or the name of an experiment recorded in the store"
+    )
     check.set_defaults(func=cmd_check)
     run = actions.add_parser("run", help="run every task x agent x seed through the phases")
-    run.add_argument("spec", help="the spec file (TOML), or a shipped spec by name")
+    run.add_argument(
+        "spec", help="the spec file (TOML), a shipped spec by name, or a recorded experiment's name (resumes it)"
+    )
     run.add_argument("--workers", type=int, default=None, help="processes (default: the number of cores)")
     run.add_argument(
         "--dask", metavar="ADDRESS", help="run on a Dask cluster: its scheduler (tcp://host:8786) or 'local'"
@@ -39,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("-o", "--output", metavar="FILE.csv", help="write one row per episode (CSV)")
     run.add_argument("--plot", metavar="FILE.png", help="then draw the experiment's figure (as experiment plot)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--bids", metavar="DIR", help="also write each run's BIDS events file into DIR as it ends")
     add_format_argument(run)
     run.set_defaults(func=cmd_run)
     specs = actions.add_parser("specs", help="the spec files that ship with graphtasks (run them by name)")
@@ -79,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
+    spec, _ = _spec_and_text(args.spec, args.store)
     runs = cells(spec)
     episodes = sum(p.episodes for p in spec.phases)
     print(
@@ -95,6 +100,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print(
                     f"  {phase.name}: {phase.episodes} episodes on {phase.task_id(task)}"
                     + ("" if phase.learn else " (test: no learning)")
+                    + (f", agent {phase.agent}" if phase.agent else "")
                     + (f", probe {[list(o) for o in phase.probe]}" if phase.probe else "")
                 )
     return 0
@@ -110,10 +116,11 @@ def _require_plotting() -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from graphtasks.experiments.observers import BidsObserver, ProgressObserver, RunObserver
+
     if args.workers is not None and args.workers < 1:
         raise CommandError(f"--workers: expected a positive number, got {args.workers}")
-    spec = load_spec(args.spec)
-    text = spec_path(args.spec).read_text(encoding="utf-8")
+    spec, text = _spec_and_text(args.spec, args.store)
     if args.dask is not None:
         try:
             import distributed  # noqa: F401  (reported before anything runs)
@@ -121,23 +128,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise CommandError("--dask needs the dask extra: pip install 'graphtasks[dask]'") from None
     if args.plot:
         _require_plotting()  # a missing extra is reported before the sweep, not after it
-    from tqdm import tqdm
-
-    bar = tqdm(total=0, desc=spec.name, unit="run", disable=args.no_progress, leave=False)
-
-    def before(done: int, to_go: int) -> None:
-        if done:
-            print(f"{spec.name}: {done} run(s) already recorded, {to_go} to go")
-        bar.reset(total=to_go)
-
+    observers: list[RunObserver] = [ProgressObserver(spec.name, disable=args.no_progress)]
+    if args.bids:
+        observers.append(BidsObserver(args.bids))
     try:
-        report = run_and_record(spec, text, args.store, args.workers, args.dask, lambda _: bar.update(1), before)
+        report = run_and_record(spec, text, args.store, args.workers, args.dask, observers)
     except KeyboardInterrupt:
-        bar.close()
         raise CommandError(
             f"{spec.name}: interrupted; the finished runs are recorded, run the same command to go on"
         ) from None
-    bar.close()
     rows = report.rows
     if args.output:
         write_output(args.output, _table(rows, COLUMNS, "csv"))
@@ -153,6 +152,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if report.failures else 0
 
 
+def _spec_and_text(name: str, store: str | None) -> tuple[Any, str]:
+    """A spec file or shipped spec by name, else the spec of the experiment `name` recorded in
+    the store (so a recorded experiment can be checked and resumed from its store alone)."""
+    from graphtasks.experiments.spec import ExperimentSpecError, parse_spec
+
+    try:
+        path = spec_path(name)
+    except ExperimentSpecError:
+        path = None
+    if path is not None and path.exists():
+        return load_spec(path, store), path.read_text(encoding="utf-8")
+    try:
+        with open_store(store, "r") as opened:
+            rows = opened.cypher("MATCH (x:Experiment) WHERE x.name = $name RETURN x.spec", {"name": name}).rows
+    except StoreMissingError:
+        rows = []
+    if not rows:
+        load_spec(name, store)  # the error for a missing file or shipped spec, with the nearest names
+    text = rows[0][0]
+    return parse_spec(text, f"experiment {name!r} recorded in the store", store), text
+
+
 def cmd_specs(args: argparse.Namespace) -> int:
     for name, path in shipped_specs().items():
         spec = load_spec(path)
@@ -163,7 +184,7 @@ def cmd_specs(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     with open_store(args.store, "r") as store:
         rows = recorded_experiments(store)
-    columns = ["experiment", "created_at", "runs", "done"]
+    columns = ["experiment", "created_at", "runs", "completed"]
     print_rows(columns, [[row[c] for c in columns] for row in rows], args.format)
     return 0
 

@@ -29,7 +29,9 @@ def cmd_families(args: argparse.Namespace) -> int:
     rows = []
     for family in families():
         declared = family.tasks
-        prefixes = [c.prefix for c in declared.catalogues] + ([declared.user_files.prefix] if declared.user_files else [])
+        prefixes = [c.prefix for c in declared.catalogues]
+        if declared.user_files is not None:
+            prefixes.append(declared.user_files.prefix)
         row = [
             family.name,
             " ".join(prefixes),

@@ -14,7 +14,8 @@ from .files import write_output
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("render", help="draw a grid template (PNG, or text with --ansi)")
     parser.add_argument(
-        "template", help="grid template name (e.g. four_rooms) or grid task id (neuronav/grid/four_rooms/small)"
+        "template",
+        help="grid template name (e.g. four_rooms) or grid task id (neuronav/grid/four_rooms/small, user/grid/...)",
     )
     parser.add_argument("--size", default="small", help="micro, small or large (default small)")
     parser.add_argument(
@@ -47,9 +48,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     if args.templates:
         add_template_folder(args.templates)
-    if args.template.startswith("neuronav/grid/"):
+    if "/" in args.template:  # a task id: a built-in grid or any grid in the store (a user's map)
         env = GridEnv(task=args.template, store=args.store, resolution=args.resolution, render_mode="ansi")
-        label = args.template.removeprefix("neuronav/grid/").replace("/", "-")
+        label = "-".join(args.template.split("?")[0].split("/")[-2:])
     else:
         env = GridEnv(args.template, args.size, store=args.store, resolution=args.resolution, render_mode="ansi")
         label = f"{args.template}-{args.size}"

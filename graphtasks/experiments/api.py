@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Sequence
 
 from graphstore import open_store
 from graphstore.errors import GraphtasksError
 
+from .observers import FINISHED, ProgressObserver, RunObserver
 from .records import (
-    RunRecorder,
+    StoreRecorder,
     experiment_uid,
     finished_runs,
     record_experiment,
@@ -44,33 +45,21 @@ def run_and_record(
     store: str | None = None,
     workers: int | None = None,
     dask: str | None = None,
-    on_result: Callable[[Cell], object] | None = None,
-    before: Callable[[int, int], object] | None = None,
+    observers: Sequence[RunObserver] = (),
 ) -> RunReport:
-    """Record the experiment and its task versions, run the cells not yet done and record each
-    as it finishes (in batches, holding the store for writing only while writing).
-
-    `before(done, to_go)` is called once the cells to run are known; `on_result(cell)` after
-    each is recorded (a progress bar). What finished is kept when the sweep is interrupted.
+    """Record the experiment and its task versions, run the cells not yet completed and record
+    each as it starts and ends (the store is the first observer, writing in batches and holding
+    the store for writing only while it writes); `observers` are told too. What finished is
+    kept when the sweep is interrupted; the runs under way are recorded as interrupted.
     """
     with open_store(store, "w") as opened:
         record_experiment(opened, spec, text)
         record_tasks(opened, task_versions(spec))
         done = finished_runs(opened, spec)
     todo = [cell for cell in cells(spec) if cell.index not in done]
-    if before is not None:
-        before(len(done), len(todo))
-    recorder = RunRecorder(store, spec)
-
-    def record(cell: Cell, rows: Any, error: str | None, started: str) -> None:
-        recorder.add(cell, rows, error, started)
-        if on_result is not None:
-            on_result(cell)
-
-    try:
-        result = run_experiment(spec, workers=workers, skip=done, on_result=record, dask=dask, store=store)
-    finally:
-        recorder.flush()
+    result = run_experiment(
+        spec, workers=workers, skip=done, dask=dask, store=store, observers=[StoreRecorder(store, spec), *observers]
+    )
     with open_store(store, "r") as opened:
         rows = recorded_episodes(opened, spec.name)
     return RunReport(len(done), len(todo), result.failures, rows)
@@ -110,9 +99,9 @@ def describe(store: Any, name: str) -> dict[str, Any]:
         {"uid": uid},
     ).rows
     failed = store.cypher(
-        "MATCH (r:Run) WHERE r.task = $uid AND r.status <> 'done' RETURN r.index, r.label, r.seed, r.status, r.error "
-        "ORDER BY r.index",
-        {"uid": uid},
+        "MATCH (r:Run) WHERE r.task = $uid AND NOT r.status IN $finished "
+        "RETURN r.index, r.label, r.seed, r.status, r.error ORDER BY r.index",
+        {"uid": uid, "finished": list(FINISHED)},
     ).rows
     versions = store.cypher(
         "MATCH (e:Episode) WHERE e.task = $uid RETURN e.task_version, e.task_hash, count(e) ORDER BY e.task_version",
@@ -151,9 +140,10 @@ class Experiment:
         self.spec, self.text = spec, text
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Experiment:
-        """A spec file, or a shipped spec by name; ExperimentSpecError names what is wrong."""
-        spec = load_spec(path)
+    def from_file(cls, path: str | Path, store: str | None = None) -> Experiment:
+        """A spec file, or a shipped spec by name; ExperimentSpecError names what is wrong.
+        Tasks that are not built in are read from `store` (None: the default store)."""
+        spec = load_spec(path, store)
         return cls(spec, spec_path(path).read_text(encoding="utf-8"))
 
     @property
@@ -165,23 +155,17 @@ class Experiment:
         return cells(self.spec)
 
     def run(
-        self, store: str | None = None, workers: int | None = None, dask: str | None = None, progress: bool = False
+        self,
+        store: str | None = None,
+        workers: int | None = None,
+        dask: str | None = None,
+        progress: bool = False,
+        observers: Sequence[RunObserver] = (),
     ) -> RunReport:
-        """Run the cells not yet recorded in `store` (a location; None: the default store)."""
-        bar: Any = None
-        if progress:
-            from tqdm import tqdm
-
-            def start(done: int, to_go: int) -> None:
-                nonlocal bar
-                bar = tqdm(total=to_go, desc=self.name, unit="run", leave=False)
-
-            try:
-                return run_and_record(self.spec, self.text, store, workers, dask, lambda _: bar.update(1), start)
-            finally:
-                if bar is not None:
-                    bar.close()
-        return run_and_record(self.spec, self.text, store, workers, dask)
+        """Run the cells not yet recorded in `store` (a location; None: the default store),
+        telling `observers` (and, with `progress`, a progress bar) what happens."""
+        shown = [ProgressObserver(self.name)] if progress else []
+        return run_and_record(self.spec, self.text, store, workers, dask, [*shown, *observers])
 
     def results(self, store: str | None = None, trials: bool = False) -> Any:
         """The recorded episodes (or, with `trials`, steps) as a pandas DataFrame."""

@@ -171,6 +171,25 @@ def bids_events(trials: list[dict[str, Any]]) -> dict[str, str]:
     return files
 
 
+def trials_of_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The trial rows (as `recorded_trials` reads them from a store) of a run's episode rows
+    with their steps, as a sweep hands them to its observers."""
+    out = []
+    for row in rows:
+        for step, (state, action, reward, next_state, p_action) in enumerate(row.get("steps") or ()):
+            out.append(
+                {
+                    "experiment": row["experiment"], "run": row["run"], "task": row["task"],
+                    "task_version": row["phase_task"], "agent": row["agent"], "label": row["label"],
+                    "params": row["params"], "seed": row["seed"], "condition": row["condition"],
+                    "phase": row["phase"], "phase_index": row["phase_index"], "episode": row["episode"],
+                    "step": step, "state": state, "action": action, "reward": reward, "next_state": next_state,
+                    "p_action": p_action, "trial_type": row.get("trial_condition"), "start_state": row["start_state"],
+                }
+            )
+    return out
+
+
 def write_bids(trials: list[dict[str, Any]], directory: str | Path) -> list[Path]:
     """Write `bids_events` into `directory` (made if missing); the paths written."""
     target = Path(directory)

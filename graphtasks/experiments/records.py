@@ -14,13 +14,15 @@ import json
 import socket
 import time
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from graphstore import GraphStore, TaskGraph
 from graphstore.errors import GraphtasksError
 
+from .observers import FINISHED, RUNNING, RunObserver, RunOutcome
+from .runs import Cell
 from .spec import ExperimentSpec
-from .sweep import COLUMNS, INTERRUPTED, Cell, split_probes, split_steps
+from .sweep import COLUMNS, split_probes, split_steps
 
 QUERY_EPISODES = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $experiment "
@@ -86,7 +88,10 @@ def record_experiment(store: GraphStore, spec: ExperimentSpec, text: str) -> Non
             "condition": condition or None,
             "index": i,
             "episodes": p.episodes,
-            "max_steps": p.max_steps,
+            "max_steps": p.max_steps if not isinstance(p.max_steps, dict) else None,
+            "max_steps_by_task": p.max_steps if isinstance(p.max_steps, dict) else None,
+            "agent_settings": p.agent or None,
+            "env_settings": p.env or None,
             "learn": p.learn,
             "changes": p.changes or None,
         }
@@ -169,29 +174,23 @@ ORDER BY agent, condition
 
 
 def finished_runs(store: GraphStore, spec: ExperimentSpec) -> set[int]:
-    """Indices of the runs recorded as done (a re-run skips them)."""
-    query = "MATCH (r:Run) WHERE r.task = $uid AND r.status = 'done' RETURN r.index"
-    return {row[0] for row in store.cypher(query, {"uid": experiment_uid(spec.name)}).rows}
+    """Indices of the runs recorded as completed (a re-run skips them)."""
+    query = "MATCH (r:Run) WHERE r.task = $uid AND r.status IN $finished RETURN r.index"
+    return {row[0] for row in store.cypher(query, {"uid": experiment_uid(spec.name), "finished": list(FINISHED)}).rows}
 
 
 Records = tuple[list[tuple[str, list[dict[str, Any]]]], list[tuple[str, str, str, list[dict[str, Any]]]]]
 
 
-def run_records(
-    spec: ExperimentSpec,
-    cell: Cell,
-    rows: list[dict[str, Any]] | None,
-    error: str | None,
-    started_at: str,
-) -> Records:
-    """The nodes and edges that record one run: its Run, episodes, trials, probes."""
+def run_node(spec: ExperimentSpec, cell: Cell, status: str, error: str | None, started_at: str, ended_at: str | None
+             ) -> dict[str, Any]:
+    """The Run node of one run, in the status it is in."""
     uid = experiment_uid(spec.name)
-    run_uid = f"{uid}/run/{cell.index}"
-    run = {
-        "uid": run_uid,
+    return {
+        "uid": f"{uid}/run/{cell.index}",
         "task": uid,
         "index": cell.index,
-        "status": ("interrupted" if error.startswith(INTERRUPTED) else "failed") if error else "done",
+        "status": status,
         "task_id": cell.task,
         "agent": cell.agent.name,
         "label": cell.agent.label,
@@ -202,13 +201,21 @@ def run_records(
         "version": _version(),
         "host": socket.gethostname(),
         "started_at": started_at,
-        "ended_at": _now(),
+        "ended_at": ended_at,
     }
+
+
+def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Records]:
+    """What records one run: (its Run node and HAS_RUN edge, its episodes, trials, probes and their edges)."""
+    cell = outcome.cell
+    uid = experiment_uid(spec.name)
+    run = run_node(spec, cell, outcome.status, outcome.error, outcome.started_at, outcome.ended_at)
+    run_uid = run["uid"]
     probes = [
         {"uid": f"{run_uid}/probe/{p['phase_index']}", "task": uid, "experiment": spec.name, **p}
-        for p in split_probes(rows or [])
+        for p in split_probes(outcome.rows or [])
     ]
-    rows, trial_rows = split_steps(rows or [])
+    rows, trial_rows = split_steps(outcome.rows or [])
     trials = [
         {
             "uid": f"{run_uid}/{t['phase_index']}/{t['episode']}/{t['step']}",
@@ -235,10 +242,10 @@ def run_records(
         }
         for row in rows or []
     ]
-    return (
-        [("Run", [run]), ("Episode", episodes), ("Trial", trials), ("Probe", probes)],
+    head: Records = ([("Run", [run])], [("HAS_RUN", "Experiment", "Run", [_key(uid, run_uid)])])
+    body: Records = (
+        [("Episode", episodes), ("Trial", trials), ("Probe", probes)],
         [
-            ("HAS_RUN", "Experiment", "Run", [_key(uid, run_uid)]),
             ("HAS_EPISODE", "Run", "Episode", [_key(run_uid, e["uid"]) for e in episodes]),
             (
                 "IN_PHASE",
@@ -250,45 +257,52 @@ def run_records(
             ("HAS_PROBE", "Run", "Probe", [_key(run_uid, p["uid"]) for p in probes]),
         ],
     )
-
-
-def record_run(
-    store: GraphStore,
-    spec: ExperimentSpec,
-    cell: Cell,
-    rows: list[dict[str, Any]] | None,
-    error: str | None,
-    started_at: str,
-) -> None:
-    """One run, its episodes and their edges, in one transaction."""
-    record_runs(store, spec, [(cell, rows, error, started_at)])
+    return head, body
 
 
 def record_runs(
     store: GraphStore,
     spec: ExperimentSpec,
-    finished: list[tuple[Cell, list[dict[str, Any]] | None, str | None, str]],
+    finished: list[RunOutcome],
+    running: Sequence[tuple[Cell, str]] = (),
 ) -> None:
-    """Finished runs in one transaction: runs recorded for the first time are bulk-created;
-    a run recorded before (failed, interrupted) is merged over its old record."""
+    """Runs that started (`running`: a Run node in status running) and runs that ended.
+
+    A run recorded for the first time is bulk-created whole in one transaction (COPY FROM on
+    the embedded store). A run recorded before (a running marker, a failed or interrupted
+    attempt) gets its episodes, trials and probes first and its Run node's final status last,
+    so a driver that dies between the two leaves a run that is not completed and is run again
+    (its records are then merged over, which changes nothing).
+    """
     uid = experiment_uid(spec.name)
+    ending = {o.cell.index for o in finished}
+    markers = [run_node(spec, cell, RUNNING, None, at, None) for cell, at in running if cell.index not in ending]
+    if markers:
+        keys = [_key(uid, str(m["uid"])) for m in markers]
+        store.merge_shared([("Run", markers)], [("HAS_RUN", "Experiment", "Run", keys)])
     known = {
         row[0]
         for row in store.cypher(
             "MATCH (r:Run) WHERE r.task = $uid AND r.index IN $runs RETURN r.index",
-            {"uid": uid, "runs": [cell.index for cell, *_ in finished]},
+            {"uid": uid, "runs": sorted(ending)},
         ).rows
     }
-    new = [run_records(spec, *item) for item in finished if item[0].index not in known]
+    records = {o.cell.index: run_records(spec, o) for o in finished}
+    new = [records[i] for i in sorted(ending - known)]
     if new:
-        nodes, edges = _joined(new)
+        whole = _joined([head for head, _ in new] + [body for _, body in new])
         try:
-            store.create_shared(nodes, edges)
+            store.create_shared(*whole)
         except GraphtasksError:  # e.g. another driver recorded them meanwhile: merge instead
-            store.merge_shared(nodes, edges)
-    for item in finished:
-        if item[0].index in known:
-            store.merge_shared(*run_records(spec, *item))
+            store.merge_shared(*whole)
+    again = [records[i] for i in sorted(ending & known)]
+    if again:
+        bodies = _joined([body for _, body in again])
+        try:
+            store.create_shared(*bodies)
+        except GraphtasksError:
+            store.merge_shared(*bodies)
+        store.merge_shared(*_joined([head for head, _ in again]))
 
 
 def _joined(batch: list[Records]) -> Records:
@@ -321,42 +335,56 @@ def recorded_experiments(store: GraphStore) -> list[dict[str, Any]]:
     """Each recorded experiment with its runs done and failed."""
     rows = store.cypher(
         "MATCH (x:Experiment) OPTIONAL MATCH (x)-[:HAS_RUN]->(r:Run) "
-        "RETURN x.name, x.created_at, count(r), sum(CASE WHEN r.status = 'done' THEN 1 ELSE 0 END) ORDER BY x.name"
+        "RETURN x.name, x.created_at, count(r), sum(CASE WHEN r.status IN $finished THEN 1 ELSE 0 END) "
+        "ORDER BY x.name",
+        {"finished": list(FINISHED)},
     ).rows
-    return [{"experiment": n, "created_at": c, "runs": runs, "done": done or 0} for n, c, runs, done in rows]
+    return [{"experiment": n, "created_at": c, "runs": runs, "completed": done or 0} for n, c, runs, done in rows]
 
 
-class RunRecorder:
-    """Records finished runs in batches, opening the store for writing only while it writes.
+class StoreRecorder(RunObserver):
+    """The store as an observer: records runs as they start and end, in batches, opening the
+    store for writing only while it writes.
 
     An embedded store admits one writer and no reader while it is open for writing; holding it
     for a whole sweep would lock out everyone who wants to look at the results so far. So a
-    batch (the runs finished in the last `seconds`, or `most` of them) is written in one
-    opening, and the store is free in between. Opening costs a tenth of a second or so, so a
-    batch is due no sooner than ten times the last write took: writing stays near a tenth
+    batch (the runs started and finished in the last `seconds`, or `most` of them) is written
+    in one opening, and the store is free in between. Opening costs a tenth of a second or so,
+    so a batch is due no sooner than ten times the last write took: writing stays near a tenth
     of the sweep's time however fast its runs are.
     """
 
     def __init__(self, location: str | None, spec: ExperimentSpec, seconds: float = 1.0, most: int = 64) -> None:
         self.location, self.spec = location, spec
         self.seconds, self.most = seconds, most
-        self.pending: list[tuple[Cell, list[dict[str, Any]] | None, str | None, str]] = []
+        self.started: list[tuple[Cell, str]] = []
+        self.pending: list[RunOutcome] = []
         self.last = time.monotonic()
         self.wrote = 0.0  # seconds the last write took
 
-    def add(self, cell: Cell, rows: list[dict[str, Any]] | None, error: str | None, started: str) -> None:
-        self.pending.append((cell, rows, error, started))
+    def run_started(self, cell: Cell, started_at: str) -> None:
+        self.started.append((cell, started_at))
+        self._maybe_flush()
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        self.pending.append(outcome)
+        self._maybe_flush()
+
+    def experiment_finished(self, status: str) -> None:
+        self.flush()
+
+    def _maybe_flush(self) -> None:
         due = max(self.seconds, 10 * self.wrote)
         if len(self.pending) >= self.most or time.monotonic() - self.last >= due:
             self.flush()
 
     def flush(self) -> None:
         start = time.monotonic()
-        if self.pending:
+        if self.pending or self.started:
             from graphstore import open_store
 
             with open_store(self.location, "w") as store:
-                record_runs(store, self.spec, self.pending)
-            self.pending = []
+                record_runs(store, self.spec, self.pending, self.started)
+            self.pending, self.started = [], []
             self.wrote = time.monotonic() - start
         self.last = time.monotonic()

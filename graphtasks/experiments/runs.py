@@ -14,9 +14,8 @@ import numpy as np
 
 from graphstore import TaskGraph
 from gym_bridge import family
-from gym_bridge.agents import AGENT_INFO, agent_settings, make_agent
+from gym_bridge.agents import agent_for_env, agent_settings
 from gym_bridge.episodes import Episode, SeedTree, play
-from gym_bridge.views import AgentView
 from tasks import trial_schedule
 
 from .spec import AgentSpec, ExperimentSpec, PhaseSpec, agent_observation
@@ -61,15 +60,6 @@ def cells(spec: ExperimentSpec) -> list[Cell]:
     return [Cell(i, t, a, s, c) for i, (t, c, a, s) in enumerate(combos)]
 
 
-def build_agent(name: str, env: Any, view: AgentView, seed: int | None, settings: Mapping[str, Any]) -> Any:
-    """The agent `name` for `env` as `view` shows it: a tabular agent sized by the view, or an
-    agent that reads what it needs from the env itself (`from_env`, the Room's memory agents)."""
-    cls = AGENT_INFO[name].cls
-    if hasattr(cls, "from_env"):
-        return cls.from_env(env, seed=seed, **settings)
-    return make_agent(name, *view.sizes(env), seed=seed, **settings)
-
-
 def probe(agent: Any, phase: PhaseSpec) -> dict[str, Any]:
     """The agent's preference among the phase's probe options at its end: the softmax, at the
     probe's temperature, of the values it gives each (state, action), for the first option
@@ -100,7 +90,7 @@ def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersio
         env = fam.make_env(version.prepared, **settings)
         sizes = view.sizes(env)
         if agent is None:
-            agent = build_agent(cell.agent.name, env, view, cell.seed, cell.agent.params)
+            agent = agent_for_env(cell.agent.name, env, view, cell.seed, **cell.agent.params)
             shape = sizes
         elif sizes != shape:
             raise ValueError(

@@ -345,7 +345,7 @@ def _seeds(check: _Checker, value: Any) -> tuple[int, ...]:
 
 def agent_observation(name: str) -> str:
     """The observation agent `name` acts on ('index' for the tabular agents)."""
-    return str(getattr(AGENT_INFO[name].cls, "observation", "index"))
+    return AGENT_INFO[name].observation
 
 
 def _agents(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[AgentSpec, ...]:
@@ -494,7 +494,9 @@ def _max_steps(check: _Checker, value: Any, field_path: str, runs: list[str]) ->
         out = {}
         for task_id, steps in value.items():
             if task_id not in runs:
-                raise check.fail(f"{field_path}.{task_id}", f"{task_id!r} is not a task of this phase ({', '.join(runs)})")
+                raise check.fail(
+                    f"{field_path}.{task_id}", f"{task_id!r} is not a task of this phase ({', '.join(runs)})"
+                )
             out[task_id] = check.integer(steps, f"{field_path}.{task_id}")
         return out
     return check.integer(value, field_path)

@@ -9,7 +9,7 @@ its seed and phase index alone.
 from __future__ import annotations
 
 import csv
-import datetime
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -18,12 +18,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from graphstore import TaskGraph
 
+from .observers import COMPLETED, FAILED, INTERRUPTED, RunObserver, RunOutcome, now
 from .runs import Cell, PhaseEpisode, cells, play_run
 from .spec import ExperimentSpec
 from .versions import TaskVersion, prepare_versions
@@ -130,13 +131,6 @@ def split_probes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-INTERRUPTED = "interrupted: "  # the error of a run that did not finish for a reason outside it
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
 _WORKER: dict[str, Any] = {}
 
 
@@ -144,15 +138,13 @@ def _init_worker(spec: ExperimentSpec, versions: Mapping[str, TaskVersion]) -> N
     _WORKER["spec"], _WORKER["versions"] = spec, versions
 
 
-Outcome = tuple[Cell, "list[dict[str, Any]] | None", "str | None", str]  # cell, rows, error, start time
-
-
-def _run_in_worker(cell: Cell) -> Outcome:
-    started = _now()
+def _run_in_worker(cell: Cell) -> RunOutcome:
+    started = now()
     try:
-        return cell, run_cell(_WORKER["spec"], cell, _WORKER["versions"]), None, started
+        rows = run_cell(_WORKER["spec"], cell, _WORKER["versions"])
     except Exception as exc:  # noqa: BLE001 - a failed cell is reported with its error, the others go on
-        return cell, None, f"{type(exc).__name__}: {exc}", started
+        return RunOutcome(cell, FAILED, None, f"{type(exc).__name__}: {exc}", started, now())
+    return RunOutcome(cell, COMPLETED, rows, None, started, now())
 
 
 def _serve(connection: Any, spec: ExperimentSpec, versions: Mapping[str, TaskVersion]) -> None:
@@ -165,8 +157,12 @@ def _serve(connection: Any, spec: ExperimentSpec, versions: Mapping[str, TaskVer
 
 
 def _process_outcomes(
-    workers: int, spec: ExperimentSpec, versions: Mapping[str, TaskVersion], todo: list[Cell]
-) -> Iterator[Outcome]:
+    workers: int,
+    spec: ExperimentSpec,
+    versions: Mapping[str, TaskVersion],
+    todo: list[Cell],
+    started: Callable[[Cell], object],
+) -> Iterator[RunOutcome]:
     """Run the cells on `workers` processes, one cell per process at a time over its own pipe,
     and yield their outcomes as they finish.
 
@@ -193,6 +189,7 @@ def _process_outcomes(
     def assign(index: int) -> None:
         if queue:
             running[index] = queue.popleft()
+            started(running[index])
             slots[index][1].send(running[index])
         else:
             running.pop(index, None)
@@ -215,8 +212,8 @@ def _process_outcomes(
                 if outcome is None and process.is_alive():
                     continue
                 if outcome is None:  # the process died with the cell
-                    cell = running[index]
-                    outcome = (cell, None, INTERRUPTED + "its worker process died (killed or out of memory)", _now())
+                    error = "its worker process died (killed or out of memory)"
+                    outcome = RunOutcome(running[index], INTERRUPTED, None, error, "", now())
                     connection.close()
                     start(index)
                 yield outcome
@@ -234,17 +231,23 @@ def _process_outcomes(
                 process.join()
 
 
-def _run_with(payload: tuple[ExperimentSpec, Mapping[str, TaskVersion]], cell: Cell) -> Outcome:
+def _run_with(payload: tuple[ExperimentSpec, Mapping[str, TaskVersion]], cell: Cell) -> RunOutcome:
     """One cell on a Dask worker, with the spec and task versions scattered to it once."""
     _init_worker(*payload)
     return _run_in_worker(cell)
 
 
 def _dask_outcomes(
-    address: str, workers: int, spec: ExperimentSpec, versions: Mapping[str, TaskVersion], todo: list[Cell]
-) -> Iterator[Outcome]:
+    address: str,
+    workers: int,
+    spec: ExperimentSpec,
+    versions: Mapping[str, TaskVersion],
+    todo: list[Cell],
+    started: Callable[[Cell], object],
+) -> Iterator[RunOutcome]:
     """Run the cells on a Dask cluster (`address`, or "local" for a LocalCluster of `workers`
-    single-threaded processes) and yield their outcomes as they finish."""
+    single-threaded processes) and yield their outcomes as they finish. A run counts as
+    started when it is submitted (the scheduler does not say when a worker takes it)."""
     try:
         from distributed import Client, LocalCluster
         from distributed import as_completed as dask_completed
@@ -258,7 +261,10 @@ def _dask_outcomes(
         client = Client(address)
     try:
         payload = client.scatter((spec, versions), broadcast=True)
-        futures = [client.submit(_run_with, payload, cell, pure=False) for cell in todo]
+        futures = []
+        for cell in todo:
+            started(cell)
+            futures.append(client.submit(_run_with, payload, cell, pure=False))
         for future in dask_completed(futures):
             yield future.result()
     finally:
@@ -270,45 +276,78 @@ def _dask_outcomes(
 def run_experiment(
     spec: ExperimentSpec,
     workers: int | None = None,
-    on_cell: Callable[[Cell], object] | None = None,
     skip: Iterable[int] = (),
-    on_result: Callable[[Cell, "list[dict[str, Any]] | None", "str | None", str], object] | None = None,
     dask: str | None = None,
     store: Any = None,
+    observers: Sequence[RunObserver] = (),
 ) -> SweepResult:
     """Run every cell on `workers` processes (default: the number of cores; 1: in this process),
-    or on a Dask cluster (`dask`: a scheduler address, or "local" for a LocalCluster).
+    or on a Dask cluster (`dask`: a scheduler address, or "local" for a LocalCluster), telling
+    `observers` what happens (see `graphtasks.experiments.observers`).
 
-    Cells whose index is in `skip` are not run (already recorded); `on_result` sees each
-    finished cell in this process as it comes (the driver records it there). What a family's
-    envs read from a store (the Room task's knowledge) is read here, from `store`, once."""
+    Cells whose index is in `skip` are not run (already recorded). What a family's envs read
+    from a store (the Room task's knowledge) is read here, from `store`, once. If the sweep is
+    stopped (Ctrl-C), the runs under way end `interrupted` and the observers are told so before
+    the KeyboardInterrupt goes on.
+    """
     versions = prepare_versions(spec, store)
     skipped = set(skip)
     todo = [cell for cell in cells(spec) if cell.index not in skipped]
-    if not todo:
-        return SweepResult([], [])
-    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    for observer in observers:
+        observer.experiment_started(spec, todo, len(skipped))
     done: dict[int, list[dict[str, Any]]] = {}
     failures: list[tuple[Cell, str]] = []
+    under_way: dict[int, tuple[Cell, str]] = {}
 
-    def collect(results: Iterable[Outcome]) -> None:
-        for cell, rows, error, started in results:
-            if on_result is not None:
-                on_result(cell, rows, error, started)
-            if error is not None:
-                failures.append((cell, error))
-            else:
-                done[cell.index] = rows or []
-            if on_cell is not None:
-                on_cell(cell)
+    def started(cell: Cell) -> None:
+        at = now()
+        under_way[cell.index] = (cell, at)
+        for observer in observers:
+            observer.run_started(cell, at)
 
-    if dask is not None:
-        collect(_dask_outcomes(dask, workers, spec, versions, todo))
-    elif workers == 1:
+    def finished(outcome: RunOutcome) -> None:
+        _, at = under_way.pop(outcome.cell.index, (outcome.cell, outcome.started_at))
+        if not outcome.started_at:
+            outcome = dataclasses.replace(outcome, started_at=at)
+        for observer in observers:
+            observer.run_finished(outcome)
+        if outcome.status == COMPLETED:
+            done[outcome.cell.index] = outcome.rows or []
+        else:
+            said = outcome.error or ""  # an interrupted run says so: its own code is not to blame
+            failures.append((outcome.cell, f"{INTERRUPTED}: {said}" if outcome.status == INTERRUPTED else said))
+
+    def in_process() -> Iterator[RunOutcome]:
         _init_worker(spec, versions)
-        collect(_run_in_worker(cell) for cell in todo)
-    else:
-        collect(_process_outcomes(workers, spec, versions, todo))
+        for cell in todo:
+            started(cell)
+            yield _run_in_worker(cell)
+
+    status = FAILED
+    outcomes: Iterator[RunOutcome] = iter(())
+    try:
+        if todo:
+            count = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+            if dask is not None:
+                outcomes = _dask_outcomes(dask, count, spec, versions, todo, started)
+            elif count == 1:
+                outcomes = in_process()
+            else:
+                outcomes = _process_outcomes(count, spec, versions, todo, started)
+            for outcome in outcomes:
+                finished(outcome)
+        status = COMPLETED
+    except KeyboardInterrupt:
+        status = INTERRUPTED
+        for cell, at in list(under_way.values()):
+            finished(RunOutcome(cell, INTERRUPTED, None, "the sweep was stopped", at, now()))
+        raise
+    finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()  # a pool's generator stops its workers
+        for observer in observers:
+            observer.experiment_finished(status)
     every = [row for index in sorted(done) for row in done[index]]
     rows, trials = split_steps(every)
     return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials, split_probes(every))

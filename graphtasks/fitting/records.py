@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from graphstore import GraphStore
+from graphtasks.experiments.observers import COMPLETED
 from graphtasks.experiments.records import ExperimentExists, _key, _now, _version, experiment_uid, phase_uid
 
 from .behaviour import BehaviourError, Choices, load_run, read_events
@@ -97,7 +98,7 @@ def import_behaviour(
         person = f"{uid}/participant/{participant}"
         nodes["Participant"].append({"uid": person, "task": uid, "participant_id": participant, "source": path.name})
         nodes["Run"].append({
-            "uid": run, "task": uid, "index": index, "status": "done", "task_id": choices.task_id,
+            "uid": run, "task": uid, "index": index, "status": COMPLETED, "task_id": choices.task_id,
             "agent": "participant", "label": participant, "params": {}, "seed": 0, "version": _version(),
         })
         edge("HAS_RUN", "Experiment", "Run", uid, run)

@@ -1,5 +1,6 @@
-"""Tabular reference agents for experiments. They act on the state index in `info["state"]`,
-so they work with any observation type and any family."""
+"""The agents of experiments: the tabular reference agents, which act on a state index (so any
+family whose envs give one takes them), and the Room task's memory agents, which read its
+observation. `AGENT_INFO[name].observation` and `.families()` say which tasks an agent takes."""
 
 from .base import Agent, RandomAgent, softmax_choice
 from .distributional import DistributionalQAgent
@@ -8,7 +9,14 @@ from .hybrid import HybridAgent
 from .mbv import MBVAgent
 from .mc import EpisodicControlAgent, MonteCarloQAgent
 from .q_learning import QAgent
-from .registry import AGENT_INFO, AgentSettingError, agent_settings, check_agent_settings, make_agent
+from .registry import (
+    AGENT_INFO,
+    AgentSettingError,
+    agent_for_env,
+    agent_settings,
+    check_agent_settings,
+    make_agent,
+)
 from .sr import SRAgent
 from .sr_variants import DynaSRAgent, SRMBAgent
 from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
@@ -21,5 +29,5 @@ __all__ = [
     "DynaQAgent", "DynaSRAgent", "EpisodicControlAgent", "HybridAgent", "MBVAgent", "MonteCarloQAgent", "MoodAgent",
     "QAgent", "QLambdaAgent", "RandomAgent", "SRAgent", "SRMBAgent", "SarsaAgent", "ValenceHybridAgent",
     "ValenceQAgent",
-    "agent_settings", "check_agent_settings", "make_agent", "softmax_choice",
+    "agent_for_env", "agent_settings", "check_agent_settings", "make_agent", "softmax_choice",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 from graphstore import did_you_mean
 from graphstore.errors import GraphtasksError
 
+from ..room.agents import MEMORY_AGENTS, MemoryAgent
 from .base import AgentBase, RandomAgent
 from .distributional import DistributionalQAgent
 from .dyna import DynaACAgent, DynaQAgent
@@ -37,14 +38,21 @@ class AgentSettingError(GraphtasksError, ValueError):
 @dataclass(frozen=True)
 class AgentInfo:
     name: str
-    cls: type[AgentBase]
+    cls: type[AgentBase] | type[MemoryAgent]
     summary: str
     reference: str
 
     @property
     def observation(self) -> str:
-        """What the agent acts on ("index": the state index in `info["state"]`)."""
+        """What the agent acts on ("index": the state index in `info["state"]`; "room": RoomEnv's
+        observation, for the Room task's memory agents)."""
         return self.cls.observation
+
+    def families(self) -> list[str]:
+        """The task families whose envs offer this agent's observation: the tasks it can run on."""
+        from ..families import families
+
+        return [f.name for f in families() if f.view(self.observation) is not None]
 
 
 AGENT_INFO = {
@@ -68,6 +76,15 @@ AGENT_INFO = {
         AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011"),
         AgentInfo("vhybrid", ValenceHybridAgent, "rewardGym's hybrid: delta-rule model, valence MF", "Daw et al. 2011"),
         AgentInfo("random", RandomAgent, "uniform over the offered actions (a baseline)", "-"),
+        *(
+            AgentInfo(kind, MEMORY_AGENTS[kind], summary, "Kim et al. 2022")
+            for kind, summary in (
+                ("episodic", "Room: episodic memory only, forgets the oldest"),
+                ("semantic", "Room: semantic memory only, forgets the weakest"),
+                ("episodic_semantic", "Room: both, compressing episodic into semantic memory"),
+                ("episodic_semantic_pretrain", "Room: both, semantic memory pre-filled from ConceptNet"),
+            )
+        ),
     )
 }
 
@@ -133,4 +150,16 @@ def make_agent(name: str, n_states: int, n_actions: int, seed: int | None = None
     gym_bridge.agents.registry.AgentSettingError: the q agent has no setting 'betta'; did you mean 'beta'? ...
     """
     check_agent_settings(name, settings)
-    return _info(name).cls(n_states, n_actions, seed=seed, **settings)
+    cls: Any = _info(name).cls
+    return cls(n_states, n_actions, seed=seed, **settings)
+
+
+def agent_for_env(name: str, env: Any, view: Any, seed: int | None = None, **settings: Any) -> Any:
+    """The agent `name` for `env` as `view` (a `gym_bridge.views.AgentView`) shows it: a tabular
+    agent sized by the view, or an agent that reads what it needs from the env itself
+    (`from_env`: the Room task's memory agents). Settings are checked first."""
+    check_agent_settings(name, settings)
+    cls: Any = _info(name).cls
+    if hasattr(cls, "from_env"):
+        return cls.from_env(env, seed=seed, **settings)
+    return cls(*view.sizes(env), seed=seed, **settings)

@@ -13,7 +13,7 @@ from tasks.poge.world import ENDS_EPISODE
 
 from ..family import Family, GymId
 from ..starts import CellStarts
-from ..views import AgentView, action_count
+from ..views import AgentView, action_count, discrete_size
 from .compiled import CompiledWorld
 from .env import PogeEnv, load_compiled_world
 from .observations import POGE_OBSERVATIONS
@@ -46,11 +46,15 @@ def start_tiles(graph: TaskGraph) -> list[tuple[int, int]]:
     )
 
 
+def index_sizes(env: gym.Env) -> tuple[int, int]:
+    return discrete_size(env.observation_space), action_count(env)
+
+
 # An agent of POGE sees the observation, not the state: the world is partially observable.
 OBSERVATION_INDEX = AgentView(
     "index",
     state=lambda obs, info: int(obs),
-    sizes=lambda env: (int(env.observation_space.n), action_count(env)),
+    sizes=index_sizes,
     env_settings={"obs_type": "index"},
     description="the observation index (what the player sees of its tile)",
 )

@@ -23,8 +23,8 @@ agent with the latest (episodic) or strongest (semantic) memory.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import Any, Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterable
 
 from .env import RoomEnv
 
@@ -100,22 +100,66 @@ class Semantic:
         return self.rng.choice([c for c in cands if c[1] == high])
 
 
-@dataclass
+@dataclass(eq=False)
 class MemoryAgent:
-    """One handcrafted agent (kind from KINDS) with total memory `capacity` per room agent."""
+    """One handcrafted agent (kind from KINDS) with total memory `capacity` per room agent.
+
+    An agent of the episode loop (`gym_bridge.episodes.play`) with the Room view: `act` takes
+    the env's whole observation (what each agent sees, the question), stores what it sees,
+    makes room and answers. Memories are emptied at each episode's start; the tie-breaking
+    stream is seeded once, when the agent is made.
+    """
 
     kind: str
-    capacity: int
-    seed: int = 0
+    capacity: int = 32
+    seed: int | None = 0
+    observation: ClassVar[str] = "room"  # it reads RoomEnv's observation, not a state index
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {self.kind!r}")
         if isinstance(self.capacity, bool) or not isinstance(self.capacity, int) or self.capacity < 2:
             raise ValueError(f"capacity: expected an integer >= 2, got {self.capacity!r}")
+        self.rng = random.Random(self.seed)
+        self.env: RoomEnv | None = None
+        self.learning = True
+        self._answer = 0
+
+    def bind(self, env: Any) -> MemoryAgent:
+        """Play in `env` (a RoomEnv, or a wrapper of one): its names, objects and knowledge."""
+        self.env = env.unwrapped
+        return self
+
+    # -- the agent interface of the episode loop ---------------------------------------------
+    def begin_episode(self) -> None:
+        if self.env is None:
+            raise ValueError("bind the memory agent to a RoomEnv first (agent.bind(env))")
+        self._memories(self.env)
+
+    def act(self, state: Any, available: Any) -> int:
+        """Store what the agents see now, make room, answer the question."""
+        env = self.env
+        assert env is not None
+        seen, question = state
+        self._observe(env, seen)
+        self._make_room()
+        self._answer = self.answer(env, question)
+        return self._answer
+
+    def action_probabilities(self, state: Any, available: Any) -> Any:
+        """The answer just given, with certainty (the agent answers deterministically; ties were
+        broken by its stream when it chose)."""
+        import numpy as np
+
+        assert self.env is not None
+        p = np.zeros(self.env.action_space.n)
+        p[self._answer] = 1.0
+        return p
+
+    def learn(self, *step: Any) -> None:
+        """Nothing to learn between steps: the memories are filled when acting."""
 
     def _memories(self, env: RoomEnv) -> None:
-        self.rng = random.Random(self.seed)
         n = env.num_agents
         half = self.capacity // 2
         if self.kind == "episodic":
@@ -192,18 +236,33 @@ class MemoryAgent:
         return env.no_answer
 
     def run_episode(self, env: RoomEnv, seed: int | None = None) -> float:
-        """Total reward of one episode (seeded with `seed`, default the agent's seed)."""
-        self._memories(env)
-        (seen, question), _ = env.reset(seed=self.seed if seed is None else seed)
-        self._observe(env, seen)
-        total = 0.0
-        while True:
-            self._make_room()
-            (seen, question), reward, terminated, truncated, _ = env.step(self.answer(env, question))
-            total += reward
-            if terminated or truncated:
-                return total
-            self._observe(env, seen)
+        """Total reward of one episode, played by the episode loop with the env reset with `seed`
+        (default the agent's seed: the paper's code seeds the room with the run's own seed)."""
+        from ..episodes import play
+        from .family import MEMORY
+
+        self.bind(env)
+        (episode,) = play(env, self, 1, self.seed if seed is None else seed, view=MEMORY)
+        return episode.reward
+
+
+def memory_agent(name: str) -> type[MemoryAgent]:
+    """The agent class of one kind, as the agent registry lists it (`capacity` and `seed` its settings)."""
+
+    @dataclass(eq=False)
+    class Kind(MemoryAgent):
+        kind: str = field(default=name, init=False)
+
+        @classmethod
+        def from_env(cls, env: Any, seed: int | None = None, **settings: Any) -> MemoryAgent:
+            return cls(seed=seed, **settings).bind(env)
+
+    Kind.__name__ = Kind.__qualname__ = "".join(part.capitalize() for part in name.split("_")) + "Agent"
+    Kind.__doc__ = f"The {name.replace('_', ' + ')} memory agent of Kim et al. (2022); see `MemoryAgent`."
+    return Kind
+
+
+MEMORY_AGENTS: dict[str, type[MemoryAgent]] = {kind: memory_agent(kind) for kind in KINDS}
 
 
 def baseline_table(

@@ -51,10 +51,19 @@ MEMORY = AgentView("room", state=lambda obs, info: obs, sizes=lambda env: (0, ac
                    description="the observations and the question, as RoomEnv gives them",
                    recorded=lambda obs: int(obs[1][0]))
 # A tabular agent answers the question: its state is the asked (person, object).
+def question_sizes(env: gym.Env) -> tuple[int, int]:
+    """(the number of (person, object) questions, the number of answers)."""
+    space = env.observation_space
+    assert isinstance(space, gym.spaces.Tuple)
+    question = space[1]
+    assert isinstance(question, gym.spaces.Tuple) and isinstance(question[0], gym.spaces.Discrete)
+    return int(question[0].n), action_count(env)
+
+
 QUESTION = AgentView(
     "index",
     state=lambda obs, info: int(obs[1][0]),
-    sizes=lambda env: (int(env.observation_space[1][0].n), action_count(env)),
+    sizes=question_sizes,
     description="the question's (person, object) index; the answer is a location",
 )
 

@@ -12,10 +12,10 @@ from typing import Any, Mapping
 
 from graphstore import TaskGraph
 
-from .conditions import parse_condition
 from ..data import TaskFileError, read_json
-from .notation import GraphNotationError, parse_graph
 from ..rewards import RewardSpecError, reward_spec
+from .conditions import parse_condition
+from .notation import GraphNotationError, parse_graph
 from .schedules import ScheduleError, validate_schedule
 
 REWARD_ON = ("arrival", "terminal")

@@ -73,7 +73,8 @@ def change_graph_task(graph: TaskGraph, changes: Mapping[str, Any], task_id: str
                 raise TaskChangeError(f"{at}.{action_key}: an action is a non-negative integer")
             action = int(action_key)
             if action >= int(graph.task.get("n_actions") or 0):
-                raise TaskChangeError(f"{at}.{action_key}: the task has actions 0..{graph.task.get('n_actions', 1) - 1}")
+                last = int(graph.task.get("n_actions") or 1) - 1
+                raise TaskChangeError(f"{at}.{action_key}: the task has actions 0..{last}")
             old_edges = [
                 (state, t, k)
                 for _, t, k, data in changed.graph.out_edges(state, keys=True, data=True)

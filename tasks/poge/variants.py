@@ -60,7 +60,7 @@ def _with_walls(world: PogeWorld, changes: Mapping[str, Any], where: str) -> tup
 def _with_rewards(world: PogeWorld, layout: tuple[str, ...], given: Any, where: str) -> dict[str, Any]:
     if not isinstance(given, list):
         raise TaskChangeError(f"{where}.rewards: expected a list of {{tile = [r, c], value = v}}, got {given!r}")
-    grid = [[" "] * world.cols for _ in range(world.rows)]
+    grid = [list(row) for row in layout]  # a Rewards map echoes the Layout where nothing is paid
     used = set("".join(layout))
     free = iter(s for s in SYMBOLS if s not in used)
     symbols: dict[int, str] = {}

@@ -14,7 +14,6 @@ from ingest.conceptnet_snapshot import ingest_snapshot
 from tests.conftest import builtin_params
 
 
-
 def plain(obs):
     """Observations of any space (arrays, tuples, dicts) as comparable Python data."""
     if isinstance(obs, dict):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.data import TaskFileError
 from tasks import build_from_file
+from tasks.data import TaskFileError
 
 BASE = {"graph": {"0": [1], "1": []}, "rewards": {"1": 1}}
 

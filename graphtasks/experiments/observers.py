@@ -1,0 +1,126 @@
+"""What happens to an experiment's runs, told to observers.
+
+A run has a status, `running` from when a worker takes it until it ends `completed`, `failed`
+(its own error) or `interrupted` (stopped from outside: Ctrl-C, its worker process killed).
+The sweep tells every observer as it happens, as Sacred's run observers and MLflow's tracking
+stores are told: the store recorder (`records.StoreRecorder`), the progress bar, the CSV and
+BIDS writers, and any of a user's own. Adding an output is one observer.
+
+Observers run in the driver process; a run's episodes reach them when the run ends (workers
+send a run's results whole).
+
+Examples
+--------
+An observer of one's own: print each run as it ends.
+
+>>> from graphtasks.experiments.observers import RunObserver
+>>> class Printer(RunObserver):
+...     def run_finished(self, outcome):
+...         print(outcome.cell.index, outcome.status, len(outcome.rows or []))
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .runs import Cell
+    from .spec import ExperimentSpec
+
+RUNNING, COMPLETED, FAILED, INTERRUPTED = "running", "completed", "failed", "interrupted"
+STATUSES = (RUNNING, COMPLETED, FAILED, INTERRUPTED)
+FINISHED = (COMPLETED, "done")  # 'done': how runs recorded before statuses had names say completed
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How one run ended: its status, its episode rows (None unless completed) and its error."""
+
+    cell: Cell
+    status: str
+    rows: list[dict[str, Any]] | None
+    error: str | None
+    started_at: str
+    ended_at: str
+
+
+class RunObserver:
+    """Told what happens to an experiment's runs; every method does nothing unless overridden."""
+
+    def experiment_started(self, spec: ExperimentSpec, todo: Sequence[Cell], done: int) -> None:
+        """The sweep starts: `todo` are the runs it will run, `done` were recorded before."""
+
+    def run_started(self, cell: Cell, started_at: str) -> None:
+        """A worker took the run (on a Dask cluster: the run was submitted)."""
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        """The run ended, completed, failed or interrupted."""
+
+    def experiment_finished(self, status: str) -> None:
+        """The sweep ended: `completed` (every run ended), `interrupted` or `failed` (the driver's error)."""
+
+
+class ProgressObserver(RunObserver):
+    """A progress bar of runs (tqdm: a text bar in a terminal, a widget in a notebook)."""
+
+    def __init__(self, description: str, disable: bool = False) -> None:
+        self.description, self.disable = description, disable
+        self.bar: Any = None
+
+    def experiment_started(self, spec: ExperimentSpec, todo: Sequence[Cell], done: int) -> None:
+        from tqdm.auto import tqdm
+
+        if done:
+            print(f"{spec.name}: {done} run(s) already recorded, {len(todo)} to go")
+        self.bar = tqdm(total=len(todo), desc=self.description, unit="run", disable=self.disable, leave=False)
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def experiment_finished(self, status: str) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+class CsvObserver(RunObserver):
+    """One row per episode of the runs this sweep completes, written when it ends, in run order."""
+
+    def __init__(self, path: str | Path, columns: Sequence[str]) -> None:
+        self.path, self.columns = Path(path), tuple(columns)
+        self.rows: dict[int, list[dict[str, Any]]] = {}
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        if outcome.rows:
+            self.rows[outcome.cell.index] = [{c: r.get(c) for c in self.columns} for r in outcome.rows]
+
+    def experiment_finished(self, status: str) -> None:
+        with open(self.path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=self.columns)
+            writer.writeheader()
+            for index in sorted(self.rows):
+                writer.writerows(self.rows[index])
+
+
+class BidsObserver(RunObserver):
+    """rewardGym-style BIDS events files, one per completed run with recorded steps, written as
+    each run ends (named and laid out as `graphtasks experiment export --bids` writes them)."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.written: list[Path] = []
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        from .export import trials_of_rows, write_bids
+
+        if outcome.status == COMPLETED and outcome.rows:
+            self.written += write_bids(trials_of_rows(outcome.rows), self.folder)
