@@ -96,10 +96,42 @@ def play(
     """Play `episodes` episodes of `agent` on `env`, yielding each as it ends.
 
     The env is reset with `env_seed` at the first episode only (its stream goes on after
-    that); `options[e]` are episode e's reset options (a start, a condition); the agent sees
-    what `view` makes of each observation. With `learn` False the agent acts but does not
-    learn (a test phase). With `record_steps`, each step's P(action) is taken before the step
-    and the learning that follows it change the policy.
+    that), as a run's phase is (`SeedTree.env`). With `record_steps`, each step's P(action)
+    is taken before the step and the learning that follows it change the policy.
+
+    Parameters
+    ----------
+    env : gymnasium.Env
+        Any graphtasks env (or a wrapper of one).
+    agent : object
+        An agent: `begin_episode`, `act`, `action_probabilities`, `learn`.
+    episodes : int
+        How many episodes to play.
+    env_seed : int or None
+        The seed of the first reset (None: the env's stream as it is).
+    options : sequence of dict or None, optional
+        Episode e's reset options (a start, a condition); None: no options.
+    view : AgentView, optional
+        What the agent sees of an observation (default: the state index).
+    learn : bool, optional
+        False: the agent acts but does not learn (a test phase).
+    record_steps : bool, optional
+        Keep every step (state, action, reward, next state, P(action)) on the Episode.
+
+    Yields
+    ------
+    Episode
+        Its return, length, start state, first action and where it led, condition, steps.
+
+    Examples
+    --------
+    >>> from gym_bridge import make_env
+    >>> from gym_bridge.agents import make_agent
+    >>> from gym_bridge.episodes import SeedTree, play
+    >>> env = make_env("neuronav/graph/two_step", store=":memory:")
+    >>> agent = make_agent("q", 7, 2, seed=0)
+    >>> [e.length for e in play(env, agent, 3, SeedTree(0).env(0))]
+    [2, 2, 2]
     """
     if episodes < 1:
         raise ValueError(f"episodes: expected a positive number, got {episodes}")
@@ -134,5 +166,5 @@ def play(
             state = next_state
             if terminated or truncated:
                 break
-        condition = (chosen or {}).get("condition")
+        condition = chosen.get("condition") if chosen else None
         yield Episode(episode, total, length, first, first_action, first_state, condition, steps)

@@ -91,6 +91,19 @@ def family_of(task: str | TaskGraph, store: GraphStore | str | None = None) -> F
     holds it; a kind no family owns, as in a task written by hand in Cypher, is run as a graph
     task), then by the user prefix it is under.
 
+    Parameters
+    ----------
+    task : str or TaskGraph
+        A task id or a task graph.
+    store : GraphStore or str, optional
+        Where a task that is neither built in nor under a user prefix is looked up (None:
+        the default store).
+
+    Returns
+    -------
+    Family
+        The bridge family that runs it.
+
     Examples
     --------
     >>> from gym_bridge import family_of

@@ -87,6 +87,16 @@ def family_of(task: str | TaskGraph) -> TaskFamily:
     """The family of a task: a TaskGraph (or stored task) by the kind its Task node names, an id
     by its built-in catalogue or, for users' tasks, the longest matching user prefix.
 
+    Parameters
+    ----------
+    task : str or TaskGraph
+        A task id (parameters and a pin `@hash` allowed) or a task graph.
+
+    Returns
+    -------
+    TaskFamily
+        Its family; UnknownTask (naming the nearest built-in ids) if none knows it.
+
     Examples
     --------
     >>> import tasks
@@ -202,6 +212,30 @@ def read_file(
 
     A graph-task JSON file gives one task (`user/<name>`), a grid map one per size
     (`user/grid/<name>/<size>`), a POGE world file one (`user/poge/<file stem>`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    task_id : str, optional
+        The id to store it under instead (a grid map's sizes are appended).
+    family : str, optional
+        Read it as this family's file instead of recognising it.
+    **params
+        Task parameters (graph tasks' `"$name"` placeholders).
+
+    Returns
+    -------
+    list of TaskGraph
+        Its tasks, validated and sealed; TaskFileError naming the file and line otherwise.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib, tasks
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "lever.json").write_text(json.dumps({"graph": {"0": [1, 2], "1": [], "2": []}}))
+    >>> [g.task_id for g in tasks.read_file(folder / "lever.json")]
+    ['user/lever']
     """
     p = Path(path)
     try:

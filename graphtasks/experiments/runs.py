@@ -70,7 +70,36 @@ def probe(agent: Any, phase: PhaseSpec) -> dict[str, Any]:
 
 
 def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersion]) -> Iterator[PhaseEpisode]:
-    """Every episode of one run, phase after phase, as each ends."""
+    """Every episode of one run, phase after phase, as each ends.
+
+    The agent is made once, for the first phase's env as the family's view shows it; each
+    phase makes its env from its task version with the spec's, the view's and the phase's
+    settings, sets the phase's agent settings (the run's own again where a later phase does
+    not set them), and plays through the one loop with the run's seed tree.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+        The experiment (its phases, env settings, what it records).
+    cell : Cell
+        The run: task, agent setting, seed, condition.
+    versions : mapping of str to TaskVersion
+        Every task version the spec's phases run, prepared (`versions.prepare_versions`).
+
+    Yields
+    ------
+    PhaseEpisode
+        Each episode with its phase, task version and (at a probed phase's end) its probe.
+
+    Examples
+    --------
+    >>> from graphtasks.experiments.runs import cells, play_run
+    >>> from graphtasks.experiments.spec import single_run_spec
+    >>> from graphtasks.experiments.versions import prepare_versions
+    >>> spec = single_run_spec("neuronav/graph/two_step", "q", seed=0, episodes=3)
+    >>> [p.episode.reward for p in play_run(spec, cells(spec)[0], prepare_versions(spec))]
+    [0.0, 0.0, 0.0]
+    """
     tree = SeedTree(cell.seed)
     observation = agent_observation(cell.agent.name)
     base = {**agent_settings(cell.agent.name), **cell.agent.params}

@@ -609,6 +609,28 @@ def single_run_spec(
     """The experiment of one run (what `graphtasks run` plays): one task, one agent, one seed,
     one phase. Checked as a spec is; errors name the command-line option of the part.
 
+    Parameters
+    ----------
+    task_id : str
+        Any task id (built in, or in `store`; `@hash` pins a version).
+    agent : str
+        An agent's name (`graphtasks agents`).
+    seed, episodes : int
+        The run's seed and its number of episodes.
+    params, env : mapping, optional
+        Agent and env settings.
+    max_steps : int, optional
+        The episode length (default: the env's).
+    schedule : bool, optional
+        Play the task's trial schedule.
+    store : GraphStore or str, optional
+        Where tasks that are not built in are read.
+
+    Returns
+    -------
+    ExperimentSpec
+        A spec of one task, one agent, one seed and one phase named "run".
+
     Examples
     --------
     >>> from graphtasks.experiments.spec import single_run_spec

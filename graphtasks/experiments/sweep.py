@@ -62,20 +62,27 @@ def task_versions(spec: ExperimentSpec) -> dict[str, TaskGraph]:
     return dict(spec.graphs)
 
 
-def episode_row(spec: ExperimentSpec, cell: Cell, played: PhaseEpisode) -> dict[str, Any]:
-    """One episode as a row of the sweep's results (with its steps where they are recorded)."""
-    episode = played.episode
-    row = {
+def run_head(spec: ExperimentSpec, cell: Cell) -> dict[str, Any]:
+    """The columns every episode row of a run shares."""
+    return {
         "experiment": spec.name,
         "run": cell.index,
         "task": cell.task,
-        "phase_task": played.version.task_id,
-        "task_hash": played.version.content_hash,
         "agent": cell.agent.name,
         "label": cell.agent.label,
         "params": json.dumps(cell.agent.params, sort_keys=True),
         "seed": cell.seed,
         "condition": cell.condition,
+    }
+
+
+def episode_row(head: dict[str, Any], played: PhaseEpisode) -> dict[str, Any]:
+    """One episode as a row of the sweep's results (with its steps where they are recorded)."""
+    episode = played.episode
+    row = {
+        **head,
+        "phase_task": played.version.task_id,
+        "task_hash": played.version.content_hash,
         "phase": played.phase.name,
         "phase_index": played.phase_index,
         "episode": episode.index,
@@ -94,7 +101,8 @@ def episode_row(spec: ExperimentSpec, cell: Cell, played: PhaseEpisode) -> dict[
 def run_cell(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersion]) -> list[dict[str, Any]]:
     """Every phase of one cell; one row per episode, with its `steps` (state, action, reward,
     next state, P(action)) where the spec records steps for the task."""
-    return [episode_row(spec, cell, played) for played in play_run(spec, cell, versions)]
+    head = run_head(spec, cell)
+    return [episode_row(head, played) for played in play_run(spec, cell, versions)]
 
 
 def split_steps(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -11,6 +11,7 @@ that version, or stops with a line saying which versions exist.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import tasks
@@ -37,7 +38,7 @@ class TaskVersion:
     def task_id(self) -> str:
         return self.graph.task_id
 
-    @property
+    @cached_property
     def content_hash(self) -> str:
         return str(self.graph.task.get("content_hash") or self.graph.content_hash())
 

@@ -157,7 +157,35 @@ def make_agent(name: str, n_states: int, n_actions: int, seed: int | None = None
 def agent_for_env(name: str, env: Any, view: Any, seed: int | None = None, **settings: Any) -> Any:
     """The agent `name` for `env` as `view` (a `gym_bridge.views.AgentView`) shows it: a tabular
     agent sized by the view, or an agent that reads what it needs from the env itself
-    (`from_env`: the Room task's memory agents). Settings are checked first."""
+    (`from_env`: the Room task's memory agents). Settings are checked first.
+
+    Parameters
+    ----------
+    name : str
+        The agent (`AGENT_INFO`).
+    env : gymnasium.Env
+        The env it plays.
+    view : AgentView
+        The family's view for the agent's observation (`Family.view(info.observation)`).
+    seed : int, optional
+        The seed of the agent's own stream.
+    **settings
+        Its settings (checked: AgentSettingError names a wrong one).
+
+    Returns
+    -------
+    object
+        The agent.
+
+    Examples
+    --------
+    >>> from gym_bridge import family, make_env
+    >>> from gym_bridge.agents import agent_for_env
+    >>> env = make_env("neuronav/graph/two_step", store=":memory:")
+    >>> agent = agent_for_env("q", env, family("graph").view("index"), seed=0, lr=0.2)
+    >>> agent.q.shape
+    (7, 2)
+    """
     check_agent_settings(name, settings)
     cls: Any = _info(name).cls
     if hasattr(cls, "from_env"):
