@@ -87,7 +87,8 @@ def test_a_run_is_running_until_it_ends(tmp_path: Path) -> None:
     every = cells(spec)
     with open_store(store, "w") as opened:
         record_experiment(opened, spec, "text")
-        record_runs(opened, spec, [], [(every[0], "2026-01-01T00:00:00+00:00"), (every[1], "2026-01-01T00:00:01+00:00")])
+        started = [(every[0], "2026-01-01T00:00:00+00:00"), (every[1], "2026-01-01T00:00:01+00:00")]
+        record_runs(opened, spec, [], started)
         assert opened.cypher("MATCH (r:Run) RETURN r.index, r.status ORDER BY r.index").rows == [
             [0, "running"], [1, "running"]
         ]
@@ -149,7 +150,9 @@ def test_csv_and_bids_observers_write_what_the_runs_give(tmp_path: Path) -> None
     assert lines[0].startswith("onset\tduration\ttrial_type") and len(lines) == 1 + 3 * 2  # two stages a trial
 
 
-def test_an_experiment_on_a_template_folder_grid_resumes_from_the_store_alone(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_an_experiment_on_a_template_folder_grid_resumes_from_the_store_alone(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
     """A grid from $GRAPHTASKS_GRID_TEMPLATES is built in while the variable is set; the store
     keeps it with the experiment, so without the variable (and without the spec file) the
     recorded experiment is still checked, resumed and exported."""
