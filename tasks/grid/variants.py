@@ -13,6 +13,7 @@ from typing import Any, Mapping
 from graphstore import TaskGraph
 
 from ..family import TaskChangeError
+from ..places import place, places
 from .maps import GridLayout, GridObjects, build_grid_task
 
 CHANGES = {
@@ -65,20 +66,11 @@ def layout_from_graph(graph: TaskGraph) -> GridLayout:
 
 
 def _cell(value: Any, n: int, where: str) -> tuple[int, int]:
-    ok = isinstance(value, (list, tuple)) and len(value) == 2
-    ok = ok and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-    if not ok:
-        raise TaskChangeError(f"{where}: expected a cell [row, col], got {value!r}")
-    r, c = value
-    if not (0 <= r < n and 0 <= c < n):
-        raise TaskChangeError(f"{where}: cell [{r}, {c}] is outside the {n}x{n} grid")
-    return r, c
+    return place(value, n, n, where)
 
 
 def _cells(value: Any, n: int, where: str) -> list[tuple[int, int]]:
-    if not isinstance(value, list):
-        raise TaskChangeError(f"{where}: expected a list of cells [[row, col], ...], got {value!r}")
-    return [_cell(v, n, f"{where}[{i}]") for i, v in enumerate(value)]
+    return places(value, n, n, where)
 
 
 def change_grid(graph: TaskGraph, changes: Mapping[str, Any], task_id: str, where: str) -> TaskGraph:

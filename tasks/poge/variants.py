@@ -14,6 +14,7 @@ from graphstore import TaskGraph
 
 from ..data import TaskFileError
 from ..family import TaskChangeError
+from ..places import place, places
 from .graph import graph_to_world, world_to_graph
 from .parser import parse_world
 from .world import PogeWorld, kind_of
@@ -28,20 +29,11 @@ SYMBOLS = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def _tile(value: Any, world: PogeWorld, where: str) -> tuple[int, int]:
-    ok = isinstance(value, (list, tuple)) and len(value) == 2
-    ok = ok and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-    if not ok:
-        raise TaskChangeError(f"{where}: expected a tile [row, col], got {value!r}")
-    r, c = value
-    if not world.inside(r, c):
-        raise TaskChangeError(f"{where}: tile [{r}, {c}] is outside the {world.rows}x{world.cols} world")
-    return r, c
+    return place(value, world.rows, world.cols, where, "tile")
 
 
 def _tiles(value: Any, world: PogeWorld, where: str) -> list[tuple[int, int]]:
-    if not isinstance(value, list):
-        raise TaskChangeError(f"{where}: expected a list of tiles [[row, col], ...], got {value!r}")
-    return [_tile(v, world, f"{where}[{i}]") for i, v in enumerate(value)]
+    return places(value, world.rows, world.cols, where, "tile")
 
 
 def _with_walls(world: PogeWorld, changes: Mapping[str, Any], where: str) -> tuple[str, ...]:
