@@ -401,7 +401,8 @@ def _agent_tasks(check: _Checker, value: Any, field_path: str, tasks: tuple[str,
     return tuple(value)
 
 
-def _takes(check: _Checker, agent: str, task_id: str, field_path: str) -> None:
+def _takes(check: _Checker, agent: str, task_id: str, field_path: str, hint: str = " (limit it with tasks = [...])"
+           ) -> None:
     """Refuse an agent on a task whose family offers no observation of the kind the agent takes."""
     family = family_of(check.source.graph(task_id))
     observation = agent_observation(agent)
@@ -410,7 +411,7 @@ def _takes(check: _Checker, agent: str, task_id: str, field_path: str) -> None:
         raise check.fail(
             field_path,
             f"the {agent} agent cannot run on {task_id}: it takes {observation} observations, "
-            f"{family.name} tasks offer {offered} (limit the agent with tasks = [...])",
+            f"{family.name} tasks offer {offered}{hint}",
         )
 
 
@@ -644,7 +645,7 @@ def single_run_spec(
         raise check.fail("--agent", f"unknown agent {agent!r}{did_you_mean(agent, AGENTS)}")
     for key, value in (params or {}).items():
         _agent_setting(check, agent, key, value, f"--agent-param {key}")
-    _takes(check, agent, task_id, "--agent")
+    _takes(check, agent, task_id, "--agent", "")
     settings = _env_settings(check, dict(env or {}), "--env-param", (task_id,), " ")
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise check.fail("--episodes", f"expected a positive number, got {episodes!r}")
