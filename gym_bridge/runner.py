@@ -17,6 +17,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
+from graphstore import TaskGraph
 from tasks import trial_schedule
 
 from .agents.base import Agent
@@ -105,17 +106,33 @@ def run_episodes(
     return log
 
 
-def stay_probabilities(log: RunLog, env: GraphTaskEnv) -> dict[str, float]:
-    """P(repeat the first choice) after rewarded/unrewarded x common/rare first transitions.
+def first_transitions(task: GraphTaskEnv | TaskGraph) -> dict[tuple[int, int], float]:
+    """P(first action leads to state) from the task's start state, by (action, state index):
+    from a graph env's compiled form, or from a task graph's START state and MOVE edges."""
+    if isinstance(task, TaskGraph):
+        index = {local: int(props["index"]) for local, props in task.nodes("State")}
+        start = next((t for s, t, _ in task.edges("START")), None)
+        return {
+            (int(props["action"]), index[target]): float(props["p"])
+            for source, target, props in task.edges("MOVE")
+            if source == start and target in index
+        }
+    c = task.compiled
+    return {
+        (a, int(t)): float(p)
+        for a in range(c.n_actions)
+        for t, p in zip(c.targets[c.start, a], c.probs[c.start, a])
+        if t >= 0
+    }
+
+
+def stay_probabilities(log: RunLog, task: GraphTaskEnv | TaskGraph) -> dict[str, float]:
+    """P(repeat the first choice) after rewarded/unrewarded x common/rare first transitions
+    (Daw et al. 2011); nan where no trial fell in a cell.
 
     A transition is common when its probability under the task (no condition) is >= 0.5.
     """
-    c = env.compiled
-    probability = {}
-    for a in range(c.n_actions):
-        for t, p in zip(c.targets[c.start, a], c.probs[c.start, a]):
-            if t >= 0:
-                probability[(a, int(t))] = p
+    probability = first_transitions(task)
     cells: dict[str, list[bool]] = {
         k: [] for k in ("rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare")
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from tqdm import tqdm
 
 from gym_bridge.agents import AGENTS
-from gym_bridge.runner import RunLog
+from gym_bridge.runner import RunLog, first_transitions, stay_probabilities
 
 from .errors import CommandError, blame
 from .files import write_output
@@ -44,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.runs import cells, play_run, stay_probabilities
+    from graphtasks.experiments.runs import cells, play_run
     from graphtasks.experiments.spec import single_run_spec
     from graphtasks.experiments.versions import prepare_versions
 
@@ -59,12 +60,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     graph = next(iter(versions.values())).graph
     bar = tqdm(total=args.episodes, desc=args.task, unit="ep", disable=args.no_progress, leave=False)
     log = RunLog(graph.task_id)
-    played = []
     started = time.perf_counter()
     with blame("--env-param", active=bool(env_params)), blame("--agent-param", active=bool(agent_params)):
         for item in play_run(spec, cell, versions):
             episode = item.episode
-            played.append(episode)
             log.add(episode)
             bar.update(1)
             if episode.index % 50 == 0:
@@ -72,9 +71,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar.close()
     log.seconds = time.perf_counter() - started
     summary: dict[str, Any] = {**log.summary(), "agent": args.agent, "seed": args.seed}
-    stay = stay_probabilities(played, graph)
-    if stay:
-        summary["stay_probability"] = {k: round(v, 3) for k, v in stay.items()}
+    if any(0.0 < p < 1.0 for p in first_transitions(graph).values()):  # the first choice leads on by chance
+        stay = stay_probabilities(log, graph)
+        summary["stay_probability"] = {k: round(v, 3) for k, v in stay.items() if not math.isnan(v)}
     if args.json:
         print(json.dumps({**summary, "returns": log.rewards, "lengths": log.lengths}, indent=2))
     else:

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from graphstore import TaskGraph
 from gym_bridge import family
 from gym_bridge.agents import agent_for_env, agent_settings
 from gym_bridge.episodes import Episode, SeedTree, play
@@ -146,32 +145,3 @@ def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersio
             found = probe(agent, phase) if last and phase.probe else None
             yield PhaseEpisode(index, phase, version, episode, record, found)
 
-
-def first_transitions(graph: TaskGraph) -> dict[tuple[int, int], float]:
-    """P(first action leads to state) from the task's start state, by (action, state index)."""
-    index = {local: int(props["index"]) for local, props in graph.nodes("State")}
-    start = next((t for s, t, _ in graph.edges("START")), None)
-    return {
-        (int(props["action"]), index[target]): float(props["p"])
-        for source, target, props in graph.edges("MOVE")
-        if source == start and target in index
-    }
-
-
-def stay_probabilities(episodes: list[Episode], graph: TaskGraph) -> dict[str, float] | None:
-    """P(repeat the first choice) after rewarded/unrewarded x common/rare first transitions
-    (Daw et al. 2011), for tasks whose first choice leads on by chance; None for others.
-
-    A transition is common when its probability under the task is >= 0.5.
-    """
-    probability = first_transitions(graph)
-    if not any(0.0 < p < 1.0 for p in probability.values()):
-        return None
-    cells: dict[str, list[bool]] = {
-        k: [] for k in ("rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare")
-    }
-    for before, after in zip(episodes, episodes[1:]):
-        common = probability.get((before.first_action, before.first_state), 1.0) >= 0.5
-        key = ("rewarded" if before.reward > 0 else "unrewarded") + ("_common" if common else "_rare")
-        cells[key].append(after.first_action == before.first_action)
-    return {k: float(np.mean(v)) for k, v in cells.items() if v}
