@@ -290,3 +290,20 @@ def test_load_spec_reads_user_tasks_from_the_given_store(users_store: str, tmp_p
     assert len(load_spec(path, users_store).graphs) == 5
     with pytest.raises(ExperimentSpecError, match="unknown task 'user/poge/myworld'"):
         load_spec(path, str(tmp_path / "empty.lbug"))
+
+
+def test_a_phase_cannot_change_a_setting_an_agent_reads_only_when_made() -> None:
+    text = """
+[experiment]
+name = "fixed"
+tasks = ["neuronav/graph/two_step"]
+[[agents]]
+name = "distq"
+[[phases]]
+name = "learning"
+episodes = 2
+agent = { lr = 0.5, epsilon = 0.0 }
+"""
+    with pytest.raises(ExperimentSpecError, match=r"phases\[0\].agent.lr: the distq agent reads lr only when"):
+        parse_spec(text, "fixed.toml")
+    assert parse_spec(text.replace("lr = 0.5, ", ""), "fixed.toml").phases[0].agent == {"epsilon": 0.0}

@@ -514,6 +514,9 @@ def _phase_agent(check: _Checker, value: Any, field_path: str, agents: tuple[Age
             raise check.fail(f"{field_path}.{key}", f"none of the agents ({', '.join(names)}) has a setting {key!r}")
         for agent in sorted(set(having)):
             _agent_setting(check, agent, key, setting, f"{field_path}.{key}")
+            if key in getattr(AGENT_INFO[agent].cls, "fixed", ()):
+                said = f"the {agent} agent reads {key} only when it is made; a phase cannot change it"
+                raise check.fail(f"{field_path}.{key}", said)
     return settings
 
 

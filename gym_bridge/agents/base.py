@@ -84,6 +84,8 @@ class AgentBase:
     An agent is a dataclass on this base (or on `LearningAgent`) that adds its own settings as
     keyword-only fields, makes its tables in `__post_init__` and writes its rule in `learn`.
     `observation` says what the agent acts on: "index", the state index in `info["state"]`.
+    `fixed` names the settings the agent reads only when it is made (an initial table, rates
+    derived from them): an experiment phase cannot change those.
 
     Parameters
     ----------
@@ -100,6 +102,7 @@ class AgentBase:
     rng: np.random.Generator = field(init=False, repr=False)
 
     observation: ClassVar[str] = "index"
+    fixed: ClassVar[frozenset[str]] = frozenset()  # settings read only when the agent is made
     learning = True  # False: `learn` changes nothing (a test phase)
 
     def __post_init__(self) -> None:

@@ -13,7 +13,7 @@ DistQ draws the rates at random; even spacing gives the same ordering result wit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -45,6 +45,8 @@ class DistributionalQAgent(TableAgent, LearningAgent):
 
     cells: Any = 16  # a count as a setting; once the agent is made, the cells' values
     mirror: bool = False
+
+    fixed: ClassVar[frozenset[str]] = frozenset({"lr", "cells", "mirror"})  # the cells' rates and table
 
     def __post_init__(self) -> None:
         super().__post_init__()

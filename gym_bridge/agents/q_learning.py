@@ -8,7 +8,7 @@ epsilon-greedily by default, by softmax with inverse temperature `beta` when it 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -40,6 +40,7 @@ class QAgent(TableAgent, LearningAgent):
     """
 
     q_init: float = 0.0
+    fixed: ClassVar[frozenset[str]] = frozenset({"q_init"})
     optimism: float = 1.0
 
     def __post_init__(self) -> None:

@@ -8,7 +8,7 @@ relearn quickly (Momennejad et al. 2017).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -51,6 +51,7 @@ class SRMBAgent(ValuePolicy, LearningAgent):
     """
 
     mix: float = 0.5
+    fixed: ClassVar[frozenset[str]] = frozenset({"lr", "gamma"})  # given to its two learners when made
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -8,7 +8,7 @@ rate, so they are not `LearningAgent`s: each declares its discount and choice se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -167,6 +167,8 @@ class ValenceHybridAgent(ValuePolicy):
     beta: float = 5.0
 
     epsilon = 0.0  # always a softmax
+    # given to its model-free learner when it is made
+    fixed: ClassVar[frozenset[str]] = frozenset({"lr_pos", "lr_neg", "gamma", "lam", "reset_traces"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
