@@ -99,7 +99,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-TORN_READ_RETRIES = 10
+# A read that met a version being written is read again, waiting a little longer each time
+# (10 ms growing by half up to 200 ms): under eight writers hammering one task a reader may
+# lose many races running, and must still get a whole version (about 7 s at the most).
+TORN_READ_RETRIES = 40
+TORN_READ_PAUSE = (0.01, 1.5, 0.2)  # first pause, growth, largest pause (seconds)
+
+
+def torn_read_pause(attempt: int) -> float:
+    first, growth, largest = TORN_READ_PAUSE
+    return min(largest, first * growth**attempt)
+
 RACE_RETRIES = 10  # an unchecked write that lost a race with another writer of the same task is run again
 RACE_PAUSE = 0.05  # seconds
 # how servers word a unique-key refusal (ArcadeDB, Neo4j): when a write found no task to
@@ -654,13 +664,13 @@ class Neo4jStore(GraphStore):
                     graph = torn.graph
                     break
                 last = torn.hashes
-                time.sleep(0.01 * (attempt + 1))
+                time.sleep(torn_read_pause(attempt))
             except neo4j_errors.ClientError as exc:
                 # a record deleted by a concurrent writer between two statements of the read
                 if not (exc.code or "").endswith("EntityNotFound"):
                     raise
                 last = None
-                time.sleep(0.01 * (attempt + 1))
+                time.sleep(torn_read_pause(attempt))
         else:
             raise GraphStoreError(
                 f"task {task_id!r} in {self.location!r} kept changing while being read ({TORN_READ_RETRIES} tries)"
