@@ -107,6 +107,7 @@ def test_a_run_is_running_until_it_ends(tmp_path: Path) -> None:
     assert episodes == 10
 
 
+@pytest.mark.slow  # a sweep of real processes, stopped and resumed (about 13 s)
 def test_ctrl_c_records_the_runs_under_way_as_interrupted_and_the_same_command_finishes(tmp_path: Path) -> None:
     spec_path = tmp_path / "long.toml"
     spec_path.write_text(spec_text("neuronav/grid/t_maze/small", episodes=3000).replace("seeds = 4", "seeds = 6"))
