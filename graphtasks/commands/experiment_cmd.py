@@ -57,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.set_defaults(func=cmd_show)
     delete = actions.add_parser("delete", help="delete a recorded experiment and all its records")
     delete.add_argument("name", help="the experiment's name")
+    delete.add_argument("--force", action="store_true", help="delete it even while a driver runs it (the driver stops)")
     delete.set_defaults(func=cmd_delete)
     plot = actions.add_parser(
         "plot", help="a recorded experiment's figure (PNG): learning curves, stay or revaluation bars"
@@ -81,6 +82,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--bids", metavar="DIR", help="write rewardGym-style BIDS events files, one TSV per run, into DIR"
     )
     export.set_defaults(func=cmd_export)
+    migrate = actions.add_parser(
+        "migrate", help="rewrite the record ids of experiments recorded by an earlier version (names with / or %%)"
+    )
+    migrate.set_defaults(func=cmd_migrate)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -218,7 +223,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     with open_store(args.store, "w") as store:
-        counts = _known(lambda: delete_records(store, args.name))
+        counts = _known(lambda: delete_records(store, args.name, args.force))
     print(
         f"deleted experiment {args.name!r}: {counts.get('Run', 0)} runs, {counts.get('Episode', 0)} episodes, "
         f"{counts.get('Trial', 0)} trials, {counts.get('Probe', 0)} probes (the task versions stay)"
@@ -289,4 +294,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         write_output(args.output, table)
     else:
         print(table, end="")
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from graphtasks.experiments.migrate import migrate_record_ids
+
+    with open_store(args.store, "w") as store:
+        moved = migrate_record_ids(store)
+    for name, count in moved.items():
+        print(f"{name}: {count} records under new ids")
+    print(f"{len(moved)} experiment(s) migrated" if moved else "nothing to migrate: every record id is current")
     return 0

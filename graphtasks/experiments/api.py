@@ -3,6 +3,8 @@ as a pandas DataFrame, look at or delete its records. The CLI calls the same fun
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -10,6 +12,7 @@ from typing import Any, Sequence
 from graphstore import open_store
 from graphstore.errors import GraphtasksError
 
+from .migrate import require_current
 from .observers import FINISHED, ProgressObserver, RunObserver
 from .records import (
     StoreRecorder,
@@ -78,6 +81,7 @@ def require_recorded(store: Any, name: str) -> None:
     names = [row["experiment"] for row in recorded_experiments(store)]
     if name not in names:
         raise UnknownExperiment(f"no recorded experiment {name!r}; recorded: {', '.join(names) or 'none'}")
+    require_current(store, name)
 
 
 def describe(store: Any, name: str) -> dict[str, Any]:
@@ -119,10 +123,43 @@ def describe(store: Any, name: str) -> dict[str, Any]:
     }
 
 
-def delete_records(store: Any, name: str) -> dict[str, int]:
-    """Delete an experiment and every record it owns (the task versions stay); counts per label."""
+class ExperimentRunning(GraphtasksError, RuntimeError):
+    """The experiment's sweep is running: it is not deleted under it."""
+
+
+def _alive(host: str | None, pid: int | None) -> bool:
+    """Whether the driver that marked a run as running may still be at work (unknown: yes)."""
+    if host != socket.gethostname() or pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def delete_records(store: Any, name: str, force: bool = False) -> dict[str, int]:
+    """Delete an experiment and every record it owns (the task versions stay); counts per label.
+
+    While a driver that is alive runs the experiment (runs recorded as running by it), the
+    delete is refused with one line, unless `force`: the driver would find its experiment
+    gone and stop. Runs left running by a driver that is dead (killed) do not hold it up.
+    """
     require_recorded(store, name)
-    return dict(store.delete_shared(experiment_uid(name), RECORD_LABELS))
+    uid = experiment_uid(name)
+    running = store.cypher(
+        "MATCH (r:Run) WHERE r.task = $uid AND r.status = 'running' RETURN r.host, r.driver, count(r)", {"uid": uid}
+    ).rows
+    busy = [(host, pid, n) for host, pid, n in running if _alive(host, pid)]
+    if busy and not force:
+        drivers = ", ".join(f"pid {pid} on {host}" for host, pid, _ in busy)
+        raise ExperimentRunning(
+            f"experiment {name!r} is running ({sum(n for *_, n in busy)} run(s) under way; driver {drivers}): "
+            "stop it first (Ctrl-C) or let it finish; --force deletes it under the running sweep"
+        )
+    return dict(store.delete_shared(uid, RECORD_LABELS))
 
 
 class Experiment:
@@ -178,7 +215,8 @@ class Experiment:
                 return pandas.DataFrame(recorded_trials(opened, self.name), columns=list(TRIAL_COLUMNS))
             return pandas.DataFrame(recorded_episodes(opened, self.name), columns=list(COLUMNS))
 
-    def delete(self, store: str | None = None) -> dict[str, int]:
-        """Delete this experiment's records from `store`; the count of deleted nodes per label."""
+    def delete(self, store: str | None = None, force: bool = False) -> dict[str, int]:
+        """Delete this experiment's records from `store`; the count of deleted nodes per label
+        (refused while a driver runs it, unless `force`)."""
         with open_store(store, "w") as opened:
-            return delete_records(opened, self.name)
+            return delete_records(opened, self.name, force)

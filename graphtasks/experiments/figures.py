@@ -219,10 +219,22 @@ def plot_experiment(
 
 
 def _two_step(store: Any, name: str) -> bool:
-    """Whether every run of the experiment is on a two-step task (auto then draws stay bars)."""
-    found = store.cypher(
-        "MATCH (r:Run) WHERE r.task = $uid "
-        "RETURN sum(CASE WHEN r.task_id CONTAINS 'two-step' THEN 1 ELSE 0 END), count(r)",
-        {"uid": f"experiment/{name}"},
-    ).rows
-    return bool(found and found[0][1] and found[0][0] == found[0][1])
+    """Whether every task version the experiment ran leads its first choice on by chance, as
+    the two-step task does (auto then draws stay bars), and steps were recorded to look at."""
+    from gym_bridge.runner import first_transitions
+
+    from .records import experiment_uid
+
+    uid = experiment_uid(name)
+    versions = [row[0] for row in store.cypher(
+        "MATCH (e:Episode) WHERE e.task = $uid RETURN DISTINCT e.task_version", {"uid": uid}
+    ).rows]
+    trials = store.cypher("MATCH (t:Trial) WHERE t.task = $uid RETURN count(t)", {"uid": uid}).rows[0][0]
+    if not versions or not trials:
+        return False
+    for version in versions:
+        if version not in store:
+            return False
+        if not any(0.0 < p < 1.0 for p in first_transitions(store.get(version)).values()):
+            return False
+    return True

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 import socket
 import time
 from importlib.metadata import PackageNotFoundError, version
@@ -19,6 +20,7 @@ from typing import Any, Mapping, Sequence
 from graphstore import GraphStore, TaskGraph
 from graphstore.errors import GraphtasksError
 
+from .ids import episode_uid, experiment_uid, phase_uid, probe_uid, run_uid, trial_uid
 from .observers import FINISHED, RUNNING, RunObserver, RunOutcome
 from .runs import Cell
 from .spec import ExperimentSpec
@@ -35,8 +37,24 @@ class ExperimentExists(GraphtasksError, ValueError):
     """A different spec was recorded under the same experiment name."""
 
 
-def experiment_uid(name: str) -> str:
-    return f"experiment/{name}"
+class ExperimentGone(GraphtasksError, LookupError):
+    """The experiment was deleted while its sweep ran: what ends after that is not recorded."""
+
+
+def require_experiment(store: GraphStore, spec: ExperimentSpec) -> str:
+    """The experiment's uid; ExperimentGone if it is no longer recorded (deleted meanwhile).
+
+    Records are never written for an experiment that is not there: they would be orphans, and
+    LadybugDB crashes on a bulk load whose relationships name deleted nodes (see
+    `scripts/ladybug_copy_after_delete.py`).
+    """
+    uid = experiment_uid(spec.name)
+    if not store.cypher("MATCH (x:Experiment) WHERE x.uid = $uid RETURN x.uid", {"uid": uid}).rows:
+        raise ExperimentGone(
+            f"experiment {spec.name!r} was deleted from {store.location!r} while it ran; "
+            "the runs that ended since are not recorded"
+        )
+    return uid
 
 
 def spec_hash(text: str) -> str:
@@ -60,6 +78,9 @@ def _key(a: str, b: str) -> dict[str, str]:
 
 def record_experiment(store: GraphStore, spec: ExperimentSpec, text: str) -> None:
     """Write the Experiment and its Phases (once); refuse a different spec under the same name."""
+    from .migrate import require_current
+
+    require_current(store, spec.name)
     uid = experiment_uid(spec.name)
     digest = spec_hash(text)
     rows = store.cypher("MATCH (x:Experiment) WHERE x.uid = $uid RETURN x.spec_hash", {"uid": uid}).rows
@@ -104,10 +125,6 @@ def record_experiment(store: GraphStore, spec: ExperimentSpec, text: str) -> Non
     )
 
 
-def phase_uid(experiment: str, condition: str, index: int) -> str:
-    return f"{experiment}/phase/{index}" if not condition else f"{experiment}/{condition}/phase/{index}"
-
-
 def record_tasks(store: GraphStore, graphs: Mapping[str, TaskGraph]) -> None:
     """Put every task version the experiment runs (a version already stored is left as it is),
     so records can be joined with the tasks' states and edges by id and content hash."""
@@ -124,7 +141,7 @@ WHERE e2.experiment = e1.experiment AND e2.run = e1.run AND e2.phase_index = e1.
 MATCH (s:State)-[m:MOVE]->(n:State)
 WHERE s.task = e1.task_version AND n.task = s.task AND s.index = a.state AND m.action = a.action
   AND n.index = a.next_state
-MATCH (r:Run) WHERE r.task = 'experiment/' + e1.experiment AND r.index = e1.run
+MATCH (r:Run)-[:HAS_EPISODE]->(e1)
 RETURN r.label AS agent,
        (CASE WHEN e1.reward > 0 THEN 'rewarded' ELSE 'unrewarded' END)
        + (CASE WHEN m.p >= 0.5 THEN '_common' ELSE '_rare' END) AS after,
@@ -165,8 +182,8 @@ def revaluation_by_run(store: GraphStore, name: str) -> dict[tuple[str, str], li
 
 
 REVALUATION_QUERY = """
-MATCH (r:Run)-[:HAS_PROBE]->(before:Probe), (r)-[:HAS_PROBE]->(after:Probe)
-WHERE r.task = 'experiment/' + $experiment AND before.phase = $before AND after.phase = $after
+MATCH (x:Experiment)-[:HAS_RUN]->(r:Run)-[:HAS_PROBE]->(before:Probe), (r)-[:HAS_PROBE]->(after:Probe)
+WHERE x.name = $experiment AND before.phase = $before AND after.phase = $after
 RETURN r.label AS agent, r.condition AS condition,
        avg(abs(after.preference - before.preference)) AS revaluation, count(r) AS runs
 ORDER BY agent, condition
@@ -187,7 +204,7 @@ def run_node(spec: ExperimentSpec, cell: Cell, status: str, error: str | None, s
     """The Run node of one run, in the status it is in."""
     uid = experiment_uid(spec.name)
     return {
-        "uid": f"{uid}/run/{cell.index}",
+        "uid": run_uid(uid, cell.index),
         "task": uid,
         "index": cell.index,
         "status": status,
@@ -200,6 +217,7 @@ def run_node(spec: ExperimentSpec, cell: Cell, status: str, error: str | None, s
         "error": error,
         "version": _version(),
         "host": socket.gethostname(),
+        "driver": os.getpid(),
         "started_at": started_at,
         "ended_at": ended_at,
     }
@@ -210,15 +228,15 @@ def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Rec
     cell = outcome.cell
     uid = experiment_uid(spec.name)
     run = run_node(spec, cell, outcome.status, outcome.error, outcome.started_at, outcome.ended_at)
-    run_uid = run["uid"]
+    run_id = run["uid"]
     probes = [
-        {"uid": f"{run_uid}/probe/{p['phase_index']}", "task": uid, "experiment": spec.name, **p}
+        {"uid": probe_uid(run_id, p["phase_index"]), "task": uid, "experiment": spec.name, **p}
         for p in split_probes(outcome.rows or [])
     ]
     rows, trial_rows = split_steps(outcome.rows or [])
     trials = [
         {
-            "uid": f"{run_uid}/{t['phase_index']}/{t['episode']}/{t['step']}",
+            "uid": trial_uid(episode_uid(run_id, t["phase_index"], t["episode"]), t["step"]),
             "task": uid,
             "experiment": spec.name,
             **{k: v for k, v in t.items() if k != "condition" or v is not None},
@@ -227,7 +245,7 @@ def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Rec
     ]
     episodes = [
         {
-            "uid": f"{run_uid}/{row['phase_index']}/{row['episode']}",
+            "uid": episode_uid(run_id, row["phase_index"], row["episode"]),
             "task": uid,
             "experiment": spec.name,
             "run": cell.index,
@@ -242,11 +260,11 @@ def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Rec
         }
         for row in rows or []
     ]
-    head: Records = ([("Run", [run])], [("HAS_RUN", "Experiment", "Run", [_key(uid, run_uid)])])
+    head: Records = ([("Run", [run])], [("HAS_RUN", "Experiment", "Run", [_key(uid, run_id)])])
     body: Records = (
         [("Episode", episodes), ("Trial", trials), ("Probe", probes)],
         [
-            ("HAS_EPISODE", "Run", "Episode", [_key(run_uid, e["uid"]) for e in episodes]),
+            ("HAS_EPISODE", "Run", "Episode", [_key(run_id, e["uid"]) for e in episodes]),
             (
                 "IN_PHASE",
                 "Episode",
@@ -254,7 +272,7 @@ def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Rec
                 [_key(e["uid"], phase_uid(uid, cell.condition, e["phase_index"])) for e in episodes],
             ),
             ("HAS_TRIAL", "Episode", "Trial", [_key(t["uid"].rsplit("/", 1)[0], t["uid"]) for t in trials]),
-            ("HAS_PROBE", "Run", "Probe", [_key(run_uid, p["uid"]) for p in probes]),
+            ("HAS_PROBE", "Run", "Probe", [_key(run_id, p["uid"]) for p in probes]),
         ],
     )
     return head, body
@@ -274,7 +292,7 @@ def record_runs(
     so a driver that dies between the two leaves a run that is not completed and is run again
     (its records are then merged over, which changes nothing).
     """
-    uid = experiment_uid(spec.name)
+    uid = require_experiment(store, spec)
     ending = {o.cell.index for o in finished}
     markers = [run_node(spec, cell, RUNNING, None, at, None) for cell, at in running if cell.index not in ending]
     if markers:
@@ -361,6 +379,7 @@ class StoreRecorder(RunObserver):
         self.pending: list[RunOutcome] = []
         self.last = time.monotonic()
         self.wrote = 0.0  # seconds the last write took
+        self.gone: ExperimentGone | None = None  # the experiment was deleted: nothing more is written
 
     def run_started(self, cell: Cell, started_at: str) -> None:
         self.started.append((cell, started_at))
@@ -371,7 +390,8 @@ class StoreRecorder(RunObserver):
         self._maybe_flush()
 
     def experiment_finished(self, status: str) -> None:
-        self.flush()
+        if self.gone is None:
+            self.flush()
 
     def _maybe_flush(self) -> None:
         due = max(self.seconds, 10 * self.wrote)
@@ -379,12 +399,18 @@ class StoreRecorder(RunObserver):
             self.flush()
 
     def flush(self) -> None:
+        if self.gone is not None:
+            raise self.gone
         start = time.monotonic()
         if self.pending or self.started:
             from graphstore import open_store
 
             with open_store(self.location, "w") as store:
-                record_runs(store, self.spec, self.pending, self.started)
+                try:
+                    record_runs(store, self.spec, self.pending, self.started)
+                except ExperimentGone as gone:
+                    self.gone = gone
+                    raise
             self.pending, self.started = [], []
             self.wrote = time.monotonic() - start
         self.last = time.monotonic()

@@ -69,6 +69,7 @@ def add_schema(s: Schema) -> None:
             Property("error", "str", False, "what went wrong, for a failed run"),
             Property("version", "str", False, "graphtasks version that ran it"),
             Property("host", "str", False, "machine that ran it"),
+            Property("driver", "int", False, "process id of the sweep's driver on that machine"),
             Property("started_at", "str", False, "UTC start time"),
             Property("ended_at", "str", False, "UTC end time"),
         ],

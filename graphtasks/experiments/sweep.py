@@ -9,11 +9,13 @@ its seed and phase index alone.
 from __future__ import annotations
 
 import csv
+import ctypes
 import dataclasses
 import json
 import multiprocessing
 import os
 import signal
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
@@ -155,13 +157,35 @@ def _run_in_worker(cell: Cell) -> RunOutcome:
     return RunOutcome(cell, COMPLETED, rows, None, started, now())
 
 
-def _serve(connection: Any, spec: ExperimentSpec, versions: Mapping[str, TaskVersion]) -> None:
-    """A worker process: run the cells the driver sends, one at a time, until it sends None.
-    Ctrl-C is the driver's to handle (it stops the workers)."""
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with(parent: int) -> None:
+    """End this process when `parent` ends, however it ends (kill -9 included).
+
+    On Linux the kernel sends SIGKILL when the parent dies (`prctl(PR_SET_PDEATHSIG)`); if the
+    parent died before that was set, the process ends at once. Elsewhere a worker ends at its
+    next word with the driver (the pipe is closed), after the run it is making.
+    """
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _serve(connection: Any, spec: ExperimentSpec, versions: Mapping[str, TaskVersion], parent: int) -> None:
+    """A worker process: run the cells the driver sends, one at a time, until it sends None or
+    is gone. Ctrl-C is the driver's to handle (it stops the workers); a driver that dies takes
+    its workers with it, so none holds the command's output open."""
+    die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _init_worker(spec, versions)
-    while (cell := connection.recv()) is not None:
-        connection.send(_run_in_worker(cell))
+    try:
+        while (cell := connection.recv()) is not None:
+            connection.send(_run_in_worker(cell))
+    except (EOFError, OSError):  # the driver is gone
+        os._exit(1)
 
 
 def _process_outcomes(
@@ -186,7 +210,7 @@ def _process_outcomes(
 
     def start(index: int) -> None:
         parent, child = context.Pipe()
-        process = context.Process(target=_serve, args=(child, spec, versions), daemon=True)
+        process = context.Process(target=_serve, args=(child, spec, versions, os.getpid()), daemon=True)
         process.start()
         child.close()
         if index < len(slots):
