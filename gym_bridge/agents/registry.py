@@ -9,6 +9,7 @@ constructor call would end in Python's bare TypeError).
 
 from __future__ import annotations
 
+import math
 from dataclasses import Field, dataclass, fields
 from typing import Any
 
@@ -29,6 +30,18 @@ from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
 from .valence import MoodAgent, ValenceHybridAgent, ValenceQAgent
 
 FIXED = ("n_states", "n_actions", "seed")  # given by whoever runs the agent
+UNIT = ("lr", "lr_mb", "lr_pos", "lr_neg", "model_lr", "mood_lr", "w_lr", "gamma", "epsilon", "lam", "mix", "w",
+        "optimism")
+# The values a setting may take, by name (declared once for every agent that has it): a
+# probability or a rate in [0, 1]; an inverse temperature >= 0; counts within what fits in memory.
+RANGES: dict[str, tuple[float, float]] = {
+    **{name: (0.0, 1.0) for name in UNIT},
+    "beta": (0.0, math.inf),
+    "capacity": (2, 1_000_000),
+    "cells": (1, 10_000),
+    "replays": (0, 10_000),
+    "sweeps": (1, 10_000),
+}
 
 
 class AgentSettingError(GraphtasksError, ValueError):
@@ -128,11 +141,31 @@ def check_agent_settings(name: str, settings: dict[str, Any]) -> None:
                 f"(settings: {describe_settings(name)})"
             )
         default = known[key]
-        numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+        if isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise AgentSettingError(f"the {name} agent's {key}: expected true or false, got {value!r}")
+            continue
+        numeric = isinstance(default, (int, float))
         optional = default is None or key in _optional(name)  # e.g. beta=None: epsilon-greedy
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if (numeric or optional) and not is_number and not (optional and value is None):
             raise AgentSettingError(f"the {name} agent's {key}: expected a number, got {value!r} (default {default})")
+        if is_number:
+            _in_range(name, key, value, default)
+
+
+def _in_range(name: str, key: str, value: float, default: Any) -> None:
+    """A number setting is finite, whole where its default is, and within RANGES."""
+    said = f"the {name} agent's {key}"
+    if not math.isfinite(value):
+        raise AgentSettingError(f"{said}: expected a finite number, got {value!r}")
+    if isinstance(default, int) and not isinstance(value, int):
+        raise AgentSettingError(f"{said}: expected a whole number, got {value!r} (default {default})")
+    low, high = RANGES.get(key, (-math.inf, math.inf))
+    if not low <= value <= high:
+        low_text, high_text = (f"{x:,}" if isinstance(x, int) else f"{x:g}" for x in (low, high))
+        wanted = f"of {low_text} or more" if high == math.inf else f"between {low_text} and {high_text}"
+        raise AgentSettingError(f"{said}: expected a number {wanted}, got {value!r}")
 
 
 def make_agent(name: str, n_states: int, n_actions: int, seed: int | None = None, **settings: Any) -> Any:
