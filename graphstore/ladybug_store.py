@@ -241,16 +241,17 @@ class LadybugStore(GraphStore):
         return True
 
     def _check_version(self, graph: TaskGraph, expected_hash: str | None) -> bool:
-        """False if the same content is stored; ConflictError if the stored version is not `expected_hash`."""
+        """True if the graph must be written. The version check comes first: ConflictError if
+        `expected_hash` is given and the stored version is not it, even when the new content is
+        what is stored now (another writer wrote it: this write was built on a version that is
+        gone). Only then does the same content mean nothing to write (False)."""
         stored = self.content_hash(graph.task_id)
-        if stored == graph.task["content_hash"]:
-            return False
         if expected_hash is not None and stored != expected_hash:
             raise ConflictError(
                 f"task {graph.task_id!r} in {self.location!r} changed since it was read "
                 f"(content hash {stored or 'none: deleted'}, expected {expected_hash}); nothing written"
             )
-        return True
+        return stored != graph.task["content_hash"]
 
     def _write(self, graph: TaskGraph, only: set[str] | None) -> None:
         """One transaction: the whole task (old version removed) or, with `only`, those nodes and their edges."""

@@ -384,13 +384,16 @@ class Neo4jStore(GraphStore):
         def work(tx: neo4j.ManagedTransaction) -> bool:
             made = bolt_revisions.claim(tx, task_id, new_hash)
             claims.append(made)
-            if made.stored_hash == new_hash:
-                return False
+            # The version check first: a write built on a version that is gone is refused even
+            # if another writer already stored the same content (answering "unchanged" would
+            # lose a read-modify-write increment). Same content on the expected version: nothing to write.
             if expected_hash is not None and made.stored_hash != expected_hash:
                 raise ConflictError(
                     f"task {task_id!r} in {self.location!r} changed since it was read "
                     f"(content hash {made.stored_hash or 'none: deleted'}, expected {expected_hash}); nothing written"
                 )
+            if made.stored_hash == new_hash:
+                return False
             if only is None and made.existed:
                 self._delete_in(tx, task_id)
             for label, rows in shared.items():

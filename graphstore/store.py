@@ -84,15 +84,18 @@ class GraphStore(ABC):
         """Write the task in one transaction; True if the store changed (False: same content already there).
 
         `expected_hash`: the content hash the stored task must still have (read-modify-write
-        such as the registry's `create`); otherwise ConflictError and nothing is written.
+        such as the registry's `create`); otherwise ConflictError and nothing is written. This
+        check comes first: a stored version other than `expected_hash` is a ConflictError even
+        when it holds exactly the content being put (another writer got there first); False
+        ("same content") only when the stored version is the expected one.
         """
 
     def extend(self, graph: TaskGraph, new_nodes: Iterable[str], expected_hash: str) -> bool:
         """Write a new version that only adds nodes (local ids `new_nodes`) and edges touching them.
 
         For the registry's `create`: one transaction that checks the stored version is still
-        `expected_hash` (else ConflictError), writes the new nodes and edges and the new
-        content hash, and leaves the rest alone, instead of rewriting the whole task. The
+        `expected_hash` (else ConflictError, whatever the content), writes the new nodes and
+        edges and the new content hash, and leaves the rest alone, instead of rewriting the whole task. The
         caller guarantees nothing else changed. This default rewrites the whole task.
         """
         return self.put(graph, expected_hash=expected_hash)

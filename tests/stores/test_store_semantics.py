@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tasks
-from graphstore import GraphStoreError, QueryError, TaskGraph, TaskNotFound
+from graphstore import ConflictError, GraphStoreError, QueryError, TaskGraph, TaskNotFound
 from tests.conftest import builtin_params
 
 
@@ -54,6 +54,37 @@ def test_idempotent_put_changes_nothing(store):
     assert store.put(small_task("t/idem")) is False
     assert total_nodes(store) == before
     assert [t.task_id for t in store.list()] == ["t/idem"]
+
+
+def test_a_stale_version_is_a_conflict_even_with_the_stored_content(store):
+    """Two writers read one version and build the same next one (an increment): the second is
+    refused with ConflictError naming the task and both hashes, by put and by extend; it must
+    not be told "same content: unchanged", which would lose its increment."""
+    store.put(small_task("t/count", reward=1.0))
+    base = store.content_hash("t/count")
+    assert store.put(small_task("t/count", reward=2.0), expected_hash=base) is True  # the first writer
+    stored = store.content_hash("t/count")
+    with pytest.raises(ConflictError) as caught:
+        store.put(small_task("t/count", reward=2.0), expected_hash=base)  # the second: same content
+    message = str(caught.value)
+    assert "'t/count'" in message and base in message and stored in message and "\n" not in message
+
+    grown = small_task("t/count", reward=2.0)
+    grown.add_node("extra", "State", index=9, name="9", terminal=True, skip=False)
+    grown.add_edge("s2", "extra", "MOVE", action=0, p=1.0)
+    assert store.extend(grown, ["extra"], expected_hash=stored) is True
+    again = small_task("t/count", reward=2.0)
+    again.add_node("extra", "State", index=9, name="9", terminal=True, skip=False)
+    again.add_edge("s2", "extra", "MOVE", action=0, p=1.0)
+    with pytest.raises(ConflictError, match="changed since it was read"):
+        store.extend(again, ["extra"], expected_hash=stored)
+    assert store.get("t/count") == grown
+
+    # on the version it read, the same content is still "nothing to write"
+    assert store.put(again, expected_hash=store.content_hash("t/count")) is False
+    store.delete("t/count")
+    with pytest.raises(ConflictError, match="none: deleted"):
+        store.put(again, expected_hash=grown.task["content_hash"])
 
 
 def test_changed_task_is_replaced_whole(store):
