@@ -30,7 +30,7 @@ from .errors import (
     StoreMissingError,
     TaskNotFound,
 )
-from .filelock import StoreLock
+from .filelock import StoreLock, WaitCallback
 from .schema import KINDS, SCHEMA, NodeType, Property, Schema
 from .schema import quote_name as _q
 from .store import (
@@ -106,10 +106,18 @@ def _assignments(
 class LadybugStore(GraphStore):
     """GraphStore on an embedded LadybugDB database."""
 
-    def __init__(self, location: str = MEMORY, schema: Schema = SCHEMA, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        location: str = MEMORY,
+        schema: Schema = SCHEMA,
+        read_only: bool = False,
+        on_wait: WaitCallback | None = None,
+    ) -> None:
+        """`on_wait`: called while this process waits its turn for the store's lock (see `filelock`)."""
         self.location = location
         self.schema = schema
         self.read_only = read_only
+        self._on_wait = on_wait
         self._lock = threading.RLock()
         self._file_lock: StoreLock | None = None
         if location == MEMORY:
@@ -147,7 +155,7 @@ class LadybugStore(GraphStore):
 
     def _open_locked(self, read_only: bool) -> None:
         """Take the store's lock (shared to read, alone to write), then open the database."""
-        self._file_lock = StoreLock(self._path, exclusive=not read_only)
+        self._file_lock = StoreLock(self._path, exclusive=not read_only, on_wait=self._on_wait)
         try:
             self._connect(str(self._path), read_only)
         except BaseException:

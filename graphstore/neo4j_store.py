@@ -190,8 +190,10 @@ class Neo4jStore(GraphStore):
         schema: Schema = SCHEMA,
         read_only: bool = False,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        on_wait: Any = None,
         **driver_options: Any,
     ) -> None:
+        """`on_wait` is accepted and not used: a server takes no lock file, nobody waits for one."""
         raw_uri = uri or os.environ.get(STORE_ENV_VAR) or ""
         scheme = raw_uri.split("://", 1)[0].lower() if "://" in raw_uri else ""
         if scheme not in BOLT_SCHEMES:

@@ -10,7 +10,8 @@ The default path is `$XDG_DATA_HOME/graphtasks/store.lbug` (`~/.local/share/...`
 
 Mode: 'r' only reads and never creates (a missing store is StoreMissingError); 'w' may
 write and creates a missing store. Many processes may read one on-disk store at once; a
-writer holds it alone, and others wait at most the lock timeout (see `filelock`).
+writer holds it alone, and others wait their turn: without limit, unless a lock timeout is
+set (see `filelock`; `open_store(..., on_wait=callback)` hears about the wait).
 """
 
 from __future__ import annotations
@@ -223,6 +224,11 @@ def check_shared_request(
 
 def open_store(location: str | Path | None = None, mode: str = "w", **options: Any) -> GraphStore:
     """Open the store at `location` (see module docstring for the rules) to read ('r') or write ('w').
+
+    `options` go to the backend, e.g. ``on_wait=callback``: an embedded store on disk calls it
+    with a `graphstore.filelock.LockWait` while this process waits its turn for the store
+    (when the wait starts, about once a second, and once with ``done=True``); other backends
+    ignore it.
 
     Examples
     --------

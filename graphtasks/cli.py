@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--lock-timeout", type=float, default=None, metavar="SECONDS",
         help="how long to wait for another process's hold on an embedded store before failing "
-        "(default: $GRAPHTASKS_LOCK_TIMEOUT or 5)",
+        "(default: $GRAPHTASKS_LOCK_TIMEOUT, else no limit: wait for your turn)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES + [entry.value for entry in entry_points(group=COMMANDS_GROUP)]:
