@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any, Sequence, TextIO
 
+from tasks.data import json_depth
+
 from .errors import CommandError
 
 
@@ -49,28 +51,6 @@ def add_format_argument(parser) -> None:
 
 
 MAX_PARAM_DEPTH = 32  # nesting of a JSON parameter value; deeper is refused before parsing
-
-
-def json_depth(text: str) -> int:
-    """The deepest nesting of [ and { in JSON text, outside strings (a scan, no recursion)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
 
 
 def parse_params(items: Sequence[str] | None, option: str = "--param") -> dict[str, Any]:
