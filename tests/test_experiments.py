@@ -134,7 +134,7 @@ BAD = [
         "max_steps = 20\nepisode = 4\n\n",
         "line 18: phases[0].episode: unknown field; did you mean 'episodes'?",
     ),
-    ("episodes = 6", "episodes = -6", "line 16: phases[0].episodes: expected an integer >= 1, got -6"),
+    ("episodes = 6", "episodes = -6", "line 16: phases[0].episodes: expected an integer from 1 to 10,000,000, got -6"),
     (
         "learn = false",
         "learn = false\nchanges = { rewards = [{ cell = [30, 1] }] }",
@@ -151,7 +151,7 @@ BAD = [
     (
         "learn = false\n",
         'learn = false\n[[conditions]]\nname = "c"\n[conditions.phases.test]\nepisodes = 0\n',
-        "line 27: conditions[0].phases.test.episodes: expected an integer >= 1, got 0",
+        "line 27: conditions[0].phases.test.episodes: expected an integer from 1 to 10,000,000, got 0",
     ),
 ]
 
@@ -453,7 +453,7 @@ def test_a_random_start_set_draws_only_from_it_and_the_same_on_every_run_of_a_se
     [
         ("start = [2, 3]", "start = { random = [2, 9] }", "phases.relearning.start.random: state 9 does not exist"),
         ("options = [[0, 0], [1, 0]], temperature", "options = [[0, 0], [7, 0]], temperature", "state 7 does not"),
-        ("temperature = 5.0 }", "temperature = 0 }", "phases[0].probe.temperature: expected a positive number"),
+        ("temperature = 5.0 }", "temperature = 0 }", "phases[0].probe.temperature: expected a positive finite number"),
         ('[conditions.phases.relearning]', '[conditions.phases.relearn]', "unknown field; did you mean 'relearning'"),
     ],
 )

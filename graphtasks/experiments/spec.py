@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ from gym_bridge import family_of
 from gym_bridge.agents import AGENT_INFO, AGENTS, AgentSettingError, agent_settings, check_agent_settings
 from gym_bridge.starts import StartError
 from tasks import unpinned, variant_id
-from tasks.data import data_dir
+from tasks.data import data_dir, decode_utf8, read_input
 
 from .versions import TaskSource
 
@@ -69,6 +70,15 @@ PHASE_KEYS = (
 CONDITION_KEYS = ("name", "phases")
 PROBE_KEYS = ("options", "temperature")
 ENV_FIXED = ("self", "task", "store", "render_mode", "knowledge")  # not settings a spec gives
+# Limits, checked before anything is built (docs/limits.md): a spec is small text, and what it
+# asks for must fit in memory and time before the first run starts.
+MAX_SPEC_BYTES = 2**20  # 1 MiB of TOML
+MAX_DEPTH = 16  # nesting of tables and arrays in a spec (the shipped specs reach 5)
+MAX_COUNT = 10_000_000  # episodes of a phase, steps of an episode
+MAX_SEED = 2**63 - 1
+MAX_SEEDS = 100_000
+MAX_AGENT_SETTINGS = 10_000  # agent settings after grids are expanded
+MAX_RUNS = 1_000_000  # tasks x conditions x agent settings x seeds
 
 
 class ExperimentSpecError(GraphtasksError, ValueError):
@@ -215,9 +225,9 @@ class _Checker:
                 )
         return value
 
-    def integer(self, value: Any, field_path: str, low: int = 1) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise self.fail(field_path, f"expected an integer >= {low}, got {value!r}")
+    def integer(self, value: Any, field_path: str, low: int = 1, high: int = MAX_COUNT) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self.fail(field_path, f"expected an integer from {low} to {high:,}, got {value!r}")
         return value
 
     def text(self, value: Any, field_path: str) -> str:
@@ -243,26 +253,35 @@ def spec_path(name_or_path: str | Path) -> Path:
     raise ExperimentSpecError(f"{name_or_path}: no such file, nor a shipped spec{hint} (shipped: {', '.join(shipped)})")
 
 
+def read_spec_text(path: str | Path) -> str:
+    """The text of a spec file: a regular file of at most MAX_SPEC_BYTES, UTF-8 (an error names
+    the byte); a device such as /dev/zero, a FIFO or a directory is refused before it is read."""
+    p = spec_path(path)
+    return decode_utf8(read_input(p, MAX_SPEC_BYTES, ExperimentSpecError), str(p), ExperimentSpecError)
+
+
 def load_spec(path: str | Path, store: GraphStore | str | None = None) -> ExperimentSpec:
     """Read and check a spec file (or a shipped spec by name); ExperimentSpecError names what is wrong.
 
     Tasks that are not built in are read from `store` (None: the default store).
     """
-    p = spec_path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ExperimentSpecError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    return parse_spec(text, str(p), store)
+    return parse_spec(read_spec_text(path), str(spec_path(path)), store)
 
 
 def parse_spec(text: str, path: str = "<spec>", store: GraphStore | str | None = None) -> ExperimentSpec:
     """Check a spec's text (see the module docstring); `path` names it in errors, `store` holds
     the tasks that are not built in."""
+    if len(text) > MAX_SPEC_BYTES:
+        raise ExperimentSpecError(f"{path}: {len(text):,} characters; a spec is at most {MAX_SPEC_BYTES:,}")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentSpecError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ExperimentSpecError(f"{path}: nested deeper than a spec may be ({MAX_DEPTH} levels)") from None
+    deepest = _depth(data)
+    if deepest > MAX_DEPTH:
+        raise ExperimentSpecError(f"{path}: nested {deepest} levels deep; a spec may nest {MAX_DEPTH}")
     check = _Checker(path, text, TaskSource(store))
     check.keys(data, TOP_TABLES, "")
     experiment = check.keys(data.get("experiment", {}), EXPERIMENT_KEYS, "experiment")
@@ -278,6 +297,9 @@ def parse_spec(text: str, path: str = "<spec>", store: GraphStore | str | None =
     record = experiment.get("record", "auto")
     if record not in RECORD:
         raise check.fail("experiment.record", f"expected one of {', '.join(RECORD)}, got {record!r}")
+    runs = len(conditions or (None,)) * len(seeds) * sum(a.runs_on(t) for t in tasks for a in agents)
+    if runs > MAX_RUNS:
+        raise ExperimentSpecError(f"{path}: {runs:,} runs; a spec makes at most {MAX_RUNS:,}")
     return ExperimentSpec(
         name,
         path,
@@ -329,15 +351,23 @@ def _env_settings(
                     f"{task_id} ({family.name} tasks) has no setting {key!r}{did_you_mean(key, known)} "
                     f"(settings: {', '.join(known)})",
                 )
+        if settings:  # the values too: the env is made once with them, as a run will make it
+            graph = check.source.graph(task_id)
+            try:
+                family.make_env(family.prepare(graph, check.source.store, settings), **settings).close()
+            except (ValueError, TypeError) as exc:
+                raise check.fail(field_path, f"{task_id}: {exc}") from None
     return settings
 
 
 def _seeds(check: _Checker, value: Any) -> tuple[int, ...]:
     if isinstance(value, int) and not isinstance(value, bool):
-        return tuple(range(check.integer(value, "experiment.seeds")))
+        return tuple(range(check.integer(value, "experiment.seeds", high=MAX_SEEDS)))
     if not isinstance(value, list) or not value:
         raise check.fail("experiment.seeds", f"expected a count or a list of seeds, got {value!r}")
-    seeds = tuple(check.integer(s, f"experiment.seeds[{i}]", low=0) for i, s in enumerate(value))
+    if len(value) > MAX_SEEDS:
+        raise check.fail("experiment.seeds", f"{len(value):,} seeds; a spec runs at most {MAX_SEEDS:,}")
+    seeds = tuple(check.integer(s, f"experiment.seeds[{i}]", low=0, high=MAX_SEED) for i, s in enumerate(value))
     if len(set(seeds)) != len(seeds):
         raise check.fail("experiment.seeds", "a seed is listed twice")
     return seeds
@@ -376,12 +406,17 @@ def _agents(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[AgentS
             _takes(check, name, task_id, f"{at}.name")
         label = str(item.get("label") or name)
         keys = sorted(grid)
+        settings = math.prod(len(grid[k]) for k in keys)
+        if len(out) + settings > MAX_AGENT_SETTINGS:
+            raise check.fail(
+                f"{at}.grid", f"{len(out) + settings:,} agent settings; a spec sweeps at most {MAX_AGENT_SETTINGS:,}"
+            )
         for combination in itertools.product(*(grid[k] for k in keys)):
             chosen = {**params, **dict(zip(keys, combination))}
             suffix = " ".join(f"{k}={v}" for k, v in zip(keys, combination))
             out.append(AgentSpec(name, f"{label} {suffix}".strip(), chosen, runs_on))
     labels = [a.label for a in out]
-    duplicate = next((x for x in labels if labels.count(x) > 1), None)
+    duplicate = _first_repeat(labels)
     if duplicate:
         raise ExperimentSpecError(f"{check.path}: two agents are labelled {duplicate!r}; give them distinct labels")
     return tuple(out)
@@ -429,7 +464,7 @@ def _phases(
         raise ExperimentSpecError(f"{check.path}: no [[phases]]: list at least one phase")
     out = tuple(_phase(check, item, f"phases[{i}]", tasks, agents, i) for i, item in enumerate(value))
     names = [p.name for p in out]
-    duplicate = next((x for x in names if names.count(x) > 1), None)
+    duplicate = _first_repeat(names)
     if duplicate:
         raise ExperimentSpecError(f"{check.path}: two phases are named {duplicate!r}")
     return out
@@ -544,7 +579,7 @@ def _conditions(
             own.append(_phase(check, {**phase, **fields}, where if fields else f"phases[{i}]", tasks, agents, i))
         out.append(ConditionSpec(name, tuple(own)))
     names = [c.name for c in out]
-    duplicate = next((x for x in names if names.count(x) > 1), None)
+    duplicate = _first_repeat(names)
     if duplicate:
         raise ExperimentSpecError(f"{check.path}: two conditions are named {duplicate!r}")
     return tuple(out)
@@ -576,8 +611,9 @@ def _probe(
     if valueless:
         raise check.fail(field_path, f"a probe compares state-action values; the {', '.join(valueless)} agent has none")
     temperature = probe.get("temperature", 1.0)
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature <= 0:
-        raise check.fail(f"{field_path}.temperature", f"expected a positive number, got {temperature!r}")
+    positive = isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and temperature > 0
+    if not positive or not math.isfinite(temperature):
+        raise check.fail(f"{field_path}.temperature", f"expected a positive finite number, got {temperature!r}")
     return tuple((o[0], o[1]) for o in options), float(temperature)
 
 
@@ -662,3 +698,28 @@ def single_run_spec(
         "run", "graphtasks run", (task_id,), (seed,), (AgentSpec(agent, agent, dict(params or {})),), (phase,),
         settings, graphs=dict(check.versions),
     )
+
+
+def _first_repeat(items: list[str]) -> str | None:
+    """The first item that appears twice (in one pass)."""
+    seen: set[str] = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
+
+
+def _depth(value: Any) -> int:
+    """How deep tables and arrays nest in parsed TOML (iteratively: no recursion to exhaust)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            return deepest
+        if isinstance(item, Mapping):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
