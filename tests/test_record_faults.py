@@ -207,3 +207,32 @@ def test_a_killed_driver_takes_its_workers_with_it(tmp_path: Path) -> None:
     assert resumed.returncode == 0, resumed.stderr
     with open_store(store, "r") as opened:
         assert opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows == [["completed", 12]]
+
+
+@pytest.mark.slow
+def test_eight_drivers_on_one_store_each_wait_their_turn_and_record_everything(tmp_path: Path) -> None:
+    """Eight `experiment run` drivers at once, two of them of one spec: every driver ends well,
+    every run is recorded once, and no experiment is left empty."""
+    store = str(tmp_path / "s.lbug")
+    specs = []
+    for i in range(7):
+        path = tmp_path / f"e{i}.toml"
+        path.write_text(spec_text(f"e{i}", seeds=6, episodes=300))
+        specs.append(path)
+    specs.append(specs[0])  # two identical drivers
+    drivers = [
+        subprocess.Popen([sys.executable, "-m", "graphtasks", "--store", store, "experiment", "run", str(path),
+                          "--workers", "1", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for path in specs
+    ]
+    for driver in drivers:
+        out, err = driver.communicate(timeout=600)
+        assert driver.returncode == 0, err
+    with open_store(store, "r") as opened:
+        runs = dict(opened.cypher(
+            "MATCH (x:Experiment) OPTIONAL MATCH (x)-[:HAS_RUN]->(r:Run) WHERE r.status = 'completed' "
+            "RETURN x.name, count(r)"
+        ).rows)
+        episodes = opened.cypher("MATCH (e:Episode) RETURN e.experiment, count(e), count(DISTINCT e.uid)").rows
+    assert runs == {f"e{i}": 6 for i in range(7)}
+    assert sorted(episodes) == [[f"e{i}", 6 * 300, 6 * 300] for i in range(7)]

@@ -55,15 +55,19 @@ def run_and_record(
     the store for writing only while it writes); `observers` are told too. What finished is
     kept when the sweep is interrupted; the runs under way are recorded as interrupted.
     """
-    with open_store(store, "w") as opened:
+    def tell(wait: Any) -> None:  # the driver waits its turn for the store: say so, on the progress line
+        said = None if wait.done else f"waiting for the store ({wait.holder}, {wait.waited:.0f} s)"
+        for observer in observers:
+            observer.waiting(said)
+
+    with open_store(store, "w", on_wait=tell) as opened:
         record_experiment(opened, spec, text)
         record_tasks(opened, task_versions(spec))
         done = finished_runs(opened, spec)
     todo = [cell for cell in cells(spec) if cell.index not in done]
-    result = run_experiment(
-        spec, workers=workers, skip=done, dask=dask, store=store, observers=[StoreRecorder(store, spec), *observers]
-    )
-    with open_store(store, "r") as opened:
+    recorder = StoreRecorder(store, spec, on_wait=tell)
+    result = run_experiment(spec, workers=workers, skip=done, dask=dask, store=store, observers=[recorder, *observers])
+    with open_store(store, "r", on_wait=tell) as opened:
         rows = recorded_episodes(opened, spec.name)
     return RunReport(len(done), len(todo), result.failures, rows)
 

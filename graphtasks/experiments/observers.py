@@ -68,6 +68,9 @@ class RunObserver:
     def experiment_finished(self, status: str) -> None:
         """The sweep ended: `completed` (every run ended), `interrupted` or `failed` (the driver's error)."""
 
+    def waiting(self, what: str | None) -> None:
+        """The driver waits its turn for the store (`what` says for whom), or no longer (None)."""
+
 
 class ProgressObserver(RunObserver):
     """A progress bar of runs (tqdm: a text bar in a terminal, a widget in a notebook)."""
@@ -90,6 +93,10 @@ class ProgressObserver(RunObserver):
     def experiment_finished(self, status: str) -> None:
         if self.bar is not None:
             self.bar.close()
+
+    def waiting(self, what: str | None) -> None:
+        if self.bar is not None and not self.disable:
+            self.bar.set_postfix_str(what or "", refresh=True)
 
 
 class CsvObserver(RunObserver):

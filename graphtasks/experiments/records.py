@@ -15,7 +15,7 @@ import os
 import socket
 import time
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from graphstore import GraphStore, TaskGraph
 from graphstore.errors import GraphtasksError
@@ -372,8 +372,15 @@ class StoreRecorder(RunObserver):
     of the sweep's time however fast its runs are.
     """
 
-    def __init__(self, location: str | None, spec: ExperimentSpec, seconds: float = 1.0, most: int = 64) -> None:
-        self.location, self.spec = location, spec
+    def __init__(
+        self,
+        location: str | None,
+        spec: ExperimentSpec,
+        seconds: float = 1.0,
+        most: int = 64,
+        on_wait: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.location, self.spec, self.on_wait = location, spec, on_wait
         self.seconds, self.most = seconds, most
         self.started: list[tuple[Cell, str]] = []
         self.pending: list[RunOutcome] = []
@@ -405,7 +412,7 @@ class StoreRecorder(RunObserver):
         if self.pending or self.started:
             from graphstore import open_store
 
-            with open_store(self.location, "w") as store:
+            with open_store(self.location, "w", on_wait=self.on_wait) as store:
                 try:
                     record_runs(store, self.spec, self.pending, self.started)
                 except ExperimentGone as gone:
