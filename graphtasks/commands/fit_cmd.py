@@ -11,6 +11,8 @@ from typing import Any
 
 from graphstore import open_store
 
+from .arguments import COUNT, SEED, STARTS, WORKERS, numbers, one_line_errors
+from .files import write_output
 from .output import add_format_argument, print_rows
 
 
@@ -26,10 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sim.add_argument("output", metavar="FILE.tsv", help="the events file to write")
     sim.add_argument("--model", default="q", help="a shipped model (default: q)")
-    sim.add_argument("--params", required=True, help="its free settings, e.g. lr=0.3,beta=4")
-    sim.add_argument("--trials", type=int, default=200, help="trials (default: 200)")
+    sim.add_argument("--params", type=numbers, required=True, help="its free settings, e.g. lr=0.3,beta=4")
+    sim.add_argument("--trials", type=COUNT, default=200, help="trials (default: 200)")
     sim.add_argument("--task", default="rewardgym/two-step", help="the task (default: rewardgym/two-step)")
-    sim.add_argument("--seed", type=int, default=0, help="the simulation's seed (default: 0)")
+    sim.add_argument("--seed", type=SEED, default=0, help="the simulation's seed (default: 0)")
     sim.add_argument("--participant", help="participant id (default: BIDS sub-<id> of the file name)")
     sim.set_defaults(func=cmd_simulate)
 
@@ -46,9 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("experiment", help="a recorded or imported experiment")
     _model_arguments(run)
     run.add_argument("--runs", help="run indices, e.g. 0,3,5 (default: every run with trials)")
-    run.add_argument("--starts", type=int, default=5, help="optimiser starts per run (default: 5)")
-    run.add_argument("--seed", type=int, default=0, help="seed of the starting points (default: 0)")
-    run.add_argument("--workers", type=int, default=1, help="processes fitting runs at once (default: 1)")
+    run.add_argument("--starts", type=STARTS, default=5, help="optimiser starts per run (default: 5)")
+    run.add_argument("--seed", type=SEED, default=0, help="seed of the starting points (default: 0)")
+    run.add_argument("--workers", type=WORKERS, default=1, help="processes fitting runs at once (default: 1)")
     run.add_argument("--no-record", action="store_true", help="print the fits, store nothing")
     add_format_argument(run)
     run.set_defaults(func=cmd_run)
@@ -81,21 +83,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     confusion.add_argument("--participants", type=int, default=10, help="simulations per model (default: 10)")
     _recovery_arguments(confusion, starts=2)
     confusion.set_defaults(func=cmd_model_recovery)
+    for leaf in (models, sim, imp, run, show, compare, params, confusion):
+        one_line_errors(leaf)
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="q", help="a shipped model (graphtasks fit models); default q")
     parser.add_argument("--agent", help="fit this agent instead, with --free (and --fixed)")
     parser.add_argument("--free", help="free settings with bounds, e.g. lr=0.01:1,beta=0.1:20")
-    parser.add_argument("--fixed", help="fixed settings, e.g. gamma=1,w=0.5")
+    parser.add_argument("--fixed", type=numbers, help="fixed settings, e.g. gamma=1,w=0.5")
 
 
 def _recovery_arguments(parser: argparse.ArgumentParser, starts: int) -> None:
-    parser.add_argument("--trials", type=int, default=200, help="trials per participant (default: 200)")
+    parser.add_argument("--trials", type=COUNT, default=200, help="trials per participant (default: 200)")
     parser.add_argument("--task", default="rewardgym/two-step", help="the task (default: rewardgym/two-step)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the draws and simulations (default: 0)")
-    parser.add_argument("--starts", type=int, default=starts, help=f"optimiser starts per fit (default: {starts})")
-    parser.add_argument("--workers", type=int, default=1, help="processes (default: 1)")
+    parser.add_argument("--seed", type=SEED, default=0, help="seed of the draws and simulations (default: 0)")
+    parser.add_argument("--starts", type=STARTS, default=starts, help=f"optimiser starts per fit (default: {starts})")
+    parser.add_argument("--workers", type=WORKERS, default=1, help="processes (default: 1)")
     parser.add_argument("-o", "--output", metavar="FILE.png", help="draw the figure")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -111,7 +115,7 @@ def _chosen_model(args: argparse.Namespace) -> Any:
         return fit_model(args.model)
     if not args.free:
         raise BehaviourError("--agent needs --free: the settings to fit, e.g. --free lr=0.01:1,beta=0.1:20")
-    return FitModel.of(args.agent, parse_bounds(args.free), _numbers(args.fixed or "", "--fixed"))
+    return FitModel.of(args.agent, parse_bounds(args.free), args.fixed or {})
 
 
 def _bounds_text(bounds: dict[str, tuple[float, float]]) -> str:
@@ -129,26 +133,14 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
-def _numbers(text: str, option: str) -> dict[str, float]:
-    from graphtasks.fitting.behaviour import BehaviourError
-
-    out: dict[str, float] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, _, value = part.partition("=")
-        try:
-            out[key.strip()] = float(value)
-        except ValueError:
-            raise BehaviourError(f"{option}: expected NAME=NUMBER, got {part!r}") from None
-    return out
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
     from graphtasks.fitting import fit_model, simulate
     from graphtasks.fitting.behaviour import BehaviourError, events_text
-    from graphtasks.fitting.records import participant_of
+    from graphtasks.fitting.records import check_name, participant_of
+    from gym_bridge.agents import AgentSettingError, check_agent_settings
 
     model = fit_model(args.model)
-    values = _numbers(args.params, "--params")
+    values = args.params
     missing = [name for name in model.free if name not in values]
     unknown = [name for name in values if name not in model.free]
     if missing or unknown:
@@ -156,22 +148,28 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             f"--params: model {model.name!r} needs {', '.join(model.free)}"
             + (f"; not {', '.join(unknown)}" if unknown else "")
         )
-    if args.trials < 1:
-        raise BehaviourError(f"--trials: expected a positive number, got {args.trials}")
-    choices = simulate(args.task, model.agent, model.settings([values[n] for n in model.free]), args.trials, args.seed)
+    settings = model.settings([values[n] for n in model.free])
+    try:  # the agent's own ranges (lr in [0, 1], ...), named by this command's option
+        check_agent_settings(model.agent, settings)
+    except AgentSettingError as exc:
+        raise BehaviourError(f"--params: {exc}") from None
     path = Path(args.output)
-    participant = args.participant or participant_of(path, read=False)
+    participant = check_name(args.participant or participant_of(path, read=False), "--participant")
+    choices = simulate(args.task, model.agent, settings, args.trials, args.seed)
+    text = events_text(choices, participant)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(events_text(choices, participant), encoding="utf-8")
-    print(f"{path}: {args.trials} trials of {model.name} ({args.params}) on {args.task}, participant {participant}")
+    write_output(path, text, "fit simulate")
+    shown = ",".join(f"{k}={v:g}" for k, v in values.items())
+    print(f"{path}: {args.trials} trials of {model.name} ({shown}) on {args.task}, participant {participant}")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from graphtasks.fitting.records import import_behaviour
+    from graphtasks.fitting.records import read_behaviour, record_behaviour
 
+    behaviour = read_behaviour(args.name, args.files, args.task, not args.keep_reminded)  # before the store is opened
     with open_store(args.store, "w") as store:
-        rows = import_behaviour(store, args.name, args.files, args.task, not args.keep_reminded)
+        rows = record_behaviour(store, behaviour)
     print_rows(["participant", "run", "trials", "choices"], [[r[c] for c in ("participant", "run", "trials",
                                                               "choices")] for r in rows], "table")
     return 0

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import csv
 import math
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from graphstore.errors import GraphtasksError
+from tasks.data import decode_utf8, open_input
 
 
 class BehaviourError(GraphtasksError, ValueError):
@@ -114,19 +116,126 @@ def recorded_runs(store: Any, experiment: str) -> list[int]:
 
 
 # -- from an events file -------------------------------------------------------------------------
-def _number(text: str | None, where: str, column: str, kind: type = int) -> Any:
-    """A cell as a number; None for rewardGym's missing values ('n/a', 'None', empty)."""
-    if text is None or text.strip() in ("", "n/a", "None", "nan"):
-        return None
+MAX_EVENTS_BYTES = 256 * 2**20  # an events file (about 5 million rows); refused before a byte is read
+MAX_EVENTS_LINE = 64 * 2**10  # bytes of one row
+MAX_INDEX = 2**31 - 1  # trials, states, actions: whole numbers in 0..MAX_INDEX
+MAX_REWARD = 1e15  # |reward| of one cell, so that sums over millions of rows stay finite and exact enough
+MISSING = frozenset({"", "n/a", "none", "nan", "-nan"})  # rewardGym's (and pandas') missing values, any case
+OBS, ACTION, REWARD = 0, 1, 2
+CHUNK = 2**16  # rows handed from numpy to the Python loop at a time
+
+
+def _where(path: Path, line: int) -> str:
+    return f"{path}, line {line}"
+
+
+def _index(text: str, path: Path, line: int, column: str) -> int:
+    """A cell holding a trial, state or action: a whole number in 0..MAX_INDEX, or -1 if missing."""
+    try:
+        value = int(text)
+    except ValueError:
+        stripped = text.strip()
+        if stripped.lower() in MISSING:
+            return -1
+        try:
+            number = float(stripped)
+        except ValueError:
+            raise BehaviourError(
+                f"{_where(path, line)}: column {column!r}: expected a number, got {text!r:.60}"
+            ) from None
+        if not number.is_integer():
+            raise BehaviourError(
+                f"{_where(path, line)}: column {column!r}: expected a whole number, got {text!r:.60}"
+            ) from None
+        value = int(number)
+    if not 0 <= value <= MAX_INDEX:
+        raise BehaviourError(
+            f"{_where(path, line)}: column {column!r}: expected a whole number in 0..{MAX_INDEX}, got {text!r:.60}"
+        )
+    return value
+
+
+def _real(text: str, path: Path, line: int, column: str, bound: float = math.inf) -> float | None:
+    """A cell holding a number: finite, |value| <= bound; None if missing."""
     try:
         value = float(text)
     except ValueError:
-        raise BehaviourError(f"{where}: column {column!r}: expected a number, got {text!r}") from None
-    if kind is int:
-        if not math.isfinite(value) or value != int(value):
-            raise BehaviourError(f"{where}: column {column!r}: expected a whole number, got {text!r}")
-        return int(value)
+        value = math.nan
+        if text.strip().lower() not in MISSING:
+            raise BehaviourError(
+                f"{_where(path, line)}: column {column!r}: expected a number, got {text!r:.60}"
+            ) from None
+    if value != value:  # NaN: pandas' and rewardGym's missing value
+        return None
+    if not math.isfinite(value) or abs(value) > bound:
+        limit = "a finite number" if bound == math.inf else f"a number between -{bound:g} and {bound:g}"
+        raise BehaviourError(f"{_where(path, line)}: column {column!r}: expected {limit}, got {text!r:.60}")
     return value
+
+
+def _lines(handle: Any, path: Path, digest: Any = None) -> Iterator[str]:
+    """The decoded lines of an events file, one row of bytes at a time: a line longer than
+    MAX_EVENTS_LINE, or bytes that are not UTF-8, stop the reading with the line and byte offset."""
+    offset, number = 0, 0
+    while True:
+        raw = handle.readline(MAX_EVENTS_LINE + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_EVENTS_LINE:
+            raise BehaviourError(
+                f"{_where(path, number)}: longer than {MAX_EVENTS_LINE:,} bytes, the most a row of an events file holds"
+            )
+        if digest is not None:
+            digest.update(raw)
+        text = decode_utf8(raw, str(path), BehaviourError, offset, number)
+        if number == 1 and text.startswith("\ufeff"):  # a byte order mark, as some spreadsheets write
+            text = text[1:]
+        offset += len(raw)
+        yield text
+
+
+class _Table:
+    """An events file opened for reading: its header's columns and an iterator of its rows."""
+
+    def __init__(self, path: Path, handle: Any, digest: Any = None) -> None:
+        self.path = path
+        self.reader = csv.reader(_lines(handle, path, digest), delimiter="\t")
+        header = self._next() or []
+        self.columns = {name: i for i, name in enumerate(header)}
+        twice = sorted({name for name in header if header.count(name) > 1}) if len(self.columns) < len(header) else []
+        if twice:
+            raise BehaviourError(f"{_where(path, 1)}: column(s) {', '.join(map(repr, twice))} appear more than once")
+        self.width = len(header)
+
+    def _next(self) -> list[str] | None:
+        try:
+            return next(self.reader)
+        except StopIteration:
+            return None
+        except csv.Error as exc:
+            raise BehaviourError(f"{_where(self.path, self.reader.line_num)}: {exc}") from None
+
+    @property
+    def line(self) -> int:
+        return self.reader.line_num
+
+    def rows(self) -> Iterator[list[str]]:
+        """Rows with as many cells as the header (a blank line is skipped)."""
+        while True:
+            row = self._next()
+            if row is None:
+                return
+            if len(row) != self.width:
+                if not row:
+                    continue
+                raise BehaviourError(
+                    f"{_where(self.path, self.line)}: {len(row)} tab-separated cells; the header has {self.width}"
+                )
+            yield row
+
+    def column(self, name: str) -> int:
+        return self.columns.get(name, -1)
 
 
 def read_events(path: str | Path, task_id: str | None = None, drop_reminded: bool = True) -> Choices:
@@ -142,105 +251,238 @@ def read_events(path: str | Path, task_id: str | None = None, drop_reminded: boo
     step with `state`, `response_button`, `delta_reward` and `current_location`. Rows
     without a choice (timeouts, breaks, reminders) are left out. `task_id` defaults to the
     file's `task` column.
+
+    The file is read as a stream, once (a regular file of at most MAX_EVENTS_BYTES, refused
+    before reading otherwise); what a row holds goes into typed arrays, so memory is a small
+    multiple of the file. Every cell is checked: trials, states and actions are whole numbers
+    in 0..MAX_INDEX, onsets and rewards finite (|reward| <= MAX_REWARD).
     """
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BehaviourError(f"{p}: cannot read: {exc.strerror}") from None
-    reader = csv.DictReader(text.splitlines(), delimiter="\t")
-    columns = set(reader.fieldnames or ())
-    rows = [(number, row) for number, row in enumerate(reader, 2)]
-    if "rl_label" in columns:
-        steps = _rewardgym_steps(p, rows, columns, drop_reminded)
-    elif {"state", "response_button", "current_location"} <= columns:
-        steps = _exported_steps(p, rows)
-    else:
-        raise BehaviourError(
-            f"{p}: neither rewardGym's columns (rl_label, action, current_location, reward, trial) "
-            "nor graphtasks' export (state, response_button, current_location, delta_reward)"
-        )
+    return read_events_file(Path(path), task_id, drop_reminded).choices
+
+
+@dataclass(frozen=True, eq=False)
+class EventsFile:
+    """What an events file holds: its choices, the participant id of its first row ("" if
+    none) and, per choice, the line of the file it was read from."""
+
+    choices: Choices
+    participant: str
+    lines: np.ndarray
+
+
+def read_events_file(
+    path: Path, task_id: str | None = None, drop_reminded: bool = True, digest: Any = None
+) -> EventsFile:
+    """`read_events`, with the participant id and each choice's line; `digest` (a hashlib
+    object), if given, is fed every byte read."""
+    with open_input(path, MAX_EVENTS_BYTES, BehaviourError) as handle:
+        table = _Table(path, handle, digest)
+        if "rl_label" in table.columns:
+            steps, lines, seen = _rewardgym_steps(table, drop_reminded, task_id is None)
+        elif {"state", "response_button", "current_location"} <= set(table.columns):
+            steps, lines, seen = _exported_steps(table, task_id is None)
+        else:
+            raise BehaviourError(
+                f"{path}: neither rewardGym's columns (rl_label, action, current_location, reward, trial) "
+                "nor graphtasks' export (state, response_button, current_location, delta_reward)"
+            )
+    if not len(steps[0]):
+        raise BehaviourError(f"{path}: no choices to fit")
     if task_id is None:
-        tasks = {row.get("task") for _, row in rows if row.get("task") not in (None, "", "n/a")}
-        if len(tasks) != 1:
-            raise BehaviourError(f"{p}: name the task (--task): the file's task column has {sorted(map(str, tasks))}")
-        task_id = str(tasks.pop())
-    return Choices.from_steps(task_id, steps, str(p))
+        if len(seen.tasks) != 1:
+            shown = sorted(seen.tasks)[:5] + (["..."] if len(seen.tasks) > 5 else [])
+            raise BehaviourError(f"{path}: name the task (--task): the file's task column has {shown}")
+        task_id = next(iter(seen.tasks))
+    choices = Choices(task_id, *steps, np.ones(len(steps[0]), dtype=bool), str(path))
+    return EventsFile(choices, seen.participant or "", lines)
 
 
-def _require(path: Path, columns: set[str], needed: tuple[str, ...]) -> None:
-    missing = [c for c in needed if c not in columns]
+def _require(table: _Table, needed: tuple[str, ...]) -> None:
+    missing = [c for c in needed if c not in table.columns]
     if missing:
-        raise BehaviourError(f"{path}: missing column(s) {', '.join(missing)}")
+        raise BehaviourError(f"{table.path}: missing column(s) {', '.join(missing)}")
 
 
-def _rewardgym_steps(
-    path: Path, rows: list[tuple[int, dict[str, str]]], columns: set[str], drop_reminded: bool
-) -> list[tuple[int, int, float, int, bool]]:
-    _require(path, columns, ("trial", "onset", "action", "current_location", "reward"))
-    trials: dict[int, list[tuple[float, int, dict[str, str]]]] = {}
+class _Row:
+    """Where the values every layout reads (task, participant) are kept while rows go by."""
+
+    def __init__(self, table: _Table, want_task: bool) -> None:
+        self.task_column = table.column("task") if want_task else -1
+        self.participant_column = table.column("participant_id")
+        self.tasks: set[str] = set()
+        self.participant: str | None = None
+
+    def note(self, row: list[str]) -> None:
+        if self.participant is None:  # the first row names the participant (or nobody)
+            value = row[self.participant_column].strip() if self.participant_column >= 0 else ""
+            self.participant = "" if value.lower() in MISSING else value
+        if self.task_column >= 0 and len(self.tasks) <= 5:
+            value = row[self.task_column].strip()
+            if value.lower() not in MISSING:
+                self.tasks.add(value)
+
+
+Steps = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _rewardgym_steps(table: _Table, drop_reminded: bool, want_task: bool) -> tuple[Steps, np.ndarray, _Row]:
+    _require(table, ("trial", "onset", "action", "current_location", "reward"))
+    path = table.path
+    c_trial, c_onset, c_label = table.column("trial"), table.column("onset"), table.column("rl_label")
+    c_action, c_location, c_reward = table.column("action"), table.column("current_location"), table.column("reward")
+    c_event = table.column("event_type")
+    trials, lines, values = array("q"), array("q"), array("q")
+    onsets, rewards, kinds = array("d"), array("d"), array("b")
     reminded: set[int] = set()
-    for number, row in rows:
-        where = f"{path}, line {number}"
-        trial = _number(row["trial"], where, "trial")
-        if trial is None:
+    seen = _Row(table, want_task)
+    for row in table.rows():
+        seen.note(row)
+        line = table.line
+        trial = _index(row[c_trial], path, line, "trial")
+        if trial < 0:
             continue
-        onset = _number(row["onset"], where, "onset", float)
-        trials.setdefault(trial, []).append((onset if onset is not None else math.inf, number, row))
-        if drop_reminded and (row.get("event_type") or "").strip() == "reminder":
+        onset = _real(row[c_onset], path, line, "onset")
+        if onset is None:
+            raise BehaviourError(f"{_where(path, line)}: column 'onset': expected a number, got {row[c_onset]!r:.60}")
+        if drop_reminded and c_event >= 0 and row[c_event].strip() == "reminder":
             reminded.add(trial)
-    steps: list[tuple[int, int, float, int, bool]] = []
-    for trial in sorted(set(trials) - reminded):
-        location: int | None = None
-        pending: list[Any] | None = None  # [state, action, reward] of a choice waiting for where it led
-        made: list[list[Any]] = []
-        for _, number, row in sorted(trials[trial], key=lambda item: (item[0], item[1])):
-            where, label = f"{path}, line {number}", (row["rl_label"] or "").strip()
-            if label == "obs":
-                location = _number(row["current_location"], where, "current_location")
-                if pending is not None and location is not None:
-                    pending.append(location)
-                    made.append(pending)
-                    pending = None
-            elif label == "action":
-                action = _number(row["action"], where, "action")
-                if action is None:  # a missed response: no choice
-                    continue
-                if location is None:
-                    raise BehaviourError(f"{where}: a choice before any 'obs' row of trial {trial}")
-                if pending is not None:  # two choices without a location between them
-                    raise BehaviourError(f"{where}: trial {trial}: a choice before the last one's outcome")
-                pending = [location, action, 0.0]
-            elif label == "reward":
-                value = _number(row["reward"], where, "reward", float) or 0.0
-                target = pending if pending is not None else made[-1] if made else None
-                if target is None:
-                    raise BehaviourError(f"{where}: a reward before any choice of trial {trial}")
-                target[2] += value
-        if pending is not None:  # the last choice led nowhere new: it ended the trial where it was
-            pending.append(location)
-            made.append(pending)
-        for i, (state, action, reward, nxt) in enumerate(made):
-            steps.append((state, action, reward, nxt, i == len(made) - 1))
-    return steps
-
-
-def _exported_steps(path: Path, rows: list[tuple[int, dict[str, str]]]) -> list[tuple[int, int, float, int, bool]]:
-    steps: list[tuple[int, int, float, int, bool]] = []
-    trial_of: list[Any] = []
-    for number, row in rows:
-        where = f"{path}, line {number}"
-        action = _number(row.get("response_button"), where, "response_button")
-        if action is None:
+        label, reward = row[c_label].strip(), 0.0
+        if label == "obs":
+            kind, value = OBS, _index(row[c_location], path, line, "current_location")
+        elif label == "action":
+            kind, value = ACTION, _index(row[c_action], path, line, "action")
+            if value < 0:  # a missed response: no choice
+                continue
+        elif label == "reward":
+            kind, value = REWARD, -1
+            reward = _real(row[c_reward], path, line, "reward", MAX_REWARD) or 0.0
+        else:
             continue
-        state = _number(row["state"], where, "state")
-        nxt = _number(row["current_location"], where, "current_location")
-        if state is None or nxt is None:
-            raise BehaviourError(f"{where}: a choice without its state or current_location")
-        reward = _number(row.get("delta_reward"), where, "delta_reward", float) or 0.0
-        steps.append((state, action, reward, nxt, False))
-        trial_of.append(row.get("trial"))
-    return [(*s[:4], i + 1 == len(steps) or trial_of[i + 1] != trial_of[i]) for i, s in enumerate(steps)]
+        trials.append(trial)
+        lines.append(line)
+        values.append(value)
+        onsets.append(onset)
+        rewards.append(reward)
+        kinds.append(kind)
+    trial_of = np.frombuffer(trials, dtype=np.int64)
+    keep = ~np.isin(trial_of, np.fromiter(reminded, dtype=np.int64, count=len(reminded))) if reminded else None
+    line_of = np.frombuffer(lines, dtype=np.int64)
+    onset_of = np.frombuffer(onsets, dtype=np.float64)
+    order = np.lexsort((line_of, onset_of, trial_of))  # within each trial, in onset order (ties: file order)
+    if keep is not None:
+        order = order[keep[order]]
+    columns = (trial_of, np.frombuffer(kinds, dtype=np.int8), np.frombuffer(values, dtype=np.int64),
+               np.frombuffer(rewards, dtype=np.float64), line_of)
+    return (*_replay_rows(path, columns, order), seen)
+
+
+def _replay_rows(path: Path, columns: tuple[np.ndarray, ...], order: np.ndarray) -> tuple[Steps, np.ndarray]:
+    """The steps made by rewardGym rows (trial, kind, value, reward, line) taken in `order`,
+    and the line of each step's choice."""
+    states, actions, nexts, ends, lines = array("q"), array("q"), array("q"), array("b"), array("q")
+    paid = array("d")
+    current = -1
+    location = -1  # the last location seen in this trial (-1: none yet)
+    pending = False  # a choice waiting for where it led: (p_state, p_action, p_reward, p_line)
+    p_state = p_action = p_line = 0
+    p_reward = 0.0
+    made = 0  # choices completed in this trial
+
+    def finish() -> None:
+        nonlocal made, pending
+        if pending:  # the last choice led nowhere new: it ended the trial where it was
+            if location < 0:
+                raise BehaviourError(
+                    f"{_where(path, p_line)}: trial {current}: the choice's trial shows no location after it"
+                )
+            states.append(p_state)
+            actions.append(p_action)
+            paid.append(p_reward)
+            nexts.append(location)
+            ends.append(0)
+            lines.append(p_line)
+            made += 1
+            pending = False
+        if made:
+            ends[-1] = 1
+
+    for start in range(0, len(order), CHUNK):
+        chosen = order[start : start + CHUNK]
+        for trial, kind, value, reward, line in zip(*(c[chosen].tolist() for c in columns)):
+            if trial != current:
+                finish()
+                current, location, made = trial, -1, 0
+            if kind == OBS:
+                location = value
+                if pending and location >= 0:
+                    states.append(p_state)
+                    actions.append(p_action)
+                    paid.append(p_reward)
+                    nexts.append(location)
+                    ends.append(0)
+                    lines.append(p_line)
+                    made += 1
+                    pending = False
+            elif kind == ACTION:
+                if location < 0:
+                    raise BehaviourError(f"{_where(path, line)}: a choice before any 'obs' row of trial {trial}")
+                if pending:  # two choices without a location between them
+                    raise BehaviourError(f"{_where(path, line)}: trial {trial}: a choice before the last one's outcome")
+                pending, p_state, p_action, p_reward, p_line = True, location, value, 0.0, line
+            elif pending:
+                p_reward += reward
+            elif made:
+                paid[-1] += reward
+            else:
+                raise BehaviourError(f"{_where(path, line)}: a reward before any choice of trial {trial}")
+    finish()
+    steps = (np.frombuffer(states, dtype=np.int64), np.frombuffer(actions, dtype=np.int64),
+             np.frombuffer(paid, dtype=np.float64), np.frombuffer(nexts, dtype=np.int64),
+             np.frombuffer(ends, dtype=np.int8).astype(bool))
+    return steps, np.frombuffer(lines, dtype=np.int64)
+
+
+def _exported_steps(table: _Table, want_task: bool) -> tuple[Steps, np.ndarray, _Row]:
+    path = table.path
+    c_state, c_button, c_location = table.column("state"), table.column("response_button"), table.column(
+        "current_location")
+    c_reward, c_trial = table.column("delta_reward"), table.column("trial")
+    states, actions, nexts, trials, lines = array("q"), array("q"), array("q"), array("q"), array("q")
+    paid = array("d")
+    seen = _Row(table, want_task)
+    for row in table.rows():
+        seen.note(row)
+        line = table.line
+        action = _index(row[c_button], path, line, "response_button")
+        if action < 0:
+            continue
+        state = _index(row[c_state], path, line, "state")
+        nxt = _index(row[c_location], path, line, "current_location")
+        if state < 0 or nxt < 0:
+            raise BehaviourError(f"{_where(path, line)}: a choice without its state or current_location")
+        states.append(state)
+        actions.append(action)
+        nexts.append(nxt)
+        paid.append((_real(row[c_reward], path, line, "delta_reward", MAX_REWARD) or 0.0) if c_reward >= 0 else 0.0)
+        trials.append(_index(row[c_trial], path, line, "trial") if c_trial >= 0 else -1)
+        lines.append(line)
+    trial_of = np.frombuffer(trials, dtype=np.int64)
+    ends = np.ones(len(trial_of), dtype=bool)
+    ends[:-1] = trial_of[1:] != trial_of[:-1]
+    steps = (np.frombuffer(states, dtype=np.int64), np.frombuffer(actions, dtype=np.int64),
+             np.frombuffer(paid, dtype=np.float64), np.frombuffer(nexts, dtype=np.int64), ends)
+    return steps, np.frombuffer(lines, dtype=np.int64), seen
+
+
+def first_participant(path: Path) -> str:
+    """The `participant_id` of an events file's first row ("" if none), reading only that row."""
+    with open_input(path, MAX_EVENTS_BYTES, BehaviourError) as handle:
+        table = _Table(path, handle)
+        column = table.column("participant_id")
+        for row in table.rows():
+            value = row[column].strip() if column >= 0 else ""
+            return "" if value.lower() in MISSING else value
+    return ""
 
 
 NA_TEXT = "n/a"

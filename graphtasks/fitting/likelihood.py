@@ -13,7 +13,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from gym_bridge import make_env
+import numpy as np
+
+from graphstore import TaskGraph
+from gym_bridge import family_of, make_env
 from gym_bridge.agents import make_agent
 
 from .behaviour import BehaviourError, Choices
@@ -30,19 +33,31 @@ class TaskShape:
     n_actions: int
     available: tuple[tuple[int, ...], ...]
 
-    def check(self, choices: Choices) -> None:
-        """BehaviourError naming the first choice the task cannot have produced."""
-        for i, (s, a, n) in enumerate(zip(choices.states, choices.actions, choices.next_states)):
-            if not (0 <= s < self.n_states and 0 <= n < self.n_states):
-                raise BehaviourError(
-                    f"{choices.source}: choice {i}: state {s} -> {n} outside task {self.task_id!r} "
-                    f"(states 0..{self.n_states - 1})"
-                )
-            if a not in self.available[s]:
-                raise BehaviourError(
-                    f"{choices.source}: choice {i}: action {a} is not offered in state {s} of {self.task_id!r} "
-                    f"(offered: {list(self.available[s])})"
-                )
+    def check(self, choices: Choices, lines: Any = None) -> None:
+        """BehaviourError naming the first choice the task cannot have produced (by its line of
+        the events file when `lines`, one per choice, are given). Checked on the arrays at once."""
+        states, actions, nexts = choices.states, choices.actions, choices.next_states
+        outside = (states < 0) | (states >= self.n_states) | (nexts < 0) | (nexts >= self.n_states)
+        offered = np.zeros((max(self.n_states, 1), max(self.n_actions, 1)), dtype=bool)
+        for state, acts in enumerate(self.available):
+            offered[state, list(acts)] = True
+        inside = ~outside & (actions >= 0) & (actions < self.n_actions)
+        allowed = np.zeros(len(states), dtype=bool)
+        allowed[inside] = offered[states[inside], actions[inside]]
+        wrong = outside | ~allowed
+        if not wrong.any():
+            return
+        i = int(np.argmax(wrong))
+        s, a, n = int(states[i]), int(actions[i]), int(nexts[i])
+        where = f"{choices.source}, line {int(lines[i])}" if lines is not None else f"{choices.source}: choice {i}"
+        if outside[i]:
+            raise BehaviourError(
+                f"{where}: state {s} -> {n} outside task {self.task_id!r} (states 0..{self.n_states - 1})"
+            )
+        raise BehaviourError(
+            f"{where}: action {a} is not offered in state {s} of {self.task_id!r} "
+            f"(offered: {list(self.available[s])})"
+        )
 
 
 _SHAPES: dict[tuple[str, int], TaskShape] = {}
@@ -58,12 +73,21 @@ def task_shape(task_id: str, store: Any = None) -> TaskShape:
     """The shape of a task, from its environment (cached per task and store)."""
     key = (task_id, id(store))
     if key not in _SHAPES:
-        env: Any = make_env(task_id, store=store).unwrapped
-        n_states, n_actions = env_sizes(env)
-        offered = getattr(env, "available_actions", None)
-        available = offered if offered is not None else tuple(tuple(range(n_actions)) for _ in range(n_states))
-        _SHAPES[key] = TaskShape(task_id, n_states, n_actions, tuple(available))
+        _SHAPES[key] = _shape(task_id, make_env(task_id, store=store))
     return _SHAPES[key]
+
+
+def graph_shape(graph: TaskGraph) -> TaskShape:
+    """The shape of a task graph held in memory: nothing is read from or written to a store."""
+    return _shape(graph.task_id, family_of(graph).make_env(graph))
+
+
+def _shape(task_id: str, made: Any) -> TaskShape:
+    env: Any = made.unwrapped
+    n_states, n_actions = env_sizes(env)
+    offered = getattr(env, "available_actions", None)
+    available = offered if offered is not None else tuple(tuple(range(n_actions)) for _ in range(n_states))
+    return TaskShape(task_id, n_states, n_actions, tuple(available))
 
 
 def replay_log_likelihood(agent: str, settings: dict[str, Any], choices: Choices, shape: TaskShape) -> float:

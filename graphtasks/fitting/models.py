@@ -7,6 +7,7 @@ choice), `model-based` (the hybrid agent with w = 1) and `hybrid` (w free). Any 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,7 +106,10 @@ def parse_bounds(text: str) -> Bounds:
         name, _, span = part.partition("=")
         low, _, high = span.partition(":")
         try:
-            out[name.strip()] = (float(low), float(high))
+            bounds = (float(low), float(high))
         except ValueError:
             raise BehaviourError(f"--free: expected NAME=LOW:HIGH, got {part!r}") from None
+        if not all(map(math.isfinite, bounds)):
+            raise BehaviourError(f"--free: {name.strip()}: bounds must be finite numbers, got {part!r}")
+        out[name.strip()] = bounds
     return out

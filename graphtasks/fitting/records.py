@@ -10,131 +10,248 @@ fits and models belong to the run's experiment and are deleted with it.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterator, Sequence
 
-from graphstore import GraphStore
+import numpy as np
+
+from graphstore import GraphStore, GraphtasksError, TaskGraph
+from graphtasks.experiments.ids import episode_uid, participant_uid, run_uid, trial_uid
 from graphtasks.experiments.observers import COMPLETED
 from graphtasks.experiments.records import ExperimentExists, _key, _now, _version, experiment_uid, phase_uid
 
-from .behaviour import BehaviourError, Choices, load_run, read_events
+from .behaviour import BehaviourError, Choices, EventsFile, first_participant, load_run, read_events_file
 from .mle import FitResult
 
 PHASE = "behaviour"
 
 
+MAX_NAME = 256  # characters of an experiment name or a participant id
+
+
+def check_name(value: str, what: str) -> str:
+    """A name the user gives (an experiment, a participant): non-empty, at most MAX_NAME
+    characters, no control characters; BehaviourError naming `what` otherwise."""
+    if not isinstance(value, str) or not value.strip():
+        raise BehaviourError(f"{what}: expected a non-empty name, got {value!r}")
+    if len(value) > MAX_NAME:
+        raise BehaviourError(f"{what}: {len(value):,} characters; a name has at most {MAX_NAME}")
+    bad = next((c for c in value if ord(c) < 32 or 0x7F <= ord(c) < 0xA0), None)
+    if bad is not None:
+        raise BehaviourError(f"{what}: control character {bad!r} in {value!r:.80}")
+    return value
+
+
 def participant_of(path: Path, read: bool = True) -> str:
-    """The participant id: the file's `participant_id` column (when `read`), else BIDS
-    `sub-<id>` in the file name, else the file name."""
-    if read:
-        with path.open(encoding="utf-8") as handle:
-            for row in csv.DictReader(handle, delimiter="\t"):
-                value = (row.get("participant_id") or "").strip()
-                if value and value != "n/a":
-                    return value
-                break
+    """The participant id: the file's `participant_id` column (when `read`; its first row), else
+    BIDS `sub-<id>` in the file name, else the file name."""
+    found = first_participant(path) if read else ""
+    return found or _participant_of_name(path)
+
+
+def _participant_of_name(path: Path) -> str:
     found = re.match(r"sub-([A-Za-z0-9]+)", path.name)
     return found.group(1) if found else path.stem
 
 
-def _ensure_task(store: GraphStore, task_id: str) -> str:
-    """The stored task's content hash, putting the built-in task first if it is missing."""
-    digest = store.content_hash(task_id)
-    if digest is None:
-        import tasks
+@dataclass(frozen=True, eq=False)
+class Behaviour:
+    """Events files read and checked for an import, before any store is opened: the experiment
+    name, the files, each file's participant and contents, and the digest of their bytes."""
 
-        store.put(tasks.build(task_id))
-        digest = store.content_hash(task_id)
-    return str(digest)
+    name: str
+    files: list[Path]
+    read: list[tuple[str, EventsFile]]
+    spec_hash: str
+    task_id: str | None  # --task, if given
+
+
+def read_behaviour(
+    name: str, paths: Sequence[str | Path], task_id: str | None = None, drop_reminded: bool = True
+) -> Behaviour:
+    """Read and check events files for `import_behaviour` without a store: the name, every file
+    (once, as a stream: `read_events_file`), the participants. BehaviourError otherwise."""
+    check_name(name, "import: experiment name")
+    if task_id is not None:
+        check_name(task_id, "import: --task")
+    files = [Path(p) for p in paths]
+    if not files:
+        raise BehaviourError("import: no files given")
+    digest = hashlib.sha256()  # of the files' bytes in order, fed as they are read
+    read: list[tuple[str, EventsFile]] = []
+    for path in files:
+        events = read_events_file(path, task_id, drop_reminded, digest)
+        participant = events.participant or _participant_of_name(path)
+        read.append((check_name(participant, f"{path}: participant id"), events))
+    participants = [p for p, _ in read]
+    if len(set(participants)) != len(participants):
+        twice = sorted({p for p in participants if participants.count(p) > 1})
+        raise BehaviourError(f"import: participant(s) {', '.join(map(repr, twice))} appear in more than one file")
+    return Behaviour(name, files, read, digest.hexdigest()[:16], task_id)
 
 
 def import_behaviour(
     store: GraphStore, name: str, paths: Sequence[str | Path], task_id: str | None = None, drop_reminded: bool = True
 ) -> list[dict[str, Any]]:
-    """Import events files (one participant each) as the runs of experiment `name`; every file
-    is read and checked before anything is written. Importing the same files again changes
-    nothing; other files under a recorded name are refused."""
-    from .likelihood import task_shape
+    """Import events files (one participant each) as the runs of experiment `name`.
 
-    files = [Path(p) for p in paths]
-    if not files:
-        raise BehaviourError("import: no files given")
-    read = [(participant_of(p), read_events(p, task_id, drop_reminded)) for p in files]
-    for _, choices in read:
-        task_shape(choices.task_id, store).check(choices)
-    participants = [p for p, _ in read]
-    if len(set(participants)) != len(participants):
-        raise BehaviourError(f"import: a participant appears twice: {sorted(participants)}")
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()[:16]
+    Everything is read and checked before anything is written: the files (`read_behaviour`),
+    then each file's choices against its task (a task not in the store is built in memory, not
+    put, for the check) and the name against the store (`record_behaviour`).
+    """
+    return record_behaviour(store, read_behaviour(name, paths, task_id, drop_reminded))
+
+
+def record_behaviour(store: GraphStore, behaviour: Behaviour) -> list[dict[str, Any]]:
+    """Check read events files against the store, then write them as the runs of an experiment.
+
+    The choices are checked against their tasks (a task not in the store is built in memory,
+    not put, for the check) and the name against the experiments recorded. Only then is the
+    task put (if missing) and the records written: episodes and trials in batches of
+    IMPORT_BATCH choices, then in one transaction the experiment, its runs and the edges to
+    their episodes, so that nothing of an import is visible before all of it is (an import
+    stopped between batches leaves unlinked episodes, which the next import under that name
+    removes first). Importing the same files again changes nothing; other files under a
+    recorded name are refused.
+    """
+    import tasks
+
+    from .likelihood import graph_shape
+
+    name, files, read, spec_hash = behaviour.name, behaviour.files, behaviour.read, behaviour.spec_hash
+    graphs: dict[str, TaskGraph | None] = {}  # the tasks to put first (None: stored already)
+    shapes: dict[str, Any] = {}
+    for (_, events), path in zip(read, files):
+        task = events.choices.task_id
+        if task not in shapes:
+            stored = store.content_hash(task) is not None
+            try:
+                graph = store.get(task) if stored else tasks.build(task)  # built in memory: nothing is put yet
+            except GraphtasksError as exc:
+                where = "--task" if behaviour.task_id is not None else f"{path}: task column"
+                raise BehaviourError(f"{where}: {exc}") from None
+            graphs[task] = None if stored else graph
+            shapes[task] = graph_shape(graph)
+        shapes[task].check(events.choices, events.lines)
     uid = experiment_uid(name)
     known = store.cypher("MATCH (x:Experiment) WHERE x.uid = $uid RETURN x.spec_hash", {"uid": uid}).rows
-    if known and known[0][0] != digest:
+    if known and known[0][0] != spec_hash:
         raise ExperimentExists(
             f"experiment {name!r} is recorded in {store.location!r} with other data; import under another name"
         )
-    hashes = {c.task_id: _ensure_task(store, c.task_id) for _, c in read}
-    nodes: dict[str, list[dict[str, Any]]] = {"Experiment": [], "Phase": [], "Participant": [], "Run": [],
-                                              "Episode": [], "Trial": []}
-    edges: dict[tuple[str, str, str], list[dict[str, str]]] = {}
-
-    def edge(kind: str, a: str, b: str, s: str, t: str) -> None:
-        edges.setdefault((kind, a, b), []).append(_key(s, t))
-
-    phase = phase_uid(uid, "", 0)
-    nodes["Experiment"].append({
-        "uid": uid, "task": uid, "name": name, "spec_hash": digest, "created_at": _now(),
-        "description": f"behaviour imported from {', '.join(p.name for p in files)}",
-    })
-    nodes["Phase"].append({"uid": phase, "task": uid, "name": PHASE, "index": 0, "learn": True,
-                           "episodes": max(c.trials for _, c in read)})
-    edge("HAS_PHASE", "Experiment", "Phase", uid, phase)
-    summary = []
-    for index, ((participant, choices), path) in enumerate(zip(read, files)):
-        run = f"{uid}/run/{index}"
-        person = f"{uid}/participant/{participant}"
-        nodes["Participant"].append({"uid": person, "task": uid, "participant_id": participant, "source": path.name})
-        nodes["Run"].append({
-            "uid": run, "task": uid, "index": index, "status": COMPLETED, "task_id": choices.task_id,
-            "agent": "participant", "label": participant, "params": {}, "seed": 0, "version": _version(),
-        })
-        edge("HAS_RUN", "Experiment", "Run", uid, run)
-        edge("PERFORMED", "Participant", "Run", person, run)
-        for trial, steps in enumerate(_trials(choices)):
-            episode = f"{run}/0/{trial}"
-            nodes["Episode"].append({
-                "uid": episode, "task": uid, "experiment": name, "run": index, "phase": PHASE, "phase_index": 0,
-                "index": trial, "reward": float(sum(choices.rewards[i] for i in steps)), "length": len(steps),
-                "start_state": int(choices.states[steps[0]]), "task_version": choices.task_id,
-                "task_hash": hashes[choices.task_id],
-            })
-            edge("HAS_EPISODE", "Run", "Episode", run, episode)
-            edge("IN_PHASE", "Episode", "Phase", episode, phase)
-            for step, i in enumerate(steps):
-                uid_t = f"{episode}/{step}"
-                nodes["Trial"].append({
-                    "uid": uid_t, "task": uid, "experiment": name, "run": index, "phase_index": 0, "episode": trial,
-                    "step": step, "state": int(choices.states[i]), "action": int(choices.actions[i]),
-                    "reward": float(choices.rewards[i]), "next_state": int(choices.next_states[i]),
-                })
-                edge("HAS_TRIAL", "Episode", "Trial", episode, uid_t)
-        summary.append({"participant": participant, "run": index, "trials": choices.trials, "choices": len(choices)})
-    store.merge_shared(list(nodes.items()), [(k, a, b, rows) for (k, a, b), rows in edges.items()])
+    # -- everything is checked: write --------------------------------------------------------------
+    for missing in graphs.values():
+        if missing is not None:
+            store.put(missing)
+    summary = [{"participant": p, "run": i, "trials": e.choices.trials, "choices": len(e.choices)}
+               for i, (p, e) in enumerate(read)]
+    if known:  # the same files again: their records are there, whole (the head is written last)
+        return summary
+    hashes = {task: str(store.content_hash(task)) for task in graphs}
+    # Leftovers of an import that stopped between its batches (its head never written) go first.
+    store.delete_shared(uid, ("Trial", "Episode"))
+    for body in _import_bodies(uid, name, read, hashes):
+        _write(store, body)
+    _write(store, _import_head(uid, name, files, read, spec_hash))
     return summary
 
 
-def _trials(choices: Choices) -> Iterable[list[int]]:
-    steps: list[int] = []
-    for i, end in enumerate(choices.ends.tolist()):
-        steps.append(i)
-        if end:
-            yield steps
-            steps = []
-    if steps:
-        yield steps
+IMPORT_BATCH = 50_000  # choices written per transaction: memory stays a small multiple of the files
+
+Records = tuple[list[tuple[str, list[dict[str, Any]]]], list[tuple[str, str, str, list[dict[str, Any]]]]]
+
+
+def _write(store: GraphStore, records: Records) -> None:
+    try:
+        store.create_shared(*records)
+    except GraphtasksError:  # another process wrote some of them meanwhile: merge instead
+        store.merge_shared(*records)
+
+
+def _episodes(choices: Choices) -> tuple[np.ndarray, np.ndarray]:
+    """Each choice's episode (trial) index, and the first choice of each episode."""
+    ends = choices.ends
+    starts = np.flatnonzero(np.concatenate(([True], ends[:-1])))
+    return np.concatenate(([0], np.cumsum(ends[:-1], dtype=np.int64))), starts
+
+
+def _import_bodies(
+    uid: str, name: str, read: list[tuple[str, EventsFile]], hashes: dict[str, str]
+) -> Iterator[Records]:
+    """The episodes and trials of an import with the edges between them, in batches of about
+    IMPORT_BATCH choices (whole episodes), invisible to queries until the head links them."""
+    for index, (_, events) in enumerate(read):
+        choices = events.choices
+        run = run_uid(uid, index)
+        task_hash = hashes[choices.task_id]
+        episode_of, starts = _episodes(choices)
+        bounds = np.append(starts, len(choices))
+        paid = np.add.reduceat(choices.rewards, starts)
+        cuts = [0]  # episodes per batch
+        for e in range(len(starts)):
+            if bounds[e + 1] - bounds[cuts[-1]] > IMPORT_BATCH and e > cuts[-1]:
+                cuts.append(e)
+        cuts.append(len(starts))
+        for first, last in zip(cuts[:-1], cuts[1:]):
+            lo, hi = int(bounds[first]), int(bounds[last])
+            episodes = [
+                {"uid": episode_uid(run, 0, e), "task": uid, "experiment": name, "run": index, "phase": PHASE,
+                 "phase_index": 0, "index": e, "reward": float(paid[e]), "length": int(bounds[e + 1] - bounds[e]),
+                 "start_state": int(choices.states[bounds[e]]), "task_version": choices.task_id,
+                 "task_hash": task_hash}
+                for e in range(first, last)
+            ]
+            trials, has_trial = [], []
+            columns = (episode_of[lo:hi].tolist(), (np.arange(lo, hi) - starts[episode_of[lo:hi]]).tolist(),
+                       choices.states[lo:hi].tolist(), choices.actions[lo:hi].tolist(),
+                       choices.rewards[lo:hi].tolist(), choices.next_states[lo:hi].tolist())
+            for episode, step, state, action, reward, nxt in zip(*columns):
+                owner = episode_uid(run, 0, episode)
+                trial = trial_uid(owner, step)
+                trials.append({"uid": trial, "task": uid, "experiment": name, "run": index, "phase_index": 0,
+                               "episode": episode, "step": step, "state": state, "action": action, "reward": reward,
+                               "next_state": nxt})
+                has_trial.append(_key(owner, trial))
+            yield [("Episode", episodes), ("Trial", trials)], [("HAS_TRIAL", "Episode", "Trial", has_trial)]
+
+
+def _import_head(
+    uid: str, name: str, files: list[Path], read: list[tuple[str, EventsFile]], spec_hash: str
+) -> Records:
+    """What makes an import visible, written last in one transaction: the experiment, its phase,
+    a participant and a run per file, and the edges to the runs' episodes."""
+    phase = phase_uid(uid, "", 0)
+    experiment = {
+        "uid": uid, "task": uid, "name": name, "spec_hash": spec_hash, "created_at": _now(),
+        "description": f"behaviour imported from {', '.join(p.name for p in files)}",
+    }
+    phases = [{"uid": phase, "task": uid, "name": PHASE, "index": 0, "learn": True,
+               "episodes": max(e.choices.trials for _, e in read)}]
+    people, runs, has_run, performed, has_episode, in_phase = [], [], [], [], [], []
+    for index, ((participant, events), path) in enumerate(zip(read, files)):
+        run = run_uid(uid, index)
+        person = participant_uid(uid, participant)
+        people.append({"uid": person, "task": uid, "participant_id": participant, "source": path.name})
+        runs.append({
+            "uid": run, "task": uid, "index": index, "status": COMPLETED, "task_id": events.choices.task_id,
+            "agent": "participant", "label": participant, "params": {}, "seed": 0, "version": _version(),
+        })
+        has_run.append(_key(uid, run))
+        performed.append(_key(person, run))
+        for e in range(len(_episodes(events.choices)[1])):
+            episode = episode_uid(run, 0, e)
+            has_episode.append(_key(run, episode))
+            in_phase.append(_key(episode, phase))
+    return (
+        [("Experiment", [experiment]), ("Phase", phases), ("Participant", people), ("Run", runs)],
+        [("HAS_PHASE", "Experiment", "Phase", [_key(uid, phase)]), ("HAS_RUN", "Experiment", "Run", has_run),
+         ("PERFORMED", "Participant", "Run", performed), ("HAS_EPISODE", "Run", "Episode", has_episode),
+         ("IN_PHASE", "Episode", "Phase", in_phase)],
+    )
 
 
 def model_uid(experiment: str, result: FitResult) -> str:

@@ -63,10 +63,23 @@ class ModelRecovery:
         }
 
 
+MAX_PARTICIPANTS = 100_000  # simulated participants of one recovery
+MAX_TRIALS = 10_000_000  # trials of one simulated participant
+MAX_STARTS = 1000  # optimiser starts per fit
+
+
 def _check_sizes(participants: int, least: int, trials: int, starts: int) -> None:
-    for name, value, low in (("participants", participants, least), ("trials", trials, 1), ("starts", starts, 1)):
-        if not isinstance(value, int) or value < low:
+    for name, value, low, high in (("participants", participants, least, MAX_PARTICIPANTS),
+                                   ("trials", trials, 1, MAX_TRIALS), ("starts", starts, 1, MAX_STARTS)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise BehaviourError(f"{name}: expected a whole number of at least {low}, got {value!r}")
+        if value > high:
+            raise BehaviourError(f"{name}: expected a whole number of at most {high:,}, got {value!r}")
+
+
+def _check_workers(workers: int | None) -> None:
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise BehaviourError(f"workers: expected a positive whole number or None, got {workers!r}")
 
 
 def _draw(model: FitModel, rng: np.random.Generator) -> dict[str, float]:
@@ -100,6 +113,7 @@ def parameter_recovery(
 ) -> ParameterRecovery:
     """Simulate `participants` agents with settings from the prior, fit them back."""
     _check_sizes(participants, 3, trials, starts)  # a correlation needs three points
+    _check_workers(workers)
     chosen = fit_model(model) if isinstance(model, str) else model
     root = np.random.SeedSequence(seed)
     rng = np.random.default_rng(root.spawn(1)[0])
@@ -123,6 +137,7 @@ def model_recovery(
 ) -> ModelRecovery:
     """Simulate `participants` agents of each model and count which model's fit has the lowest BIC."""
     _check_sizes(participants, 1, trials, starts)
+    _check_workers(workers)
     chosen = [fit_model(m) for m in models]
     if len(chosen) < 2 or len({m.name for m in chosen}) != len(chosen):
         raise BehaviourError(f"models: expected two or more different models, got {list(models)}")
