@@ -52,7 +52,7 @@ def graphtasks_process(args: list[str], cwd: Path, **kwargs) -> subprocess.Compl
     exe = Path(sys.executable).with_name("graphtasks")
     command = [str(exe)] if exe.exists() else [sys.executable, "-m", "graphtasks"]
     streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
-    return subprocess.run(command + args, cwd=cwd, text=True, timeout=300, **streams)
+    return subprocess.run(command + args, cwd=cwd, text=True, **{"timeout": 300, **streams})
 
 
 # -- output files -------------------------------------------------------------------------------
@@ -261,3 +261,89 @@ def test_delete_on_a_missing_store_creates_nothing(tmp_path, capsys):
     code, _, err = run(["--store", str(location), "tasks", "delete", "rewardgym/two-step"], capsys)
     assert_one_error_line(code, err, "does not exist")
     assert not location.exists()
+
+
+# -- numbers and files on the command line ---------------------------------------------------------
+def run_to_exit(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
+    """`run`, for errors found while the arguments are parsed: argparse ends those with SystemExit."""
+    capsys.readouterr()
+    try:
+        code = cli.main(argv)
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 2
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+BAD_NUMBERS = [
+    (["run", "rewardgym/two-step", "--episodes", "-1"], "--episodes: expected a whole number from 1 to 10,000,000,"),
+    (["run", "rewardgym/two-step", "--episodes", "0"], "run: --episodes: expected a whole number from 1"),
+    (["run", "rewardgym/two-step", "--seed", "-1"], "run: --seed: expected a whole number from 0 to"),
+    (["run", "rewardgym/two-step", "--seed", "1e3"], "run: --seed: expected a whole number from 0 to"),
+    (["run", "rewardgym/two-step", "--max-steps", "0"], "run: --max-steps: expected a whole number from 1"),
+    (["render", "four_rooms", "--resolution", "0"], "render: --resolution: expected a whole number from 16 to 4,096"),
+    (["render", "four_rooms", "--resolution", "-5"], "render: --resolution: expected a whole number from 16 to 4,096"),
+    (["render", "four_rooms", "--resolution", "60000"], "render: --resolution: expected a whole number from 16"),
+    (["ingest", "api", "--timeout", "-1"], "ingest api: --timeout: expected a finite number > 0 and <= 3600"),
+    (["ingest", "api", "--timeout", "nan"], "ingest api: --timeout: expected a finite number > 0"),
+    (["ingest", "api", "--timeout", "inf"], "ingest api: --timeout: expected a finite number > 0"),
+    (["ingest", "api", "--backoff", "-1"], "ingest api: --backoff: expected a finite number from 0 to 3600"),
+    (["ingest", "api", "--retries", "0"], "ingest api: --retries: expected a whole number from 1 to 100"),
+    (["ingest", "api", "--rate-limit", "nan"], "ingest api: --rate-limit: expected a finite number from 0"),
+    (["room", "baselines", "--capacities", "-1"], "room baselines: --capacities: expected a whole number from 2"),
+    (["room", "baselines", "--capacities", "4,1"], "--capacities: expected a whole number from 2 to 1,000,000, got '1' "
+                                                  "(in '4,1')"),
+    (["room", "baselines", "--num-agents", "0"], "room baselines: --num-agents: expected a whole number from 1 to 1,"),
+    (["run", "room", "--seeds", "0,-1"], "room baselines: --seeds: expected a whole number from 0"),
+    (["fit", "simulate", "x.tsv", "--params", "lr=nan,beta=3"], "fit simulate: --params: expected NAME=NUMBER with a "
+                                                               "finite number, got 'lr=nan'"),
+    (["fit", "simulate", "x.tsv", "--params", "lr=0.3,beta=3", "--seed", "-1"], "fit simulate: --seed"),
+    (["fit", "model-recovery", "--workers", "0"], "fit model-recovery: --workers: expected a whole number from 1"),
+    (["fit", "parameter-recovery", "--seed", "-1"], "fit parameter-recovery: --seed: expected a whole number from 0"),
+    (["fit", "run", "lab", "--starts", "0"], "fit run: --starts: expected a whole number from 1 to 1,000"),
+]
+
+
+@pytest.mark.parametrize("argv, expected", BAD_NUMBERS, ids=[" ".join(a) for a, _ in BAD_NUMBERS])
+def test_a_number_out_of_range_is_one_line(argv, expected, tmp_path, capsys, isolated_store_location):
+    code, out, err = run_to_exit(argv, capsys)
+    assert_one_error_line(code, err, expected)
+    assert out == "" and not isolated_store_location.exists()
+    assert not (tmp_path / "x.tsv").exists()
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["poge", "stats", "missing.txt"], "poge stats: world: no world file 'missing.txt'"),
+    (["fit", "simulate", "x.tsv", "--params", "lr=5,beta=3"], "--params: the q agent's lr: expected a number between 0 "
+                                                             "and 1, got 5.0"),
+    (["fit", "run", "lab", "--agent", "q", "--free", "lr=0:inf"], "--free: lr: bounds must be finite numbers"),
+    (["fit", "parameter-recovery", "--participants", "1000000"], "participants: expected a whole number of at most"),
+])
+def test_a_value_the_command_checks_is_one_line(argv, expected, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_to_exit(argv, capsys)
+    assert_one_error_line(code, err, expected)
+    assert not (tmp_path / "x.tsv").exists()
+
+
+def test_numbers_in_range_are_taken(tmp_path, capsys):
+    target = tmp_path / "p.png"
+    code, out, err = run_to_exit(["render", "four_rooms", "--size", "micro", "--resolution", "16", "-o", str(target)],
+                                 capsys)
+    assert code == 0, err
+    assert "(16x16)" in out and target.stat().st_size > 0
+
+
+def test_import_of_a_latin1_ntriples_file(tmp_path, capsys, isolated_store_location):
+    path = tmp_path / "task.nt"
+    path.write_bytes('<http://example.org/a> <http://example.org/b> "café" .\n'.encode("latin-1"))
+    code, _, err = run(["import", str(path)], capsys)
+    assert_one_error_line(code, err, f"{path}, line 1, byte 50: not UTF-8 text (byte 0xe9")
+    assert not isolated_store_location.exists()
+
+
+def test_import_of_dev_zero_as_turtle_in_a_real_process(tmp_path):
+    link = tmp_path / "zero.ttl"
+    link.symlink_to("/dev/zero")
+    proc = graphtasks_process(["import", str(link)], tmp_path, timeout=60)
+    assert_one_error_line(proc.returncode, proc.stderr, f"{link}: a character device, not a regular file")

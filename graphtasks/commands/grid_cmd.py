@@ -7,8 +7,11 @@ import argparse
 import io
 from pathlib import Path
 
+from .arguments import integer, one_line_errors
 from .errors import CommandError
 from .files import write_output
+
+RESOLUTION = integer(16, 4096)  # pixels: what GridEnv draws (gym_bridge.grid.rules)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,10 +24,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "-o", "--output", metavar="FILE.png", help="where to write the picture (default TEMPLATE-SIZE.png)"
     )
-    parser.add_argument("--resolution", type=int, default=512, help="picture width and height in pixels (default 512)")
+    parser.add_argument("--resolution", type=RESOLUTION, default=512,
+                        help="picture width and height in pixels, 16..4096 (default 512)")
     parser.add_argument("--templates", metavar="FOLDER", help="also read grid templates (*.txt maps) from this folder")
     parser.add_argument("--ansi", action="store_true", help="print the grid as text instead of writing a picture")
     parser.set_defaults(func=cmd_render)
+    one_line_errors(parser)
 
 
 def image_format(path: str) -> str:

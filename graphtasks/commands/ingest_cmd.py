@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .arguments import SEED, integer, one_line_errors, real, restrict
 from .errors import CommandError
 
 
@@ -15,6 +16,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = group.add_subparsers(dest="ingest_command", metavar="SOURCE")
     api = sub.add_parser("api", help="query the ConceptNet REST API, following every page (resumable)")
     add_api_arguments(api)
+    restrict(  # the options' ranges: a timeout of 0, nan or inf, a negative backoff stopped in a traceback
+        api, page_size=integer(1, 1000), timeout=real(0, 3600, above=True), retries=integer(1, 100),
+        backoff=real(0, 3600), backoff_max=real(0, 3600), rate_limit=real(0, 1000), seed=SEED,
+    )
+    one_line_errors(api)
     api.set_defaults(func=_api)
     dump = sub.add_parser("dump", help="stream a ConceptNet assertions dump (gzip CSV), filtered (resumable)")
     add_dump_arguments(dump)

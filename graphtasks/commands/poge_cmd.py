@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from .errors import blame
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     poge = subparsers.add_parser("poge", help="POGE gridworld files (load, show, stats)")
@@ -43,13 +45,17 @@ def _stored_world(task_id: str, location: str | None):
 def _show(args: argparse.Namespace) -> int:
     from tasks.poge import write_world
 
-    print(write_world(_stored_world(args.task, args.store)), end="")
+    with blame("poge show"):  # a world that cannot be loaded is the argument's fault, not a bug
+        world = _stored_world(args.task, args.store)
+    print(write_world(world), end="")
     return 0
 
 
 def _stats(args: argparse.Namespace) -> int:
     from tasks.poge import statistics
 
-    for key, value in statistics(_stored_world(args.world, args.store)).items():
+    with blame("poge stats"):
+        world = _stored_world(args.world, args.store)
+    for key, value in statistics(world).items():
         print(f"{key}: {json.dumps(value)}")
     return 0

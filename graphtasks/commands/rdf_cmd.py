@@ -9,12 +9,14 @@ from pathlib import Path
 
 from graphstore import GraphStoreError, SchemaError, open_store
 from graphstore import rdf as rdf_view
+from tasks.data import decode_utf8, read_input
 
 from .errors import CommandError
 from .files import write_output
 from .output import add_format_argument, print_rows
 
 RDF_FORMATS = {".ttl": "turtle", ".turtle": "turtle", ".nt": "nt"}
+MAX_RDF_BYTES = 64 * 2**20  # a Turtle or N-Triples file to import (every built-in task together: 31 MB)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -118,10 +120,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     fmt = RDF_FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise CommandError(f"{path}: expected a .ttl or .nt file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CommandError(f"{path}: {exc.strerror}") from None
+    text = decode_utf8(read_input(path, MAX_RDF_BYTES, CommandError), str(path), CommandError)  # RDF 1.1: UTF-8
     try:
         graphs = rdf_view.from_rdf(rdf_view.parse(text, fmt))
         if not graphs:

@@ -13,7 +13,11 @@ import argparse
 import json
 import sys
 
+from .arguments import MAX_SEED, integer, integers, one_line_errors
 from .errors import CommandError
+
+MAX_CAPACITY = 1_000_000  # memory slots of a baseline agent (the paper's go up to 32)
+MAX_ROOM_AGENTS = 1000  # agents in one room: the baselines' time grows faster than linearly with them
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,11 +42,14 @@ def register_run(run_subparsers: argparse._SubParsersAction) -> None:
 def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--room-size", choices=["small", "big"], default="small")
     parser.add_argument(
-        "--capacities", default="4,8,16,32", help="comma-separated memory capacities (default 4,8,16,32)"
+        "--capacities", type=integers(2, MAX_CAPACITY), default="4,8,16,32",
+        help=f"comma-separated memory capacities, 2..{MAX_CAPACITY:,} (default 4,8,16,32)",
     )
-    parser.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated seeds (default 0-4, as in the paper)")
+    parser.add_argument("--seeds", type=integers(0, MAX_SEED), default="0,1,2,3,4",
+                        help="comma-separated seeds (default 0-4, as in the paper)")
     parser.add_argument("--agents", default=None, help="comma-separated agent kinds (default: all four)")
-    parser.add_argument("--num-agents", type=int, default=1, help="agents in the room (default 1)")
+    parser.add_argument("--num-agents", type=integer(1, MAX_ROOM_AGENTS), default=1,
+                        help=f"agents in the room, 1..{MAX_ROOM_AGENTS} (default 1)")
     parser.add_argument(
         "--reference-noncommonsense",
         action="store_true",
@@ -50,16 +57,7 @@ def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--weighting-mode", choices=["highest", "weighted"], default="highest")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
-
-
-def _ints(text: str, field: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise CommandError(f"--{field}: expected comma-separated integers, got {text!r}") from None
-    if not values:
-        raise CommandError(f"--{field}: give at least one value")
-    return values
+    one_line_errors(parser)
 
 
 KNOWLEDGE_COUNT = "MATCH ()-[e:ASSERTS]->() WHERE e.relation = 'AtLocation' RETURN count(e)"
@@ -87,8 +85,7 @@ def run_baselines(args: argparse.Namespace) -> int:
     from gym_bridge.room.agents import KINDS, PAPER, baseline_table
     from gym_bridge.room.env import RoomEnv
 
-    capacities = _ints(args.capacities, "capacities")
-    seeds = _ints(args.seeds, "seeds")
+    capacities, seeds = args.capacities, args.seeds
     kinds = [k.strip() for k in args.agents.split(",")] if args.agents else list(KINDS)
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:

@@ -21,6 +21,7 @@ from tqdm import tqdm
 from gym_bridge.agents import AGENTS
 from gym_bridge.runner import RunLog, first_transitions, stay_probabilities
 
+from .arguments import COUNT, MAX_COUNT, SEED, one_line_errors
 from .errors import CommandError, blame
 from .files import write_output
 from .output import parse_params
@@ -30,9 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("run", help="run an agent on a task (one run of the experiment loop)")
     parser.add_argument("task", help="task id, e.g. rewardgym/two-step (built in, or any task in the store)")
     parser.add_argument("--agent", choices=sorted(AGENTS), default="q")
-    parser.add_argument("--episodes", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-steps", type=int, help="episode length (default: the environment's)")
+    parser.add_argument("--episodes", type=COUNT, default=1000,
+                        help=f"episodes to run, 1..{MAX_COUNT:,} (default 1000)")
+    parser.add_argument("--seed", type=SEED, default=0, help="the run's seed, 0..2**63-1 (default 0)")
+    parser.add_argument("--max-steps", type=COUNT, help="episode length (default: the environment's)")
     parser.add_argument("--schedule", action="store_true", help="play the task's trial schedule (block structure)")
     parser.add_argument("--agent-param", action="append", metavar="KEY=VALUE", help="agent setting, e.g. beta=3")
     parser.add_argument(
@@ -42,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON, with every episode's return")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=cmd_run)
+    one_line_errors(parser)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
