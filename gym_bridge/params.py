@@ -55,15 +55,22 @@ def check_episode_length(value: int | None) -> int:
 
 
 class RenderModes(list):
-    """An env's `metadata["render_modes"]` that refuses a non-string mode by name.
+    """An env's `metadata["render_modes"]` that refuses a non-string mode, and "human", by name.
 
     Why: gymnasium.make looks the requested mode up here before it builds the env, then calls
-    string methods on it; a clear TypeError from this lookup comes first.
+    string methods on it; a clear TypeError from this lookup comes first. For "human", which
+    these envs do not list, gymnasium.make would wrap an "rgb_array" env in its HumanRendering
+    window, which fails only at the first reset (without pygame) or opens a window no test or
+    server wants: the lookup refuses it, naming the modes there are.
     """
 
     def __contains__(self, mode: object) -> bool:
         if mode is not None and not isinstance(mode, str):
             raise TypeError(f"render_mode: expected one of {list(self)} or None, got {type(mode).__name__} {mode!r}")
+        if mode == "human" and not super().__contains__(mode):
+            frames = "; render_mode='rgb_array' returns the frames to show" if super().__contains__("rgb_array") else ""
+            expected = f"render_mode: expected one of {list(self)} or None"
+            raise ValueError(f"{expected}, got 'human' (these envs draw no window{frames})")
         return super().__contains__(mode)
 
 

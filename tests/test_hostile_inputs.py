@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -417,3 +418,36 @@ def test_what_an_import_stopped_between_batches_leaves_is_invisible_and_cleared(
         assert store.cypher(trials).rows == [[20]]  # the 28 trials of episodes 10..23 left behind are gone
         assert len(load_run(store, "lab", 0)) == 20 and load_run(store, "lab", 0).trials == 10
 
+
+# -- render modes ------------------------------------------------------------------------------------
+def test_human_rendering_is_refused_when_the_env_is_made_for_every_registered_id():
+    """gymnasium.make would wrap an rgb_array env in its pygame window (HumanRendering), which
+    fails only at reset without pygame; the envs' metadata refuses "human" first, naming their modes."""
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    import gym_bridge
+
+    ids = gym_bridge.registered_ids()
+    assert len(ids) >= 30
+    for env_id in ids:
+        modes = list(load_env_creator(gym.spec(env_id).entry_point).metadata["render_modes"])
+        with pytest.raises(ValueError, match=rf"^render_mode: expected one of {re.escape(str(modes))} or None, "
+                                             r"got 'human' \(these envs draw no window"):
+            gym.make(env_id, render_mode="human")
+
+
+def test_the_render_modes_there_are_still_work():
+    import gymnasium as gym
+
+    import gym_bridge  # noqa: F401 - registers the ids
+    from gym_bridge.graph.env import GraphTaskEnv
+
+    collected = gym.make("graphtasks/TwoStep-v0", render_mode="rgb_array_list")  # gymnasium's RenderCollection
+    collected.reset(seed=0)
+    assert collected.render()[0].ndim == 3
+    with pytest.raises(ValueError, match="got 'human'"):
+        GraphTaskEnv(task="rewardgym/two-step", render_mode="human")
+    text = GraphTaskEnv(task="rewardgym/two-step", render_mode="ansi")
+    text.reset(seed=0)
+    assert isinstance(text.render(), str)
