@@ -107,7 +107,7 @@ def test_sparql_query_file_missing(two_step, tmp_path, capsys):
 
 def test_sparql_query_file_is_a_directory(two_step, tmp_path, capsys):
     code, _, err = run(["sparql", f"@{tmp_path}"], capsys)
-    assert_one_error_line(code, err, str(tmp_path), "Is a directory")
+    assert_one_error_line(code, err, str(tmp_path), "a directory, not a regular file")
 
 
 def test_import_of_a_directory(tmp_path, capsys):
@@ -347,3 +347,8 @@ def test_import_of_dev_zero_as_turtle_in_a_real_process(tmp_path):
     link.symlink_to("/dev/zero")
     proc = graphtasks_process(["import", str(link)], tmp_path, timeout=60)
     assert_one_error_line(proc.returncode, proc.stderr, f"{link}: a character device, not a regular file")
+
+
+def test_sparql_query_file_that_never_ends_in_a_real_process(tmp_path):
+    proc = graphtasks_process(["sparql", "@/dev/zero"], tmp_path, timeout=60)
+    assert_one_error_line(proc.returncode, proc.stderr, "sparql: the query file /dev/zero: a character device")

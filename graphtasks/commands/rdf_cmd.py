@@ -17,6 +17,7 @@ from .output import add_format_argument, print_rows
 
 RDF_FORMATS = {".ttl": "turtle", ".turtle": "turtle", ".nt": "nt"}
 MAX_RDF_BYTES = 64 * 2**20  # a Turtle or N-Triples file to import (every built-in task together: 31 MB)
+MAX_QUERY_BYTES = 2**20  # a SPARQL query file (`sparql @FILE`)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,11 +77,11 @@ def read_query(text: str) -> str:
     if not text.startswith("@"):
         return text
     path = Path(text[1:])
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise CommandError(f"sparql: cannot read the query file {path}: {reason}") from None
+
+    def refuse(message: str) -> CommandError:
+        return CommandError(f"sparql: the query file {message}")
+
+    return decode_utf8(read_input(path, MAX_QUERY_BYTES, refuse), str(path), refuse)
 
 
 def cmd_sparql(args: argparse.Namespace) -> int:
