@@ -10,6 +10,7 @@ from .errors import (
     GraphtasksError,
     QueryError,
     SchemaError,
+    StoreFullError,
     StoreLocationError,
     StoreLockedError,
     StoreMissingError,
@@ -27,6 +28,6 @@ __all__ = [
     "store_backends",
     "LOCK_TIMEOUT_ENV_VAR", "SCHEMA", "STORE_ENV_VAR", "ConflictError", "GraphStore", "GraphStoreError",
     "GraphtasksError", "NodeType", "Property", "QueryError", "QueryResult", "RelType", "Schema", "SchemaError",
-    "StoreLocationError", "StoreLockedError", "StoreMissingError", "TaskGraph", "TaskNotFound", "TaskSummary",
-    "default_location", "did_you_mean", "open_store", "uid_of",
+    "StoreFullError", "StoreLocationError", "StoreLockedError", "StoreMissingError", "TaskGraph", "TaskNotFound",
+    "TaskSummary", "default_location", "did_you_mean", "open_store", "uid_of",
 ]

@@ -68,6 +68,11 @@ class ConflictError(GraphStoreError):
     """The stored task changed since it was read (a concurrent writer); nothing was written."""
 
 
+class StoreFullError(GraphStoreError):
+    """The disk holding a store is full: the write that met it was not kept, the store holds
+    what it held before."""
+
+
 class StoreLockedError(GraphStoreError):
     """Another process holds the store's lock longer than the lock timeout; nothing was done."""
 

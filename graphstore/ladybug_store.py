@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import logging
 import os
 import re
+import shutil
 import tempfile
 import threading
 from collections import defaultdict
@@ -25,13 +27,14 @@ from .errors import (
     ConflictError,
     GraphStoreError,
     QueryError,
+    StoreFullError,
     StoreLocationError,
     StoreLockedError,
     StoreMissingError,
     TaskNotFound,
 )
 from .filelock import StoreLock, WaitCallback
-from .schema import KINDS, SCHEMA, NodeType, Property, Schema
+from .schema import KINDS, SCHEMA, NodeType, Property, RelType, Schema
 from .schema import quote_name as _q
 from .store import (
     MEMORY,
@@ -46,6 +49,74 @@ from .store import (
 from .taskgraph import TASK_LOCAL_ID, TaskGraph, uid_of
 
 BATCH = 5000  # rows per UNWIND statement
+FULL_BYTES = 1 << 20  # a file system with less free space than this counts as full
+CHECKPOINT_WAL_BYTES = 16 << 20  # checkpoint once the log is this big (LadybugDB's own threshold)
+CHECKPOINT_SPARE_BYTES = 32 << 20  # room a checkpoint needs besides the size of the store's files
+# what LadybugDB says when a read-only opening meets a checkpoint a failed write left unfinished
+RECOVERY_PENDING = "read-only mode while checkpoint recovery is pending"
+# what LadybugDB's errors say when writing the store's files failed (a full disk, an I/O error)
+_STORAGE_FAILURES = ("IO exception", "Cannot write to file", "panic state", "post-commit checkpoint failed")
+
+log = logging.getLogger(__name__)
+
+
+class _RecoveryPending(StoreLocationError):
+    """A read-only opening met an unfinished checkpoint (finished by a writer's opening)."""
+
+
+def _storage_failure(exc: BaseException) -> bool:
+    return any(marker in str(exc) for marker in _STORAGE_FAILURES)
+
+
+def _descriptors_of(path: str, message: str = "") -> list[int]:
+    """This process's open file descriptors on the file at `path` (one that LadybugDB opened)."""
+    try:
+        target = os.stat(path)
+    except OSError:
+        return []
+    candidates: list[int] = []
+    for listing in ("/proc/self/fd", "/dev/fd"):
+        try:
+            candidates = [int(name) for name in os.listdir(listing) if name.isdigit()]
+            break
+        except OSError:
+            continue
+    named = re.search(r"fileDescriptor: (\d+)", message)
+    if named:
+        candidates.append(int(named.group(1)))
+    found = []
+    for fd in sorted(set(candidates)):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
+            found.append(fd)
+    return found
+
+
+def _disarm(descriptors: list[int]) -> None:
+    """Point each descriptor at /dev/null: what LadybugDB still writes to it when it closes (the
+    bytes a failed write left in its buffer) goes nowhere instead of failing in a destructor."""
+    if not descriptors:
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in descriptors:
+            os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    value = n / 1024
+    for unit in ("KB", "MB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
 
 
 def _to_store(prop: Property, value: Any) -> Any:
@@ -138,6 +209,7 @@ class LadybugStore(GraphStore):
             except OSError as exc:
                 raise StoreLocationError(f"cannot create the folder of store {location!r}: {exc}") from None
         self._path = p
+        self._new = False  # True while this process creates the store (under the writer lock)
         self._open_locked(read_only)
         try:
             if read_only and self._sync_schema(apply=False):
@@ -150,18 +222,43 @@ class LadybugStore(GraphStore):
             elif not read_only:
                 self._sync_schema()
         except BaseException:
+            if self._new:  # a store this process was creating (e.g. on a full disk): nothing of it stays
+                self._close_database(checkpoint=False)
+                self._remove_new_store()
             self.close()
             raise
+        self._new = False
 
     def _open_locked(self, read_only: bool) -> None:
-        """Take the store's lock (shared to read, alone to write), then open the database."""
+        """Take the store's lock (shared to read, alone to write), then open the database.
+
+        A write that failed on a full disk can leave an unfinished checkpoint, which LadybugDB
+        finishes only when a writer opens the store; a reader then does that first, as a
+        writer under the lock (see `_finish_recovery`), and reads."""
         self._file_lock = StoreLock(self._path, exclusive=not read_only, on_wait=self._on_wait)
+        self._new = not read_only and not self._path.exists()  # looked at under the lock
         try:
-            self._connect(str(self._path), read_only)
+            try:
+                self._connect(str(self._path), read_only)
+            except _RecoveryPending:
+                self._file_lock.release()
+                self._file_lock = None
+                self._finish_recovery()
+                self._file_lock = StoreLock(self._path, exclusive=False, on_wait=self._on_wait)
+                self._connect(str(self._path), read_only)
         except BaseException:
-            self._file_lock.release()
-            self._file_lock = None
+            if self._new:
+                self._remove_new_store()
+            if self._file_lock is not None:
+                self._file_lock.release()
+                self._file_lock = None
             raise
+
+    def _remove_new_store(self) -> None:
+        """Remove the files of a store whose creation failed (the lock file stays: others may hold it)."""
+        for path in (self._path, self._wal_path()):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
 
     def _connect(self, path: str, read_only: bool) -> None:
         try:
@@ -171,11 +268,65 @@ class LadybugStore(GraphStore):
             held = re.search(r"held by PID (\d+)", str(exc))
             if held:  # a process outside graphtasks (which takes no store lock) has it open
                 raise StoreLockedError(f"store {self.location!r} is locked by PID {held.group(1)} (writing)") from None
+            if read_only and RECOVERY_PENDING in str(exc):
+                raise _RecoveryPending(str(exc)) from None
+            if not read_only and path != MEMORY and _storage_failure(exc):
+                if vars(self).get("_new", False):
+                    free = self._free_bytes()
+                    raise self._storage_error("creating the store", exc, free, "(no store was created)") from None
+                raise self._unfinished_checkpoint_error(exc) from None
             raise StoreLocationError(f"cannot open embedded store {self.location!r}: {exc}") from None
+        self._writer = not read_only and path != MEMORY
+        if self._writer:  # this store checkpoints itself, when the disk has room (see _checkpoint)
+            self._raw("CALL auto_checkpoint=false")
+            self._raw("CALL force_checkpoint_on_close=false")
+
+    def _finish_recovery(self) -> None:
+        """Open the store as a writer, under the writer lock, so that LadybugDB finishes the
+        checkpoint a failed write left unfinished; close it without checkpointing again (the
+        disk may still be full: the committed writes stay in the write-ahead log)."""
+        lock = StoreLock(self._path, exclusive=True, on_wait=self._on_wait)
+        try:
+            db = ladybug.Database(str(self._path), read_only=False)
+            conn = ladybug.Connection(db)
+            try:
+                conn.execute("CALL force_checkpoint_on_close=false")
+            finally:
+                conn.close()
+                db.close()
+        except Exception as exc:
+            raise self._unfinished_checkpoint_error(exc) from None
+        finally:
+            lock.release()
+
+    def _unfinished_checkpoint_error(self, exc: BaseException) -> GraphStoreError:
+        """Opening failed writing: LadybugDB finishes a checkpoint that a failure interrupted
+        before anyone may read, and that can need free space."""
+        reason = " ".join(str(exc).split())
+        free = self._free_bytes()
+        folder = str(self._path.parent)
+        failed = vars(self).get("_failed")
+        if failed:  # opening again after a failed write or checkpoint
+            what = (
+                f"{failed}, and the store cannot be opened again until LadybugDB finishes the checkpoint it "
+                f"interrupted, which needs free space: free some in {folder!r} and run the command again ({reason})"
+            )
+        else:
+            what = (
+                f"the store cannot be opened until LadybugDB finishes a checkpoint that a failed write interrupted, "
+                f"which needs free space: free some in {folder!r} and run the command again "
+                f"(nothing was changed; {reason})"
+            )
+        if free < FULL_BYTES or "No space left" in reason:
+            return StoreFullError(f"store {self.location!r}: the disk is full ({_size(free)} free); {what}")
+        return StoreLocationError(f"cannot open embedded store {self.location!r}: {what}")
 
     # -- schema ---------------------------------------------------------------------
     def _raw(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        result = self._conn.execute(query, params or {})
+        conn = vars(self).get("_conn")
+        if conn is None:
+            raise GraphStoreError(f"store {self.location!r} is closed")
+        result = conn.execute(query, params or {})
         results = result if isinstance(result, list) else [result]
         rows = results[-1].get_all()
         for r in results:
@@ -183,34 +334,34 @@ class LadybugStore(GraphStore):
         return cast(list[list[Any]], rows)  # rows come as lists: the connection never asks for dicts
 
     def _sync_schema(self, apply: bool = True) -> bool:
-        """Add missing tables, columns and endpoints; with apply=False only tell whether any are missing."""
-        missing = False
-
-        def change(statement: str) -> None:
-            nonlocal missing
-            missing = True
-            if apply:
-                self._raw(statement)
-
+        """Add missing tables, columns and endpoints (one transaction); with apply=False only
+        tell whether any are missing."""
+        statements: list[str] = []
         tables = {name: kind for _, name, kind, *_ in self._raw("CALL show_tables() RETURN *")}
         for label, node_type in self.schema.nodes.items():
             if label not in tables:
                 cols = ", ".join(f"{_q(p.name)} {KINDS[p.kind]}" for p in node_type.properties)
-                change(f"CREATE NODE TABLE {_q(label)}({cols}, PRIMARY KEY(uid))")
+                statements.append(f"CREATE NODE TABLE {_q(label)}({cols}, PRIMARY KEY(uid))")
             else:
-                self._add_missing_columns(label, node_type.properties, change)
+                self._add_missing_columns(label, node_type.properties, statements.append)
         for name, rel in self.schema.rels.items():
             if name not in tables:
                 pairs = ", ".join(f"FROM {_q(a)} TO {_q(b)}" for a, b in rel.endpoints)
                 cols = "".join(f", {_q(p.name)} {KINDS[p.kind]}" for p in rel.properties)
-                change(f"CREATE REL TABLE {_q(name)}({pairs}{cols})")
+                statements.append(f"CREATE REL TABLE {_q(name)}({pairs}{cols})")
             else:
                 have = {(a, b) for a, b, *_ in self._raw(f"CALL show_connection('{name}') RETURN *")}
                 for a, b in rel.endpoints:
                     if (a, b) not in have:
-                        change(f"ALTER TABLE {_q(name)} ADD FROM {_q(a)} TO {_q(b)}")
-                self._add_missing_columns(name, rel.properties, change)
-        return missing
+                        statements.append(f"ALTER TABLE {_q(name)} ADD FROM {_q(a)} TO {_q(b)}")
+                self._add_missing_columns(name, rel.properties, statements.append)
+        if apply and statements:
+            with self._transaction(
+                f"creating the tables of store {self.location!r} failed, nothing written", "creating its tables"
+            ):
+                for statement in statements:
+                    self._raw(statement)
+        return bool(statements)
 
     def _add_missing_columns(self, table: str, properties: tuple[Property, ...], change: Callable[[str], None]) -> None:
         have = {row[1]: row[2] for row in self._raw(f"CALL table_info('{table}') RETURN *")}
@@ -283,7 +434,9 @@ class LadybugStore(GraphStore):
             row["s"] = uid_of(task_id, source)
             row["t"] = uid_of(task_id, target)
             edge_rows[(data["rel"], graph.label(source), graph.label(target))].append(row)
-        with self._transaction(f"writing task {task_id!r} to {self.location!r} failed, nothing written"):
+        with self._transaction(
+            f"writing task {task_id!r} to {self.location!r} failed, nothing written", f"writing task {task_id!r}"
+        ):
             if only is None:
                 self._delete_task_nodes(task_id)
             else:
@@ -329,7 +482,9 @@ class LadybugStore(GraphStore):
         ]
         created_nodes = created_edges = 0
         with self._lock:
-            with self._transaction(f"merging shared knowledge into {self.location!r} failed, nothing written"):
+            with self._transaction(
+                f"merging shared knowledge into {self.location!r} failed, nothing written", "writing shared records"
+            ):
                 # MERGE is slow on relationships without an index: look up what exists, then
                 # CREATE the new rows and SET the existing ones.
                 for node_type, rows in node_batches:
@@ -382,54 +537,118 @@ class LadybugStore(GraphStore):
         return created_nodes, created_edges
 
     def create_shared(self, nodes: SharedNodes, edges: SharedEdges = ()) -> tuple[int, int]:
-        """New shared rows loaded with COPY FROM (CSV files in a temporary directory), one
-        transaction: about 6x faster than UNWIND ... CREATE. A table whose values a CSV cannot
-        carry unchanged (empty or multi-line text, lists) is written with CREATE instead."""
+        """New shared rows loaded with COPY FROM (Arrow tables, or CSV files in a temporary
+        directory), one transaction: about 6x faster than UNWIND ... CREATE. COPY FROM's rows
+        become durable only in the checkpoint made after its commit, CREATE's in the log; so
+        one transaction does not mix them (a failed checkpoint would keep half of it): if a
+        table's values cannot be copied unchanged (lists; in a CSV also empty or multi-line
+        text), or the disk has no room for a checkpoint, every table is written with CREATE."""
         self._writable("create shared knowledge")
         checked_nodes, checked_edges = check_shared_request(self.schema, nodes, edges)
+        tables: list[tuple[str, tuple[Property, ...], list[dict[str, Any]], tuple[str, str] | None]] = [
+            (t.label, t.properties, rows, None) for t, rows in checked_nodes if rows
+        ]
+        tables += [(rel.name, rel.properties, rows, (a, b)) for rel, a, b, rows in checked_edges if rows]
+        with self._lock:
+            self._check_ends(checked_nodes, checked_edges)
+
+        def kept() -> bool:  # the checkpoint after COPY FROM's commit failed: are its rows there?
+            found = wanted = 0
+            for table, _, rows, endpoints in tables:
+                if endpoints is None:
+                    query = f"UNWIND $k AS x MATCH (n:{_q(table)}) WHERE n.uid = x RETURN count(n)"
+                    keys = [r["uid"] for r in rows]
+                else:
+                    pattern = f"(:{_q(endpoints[0])})-[e:{_q(table)}]->(:{_q(endpoints[1])})"
+                    query = f"UNWIND $k AS x MATCH {pattern} WHERE e.key = x RETURN count(e)"
+                    keys = [r["key"] for r in rows]
+                found += self._raw(query, {"k": keys})[0][0]
+                wanted += len(keys)
+            return found == wanted > 0
+
         with self._lock, tempfile.TemporaryDirectory(prefix="graphtasks-copy-") as directory:
-            with self._transaction(f"creating shared knowledge in {self.location!r} failed, nothing written"):
-                for node_type, rows in checked_nodes:
-                    if rows:
-                        self._copy_rows(node_type.label, node_type.properties, rows, directory, None)
-                for rel, a, b, rows in checked_edges:
-                    if rows:
-                        self._copy_rows(rel.name, rel.properties, rows, directory, (a, b))
+            with self._transaction(
+                f"creating shared knowledge in {self.location!r} failed, nothing written", "writing shared records",
+                kept=kept,
+            ):
+                plans = [self._copy_plan(table, properties, rows, endpoints) for table, properties, rows, endpoints
+                         in tables]
+                # COPY FROM's rows need a checkpoint to last: without room for one, CREATE's go to the log
+                copy = all(p is not None for p in plans) and (self.location == MEMORY or self._checkpoint_room())
+                for (table, properties, rows, endpoints), plan in zip(tables, plans):
+                    if copy:
+                        self._copy(table, rows, endpoints, plan, directory)
+                    else:
+                        self._create_rows(table, properties, rows, endpoints)
         return sum(len(r) for _, r in checked_nodes), sum(len(r) for *_, r in checked_edges)
 
-    def _copy_rows(
+    def _check_ends(
+        self,
+        checked_nodes: list[tuple[NodeType, list[dict[str, Any]]]],
+        checked_edges: list[tuple[RelType, str, str, list[dict[str, Any]]]],
+    ) -> None:
+        """Refuse, before anything is written, relationships whose ends are neither in this
+        request nor stored: COPY FROM would refuse them inside the transaction, and LadybugDB
+        0.22 can crash the process after such a refusal (scripts/ladybug_copy_after_delete.py)."""
+        new: dict[str, set[str]] = defaultdict(set)
+        for node_type, rows in checked_nodes:
+            new[node_type.label].update(r["uid"] for r in rows)
+        for rel, a, b, rows in checked_edges:
+            for label, end in ((a, "s"), (b, "t")):
+                wanted = {r[end] for r in rows} - new[label]
+                if not wanted:
+                    continue
+                found = {
+                    row[0]
+                    for row in self._raw(
+                        f"UNWIND $k AS x MATCH (n:{_q(label)}) WHERE n.uid = x RETURN n.uid", {"k": sorted(wanted)}
+                    )
+                }
+                missing = sorted(wanted - found)
+                if missing:
+                    row = next(r for r in rows if r[end] == missing[0])
+                    raise GraphStoreError(
+                        f"creating shared knowledge in {self.location!r} failed, nothing written: {rel.name} "
+                        f"{row.get('key')!r} names {label} {missing[0]!r}, which is not stored"
+                        + (f" ({len(missing) - 1} more missing)" if len(missing) > 1 else "")
+                    )
+
+    def _copy_plan(
         self,
         table: str,
         properties: tuple[Property, ...],
         rows: list[dict[str, Any]],
-        directory: str,
         endpoints: tuple[str, str] | None,
-    ) -> None:
+    ) -> tuple[str, list[str], dict[str, str], list[list[Any]]] | None:
+        """How COPY FROM would load the rows: ('arrow' or 'csv', the table's columns, their
+        types, the column values as stored); None if they cannot be copied unchanged."""
         by_name = {p.name: p for p in properties}
         info = self._raw(f"CALL table_info('{table}') RETURN *")
         columns = [row[1] for row in info]  # the table's own order
         types = {row[1]: row[2] for row in info}
-        arrow = USE_ARROW and _pyarrow() is not None and all(t in _ARROW_TYPES for t in types.values())
-        if arrow:  # Arrow carries every value as it is
+        if USE_ARROW and _pyarrow() is not None and all(t in _ARROW_TYPES for t in types.values()):
+            # Arrow carries every value as it is
             raw = [[_to_store(by_name[c], r.get(c)) for r in rows] if c in by_name else [None] * len(rows)
                    for c in columns]
-            self._copy_arrow(table, columns, types, raw, rows, endpoints)
-            return
+            return "arrow", columns, types, raw
         values = [_csv_column(by_name.get(c), [r.get(c) for r in rows]) for c in columns]
         if any(v is None for v in values):
-            if endpoints is None:
-                node_type = self.schema.nodes[table]
-                self._create_nodes(node_type, [{p.name: _to_store(p, r.get(p.name)) for p in properties} for r in rows])
-            else:
-                stored = [{**{p.name: _to_store(p, r.get(p.name)) for p in properties}, "s": r["s"], "t": r["t"]}
-                          for r in rows]
-                sets, slim = _assignments(properties, stored, ("s", "t"))
-                a, b = endpoints
-                self._raw(
-                    f"UNWIND $rows AS r MATCH (a:{_q(a)}) WHERE a.uid = r.s MATCH (b:{_q(b)}) WHERE b.uid = r.t "
-                    f"CREATE (a)-[:{_q(table)} {{{sets}}}]->(b)",
-                    {"rows": slim},
-                )
+            return None
+        return "csv", columns, types, cast(list[list[Any]], values)
+
+    def _copy(
+        self,
+        table: str,
+        rows: list[dict[str, Any]],
+        endpoints: tuple[str, str] | None,
+        plan: tuple[str, list[str], dict[str, str], list[list[Any]]] | None,
+        directory: str,
+    ) -> None:
+        assert plan is not None
+        self._copied = True
+        how, columns, types, values = plan
+        if how == "arrow":
+            self._copy_arrow(table, columns, types, values, rows, endpoints)
             return
         path = os.path.join(directory, f"{table}-{len(os.listdir(directory))}.csv")
         with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -442,6 +661,29 @@ class LadybugStore(GraphStore):
                 writer.writerows(zip([r["s"] for r in rows], [r["t"] for r in rows], *values))
         options = "HEADER=true" + (f", from='{endpoints[0]}', to='{endpoints[1]}'" if endpoints else "")
         self._raw(f"COPY {_q(table)} FROM '{path}' ({options})")
+
+    def _create_rows(
+        self,
+        table: str,
+        properties: tuple[Property, ...],
+        rows: list[dict[str, Any]],
+        endpoints: tuple[str, str] | None,
+    ) -> None:
+        """New rows written with UNWIND ... CREATE (what cannot be copied)."""
+        if endpoints is None:
+            node_type = self.schema.nodes[table]
+            self._create_nodes(node_type, [{p.name: _to_store(p, r.get(p.name)) for p in properties} for r in rows])
+            return
+        stored = [{**{p.name: _to_store(p, r.get(p.name)) for p in properties}, "s": r["s"], "t": r["t"]}
+                  for r in rows]
+        sets, slim = _assignments(properties, stored, ("s", "t"))
+        a, b = endpoints
+        for start in range(0, len(slim), BATCH):
+            self._raw(
+                f"UNWIND $rows AS r MATCH (a:{_q(a)}) WHERE a.uid = r.s MATCH (b:{_q(b)}) WHERE b.uid = r.t "
+                f"CREATE (a)-[:{_q(table)} {{{sets}}}]->(b)",
+                {"rows": slim[start : start + BATCH]},
+            )
 
     def _copy_arrow(
         self,
@@ -477,16 +719,175 @@ class LadybugStore(GraphStore):
                 self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $t DETACH DELETE n", {"t": task_id})
 
     @contextlib.contextmanager
-    def _transaction(self, failure: str) -> Iterator[None]:
+    def _transaction(self, failure: str, action: str, kept: Callable[[], bool] | None = None) -> Iterator[None]:
         """One write transaction: committed at the end, rolled back on any error, which is
-        reported as `failure` ("... failed, nothing written") with the engine's reason."""
-        self._raw("BEGIN TRANSACTION")
+        reported as `failure` ("... failed, nothing written") with the engine's reason.
+
+        A failure to write the store's files (a full disk) leaves the store as it was before
+        `action` ("writing task 'x'") and raises StoreFullError (see "A full disk" below).
+        `kept` tells whether a write that used COPY FROM is there after all when the checkpoint
+        that makes its rows durable failed (a failure half-way can have finished it)."""
+        wal_before = self._wal_size()
+        self._copied = False
+        committed = False
         try:
+            self._raw("BEGIN TRANSACTION")
             yield
             self._raw("COMMIT")
+            committed = True
+            if self._copied and self.location != MEMORY:  # COPY FROM's rows are in no log: a checkpoint keeps them
+                self._raw("CHECKPOINT")
         except Exception as exc:
-            self._rollback()
-            raise GraphStoreError(f"{failure}: {exc}") from exc
+            if not committed:
+                self._rollback()
+            if self.location == MEMORY:
+                raise GraphStoreError(f"{failure}: {exc}") from exc
+            if not committed and not _storage_failure(exc):
+                if self._copied:
+                    # LadybugDB 0.22: after a refused COPY FROM (e.g. a duplicated key) the next
+                    # checkpoint can crash the process (heap corruption); start again from the files
+                    self._reopen(f"{action} failed")
+                raise GraphStoreError(f"{failure}: {exc}") from exc
+            free = self._free_bytes()  # before the failed write's part of the log is cut off
+            if self._after_storage_failure(exc, action, wal_before, committed, kept):
+                log.info("store %r: %s was kept after all, its checkpoint failed: %s", self.location, action, exc)
+                return
+            if vars(self).get("_new"):  # the store this process was creating: it is removed (see __init__)
+                raise self._storage_error("creating the store", exc, free, "(no store was created)") from exc
+            raise self._storage_error(action, exc, free) from exc
+        if (self._wal_size() or 0) >= CHECKPOINT_WAL_BYTES:
+            self._checkpoint()
+
+    # -- a full disk ---------------------------------------------------------------------
+    # What LadybugDB 0.22 does on a full disk, and what is done about it here:
+    # - a commit appends the transaction to the write-ahead log (`<store>.wal`); when that
+    #   write fails, the log ends in part of the transaction and the log's writer keeps the
+    #   bytes it could not write. Closing the database then writes them again from a C++
+    #   destructor, fails again and aborts the process (std::terminate, exit -6), leaving a
+    #   log whose checksum fails, which no later opening accepts. So the log is cut back to
+    #   where the failed transaction began and the writer's file descriptor is pointed at
+    #   /dev/null before the database is closed and opened again: the store is as it was.
+    # - a checkpoint (LadybugDB's own after a commit once the log passes 16 MB, when closing,
+    #   and always after COPY FROM) that fails half-way can leave a store that only a writer
+    #   may open, and that needs free space to open at all. So this store turns LadybugDB's
+    #   checkpoints off and checkpoints itself, only when the disk has room for it
+    #   (`_checkpoint_room`); otherwise the committed writes stay in the log, which every
+    #   opening replays, until a writer finds room. Without room COPY FROM is not used either.
+    # - a checkpoint that fails all the same leaves a shadow file that read-only openings
+    #   refuse until a writer opens the store; readers do that themselves (`_finish_recovery`).
+    def _wal_path(self) -> Path:
+        return self._path.with_name(self._path.name + ".wal")
+
+    def _wal_size(self) -> int | None:
+        if self.location == MEMORY:
+            return None
+        try:
+            return os.stat(self._wal_path()).st_size
+        except FileNotFoundError:
+            return None
+
+    def _checkpoint_room(self) -> bool:
+        """True if the disk has room for a checkpoint: the size of the store's files plus
+        CHECKPOINT_SPARE_BYTES (a checkpoint copies pages it changes to a shadow file and can
+        grow the database by megabytes for a small log)."""
+        if not vars(self).get("_writer"):
+            return False
+        try:
+            free = shutil.disk_usage(self._path.parent).free
+            used = sum(os.stat(f).st_size for f in (self._path, self._wal_path()) if f.exists())
+        except OSError:
+            return False
+        return free >= used + CHECKPOINT_SPARE_BYTES
+
+    def _checkpoint(self) -> None:
+        """Checkpoint if there is a log and room for it. A failure is not an error (the committed
+        writes stay in the log); a torn log record is cut off (see `_after_storage_failure`)."""
+        wal_before = self._wal_size()
+        if not wal_before or not self._checkpoint_room():
+            return
+        try:
+            self._raw("CHECKPOINT")
+        except Exception as exc:
+            log.info("store %r: checkpoint failed, the writes stay in its log: %s", self.location, exc)
+            if self._log_was_torn(exc, wal_before):
+                self._reopen()
+
+    def _log_was_torn(self, exc: BaseException, wal_size: int | None) -> bool:
+        """If the failed write was the log's: cut the log back (`_cut_log`); True if so (the
+        database must then be opened again)."""
+        if f"path: {self._wal_path()} " not in str(exc):
+            return False
+        self._cut_log(wal_size, str(exc))
+        return True
+
+    def _cut_log(self, wal_size: int | None, message: str) -> None:
+        """Cut the log back to `wal_size` bytes (remove it if None) and point the database's
+        descriptors of it at /dev/null, so that closing the database writes nothing more to it."""
+        wal = str(self._wal_path())
+        _disarm(_descriptors_of(wal, message))
+        if wal_size is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(wal)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(wal).st_size > wal_size:
+                    os.truncate(wal, wal_size)
+
+    def _after_storage_failure(
+        self, exc: BaseException, action: str, wal_before: int | None, committed: bool, kept: Callable[[], bool] | None
+    ) -> bool:
+        """Put the store back to its state before the failed write and open it again. True if
+        the write had been committed (only the checkpoint after it failed) and `kept` finds it
+        there after all.
+
+        Before its commit returns, whatever the log gained belongs to the failed transaction
+        (this process holds the writer lock): it is cut off, whether the append failed or the
+        flush to disk after it (then the write is not kept either, as reported)."""
+        if committed:
+            torn = self._log_was_torn(exc, wal_before)
+        else:
+            self._cut_log(wal_before, str(exc))
+            torn = True
+        self._reopen(f"{action} failed" + (" in the checkpoint that makes it last" if committed else ""))
+        return not torn and kept is not None and kept()
+
+    def _reopen(self, failed: str = "a checkpoint failed half-way") -> None:
+        """Close the database without a checkpoint and open it again (as the writer; the lock is
+        still held): what it holds is then what its files hold. If it cannot be opened (a
+        checkpoint that failed half-way must be finished first, with free space), say so: the
+        store object is closed then."""
+        self._close_database(checkpoint=False)
+        self._failed = failed  # what went wrong before, for the error if it cannot be opened
+        try:
+            self._connect(str(self._path), read_only=False)
+        finally:
+            self._failed = ""
+
+    def _free_bytes(self) -> int:
+        try:
+            return shutil.disk_usage(self._path.parent).free
+        except OSError:
+            return 0
+
+    def _storage_error(
+        self, action: str, exc: BaseException, free: int, outcome: str = "(the store is as it was before it)"
+    ) -> GraphStoreError:
+        """One line: the store, that the disk is full (or what failed), that nothing was kept."""
+        reason = " ".join(str(exc).split())
+        short = re.search(r"numBytesToWrite: (\d+) numBytesWritten: (\d+)", reason)  # a short write: no room
+        if (
+            free < FULL_BYTES
+            or (short is not None and int(short.group(2)) < int(short.group(1)))
+            or any(m in reason for m in ("No space left", "quota", "Quota"))
+        ):
+            return StoreFullError(
+                f"store {self.location!r}: the disk is full ({_size(free)} free in {str(self._path.parent)!r}); "
+                f"{action} failed and nothing of it was kept {outcome}"
+            )
+        return GraphStoreError(
+            f"store {self.location!r}: cannot write its files ({reason}); {action} failed and nothing of it "
+            f"was kept {outcome}"
+        )
 
     def _rollback(self) -> None:
         try:
@@ -499,7 +900,9 @@ class LadybugStore(GraphStore):
         self._writable(f"delete the records of {owner!r}")
         counts: dict[str, int] = {}
         with self._lock:
-            with self._transaction(f"deleting the records of {owner!r} failed, nothing deleted"):
+            with self._transaction(
+                f"deleting the records of {owner!r} failed, nothing deleted", f"deleting the records of {owner!r}"
+            ):
                 for label in chosen:
                     found = self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $o RETURN count(n)", {"o": owner})
                     counts[label] = int(found[0][0])
@@ -512,7 +915,7 @@ class LadybugStore(GraphStore):
         with self._lock:
             if self.content_hash(task_id) is None:
                 return False
-            with self._transaction(f"deleting task {task_id!r} failed, nothing deleted"):
+            with self._transaction(f"deleting task {task_id!r} failed, nothing deleted", f"deleting task {task_id!r}"):
                 self._delete_task_nodes(task_id)
             return True
 
@@ -590,16 +993,23 @@ class LadybugStore(GraphStore):
 
     def close(self) -> None:
         with self._lock:
-            for name in ("_conn", "_db"):  # the connection first, then the database
-                obj = vars(self).pop(name, None)  # gone: a closed store cannot be used by mistake
-                if obj is not None:
-                    try:
-                        obj.close()
-                    except Exception:
-                        pass
+            self._close_database(checkpoint=True)
             if self._file_lock is not None:
                 self._file_lock.release()  # after the database is closed: the next writer may open it now
                 self._file_lock = None
+
+    def _close_database(self, checkpoint: bool) -> None:
+        """Close the connection, then the database; a writer checkpoints first if `checkpoint`
+        and the disk has room (LadybugDB's own checkpoint on closing is off, see `_connect`)."""
+        if checkpoint and vars(self).get("_conn") is not None:
+            self._checkpoint()
+        for name in ("_conn", "_db"):  # the connection first, then the database
+            obj = vars(self).pop(name, None)  # gone: a closed store cannot be used by mistake
+            if obj is not None:
+                try:
+                    obj.close()
+                except Exception:
+                    pass
 
     def __repr__(self) -> str:
         return f"LadybugStore({self.location!r})"
