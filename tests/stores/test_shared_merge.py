@@ -62,3 +62,25 @@ def test_create_shared_loads_new_rows_and_refuses_existing_ones_writing_nothing(
         with pytest.raises(GraphtasksError, match="nothing written"):
             store.create_shared([("Run", [run("done"), dict(run("done"), uid="experiment/x/run/9", index=9)])])
         assert store.cypher("MATCH (r:Run) RETURN count(r)").rows == [[3]]
+
+
+@pytest.mark.parametrize("location", ["disk", ":memory:"])
+def test_create_shared_refuses_edges_to_nodes_that_are_not_stored(tmp_path, location: str) -> None:
+    """A bulk loader checks every relationship's ends first: an edge to a deleted Experiment is
+    one error naming it, and nothing of the request is written (on LadybugDB 0.22 COPY FROM
+    refusing it inside the transaction could crash the process after a delete)."""
+    from graphstore import open_store
+    from graphstore.errors import GraphtasksError
+
+    store = open_store(tmp_path / "s.lbug" if location == "disk" else location)
+    merge(store, "done")
+    store.delete_shared("experiment/x", ["Run", "Experiment"])
+    fresh = dict(run("done"), uid="experiment/x/run/5", index=5)
+    key = {"s": "experiment/x", "t": fresh["uid"], "key": f"experiment/x|{fresh['uid']}"}
+    with pytest.raises(GraphtasksError, match=r"HAS_RUN 'experiment/x\|experiment/x/run/5' names Experiment "
+                                              r"'experiment/x', which is not stored"):
+        store.create_shared([("Run", [fresh])], [("HAS_RUN", "Experiment", "Run", [key])])
+    assert store.cypher("MATCH (r:Run) RETURN count(r)").rows == [[0]]
+    store.merge_shared([("Experiment", [EXPERIMENT])])  # the store goes on working
+    assert store.create_shared([("Run", [fresh])], [("HAS_RUN", "Experiment", "Run", [key])]) == (1, 1)
+    store.close()
