@@ -223,6 +223,26 @@ def test_import_fit_and_query_participants(tmp_path) -> None:
         assert store.cypher("MATCH (f:Fit) RETURN count(f)").rows[0][0] == 0
 
 
+def test_imported_names_with_slashes_keep_their_records_apart(tmp_path) -> None:
+    """Experiment, participant and model names go into record ids escaped: `lab` run 0's fit
+    and the fits of experiment `lab/run/0` are different records, each read back on its own."""
+    files = [tmp_path / "sub-A_task-twostep_events.tsv", tmp_path / "sub-B_task-twostep_events.tsv"]
+    _write_participant(files[0], {"lr": 0.3, "beta": 4.0, "gamma": 1.0}, 0)
+    _write_participant(files[1], {"lr": 0.7, "beta": 6.0, "gamma": 1.0}, 1)
+    with open_store(tmp_path / "store") as store:
+        import_behaviour(store, "lab", files)
+        import_behaviour(store, "lab/run/0", files[1:])
+        assert np.array_equal(load_run(store, "lab/run/0", 0).actions, load_run(store, "lab", 1).actions)
+        for name, runs in (("lab", [0, 1]), ("lab/run/0", [0])):
+            record_fits(store, name, fit_runs(store, name, runs, MODELS["q"], starts=1))
+        fits = store.cypher("MATCH (f:Fit)-[:FITS]->(r:Run) RETURN f.uid, r.uid").rows
+        assert len(fits) == 3 and len({f for f, _ in fits}) == 3
+        assert len(recorded_fits(store, "lab")) == 2 and len(recorded_fits(store, "lab/run/0")) == 1
+        delete_records(store, "lab/run/0")
+        assert len(recorded_fits(store, "lab")) == 2
+        assert store.cypher("MATCH (p:Participant) RETURN count(p)").rows[0][0] == 2
+
+
 def test_parameter_recovery_of_q_on_two_step(tmp_path) -> None:
     """The issue's bar: lr and beta of Q-learning on 200-trial two-step runs correlate above 0.8."""
     result = parameter_recovery("q", participants=12, trials=200, seed=0, starts=2)

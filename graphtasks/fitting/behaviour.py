@@ -18,6 +18,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from graphstore.errors import GraphtasksError
+from graphtasks.experiments.ids import experiment_uid, run_uid
 from tasks.data import decode_utf8, open_input
 
 
@@ -87,7 +88,7 @@ def load_run(store: Any, experiment: str, run: int) -> Choices:
     """The recorded trials of one run of an experiment (a simulated agent or an imported participant)."""
     import json
 
-    uid = f"experiment/{experiment}"
+    uid = experiment_uid(experiment)
     rows = store.cypher(RUN_TRIALS, {"uid": uid, "run": int(run)}).rows
     if not rows:
         raise BehaviourError(
@@ -102,7 +103,7 @@ def load_run(store: Any, experiment: str, run: int) -> Choices:
     params = rows[0][2]
     params = json.loads(params) if isinstance(params, str) else dict(params or {})
     truth = {"agent": rows[0][1], **params}
-    return Choices.from_steps(rows[0][0], steps, f"{uid}/run/{run}", learn, truth)
+    return Choices.from_steps(rows[0][0], steps, run_uid(uid, int(run)), learn, truth)
 
 
 def recorded_runs(store: Any, experiment: str) -> list[int]:
@@ -110,7 +111,7 @@ def recorded_runs(store: Any, experiment: str) -> list[int]:
     rows = store.cypher(
         "MATCH (r:Run)-[:HAS_EPISODE]->(:Episode)-[:HAS_TRIAL]->(:Trial) WHERE r.task = $uid "
         "RETURN DISTINCT r.index ORDER BY r.index",
-        {"uid": f"experiment/{experiment}"},
+        {"uid": experiment_uid(experiment)},
     ).rows
     return [int(r[0]) for r in rows]
 

@@ -20,6 +20,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from graphstore import GraphStore, GraphtasksError, TaskGraph
+from graphtasks.experiments import ids
 from graphtasks.experiments.ids import episode_uid, participant_uid, run_uid, trial_uid
 from graphtasks.experiments.observers import COMPLETED
 from graphtasks.experiments.records import ExperimentExists, _key, _now, _version, experiment_uid, phase_uid
@@ -256,8 +257,13 @@ def _import_head(
 
 def model_uid(experiment: str, result: FitResult) -> str:
     """One Model node per experiment, name, agent, bounds and fixed settings."""
+    return ids.model_uid(experiment_uid(experiment), result.model, _settings_digest(result))
+
+
+def _settings_digest(result: FitResult) -> str:
+    """Eight hex digits naming a model's agent, bounds and fixed settings."""
     settings = json.dumps({"agent": result.agent, "bounds": result.bounds, "fixed": result.fixed}, sort_keys=True)
-    return f"{experiment_uid(experiment)}/model/{result.model}/{hashlib.sha256(settings.encode()).hexdigest()[:8]}"
+    return hashlib.sha256(settings.encode()).hexdigest()[:8]
 
 
 def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult]) -> None:
@@ -269,7 +275,7 @@ def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult]) -
         model = model_uid(experiment, f)
         models[model] = {"uid": model, "task": uid, "name": f.model, "agent": f.agent, "bounds": f.bounds,
                          "fixed": f.fixed}
-        fit_id = f"{f.source}/fit/{model.rsplit('/model/', 1)[1]}"
+        fit_id = ids.fit_uid(f.source, f.model, _settings_digest(f))
         rows.append({
             "uid": fit_id, "task": uid, "model": f.model, "agent": f.agent, "params": f.params, "stderr": f.stderr,
             "fixed": f.fixed, "log_likelihood": f.log_likelihood, "aic": f.aic, "bic": f.bic, "choices": f.choices,
