@@ -61,7 +61,9 @@ def test_a_misspelt_or_badly_typed_setting_is_one_line_listing_the_settings() ->
     with pytest.raises(AgentSettingError, match=r"unknown agent 'qq'; did you mean 'q'\?"):
         make_agent("qq", 4, 2)
     assert make_agent("sr", 4, 2, beta=None).beta is None
-    assert list(agent_settings("dyna")) == ["lr", "gamma", "beta", "epsilon", "q_init", "optimism", "replays"]
+    assert list(agent_settings("dyna")) == [
+        "lr", "gamma", "beta", "epsilon", "q_init", "optimism", "bootstrap", "replays"
+    ]
 
 
 def test_graphtasks_agents_lists_every_agent_with_its_defaults(capsys) -> None:

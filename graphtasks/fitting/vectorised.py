@@ -7,7 +7,7 @@ after s within a trial, so on tasks whose states each belong to one stage of the
 (two-step: the first choice, then the second) the pairs can be filtered stage by stage from
 the last, then every choice's softmax is evaluated at once. This holds for:
 
-- `q` with a softmax choice (`beta` set) and `optimism = 1`, any number of stages;
+- `q` with a softmax choice (`beta` set), `optimism = 1` and `bootstrap = "max"`, any number of stages;
 - `hybrid` (Daw et al. 2011), whose eligibility trace reaches one step back, on trials of at
   most two steps.
 
@@ -198,7 +198,7 @@ def _log_softmax_sum(values: np.ndarray, actions: np.ndarray, beta: float) -> fl
 
 def _q(settings: dict[str, Any], plan: _Plan, shape: TaskShape) -> float | None:
     lr, gamma, beta, q0 = settings["lr"], settings["gamma"], settings["beta"], settings["q_init"]
-    if beta is None or settings["optimism"] != 1.0:
+    if beta is None or settings["optimism"] != 1.0 or settings["bootstrap"] != "max":
         return None
     series = _Series(q0)
     for level in plan.levels:

@@ -3,6 +3,12 @@
 `optimism = 1` is Q-learning; lower values expect the worst of the next choices, as an
 anxious agent would (pessimism keeps it away from paths that risk a loss). Chooses
 epsilon-greedily by default, by softmax with inverse temperature `beta` when it is set.
+
+The next state's value is its best action's (`bootstrap = "max"`, Watkins' rule: the agent
+learns the greedy policy's values whatever it does) or the mean of its actions' values under
+the agent's own policy (`bootstrap = "policy"`: expected SARSA, van Seijen et al. 2009, which
+learns the values of the exploring policy). neuro-nav's TDQ and MoodQ use the second, with
+their softmax, by default; "policy" with `beta` set reproduces them.
 """
 
 from __future__ import annotations
@@ -12,7 +18,33 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from .base import LearningAgent, TableAgent
+from .base import LearningAgent, TableAgent, policy
+
+BOOTSTRAPS = ("max", "policy")
+
+
+def check_bootstrap(bootstrap: str) -> str:
+    if bootstrap not in BOOTSTRAPS:
+        raise ValueError(f"bootstrap: expected one of {', '.join(map(repr, BOOTSTRAPS))}, got {bootstrap!r}")
+    return bootstrap
+
+
+def next_value(
+    row: np.ndarray, offered: Sequence[int], bootstrap: str, optimism: float, beta: float | None, epsilon: float
+) -> float:
+    """The value of a next state whose action values are `row`, of which `offered` are offered:
+
+        best = max_a' Q(s', a')              (bootstrap "max")
+             = sum_a' pi(a' | s') Q(s', a')   (bootstrap "policy": pi the softmax with `beta`, or
+                                              epsilon-greedy with `beta` None, as the agent chooses)
+        V(s') = optimism * best + (1 - optimism) * min_a' Q(s', a')
+    """
+    values = row[list(offered)]
+    if bootstrap == "policy":
+        best = float(policy(row, offered, beta, epsilon)[list(offered)] @ values)
+    else:
+        best = float(values.max())
+    return best if optimism == 1.0 else optimism * best + (1 - optimism) * float(values.min())
 
 
 @dataclass(eq=False, kw_only=True)
@@ -24,12 +56,19 @@ class QAgent(TableAgent, LearningAgent):
         V(s')   = optimism * max_a' Q(s', a') + (1 - optimism) * min_a' Q(s', a')   (0 if s' ended the episode)
         Q(s, a) <- Q(s, a) + lr * (r + gamma * V(s') - Q(s, a))
 
+    With `bootstrap = "policy"` the max is replaced by the mean of Q(s', .) under the agent's
+    own policy (`next_value`).
+
     Parameters
     ----------
     q_init : float
         The value every (state, action) starts with.
     optimism : float
         Weight of the best next action against the worst; 1 is Q-learning.
+    bootstrap : {"max", "policy"}
+        "max" (default): Watkins' Q-learning, which learns the greedy policy's values however the
+        agent explores. "policy": expected SARSA under the agent's own softmax or
+        epsilon-greedy choice, neuro-nav's TDQ rule (its default bootstrap, with its softmax).
 
     Examples
     --------
@@ -42,9 +81,11 @@ class QAgent(TableAgent, LearningAgent):
     q_init: float = 0.0
     fixed: ClassVar[frozenset[str]] = frozenset({"q_init"})
     optimism: float = 1.0
+    bootstrap: str = "max"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_bootstrap(self.bootstrap)
         self.q = np.full((self.n_states, self.n_actions), self.q_init, dtype=np.float64)
 
     def learn(
@@ -53,10 +94,7 @@ class QAgent(TableAgent, LearningAgent):
         if not self.learning:
             return
         ended = terminated or not len(next_available)
-        future = 0.0 if ended else self.bootstrap(self.q[next_state, list(next_available)])
+        future = 0.0 if ended else next_value(
+            self.q[next_state], next_available, self.bootstrap, self.optimism, self.beta, self.epsilon
+        )
         self.q[state, action] += self.lr * (reward + self.gamma * future - self.q[state, action])
-
-    def bootstrap(self, next_values: np.ndarray) -> float:
-        """The value of the next state: a mix of its best and worst action."""
-        best = float(next_values.max())
-        return best if self.optimism == 1.0 else self.optimism * best + (1 - self.optimism) * float(next_values.min())

@@ -42,6 +42,10 @@ RANGES: dict[str, tuple[float, float]] = {
     "replays": (0, 10_000),
     "sweeps": (1, 10_000),
 }
+# The values a setting named by a word may take, by name.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "bootstrap": ("max", "policy"),  # q, dyna, mood: the next state's best action, or the policy's mean
+}
 
 
 class AgentSettingError(GraphtasksError, ValueError):
@@ -141,6 +145,12 @@ def check_agent_settings(name: str, settings: dict[str, Any]) -> None:
                 f"(settings: {describe_settings(name)})"
             )
         default = known[key]
+        if key in CHOICES:
+            if value not in CHOICES[key]:
+                raise AgentSettingError(
+                    f"the {name} agent's {key}: expected one of {', '.join(CHOICES[key])}, got {value!r}"
+                )
+            continue
         if isinstance(default, bool):
             if not isinstance(value, bool):
                 raise AgentSettingError(f"the {name} agent's {key}: expected true or false, got {value!r}")

@@ -13,6 +13,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from .base import TableAgent, ValuePolicy, choose
+from .q_learning import check_bootstrap, next_value
 
 
 @dataclass(eq=False, kw_only=True)
@@ -90,8 +91,12 @@ class MoodAgent(TableAgent):
         m       <- m + mood_lr * (delta - m)
 
     so mood rises while an agent learns a reward (errors mostly positive), returns to zero once
-    it is predicted, and falls when the reward is taken away. (neuro-nav resets m each episode;
-    here it carries over, as the paper's mood does across trials.)
+    it is predicted, and falls when the reward is taken away. In Eldar et al.'s model mood is a
+    running average of prediction errors across outcomes, a momentum of the environment's
+    rewards that carries from one trial to the next, so by default m carries over from episode
+    to episode. `mood_reset = True` sets m to 0 when an episode begins, as neuro-nav's MoodQ
+    does (its `reset()`, which its episode loop calls); with `bootstrap = "policy"` and `beta`
+    set as well, the agent follows MoodQ's rule exactly.
 
     Parameters
     ----------
@@ -103,6 +108,11 @@ class MoodAgent(TableAgent):
         Weight of the mood in each update (0: valence Q-learning without traces).
     beta, epsilon
         How it chooses, as `LearningAgent`'s (default: epsilon-greedy).
+    bootstrap : {"max", "policy"}
+        The next state's value: its best action's, or its mean under the agent's policy
+        (neuro-nav's default), as `QAgent`'s.
+    mood_reset : bool
+        Start every episode with a mood of 0 (neuro-nav's MoodQ) instead of carrying it over.
     """
 
     lr_pos: float = 0.1
@@ -112,18 +122,27 @@ class MoodAgent(TableAgent):
     mood_factor: float = 0.0
     beta: float | None = None
     epsilon: float = 0.1
+    bootstrap: str = "max"
+    mood_reset: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_bootstrap(self.bootstrap)
         self.q = np.zeros((self.n_states, self.n_actions))
         self.mood = 0.0
+
+    def begin_episode(self) -> None:
+        if self.mood_reset:
+            self.mood = 0.0
 
     def learn(
         self, state: int, action: int, reward: float, next_state: int, terminated: bool, next_available: Sequence[int]
     ) -> None:
         if not self.learning:
             return
-        future = 0.0 if terminated or not len(next_available) else self.q[next_state, list(next_available)].max()
+        future = 0.0 if terminated or not len(next_available) else next_value(
+            self.q[next_state], next_available, self.bootstrap, 1.0, self.beta, self.epsilon
+        )
         delta = reward + self.gamma * future - self.q[state, action]
         rate = self.lr_pos if delta > 0 else self.lr_neg
         self.q[state, action] += rate * (delta + self.mood_factor * self.mood)
