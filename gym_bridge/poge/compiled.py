@@ -17,9 +17,11 @@ import numpy as np
 
 from graphstore import TaskGraph
 from tasks.poge import ACTIONS, PogeWorld, graph_to_world
-from tasks.poge.world import ENDS_EPISODE
+from tasks.poge.world import ENDS_EPISODE, WALKABLE
 
 from ..params import check_bool, check_number
+
+STARTABLE = WALKABLE - ENDS_EPISODE  # tile kinds an episode can start on (reset option `tile`)
 
 Outcome = tuple[int, int, float, bool, int, str]  # next state, observation, reward, terminated, slot, name
 Draw = tuple[list[float], list[Outcome]]  # cumulative probabilities (last one 2.0) and their outcomes
@@ -77,18 +79,20 @@ class CompiledWorld:
     task_id, world, options
         Where it came from: the stored world and the options it was compiled with.
     observation_names : tuple of str
-        The observation vocabulary: only observations that can occur from the start, ordered
-        by tile, then slip, then wall. An observation is an index into it.
+        The observation vocabulary: only observations that can occur in an episode started on
+        any tile `start_at` accepts, ordered by tile, then slip, then wall. An observation is
+        an index into it.
     det, dist : list
         Per state, per action: `det` holds the one outcome of a deterministic move (else
         None), `dist` the (cumulative probabilities, outcomes) of a slip rule. Unreachable
         states hold None.
     start_state, start_obs : int
-        Where every episode starts, and what the player sees there.
+        Where an episode starts by default, and what the player sees there.
     reachable : frozenset of int
-        The states the player can reach from the start.
+        The states the player can reach from a tile an episode can start on (`start_at`).
     at_tile : dict
-        An observation of each reachable tile (its plain name if that can occur).
+        An observation of each reachable tile (its plain name on every tile an episode
+        can start on).
     n_slots : int
         One-time reward tiles (each paid once per episode with `one_time_rewards`).
 
@@ -123,16 +127,30 @@ class CompiledWorld:
         return self.start_obs if state == self.start_state else self.at_tile[state // 2]
 
     def start_at(self, tile: object) -> int:
-        """The state of a reset to `tile` (row, col); an error names a tile the player cannot reach."""
+        """The state of a reset to `tile` (row, col), slips on as after every reset.
+
+        Any tile the player can stand on without ending the episode is accepted, reachable
+        from the world's start or not: POGE's own env observes every such tile, so placing
+        the player there is well defined. Off-map tiles, walls and doors (which POGE has no
+        observation for) and goal or terminal tiles (where an episode has already ended) get
+        a one-line error.
+        """
         w = self.world
         try:
             r, c = (int(v) for v in tile)  # type: ignore[attr-defined]
         except (TypeError, ValueError):
             raise ValueError(f"reset options: 'tile' must be (row, col), got {tile!r}") from None
-        state = (r * w.cols + c) * 2 + (0 if self.options.force_determinism else 1)
-        if not w.inside(r, c) or state not in self.reachable:
-            raise ValueError(f"reset options: tile ({r}, {c}) is not a tile the player can reach from the start")
-        return state
+        if not w.inside(r, c):
+            raise ValueError(
+                f"reset options: tile ({r}, {c}) is off the map (rows 0..{w.rows - 1}, columns 0..{w.cols - 1})"
+            )
+        kind = self.kinds[r * w.cols + c]
+        if kind not in STARTABLE:
+            why = "it ends the episode" if kind in ENDS_EPISODE else "the player cannot stand on it"
+            raise ValueError(
+                f"reset options: tile ({r}, {c}) is a {kind}: {why}; start on a floor, start or toggle tile"
+            )
+        return (r * w.cols + c) * 2 + (0 if self.options.force_determinism else 1)
 
     def flat_outcomes(self) -> FlatOutcomes:
         """The outcomes as flat arrays (what the vector env steps); unreachable states stay put."""
@@ -208,13 +226,22 @@ def compile_world(graph: TaskGraph, options: PogeOptions = PogeOptions()) -> Com
         t = tr * cols + tc
         return [(1.0, action, t, t == tile)]
 
+    mode0 = 0 if options.force_determinism else 1  # reset turns slips on
     start_tile = w.start[0] * cols + w.start[1]
-    start = start_tile * 2 + (0 if options.force_determinism else 1)
-    keys: dict[str, tuple[str, int, int]] = {base_name(start_tile): (base_name(start_tile), -1, 0)}
-    base_first: dict[str, int] = {base_name(start_tile): start_tile}
-    observed: dict[int, set[str]] = {start_tile: {base_name(start_tile)}}
+    start = start_tile * 2 + mode0
+    # an episode can start on any tile the player can stand on without ending it (reset
+    # option `tile`), so every such tile is a root, reachable from the world's start or not
+    roots = [start] + [t * 2 + mode0 for t, kind in enumerate(kinds) if kind in STARTABLE and t != start_tile]
+    keys: dict[str, tuple[str, int, int]] = {}
+    base_first: dict[str, int] = {}
+    observed: dict[int, set[str]] = {}
+    for root in roots:  # what the player sees after a reset there: the tile's plain name
+        name = base_name(root // 2)
+        keys[name] = (name, -1, 0)
+        base_first[name] = min(base_first.get(name, root // 2), root // 2)
+        observed[root // 2] = {name}
     raw: dict[int, list[list[tuple[float, int, str, float, bool, int]]]] = {}
-    todo, seen = [start], {start}
+    todo, seen = list(roots), set(roots)
     while todo:
         state = todo.pop()
         tile, on = divmod(state, 2)

@@ -14,8 +14,10 @@ Dynamics follow the reference (POGE's own env) with its bugs fixed (see docs/pog
   observable, the observation is the tile, as in the reference (which ignores the flag there).
 Fixes: goal tiles are observed like every other tile (their abstraction symbol), so
 partially observable world3 runs; the observation vocabulary holds only observations that
-can occur from the start (no unreachable `_slip_*` / `_wall` entries); randomness comes only
-from `reset(seed=...)`.
+can occur in an episode (no unreachable `_slip_*` / `_wall` entries); randomness comes only
+from `reset(seed=...)`. `reset(options={"tile": (row, col)})` starts on any tile the player
+can stand on that does not end the episode, reachable from the start or not (POGE's env
+observes every such tile; it has no reset option).
 
 Speed: everything is compiled once into Python lists of precomputed outcomes
 (next state, observation, reward, terminated, reward-tile slot, name); `step` indexes them and

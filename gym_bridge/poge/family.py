@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import gymnasium as gym
 
 from graphstore import TaskGraph
 from tasks.poge.family import POGE as POGE_TASKS
-from tasks.poge.world import ENDS_EPISODE
 
 from ..family import Family, GymId
 from ..starts import CellStarts
 from ..views import AgentView, action_count, discrete_size
-from .compiled import CompiledWorld
+from .compiled import STARTABLE, CompiledWorld
 from .env import PogeEnv, load_compiled_world
 from .observations import POGE_OBSERVATIONS
 
@@ -29,20 +27,10 @@ def gym_ids() -> list[GymId]:
 
 
 def start_tiles(graph: TaskGraph) -> list[tuple[int, int]]:
-    """The tiles an episode can start on: reachable from the start through MOVE edges, not ending it."""
-    tiles = {local: props for local, props in graph.nodes("Tile")}
-    moves: dict[str, set[str]] = {}
-    for source, target, _ in graph.edges("MOVE"):
-        moves.setdefault(source, set()).add(target)
-    start = next(target for _, target, _ in graph.edges("START"))
-    seen, todo = {start}, deque([start])
-    while todo:
-        for nxt in moves.get(todo.popleft(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
+    """The tiles an episode can start on: every tile the player can stand on without ending the
+    episode, reachable from the world's start or not (the env's reset option `tile` takes them all)."""
     return sorted(
-        (int(tiles[t]["row"]), int(tiles[t]["col"])) for t in seen if tiles[t]["kind"] not in ENDS_EPISODE
+        (int(p["row"]), int(p["col"])) for _, p in graph.nodes("Tile") if p["kind"] in STARTABLE
     )
 
 

@@ -220,7 +220,58 @@ def test_bad_arguments_say_what_was_expected(kwargs: dict, words: str) -> None:
         PogeEnv(**kwargs)
 
 
-def test_reset_to_unreachable_tile_is_refused() -> None:
-    env = PogeEnv("poge/world0")
-    with pytest.raises(ValueError, match="not a tile the player can reach"):
-        env.reset(seed=0, options={"tile": (0, 0)})
+def test_reset_starts_on_a_tile_unreachable_from_the_start() -> None:
+    """world2's (1, 31) and (1, 32) lie behind the goal: no episode from `E` reaches them, but
+    POGE's env observes them (it has an observation for every tile but walls and doors), so a
+    reset may put the player there; from there the goal is one step left."""
+    env = PogeEnv("poge/world2", is_partially_obs=False, indicate_wall=True, force_determinism=True)
+    obs, info = env.reset(seed=0, options={"tile": (1, 32)})
+    assert env.tile == (1, 32) and info["observation"] == "(1,32)" == env.observation_names[obs]
+    assert env.step(UP)[4]["observation"] == "(1,32)_wall"
+    obs, reward, terminated, truncated, info = env.step(LEFT)
+    assert (env.tile, info["observation"], reward, terminated) == ((1, 31), "(1,31)", 0.0, False)
+    assert env.step(LEFT)[1:3] == (100.0, True) and env.tile == (1, 30)
+    venv = PogeVectorEnv(3, "poge/world2", is_partially_obs=False, indicate_wall=True, force_determinism=True)
+    assert list(venv.observation_names) == list(env.observation_names)
+    obs_v, _ = venv.reset(seed=0, options={"tile": (1, 32)})
+    assert obs_v.tolist() == [env.observation_names.index("(1,32)")] * 3
+
+
+@pytest.mark.parametrize(
+    "tile, words",
+    [
+        ((0, 0), r"tile \(0, 0\) is a wall: the player cannot stand on it"),
+        ((1, 30), r"tile \(1, 30\) is a goal: it ends the episode"),
+        ((5, 1), r"tile \(5, 1\) is off the map \(rows 0..4, columns 0..33\)"),
+        ((-1, 3), r"off the map"),
+        ("a", r"'tile' must be \(row, col\)"),
+    ],
+)
+def test_reset_refuses_tiles_no_episode_can_start_on_in_one_line(tile: object, words: str) -> None:
+    env = PogeEnv("poge/world2")
+    with pytest.raises(ValueError, match=words) as caught:
+        env.reset(seed=0, options={"tile": tile})
+    assert "\n" not in str(caught.value)
+
+
+def test_reset_refuses_doors_and_terminal_tiles() -> None:
+    env = PogeEnv("poge/world1", is_partially_obs=False)
+    with pytest.raises(ValueError, match=r"\(2, 4\) is a door: the player cannot stand on it"):
+        env.reset(seed=0, options={"tile": (2, 4)})
+    with pytest.raises(ValueError, match=r"\(1, 6\) is a terminal: it ends the episode"):
+        env.reset(seed=0, options={"tile": (1, 6)})
+
+
+@pytest.mark.parametrize("world", ["world1", "world2", "world3"])
+def test_every_tile_an_episode_can_start_on_is_accepted_and_seen_by_its_name(world: str) -> None:
+    """Experiments draw starts from `start_tiles`; the env takes each, showing the tile's name."""
+    import tasks
+    from gym_bridge.poge.family import start_tiles
+
+    env = PogeEnv(f"poge/{world}", is_partially_obs=False, indicate_wall=True)
+    env.reset(seed=0)
+    tiles = start_tiles(tasks.build(f"poge/{world}"))
+    assert len(tiles) == sum(kind in ("floor", "start", "toggle") for kind in env.compiled.kinds)
+    for tile in tiles:
+        obs, info = env.reset(options={"tile": tile})
+        assert env.tile == tile and info["observation"] == f"({tile[0]},{tile[1]})" == env.observation_names[obs]

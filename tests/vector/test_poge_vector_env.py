@@ -142,7 +142,7 @@ def test_make_vec_spaces_names_and_tile_option():
         assert info["observation"].tolist() == [single.observation_names[o] for o in obs]
     obs, info = venv.reset(options={"tile": (1, 5)})
     assert (info["state"] // 2 == 1 * 9 + 5).all()
-    with pytest.raises(ValueError, match="is not a tile the player can reach"):
+    with pytest.raises(ValueError, match=r"tile \(0, 0\) is a wall: the player cannot stand on it"):
         venv.reset(options={"tile": (0, 0)})
 
 
