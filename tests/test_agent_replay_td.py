@@ -89,3 +89,39 @@ def test_a_mood_kept_across_episodes_learns_other_values_than_one_reset() -> Non
     kept, reset = grid_agent("mood", **MOOD), grid_agent("mood", **MOOD, mood_reset=True)
     assert np.abs(kept.q - reset.q).max() > 1e-3
     assert kept.mood != reset.mood
+
+
+@pytest.mark.parametrize("record", ["distq", "distq_mirror"])
+def test_distq_learns_neuronavs_cells_with_its_rates(record: str) -> None:
+    """With neuro-nav's drawn rates in place of the agent's own draw, every cell of the cue
+    learns what DistQ's does from the same outcomes."""
+    stream, table = DATA["variable_magnitude"], TABLES[record]
+    agent = make_agent("distq", stream["n_states"], stream["n_actions"], seed=0, gamma=0.99, cells=16,
+                       rates="random", lr=0.02, mirror=record.endswith("mirror"))
+    agent.lr_pos, agent.lr_neg = np.array(table["lrs_pos"]), np.array(table["lrs_neg"])
+    replay(agent, stream)
+    assert np.abs(agent.cells[0, 0] - np.array(table["cells_state0"])).max() < 1e-12
+
+
+def test_distq_draws_its_rates_from_its_own_stream() -> None:
+    drawn = make_agent("distq", 2, 1, seed=3, lr=0.02, cells=500, rates="random")
+    assert 0.001 <= drawn.lr_pos.min() and drawn.lr_pos.max() <= 0.02
+    assert 0.001 <= drawn.lr_neg.min() and drawn.lr_neg.max() <= 0.02
+    assert drawn.tau == pytest.approx(drawn.lr_pos / (drawn.lr_pos + drawn.lr_neg))
+    again = make_agent("distq", 2, 1, seed=3, lr=0.02, cells=500, rates="random")
+    assert (again.lr_pos == drawn.lr_pos).all() and (again.lr_neg == drawn.lr_neg).all()
+    mirrored = make_agent("distq", 2, 1, seed=3, lr=0.02, cells=500, rates="random", mirror=True)
+    assert (mirrored.lr_neg == mirrored.lr_pos).all() and (mirrored.tau == 0.5).all()
+    even = make_agent("distq", 2, 1, seed=3, lr=0.02, cells=4)
+    assert even.tau.tolist() == [0.125, 0.375, 0.625, 0.875]
+
+
+def test_distq_runs_where_neuronavs_stops() -> None:
+    """neuro-nav's DistQ stops with an IndexError on the four-rooms stream (it indexes its table
+    by a position in the flattened action x cell array); graphtasks' learns it, and with equal
+    rates (mirror) every cell learns neuro-nav's TD-Q table."""
+    assert DATA["distq_four_rooms"]["error"].startswith("IndexError")
+    assert DATA["distq_four_rooms"]["step"] < 100
+    agent = grid_agent("distq", lr=0.1, gamma=0.99, cells=3, mirror=True)
+    reference = np.array(TABLES["tdq_max"]["q"])
+    assert np.abs(agent.cells - reference[:, :, None]).max() < 1e-12

@@ -6,8 +6,10 @@ positive and negative errors balance, the tau_i-expectile of the return, with
 
     tau_i = lr_pos_i / (lr_pos_i + lr_neg_i)                    (the cell's optimism)
 
-so the cells together hold the distribution of returns, not only its mean. (neuro-nav's
-DistQ draws the rates at random; even spacing gives the same ordering result without a draw.)
+so the cells together hold the distribution of returns, not only its mean. By default the
+cells' optimism is spread evenly over (0, 1), so every run has the same cells and a plot of
+value against optimism has no gaps; `rates = "random"` draws each cell's two rates instead, as
+neuro-nav's DistQ does (and as recorded dopamine neurons vary).
 """
 
 from __future__ import annotations
@@ -31,28 +33,43 @@ class DistributionalQAgent(TableAgent, LearningAgent):
         delta_i   = r + gamma * Q_i(s', a*) - Q_i(s, a)           (r - Q_i(s, a) if s' ended the episode)
         Q_i(s, a) <- Q_i(s, a) + (lr_pos_i if delta_i > 0 else lr_neg_i) * delta_i
 
-    The cells' optimism is spread evenly, tau_i = (i + 1/2) / cells, with rates lr_pos_i =
-    2 lr tau_i and lr_neg_i = 2 lr (1 - tau_i) (each cell's mean rate is `lr`). The agent
-    chooses by the mean over cells.
+    With `rates = "even"` (the default) the cells' optimism is spread evenly, tau_i = (i + 1/2)
+    / cells, with rates lr_pos_i = 2 lr tau_i and lr_neg_i = 2 lr (1 - tau_i) (each cell's mean
+    rate is `lr`). With `rates = "random"` each cell's lr_pos_i and lr_neg_i are drawn
+    uniformly from [lr / 20, lr] by the agent's own stream (lr = 0.02 gives neuro-nav's DistQ,
+    which draws them from [0.001, 0.02]), and tau_i = lr_pos_i / (lr_pos_i + lr_neg_i). The
+    agent chooses by the mean over cells.
 
     Parameters
     ----------
     cells : int
         How many cells. Once the agent is made, `cells` holds their values (states x actions x cells).
     mirror : bool
-        Give every cell equal rates: the classical TD control whose cells all learn the mean.
+        Give every cell equal rates: the classical TD control whose cells all learn the mean
+        (with random rates, lr_neg_i = lr_pos_i, as neuro-nav's `mirror`).
+    rates : {"even", "random"}
+        How the cells' rates are set: evenly spread optimism at a mean rate `lr`, or drawn.
     """
 
     cells: Any = 16  # a count as a setting; once the agent is made, the cells' values
     mirror: bool = False
+    rates: str = "even"
 
-    fixed: ClassVar[frozenset[str]] = frozenset({"lr", "cells", "mirror"})  # the cells' rates and table
+    fixed: ClassVar[frozenset[str]] = frozenset({"lr", "cells", "mirror", "rates"})  # the cells' rates and table
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_positive_int("cells", self.cells)
-        self.tau = np.full(self.cells, 0.5) if self.mirror else (np.arange(self.cells) + 0.5) / self.cells
-        self.lr_pos, self.lr_neg = 2 * self.lr * self.tau, 2 * self.lr * (1 - self.tau)
+        if self.rates == "random":
+            self.lr_pos = self.rng.uniform(self.lr / 20, self.lr, self.cells)
+            self.lr_neg = self.lr_pos.copy() if self.mirror else self.rng.uniform(self.lr / 20, self.lr, self.cells)
+            with np.errstate(invalid="ignore"):  # lr = 0: no rates, no optimism
+                self.tau = np.nan_to_num(self.lr_pos / (self.lr_pos + self.lr_neg), nan=0.5)
+        elif self.rates == "even":
+            self.tau = np.full(self.cells, 0.5) if self.mirror else (np.arange(self.cells) + 0.5) / self.cells
+            self.lr_pos, self.lr_neg = 2 * self.lr * self.tau, 2 * self.lr * (1 - self.tau)
+        else:
+            raise ValueError(f"rates: expected 'even' or 'random', got {self.rates!r}")
         self.cells = np.zeros((self.n_states, self.n_actions, self.cells))  # Q_i(s, a)
 
     @property

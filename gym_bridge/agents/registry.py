@@ -45,6 +45,7 @@ RANGES: dict[str, tuple[float, float]] = {
 # The values a setting named by a word may take, by name.
 CHOICES: dict[str, tuple[str, ...]] = {
     "bootstrap": ("max", "policy"),  # q, dyna, mood: the next state's best action, or the policy's mean
+    "rates": ("even", "random"),  # distq: the cells' optimism evenly spread, or their rates drawn
 }
 
 
