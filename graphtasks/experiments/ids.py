@@ -55,8 +55,16 @@ def model_uid(experiment: str, model: str, digest: str) -> str:
     return f"{experiment}/model/{part(model)}/{digest}"
 
 
-def fit_uid(run: str, model: str, digest: str) -> str:
-    return f"{run}/fit/{part(model)}/{digest}"
+def fit_uid(run: str, model: str, digest: str, method: str = "mle") -> str:
+    """A fit of `model` to `run`; a hierarchical fit's part has its method and group's digest."""
+    if method == "mle":
+        return f"{run}/fit/{part(model)}/{digest}"
+    return f"{run}/fit/{part(model)}/{part(method)}/{digest}"
+
+
+def group_fit_uid(experiment: str, model: str, method: str, digest: str) -> str:
+    """A hierarchical fit of `model` to a set of runs of `experiment` (the set is in `digest`)."""
+    return f"{experiment}/group-fit/{part(model)}/{part(method)}/{digest}"
 
 
 def participant_uid(experiment: str, participant: str) -> str:

@@ -17,11 +17,11 @@ from graphstore import SCHEMA, GraphStore
 from graphstore.errors import GraphtasksError
 from graphstore.schema import quote_name
 
-from .ids import experiment_uid, fit_uid, model_uid, participant_uid, phase_uid
+from .ids import experiment_uid, fit_uid, group_fit_uid, model_uid, participant_uid, phase_uid
 from .schema import RECORD_LABELS
 
 RELATIONS = ("HAS_PHASE", "HAS_RUN", "HAS_EPISODE", "IN_PHASE", "HAS_TRIAL", "HAS_PROBE", "PERFORMED", "FITS",
-             "OF_MODEL")
+             "OF_MODEL", "HAS_FIT")
 
 
 class OldRecordIds(GraphtasksError, LookupError):
@@ -56,7 +56,9 @@ def _new_uid(label: str, uid: str, props: dict[str, Any], old: str, new: str) ->
         return participant_uid(new, str(props["participant_id"]))
     if label == "Fit" and "/fit/" in rest:
         run = rest.split("/fit/", 1)[0]
-        return fit_uid(new + run, str(props["model"]), uid.rsplit("/", 1)[1])
+        return fit_uid(new + run, str(props["model"]), uid.rsplit("/", 1)[1], str(props.get("method") or "mle"))
+    if label == "GroupFit":
+        return group_fit_uid(new, str(props["model"]), str(props["method"]), uid.rsplit("/", 1)[1])
     return new + rest
 
 

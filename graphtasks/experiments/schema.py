@@ -16,7 +16,7 @@ from graphstore.schema import Property, Schema
 
 MLS = "http://www.w3.org/ns/mls#"  # W3C ML-Schema: the RDF view types records with it where it fits
 # what an experiment owns (deleted with it)
-RECORD_LABELS = ("Fit", "Model", "Trial", "Probe", "Episode", "Run", "Participant", "Phase", "Experiment")
+RECORD_LABELS = ("GroupFit", "Fit", "Model", "Trial", "Probe", "Episode", "Run", "Participant", "Phase", "Experiment")
 KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
 
 
@@ -151,7 +151,7 @@ def add_schema(s: Schema) -> None:
         [
             Property("model", "str", True, "the fitted model's name"),
             Property("agent", "str", True, "the agent the model fits"),
-            Property("params", "json", True, "the maximum-likelihood values of the free settings"),
+            Property("params", "json", True, "the fitted free settings: maximum likelihood, or an EM fit's MAP"),
             Property("stderr", "json", False, "their standard errors (null: at a bound, or no curvature)"),
             Property("fixed", "json", True, "the settings held fixed"),
             Property("log_likelihood", "float", True, "log-likelihood of the run's choices at `params`"),
@@ -160,10 +160,39 @@ def add_schema(s: Schema) -> None:
             Property("choices", "int", True, "choices fitted"),
             Property("starts", "int", True, "optimiser starts"),
             Property("seed", "int", True, "seed of the starting points"),
+            Property("method", "str", False, "mle (none: mle) | em: one run of a hierarchical fit (its GroupFit)"),
+            Property("log_evidence", "float", False, "em: the Laplace approximation of log p(choices | group prior)"),
             Property("created_at", "str", False, "UTC time of the fit"),
             Property("version", "str", False, "graphtasks version that fitted it"),
         ],
-        "A maximum-likelihood fit of a model to one run's choices (graphtasks fit).",
+        "A fit of a model to one run's choices (graphtasks fit): maximum likelihood, or one participant's part "
+        "of a hierarchical fit.",
+        shared=True,
+    )
+    s.add_node(
+        "GroupFit",
+        [
+            Property("model", "str", True, "the fitted model's name"),
+            Property("agent", "str", True, "the agent the model fits"),
+            Property("method", "str", True, "em: expectation-maximisation with Laplace approximations"),
+            Property("transform", "str", True, "how free settings map to the real line (where the prior is Gaussian)"),
+            Property("mean", "json", True, "the group prior's mean of each free setting, transformed"),
+            Property("variance", "json", True, "the group prior's variance of each free setting, transformed"),
+            Property("mean_stderr", "json", True, "the standard error of each mean, sqrt(variance / participants)"),
+            Property("median", "json", True, "each mean mapped back to the setting: the median participant"),
+            Property("fixed", "json", True, "the settings held fixed"),
+            Property("participants", "int", True, "runs fitted together"),
+            Property("choices", "int", True, "choices fitted, over all runs"),
+            Property("log_evidence", "float", True, "the sum of the runs' Laplace log evidences"),
+            Property("integrated_bic", "float", True, "-2 log evidence + 2d ln(choices) (Huys et al. 2011)"),
+            Property("iterations", "int", True, "EM iterations"),
+            Property("converged", "bool", True, "false: stopped by the iteration limit"),
+            Property("starts", "int", True, "starting points of each run's first E-step"),
+            Property("seed", "int", True, "seed of the starting points"),
+            Property("created_at", "str", False, "UTC time of the fit"),
+            Property("version", "str", False, "graphtasks version that fitted it"),
+        ],
+        "A hierarchical fit of a model to a set of runs: the group prior; its runs' fits hang off it.",
         shared=True,
     )
     s.add_rel("HAS_PHASE", [("Experiment", "Phase")], [KEY], "An experiment's protocol.")
@@ -174,4 +203,5 @@ def add_schema(s: Schema) -> None:
     s.add_rel("HAS_PROBE", [("Run", "Probe")], [KEY], "A run's probes, one per probed phase.")
     s.add_rel("PERFORMED", [("Participant", "Run")], [KEY], "The imported runs of a participant.")
     s.add_rel("FITS", [("Fit", "Run")], [KEY], "The run whose choices a fit explains.")
-    s.add_rel("OF_MODEL", [("Fit", "Model")], [KEY], "The model a fit is of.")
+    s.add_rel("OF_MODEL", [("Fit", "Model"), ("GroupFit", "Model")], [KEY], "The model a fit is of.")
+    s.add_rel("HAS_FIT", [("GroupFit", "Fit")], [KEY], "The fits of the runs a hierarchical fit fitted together.")

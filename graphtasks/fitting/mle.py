@@ -29,6 +29,8 @@ class FitResult:
     source: str = ""
     truth: dict[str, Any] = field(default_factory=dict)
     stderr: dict[str, float | None] = field(default_factory=dict)  # None: at a bound, or the curvature is not
+    method: str = "mle"  # "mle": maximum likelihood; "em": a participant's MAP estimate in a hierarchical fit
+    log_evidence: float | None = None  # log p(choices | model): the Laplace approximation of an EM fit
 
     @property
     def k(self) -> int:
@@ -56,6 +58,8 @@ class FitResult:
             "starts": self.starts,
             "seed": self.seed,
             "source": self.source,
+            "method": self.method,
+            "log_evidence": self.log_evidence,
         }
 
 
@@ -132,14 +136,31 @@ def standard_errors(
     out: list[float | None] = [None] * len(x)
     if not inside:
         return out
+    hessian = finite_hessian(negative, x, inside)
+    if not np.all(np.isfinite(hessian)) or np.linalg.eigvalsh(hessian).min() <= 0:
+        return out
+    for a, value in zip(inside, np.sqrt(np.diag(np.linalg.inv(hessian)))):
+        out[a] = float(value)
+    return out
+
+
+def finite_hessian(
+    f: Callable[[np.ndarray], float], x: np.ndarray, indices: list[int] | None = None, centre: float | None = None
+) -> np.ndarray:
+    """The Hessian of `f` at `x` over the coordinates `indices` (default: all) by central
+    differences, steps of 1e-4 relative (at least 1e-4): the curvature the standard errors and
+    the Laplace approximations read. `centre`, if known, is f(x)."""
+    inside = list(range(len(x))) if indices is None else list(indices)
+    steps = np.array([1e-4 * max(1.0, abs(v)) for v in x])
 
     def at(shift: dict[int, float]) -> float:
-        moved = x.copy()
+        moved = np.array(x, dtype=float)
         for i, d in shift.items():
             moved[i] += d
-        return negative(moved)
+        return f(moved)
 
-    centre = negative(x)
+    if centre is None:
+        centre = f(np.asarray(x, dtype=float))
     hessian = np.zeros((len(inside), len(inside)))
     for a, i in enumerate(inside):
         hi = steps[i]
@@ -149,8 +170,4 @@ def standard_errors(
             hessian[a, b] = hessian[b, a] = (
                 at({i: hi, j: hj}) - at({i: hi, j: -hj}) - at({i: -hi, j: hj}) + at({i: -hi, j: -hj})
             ) / (4 * hi * hj)
-    if not np.all(np.isfinite(hessian)) or np.linalg.eigvalsh(hessian).min() <= 0:
-        return out
-    for a, value in zip(inside, np.sqrt(np.diag(np.linalg.inv(hessian)))):
-        out[a] = float(value)
-    return out
+    return hessian

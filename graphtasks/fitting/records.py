@@ -26,6 +26,7 @@ from graphtasks.experiments.observers import COMPLETED
 from graphtasks.experiments.records import ExperimentExists, _key, _now, _version, experiment_uid, phase_uid
 
 from .behaviour import BehaviourError, Choices, EventsFile, first_participant, load_run, read_events_file
+from .hierarchical import GroupFit
 from .mle import FitResult
 
 PHASE = "behaviour"
@@ -266,27 +267,68 @@ def _settings_digest(result: FitResult) -> str:
     return hashlib.sha256(settings.encode()).hexdigest()[:8]
 
 
-def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult]) -> None:
-    """Write fits of runs of `experiment` (each result's `source` is its run's uid), each linked
-    to its run and its model; a fit of the same model to the same run replaces the old one."""
+def _fit_records(experiment: str, fits: Sequence[FitResult], group: str = "") -> Records:
+    """The Model, Fit nodes and FITS, OF_MODEL edges of `fits`; `group`: the digest of the
+    hierarchical fit they belong to (their uids carry it, so fits of other groups stay)."""
     uid = experiment_uid(experiment)
     models, rows, runs, of_model = {}, [], [], []
     for f in fits:
         model = model_uid(experiment, f)
         models[model] = {"uid": model, "task": uid, "name": f.model, "agent": f.agent, "bounds": f.bounds,
                          "fixed": f.fixed}
-        fit_id = ids.fit_uid(f.source, f.model, _settings_digest(f))
+        fit_id = ids.fit_uid(f.source, f.model, group or _settings_digest(f), f.method)
         rows.append({
             "uid": fit_id, "task": uid, "model": f.model, "agent": f.agent, "params": f.params, "stderr": f.stderr,
             "fixed": f.fixed, "log_likelihood": f.log_likelihood, "aic": f.aic, "bic": f.bic, "choices": f.choices,
-            "starts": f.starts, "seed": f.seed, "created_at": _now(), "version": _version(),
+            "starts": f.starts, "seed": f.seed, "method": f.method, "log_evidence": f.log_evidence,
+            "created_at": _now(), "version": _version(),
         })
         runs.append(_key(fit_id, f.source))
         of_model.append(_key(fit_id, model))
+    return ([("Model", list(models.values())), ("Fit", rows)],
+            [("FITS", "Fit", "Run", runs), ("OF_MODEL", "Fit", "Model", of_model)])
+
+
+def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult]) -> None:
+    """Write fits of runs of `experiment` (each result's `source` is its run's uid), each linked
+    to its run and its model; a fit of the same model to the same run replaces the old one."""
+    store.merge_shared(*_fit_records(experiment, fits))
+
+
+def group_digest(group: GroupFit) -> str:
+    """Eight hex digits naming a hierarchical fit: its model's agent, bounds and fixed settings
+    and the runs fitted together (another set of runs is another group fit)."""
+    settings = json.dumps({"agent": group.agent, "bounds": group.bounds, "fixed": group.fixed,
+                           "runs": sorted(f.source for f in group.fits)}, sort_keys=True)
+    return hashlib.sha256(settings.encode()).hexdigest()[:8]
+
+
+def record_group_fit(store: GraphStore, experiment: str, group: GroupFit) -> str:
+    """Write a hierarchical fit of runs of `experiment`: a `GroupFit` node (the group prior,
+    the summed evidence, the integrated BIC) linked to its model and, by HAS_FIT, to a `Fit` of
+    each run (method "em"), in one transaction; the same model fitted to the same runs again
+    replaces it. Returns the GroupFit's uid."""
+    digest = group_digest(group)
+    nodes, edges = _fit_records(experiment, group.fits, digest)
+    uid = experiment_uid(experiment)
+    group_id = ids.group_fit_uid(uid, group.model, "em", digest)
+    model = model_uid(experiment, group.fits[0])
+    row = {
+        "uid": group_id, "task": uid, "model": group.model, "agent": group.agent, "method": "em",
+        "transform": "logistic: value = low + (high - low) / (1 + exp(-x)), the model's bounds",
+        "mean": group.mean, "variance": group.variance, "mean_stderr": group.mean_stderr, "median": group.median,
+        "fixed": group.fixed, "participants": group.participants, "choices": group.choices,
+        "log_evidence": group.log_evidence, "integrated_bic": group.integrated_bic, "iterations": group.iterations,
+        "converged": group.converged, "starts": group.starts, "seed": group.seed, "created_at": _now(),
+        "version": _version(),
+    }
+    fits = [r["uid"] for label, rows in nodes if label == "Fit" for r in rows]
     store.merge_shared(
-        [("Model", list(models.values())), ("Fit", rows)],
-        [("FITS", "Fit", "Run", runs), ("OF_MODEL", "Fit", "Model", of_model)],
+        [*nodes, ("GroupFit", [row])],
+        [*edges, ("OF_MODEL", "GroupFit", "Model", [_key(group_id, model)]),
+         ("HAS_FIT", "GroupFit", "Fit", [_key(group_id, f) for f in fits])],
     )
+    return group_id
 
 
 def fit_runs(
@@ -314,6 +356,25 @@ def fit_runs(
         return list(pool.map(_fit_job, jobs))
 
 
+def fit_group_runs(
+    store: GraphStore,
+    experiment: str,
+    runs: Sequence[int],
+    model: Any,
+    starts: int = 5,
+    seed: int = 0,
+    workers: int | None = 1,
+    max_iterations: int = 200,
+) -> GroupFit:
+    """Fit `model` to the runs together, hierarchically (`graphtasks.fitting.hierarchical`)."""
+    from .hierarchical import fit_group
+    from .likelihood import task_shape
+
+    choices = [load_run(store, experiment, run) for run in runs]
+    shapes = [task_shape(c.task_id, store) for c in choices]
+    return fit_group(model, choices, starts, seed, workers, max_iterations, shapes=shapes)
+
+
 def _fit_job(job: tuple[Any, Choices, int, int, Any]) -> FitResult:
     from .mle import fit
 
@@ -323,14 +384,15 @@ def _fit_job(job: tuple[Any, Choices, int, int, Any]) -> FitResult:
 
 FITS_QUERY = (
     "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.task = $uid "
-    "RETURN r.index, r.label, f.model, f.params, f.stderr, f.log_likelihood, f.aic, f.bic, f.choices "
-    "ORDER BY r.index, f.bic"
+    "RETURN r.index, r.label, f.model, coalesce(f.method, 'mle'), f.params, f.stderr, f.log_likelihood, f.aic, "
+    "f.bic, f.choices, f.log_evidence ORDER BY r.index, f.bic"
 )
 
 
 def compare_models(fits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per model, over the runs fitted by every model: summed log-likelihood, AIC and BIC, and
-    how many runs it fits best by BIC; best model (lowest summed BIC) first."""
+    how many runs it fits best by BIC; best model (lowest summed BIC) first. The fits should be
+    of one method (`recorded_fits(..., method=)`)."""
     by_run: dict[int, dict[str, dict[str, Any]]] = {}
     for row in fits:
         by_run.setdefault(row["run"], {})[row["model"]] = row
@@ -348,12 +410,53 @@ def compare_models(fits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: r["bic"])
 
 
-def recorded_fits(store: GraphStore, experiment: str) -> list[dict[str, Any]]:
-    """Every fit of the experiment's runs: run, label, model, params, stderr, log-likelihood, AIC, BIC, choices."""
-    columns = ("run", "label", "model", "params", "stderr", "log_likelihood", "aic", "bic", "choices")
+def evidence_matrix(fits: Sequence[dict[str, Any]]) -> tuple[list[str], list[int], np.ndarray]:
+    """(models, runs, [run, model] log evidence) over the runs every model was fitted to: an EM
+    fit's Laplace evidence, else -BIC/2 (the fits should be of one method)."""
+    by_run: dict[int, dict[str, float]] = {}
+    for row in fits:
+        value = row["log_evidence"] if row.get("log_evidence") is not None else -row["bic"] / 2
+        by_run.setdefault(row["run"], {})[row["model"]] = value
+    models = sorted({row["model"] for row in fits})
+    runs = sorted(run for run, fitted in by_run.items() if set(fitted) == set(models))
+    return models, runs, np.array([[by_run[run][m] for m in models] for run in runs], dtype=float).reshape(
+        len(runs), len(models))
+
+
+GROUP_QUERY = (
+    "MATCH (g:GroupFit)-[:HAS_FIT]->(f:Fit)-[:FITS]->(r:Run) WHERE g.task = $uid "
+    "RETURN g.uid, g.model, g.method, g.mean, g.variance, g.mean_stderr, g.median, g.participants, g.choices, "
+    "g.log_evidence, g.integrated_bic, g.iterations, g.converged, collect(r.index) ORDER BY g.integrated_bic"
+)
+
+
+def recorded_group_fits(store: GraphStore, experiment: str) -> list[dict[str, Any]]:
+    """Every hierarchical fit of the experiment: model, method, the group prior (mean, variance,
+    mean_stderr, median), participants, choices, log evidence, integrated BIC, iterations,
+    converged and the runs; lowest integrated BIC first."""
+    columns = ("uid", "model", "method", "mean", "variance", "mean_stderr", "median", "participants", "choices",
+               "log_evidence", "integrated_bic", "iterations", "converged", "runs")
+    out = []
+    for row in store.cypher(GROUP_QUERY, {"uid": experiment_uid(experiment)}).rows:
+        record = dict(zip(columns, row))
+        for key in ("mean", "variance", "mean_stderr", "median"):
+            if isinstance(record[key], str):
+                record[key] = json.loads(record[key])
+        record["runs"] = sorted(record["runs"])
+        out.append(record)
+    return out
+
+
+def recorded_fits(store: GraphStore, experiment: str, method: str | None = None) -> list[dict[str, Any]]:
+    """Every fit of the experiment's runs (of `method` only, if given: mle or em): run, label,
+    model, method, params, stderr, log-likelihood, AIC, BIC, choices, log_evidence."""
+    columns = ("run", "label", "model", "method", "params", "stderr", "log_likelihood", "aic", "bic", "choices",
+               "log_evidence")
     out = []
     for row in store.cypher(FITS_QUERY, {"uid": experiment_uid(experiment)}).rows:
         record = dict(zip(columns, row))
+        if method is not None and record["method"] != method:
+            continue
         for key in ("params", "stderr"):
             if isinstance(record[key], str):
                 record[key] = json.loads(record[key])
