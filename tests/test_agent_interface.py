@@ -62,7 +62,7 @@ def test_a_misspelt_or_badly_typed_setting_is_one_line_listing_the_settings() ->
         make_agent("qq", 4, 2)
     assert make_agent("sr", 4, 2, beta=None).beta is None
     assert list(agent_settings("dyna")) == [
-        "lr", "gamma", "beta", "epsilon", "q_init", "optimism", "bootstrap", "replays"
+        "lr", "gamma", "beta", "epsilon", "q_init", "optimism", "bootstrap", "replays", "successors"
     ]
 
 

@@ -40,6 +40,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "capacity": (2, 1_000_000),
     "cells": (1, 10_000),
     "replays": (0, 10_000),
+    "successors": (1, 10_000),  # outcomes a Dyna model keeps per (state, action)
     "sweeps": (1, 10_000),
 }
 # The values a setting named by a word may take, by name.
@@ -82,11 +83,11 @@ AGENT_INFO = {
         AgentInfo("mc", MonteCarloQAgent, "every-visit Monte Carlo Q at episode end", "Sutton & Barto 2018, 5.3"),
         AgentInfo("ec", EpisodicControlAgent, "episodic control: best return seen", "Lengyel & Dayan 2007"),
         AgentInfo("ac", ActorCriticAgent, "TD actor-critic, softmax over preferences", "Sutton & Barto 2018, 13.5"),
-        AgentInfo("dynaac", DynaACAgent, "TD actor-critic with replay of a last-outcome model", "Sutton 1990"),
+        AgentInfo("dynaac", DynaACAgent, "TD actor-critic plus replay of recent outcomes", "Sutton 1990"),
         AgentInfo("sr", SRAgent, "TD successor representation, Q = M w", "Dayan 1993; Russek et al. 2017"),
-        AgentInfo("dynasr", DynaSRAgent, "TD-SR with replay of a last-outcome model", "Russek et al. 2017"),
+        AgentInfo("dynasr", DynaSRAgent, "TD-SR plus replay of recent outcomes", "Russek et al. 2017"),
         AgentInfo("srmb", SRMBAgent, "mix of TD-SR and model-based values", "Momennejad et al. 2017"),
-        AgentInfo("dyna", DynaQAgent, "Q-learning with replay of a last-outcome model", "Sutton 1990"),
+        AgentInfo("dyna", DynaQAgent, "Q-learning plus replay of recent outcomes", "Sutton 1990"),
         AgentInfo("mbv", MBVAgent, "model-based value iteration on a learnt model", "Sutton & Barto 2018, ch. 8"),
         AgentInfo("distq", DistributionalQAgent, "distributional TD, asymmetric rates per cell", "Dabney et al. 2020"),
         AgentInfo("mood", MoodAgent, "valence Q-learning biased by a running mood", "Eldar et al. 2016"),
