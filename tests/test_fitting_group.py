@@ -214,3 +214,108 @@ def test_group_fits_are_stored_queried_and_deleted(tmp_path, capsys) -> None:
     with open_store(tmp_path / "store") as store:
         counts = delete_records(store, "lab/a")
         assert counts["GroupFit"] == 2 and counts["Fit"] == 8
+
+
+@pytest.mark.slow
+def test_cli_em_fit_show_compare_and_recovery(tmp_path, capsys) -> None:
+    import json
+
+    from graphtasks.cli import main
+
+    store = str(tmp_path / "store")
+    with open_store(store) as opened:
+        _import(tmp_path, opened, "lab", lrs=(0.25, 0.5, 0.75, 0.4))
+    assert main(["--store", store, "fit", "run", "lab", "--method", "em", "--starts", "1", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "log_evidence" in out and "integrated_bic" in out and "True" in out  # converged
+    assert main(["--store", store, "fit", "run", "lab", "--model", "model-based", "--method", "em", "--starts", "1",
+                 "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out.split("\n]\n")[0] + "\n]")
+    assert [r["method"] for r in shown] == ["em"] * 4 and all(r["log_evidence"] < 0 for r in shown)
+    assert main(["--store", store, "fit", "show", "lab", "--plot", str(tmp_path / "fits.png")]) == 0
+    out = capsys.readouterr().out
+    assert "group (hierarchical) fits" in out and out.count(" em ") >= 8
+    assert (tmp_path / "fits.png").stat().st_size > 10_000
+    assert main(["--store", store, "fit", "compare", "lab", "--method", "em", "--random-effects", "--format", "json",
+                 "--plot", str(tmp_path / "rfx.png")]) == 0
+    selection = json.loads(capsys.readouterr().out)
+    assert selection["models"] == ["model-based", "q"] and selection["runs"] == [0, 1, 2, 3]
+    by_model = {r["model"]: r for r in selection["rows"]}
+    assert by_model["q"]["frequency"] > by_model["model-based"]["frequency"]  # simulated by Q
+    assert (tmp_path / "rfx.png").stat().st_size > 10_000
+    # one line for each mistake
+    assert main(["--store", store, "fit", "compare", "lab", "--random-effects"]) == 2
+    assert "no stored fits by mle" in capsys.readouterr().err
+    assert main(["--store", store, "fit", "run", "lab", "--method", "em", "--runs", "1"]) == 2
+    assert "needs two or more runs" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main(["--store", store, "fit", "run", "lab", "--method", "em", "--max-iterations", "0"])
+    assert stopped.value.code == 2
+    assert "--max-iterations: expected a whole number from 1" in capsys.readouterr().err
+    assert main(["--store", store, "fit", "run", "lab", "--starts", "1"]) == 0
+    capsys.readouterr()
+    assert main(["--store", store, "fit", "compare", "lab", "--random-effects"]) == 2
+    assert "the mle fits are of 'q' only" in capsys.readouterr().err
+    assert main(["--store", store, "fit", "compare", "lab", "--plot", str(tmp_path / "x.png")]) == 2
+    assert "--plot goes with --random-effects" in capsys.readouterr().err
+    figure = tmp_path / "group.png"
+    assert main(["fit", "group-recovery", "--model", "q", "--participants", "4", "--trials", "40", "--starts", "1",
+                 "-o", str(figure), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [r["setting"] for r in result["rows"]] == ["lr", "beta"] and figure.stat().st_size > 10_000
+    assert main(["fit", "group-model-recovery", "--models", "q,q"]) == 2
+    assert "two or more different models" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_group_model_recovery_tells_q_from_model_based_small() -> None:
+    """Six participants per group, 100 trials: each group's own model is the more frequent."""
+    from graphtasks.fitting.figures import plot_group_model_recovery
+    from graphtasks.fitting.recovery import group_model_recovery
+
+    result = group_model_recovery(("q", "model-based"), participants=6, trials=100, seed=0, starts=1)
+    assert result.frequencies[0, 0] > 0.5 and result.frequencies[1, 1] > 0.5, result.as_dict()
+    assert np.allclose(result.protected_exceedance.sum(axis=1), 1.0)
+    assert result.best.sum() == 12
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        plot_group_model_recovery(result, str(Path(folder) / "m.png"))
+        assert (Path(folder) / "m.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_done_when_em_recovers_w_and_group_means() -> None:
+    """Issue 27's bar: 30 simulated hybrid participants x 200 two-step trials. EM recovers w at
+    least as well as each participant's maximum likelihood, by mean absolute error, and to within
+    0.05 of its correlation; every group mean lies within two standard errors of the simulated one."""
+    from graphtasks.fitting.recovery import group_parameter_recovery
+
+    result = group_parameter_recovery("hybrid", participants=30, trials=200, seed=0, starts=3, workers=2)
+    assert result.mae("em", "w") < result.mae("mle", "w")
+    assert result.correlation("em", "w") > result.correlation("mle", "w") - 0.05
+    for name in ("lr", "beta", "w"):
+        assert abs(result.mean_error(name)) < 2, result.rows()
+
+
+@pytest.mark.slow
+def test_done_when_model_based_groups_are_told_from_q() -> None:
+    """Issue 27's bar: 30 participants simulated from the model-based model, fitted by EM with it
+    and with Q: the protected exceedance probability of the model-based model is above 0.95."""
+    from graphtasks.fitting.recovery import group_model_recovery
+
+    result = group_model_recovery(("q", "model-based"), participants=30, trials=200, seed=0, starts=2, workers=2)
+    assert result.protected_exceedance[1, 1] > 0.95, result.as_dict()
+    assert result.protected_exceedance[0, 0] > 0.95, result.as_dict()
+
+
+def test_the_group_fit_benchmark_runs() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "group_fit_bench.py"
+    done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "EM / separate MLE fits:" in done.stdout and done.stdout.rstrip().endswith("x")

@@ -1,6 +1,8 @@
-"""`graphtasks fit models|simulate|import|run|show|compare|parameter-recovery|model-recovery`: fit agents to
-recorded or imported behaviour by maximum likelihood and keep the fits in the store; check
-by simulation that a model's settings and the model itself can be recovered."""
+"""`graphtasks fit models|simulate|import|run|show|compare|parameter-recovery|model-recovery|group-recovery|
+group-model-recovery`: fit agents to recorded or imported behaviour by maximum likelihood or
+hierarchically (EM), keep the fits in the store, compare models by summed BIC or by
+random-effects model selection; check by simulation that a model's settings and the model
+itself can be recovered, participant by participant and for a group."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any
 
 from graphstore import open_store
 
-from .arguments import COUNT, SEED, STARTS, WORKERS, numbers, one_line_errors
+from .arguments import COUNT, SEED, STARTS, WORKERS, integer, numbers, one_line_errors
 from .files import write_output
 from .output import add_format_argument, print_rows
 
@@ -48,6 +50,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("experiment", help="a recorded or imported experiment")
     _model_arguments(run)
     run.add_argument("--runs", help="run indices, e.g. 0,3,5 (default: every run with trials)")
+    run.add_argument(
+        "--method", choices=("mle", "em"), default="mle",
+        help="mle: each run alone, by maximum likelihood (default); em: the runs together, hierarchically "
+        "(expectation-maximisation with Laplace approximations)",
+    )
+    run.add_argument("--max-iterations", type=integer(1, 1000), default=200,
+                     help="em: iterations at most (default: 200)")
     run.add_argument("--starts", type=STARTS, default=5, help="optimiser starts per run (default: 5)")
     run.add_argument("--seed", type=SEED, default=0, help="seed of the starting points (default: 0)")
     run.add_argument("--workers", type=WORKERS, default=1, help="processes fitting runs at once (default: 1)")
@@ -55,9 +64,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_format_argument(run)
     run.set_defaults(func=cmd_run)
 
-    show = actions.add_parser("show", help="the fits stored for an experiment, best (lowest BIC) first per run")
+    show = actions.add_parser(
+        "show", help="the fits stored for an experiment, best (lowest BIC) first per run, and the group (EM) fits"
+    )
     show.add_argument("experiment")
-    show.add_argument("--plot", metavar="FILE.png", help="draw each model's fitted settings per run, with errors")
+    show.add_argument("--plot", metavar="FILE.png",
+                      help="draw each model's fitted settings per run, with errors (and EM's group median)")
     add_format_argument(show)
     show.set_defaults(func=cmd_show)
 
@@ -65,6 +77,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compare", help="the stored fits' models side by side: summed AIC and BIC, runs each fits best"
     )
     compare.add_argument("experiment")
+    compare.add_argument("--method", choices=("mle", "em"), default="mle",
+                         help="compare the maximum-likelihood fits (default) or the EM fits")
+    compare.add_argument(
+        "--random-effects", action="store_true",
+        help="random-effects Bayesian model selection: model frequencies, exceedance and protected exceedance "
+        "probabilities, the omnibus risk (evidence: EM's Laplace evidence, or -BIC/2 of mle fits)",
+    )
+    compare.add_argument("--plot", metavar="FILE.png", help="with --random-effects: draw frequencies and probabilities")
     add_format_argument(compare)
     compare.set_defaults(func=cmd_compare)
 
@@ -83,7 +103,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     confusion.add_argument("--participants", type=int, default=10, help="simulations per model (default: 10)")
     _recovery_arguments(confusion, starts=2)
     confusion.set_defaults(func=cmd_model_recovery)
-    for leaf in (models, sim, imp, run, show, compare, params, confusion):
+
+    group = actions.add_parser(
+        "group-recovery",
+        help="simulate a group from a Gaussian group distribution, fit it by MLE and by EM, compare the recovery",
+    )
+    group.add_argument("--model", default="hybrid", help="a shipped model (default: hybrid)")
+    group.add_argument("--participants", type=int, default=30, help="simulated participants (default: 30)")
+    _recovery_arguments(group, starts=3)
+    group.set_defaults(func=cmd_group_recovery)
+
+    group_models = actions.add_parser(
+        "group-model-recovery",
+        help="simulate a group from each model, fit every model by EM, select by random-effects BMS",
+    )
+    group_models.add_argument("--models", default="q,model-based,hybrid", help="shipped models (default: all three)")
+    group_models.add_argument("--participants", type=int, default=30, help="participants per group (default: 30)")
+    _recovery_arguments(group_models, starts=2)
+    group_models.set_defaults(func=cmd_group_model_recovery)
+    for leaf in (models, sim, imp, run, show, compare, params, confusion, group, group_models):
         one_line_errors(leaf)
 
 
@@ -185,8 +223,9 @@ def _print_fits(rows: list[dict[str, Any]], columns: list[str], fmt: str) -> Non
             row["stderr"] = {k: None if v is None else round(v, 4) for k, v in sorted(stderr.items())}
         else:
             row["params"] = ", ".join(f"{k} {v:.4g}{_error_text(stderr, k)}" for k, v in sorted(params.items()))
-        for key in ("log_likelihood", "aic", "bic"):
-            row[key] = round(row[key], 3)
+        for key in ("log_likelihood", "aic", "bic", "log_evidence"):
+            if row.get(key) is not None:
+                row[key] = round(row[key], 3)
     shown = columns if fmt == "json" else [c for c in columns if c != "stderr"]
     print_rows(shown, [[r[c] for c in shown] for r in rows], fmt)
 
@@ -197,13 +236,16 @@ def _error_text(stderr: dict[str, Any], name: str) -> str:
     return " (no s.e.)" if stderr[name] is None else f" ± {stderr[name]:.2g}"
 
 
-FIT_COLUMNS = ["run", "model", "params", "stderr", "log_likelihood", "aic", "bic", "choices"]
+FIT_COLUMNS = ["run", "model", "method", "params", "stderr", "log_likelihood", "aic", "bic", "choices"]
+EM_COLUMNS = ["run", "model", "method", "params", "stderr", "log_likelihood", "log_evidence", "choices"]
+GROUP_COLUMNS = ["model", "method", "participants", "median", "mean", "sd", "log_evidence", "integrated_bic",
+                 "iterations", "converged"]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from graphtasks.fitting import recorded_runs
     from graphtasks.fitting.behaviour import BehaviourError
-    from graphtasks.fitting.records import fit_runs, record_fits
+    from graphtasks.fitting.records import fit_group_runs, fit_runs, record_fits, record_group_fit
 
     model = _chosen_model(args)
     with open_store(args.store, "r") as store:
@@ -211,13 +253,54 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not available:
             raise BehaviourError(f"experiment {args.experiment!r}: no run with recorded trials in {store.location!r}")
         runs = available if args.runs is None else _run_list(args.runs, available)
-        fits = fit_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers)
+        if args.method == "em":
+            if len(runs) < 2:
+                raise BehaviourError(f"--method em fits runs together: it needs two or more runs, got {runs}")
+            group = fit_group_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers,
+                                   args.max_iterations)
+        else:
+            fits = fit_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers)
+    if args.method == "em":
+        if not args.no_record:
+            with open_store(args.store, "w") as store:
+                record_group_fit(store, args.experiment, group)
+        rows = [{"run": run, **f.as_dict()} for run, f in zip(runs, group.fits)]
+        _print_fits(rows, EM_COLUMNS, args.format)
+        if args.format != "json":
+            print()
+        _print_groups([_group_row(group.as_dict())], args.format)
+        return 0
     if not args.no_record:
         with open_store(args.store, "w") as store:
             record_fits(store, args.experiment, fits)
     rows = [{"run": run, **f.as_dict()} for run, f in zip(runs, fits)]
     _print_fits(rows, FIT_COLUMNS, args.format)
     return 0
+
+
+def _group_row(group: dict[str, Any]) -> dict[str, Any]:
+    """A group fit as printed: the median participant's settings, the prior's mean (transformed)
+    with its standard error, and its standard deviation."""
+    return {
+        **group,
+        "sd": {k: v**0.5 for k, v in group["variance"].items()},
+    }
+
+
+def _print_groups(rows: list[dict[str, Any]], fmt: str) -> None:
+    for row in rows:
+        if fmt == "json":
+            continue
+        errors = row["mean_stderr"]
+        row["median"] = ", ".join(f"{k} {v:.4g}" for k, v in sorted(row["median"].items()))
+        row["mean"] = ", ".join(f"{k} {v:.3g} ± {errors[k]:.2g}" for k, v in sorted(row["mean"].items()))
+        row["sd"] = ", ".join(f"{k} {v:.3g}" for k, v in sorted(row["sd"].items()))
+        for key in ("log_evidence", "integrated_bic"):
+            row[key] = round(row[key], 3)
+    if fmt == "json":
+        print_rows(["group"], [[r] for r in rows], fmt)
+        return
+    print_rows(GROUP_COLUMNS, [[r[c] for c in GROUP_COLUMNS] for r in rows], fmt)
 
 
 def _run_list(text: str, available: list[int]) -> list[int]:
@@ -235,18 +318,30 @@ def _run_list(text: str, available: list[int]) -> list[int]:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from graphtasks.fitting.behaviour import BehaviourError
-    from graphtasks.fitting.records import recorded_fits
+    from graphtasks.fitting.records import recorded_fits, recorded_group_fits
 
     with open_store(args.store, "r") as store:
         rows = recorded_fits(store, args.experiment)
+        groups = recorded_group_fits(store, args.experiment)
     if not rows:
         raise BehaviourError(f"experiment {args.experiment!r}: no stored fits (graphtasks fit run makes them)")
     if args.plot:
         from graphtasks.fitting.figures import plot_fits
 
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
-        plot_fits(rows, args.plot, args.experiment)
-    _print_fits(rows, ["run", "label", *FIT_COLUMNS[1:]], args.format)
+        plot_fits(rows, args.plot, args.experiment, groups)
+    columns = ["run", "label", *FIT_COLUMNS[1:]]
+    if any(r["method"] == "em" for r in rows):
+        columns.append("log_evidence")
+    _print_fits(rows, columns, args.format)
+    if groups:
+        if args.format == "table":
+            print("\ngroup (hierarchical) fits; mean and sd of the group prior in the transformed space "
+                  "(logistic in the bounds), median in the settings' units")
+        if args.format != "json":
+            _print_groups([_group_row(g) for g in groups], args.format)
+        else:
+            print_rows(["group"], [[_group_row(g)] for g in groups], "json")
     return 0
 
 
@@ -255,14 +350,53 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from graphtasks.fitting.records import compare_models, recorded_fits
 
     with open_store(args.store, "r") as store:
-        rows = compare_models(recorded_fits(store, args.experiment))
-    if not rows:
-        raise BehaviourError(f"experiment {args.experiment!r}: no stored fits (graphtasks fit run makes them)")
+        fits = recorded_fits(store, args.experiment, method=args.method)
+    if not fits:
+        other = "em" if args.method == "mle" else "mle"
+        raise BehaviourError(f"experiment {args.experiment!r}: no stored fits by {args.method} (graphtasks fit run "
+                             f"{'--method em ' if args.method == 'em' else ''}makes them; --method {other} compares "
+                             f"the {other} fits)")
+    if args.random_effects:
+        return _random_effects(args, fits)
+    if args.plot:
+        raise BehaviourError("--plot goes with --random-effects")
+    rows = compare_models(fits)
     columns = ["model", "runs", "log_likelihood", "aic", "bic", "best_by_bic"]
     for row in rows:
         for key in ("log_likelihood", "aic", "bic"):
             row[key] = round(row[key], 3)
     print_rows(columns, [[r[c] for c in columns] for r in rows], args.format)
+    return 0
+
+
+def _random_effects(args: argparse.Namespace, fits: list[dict[str, Any]]) -> int:
+    from graphtasks.fitting.behaviour import BehaviourError
+    from graphtasks.fitting.bms import random_effects
+    from graphtasks.fitting.records import evidence_matrix
+
+    models, runs, matrix = evidence_matrix(fits)
+    if len(models) < 2:
+        raise BehaviourError(f"experiment {args.experiment!r}: --random-effects compares two or more models; "
+                             f"the {args.method} fits are of {models[0]!r} only")
+    if not runs:
+        raise BehaviourError(f"experiment {args.experiment!r}: no run has {args.method} fits of every model "
+                             f"({', '.join(models)})")
+    selection = random_effects(matrix, models)
+    if args.plot:
+        from graphtasks.fitting.figures import plot_model_selection
+
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+        evidence = "Laplace evidence of EM fits" if args.method == "em" else "-BIC/2 of maximum-likelihood fits"
+        plot_model_selection(selection, args.plot, f"{args.experiment}: random-effects model selection ({evidence})")
+    if args.format == "json":
+        print(json.dumps({**selection.as_dict(), "runs": runs, "method": args.method}, indent=2))
+        return 0
+    columns = ["model", "participants", "frequency", "frequency_sd", "exceedance", "protected_exceedance"]
+    rows = [[round(r[c], 4) if isinstance(r[c], float) else r[c] for c in columns] for r in selection.rows()]
+    print_rows(columns, rows, args.format)
+    if args.format == "table":
+        evidence = "Laplace log evidence (em)" if args.method == "em" else "-BIC/2 (mle)"
+        print(f"Bayesian omnibus risk {selection.bor:.4g}; {len(runs)} runs; evidence: {evidence}")
     return 0
 
 
@@ -302,4 +436,45 @@ def cmd_model_recovery(args: argparse.Namespace) -> int:
               f"simulations per model, {result.trials} trials)")
         print_rows(["generated by", *result.models],
                    [[g, *map(int, row)] for g, row in zip(result.models, result.confusion)], "table")
+    return 0
+
+
+def cmd_group_recovery(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.figures import plot_group_recovery
+    from graphtasks.fitting.recovery import group_parameter_recovery
+
+    result = group_parameter_recovery(args.model, args.participants, args.trials, args.task, args.seed, args.starts,
+                                      args.workers)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        plot_group_recovery(result, args.output)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+        return 0
+    print(f"group parameter recovery: {result.model} on {result.task_id}, {args.participants} participants x "
+          f"{result.trials} trials; MLE fits {result.seconds['mle']:.1f} s, EM fit {result.seconds['em']:.1f} s")
+    columns = ["setting", "r_mle", "r_em", "mae_mle", "mae_em", "true_mean", "em_mean", "em_mean_se", "true_sd",
+               "em_sd"]
+    print_rows(columns, [[r["setting"], *(round(r[c], 3) for c in columns[1:])] for r in result.rows()], "table")
+    return 0
+
+
+def cmd_group_model_recovery(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.figures import plot_group_model_recovery
+    from graphtasks.fitting.recovery import group_model_recovery
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    result = group_model_recovery(models, args.participants, args.trials, args.task, args.seed, args.starts,
+                                  args.workers)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        plot_group_model_recovery(result, args.output)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+        return 0
+    print(f"group model recovery on {result.task_id}: rows generated, columns the protected exceedance probability "
+          f"of each model fitted by EM ({args.participants} participants x {result.trials} trials per group)")
+    print_rows(["generated by", *result.models, "omnibus risk"],
+               [[g, *(round(float(v), 4) for v in row), round(float(b), 4)]
+                for g, row, b in zip(result.models, result.protected_exceedance, result.bor)], "table")
     return 0

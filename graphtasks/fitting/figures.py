@@ -9,7 +9,8 @@ import numpy as np
 
 from graphtasks.experiments.figures import require_matplotlib
 
-from .recovery import ModelRecovery, ParameterRecovery
+from .bms import ModelSelection
+from .recovery import GroupModelRecovery, GroupRecovery, ModelRecovery, ParameterRecovery
 
 
 def plot_parameter_recovery(result: ParameterRecovery, path: str) -> None:
@@ -57,12 +58,17 @@ def plot_model_recovery(result: ModelRecovery, path: str) -> None:
     plt.close(fig)
 
 
-def plot_fits(fits: Sequence[dict[str, Any]], path: str, experiment: str) -> None:
-    """Each model's fitted settings, one panel per (model, setting): a point per run with its
-    standard error (a cross where it has none: at a bound), coloured by the run's label (its
-    agent setting or participant), runs in order along the x axis."""
+def plot_fits(
+    fits: Sequence[dict[str, Any]], path: str, experiment: str, groups: Sequence[dict[str, Any]] = ()
+) -> None:
+    """Each model's fitted settings, one panel per (model, method, setting): a point per run with
+    its standard error (a cross where it has none: at a bound), coloured by the run's label (its
+    agent setting or participant), runs in order along the x axis. For a hierarchical (EM) fit,
+    the group's median participant is a dashed line, with the band of its mean's standard error."""
+    from scipy.special import expit
+
     plt = require_matplotlib()
-    panels = sorted({(row["model"], name) for row in fits for name in row["params"]})
+    panels = sorted({(row["model"], row.get("method") or "mle", name) for row in fits for name in row["params"]})
     labels = list(dict.fromkeys(str(row["label"]) for row in fits))
     colours = {label: plt.get_cmap("tab10")(i % 10) for i, label in enumerate(labels)}
     columns = min(3, len(panels))
@@ -70,22 +76,129 @@ def plot_fits(fits: Sequence[dict[str, Any]], path: str, experiment: str) -> Non
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.2 * rows + 0.5), squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
-    for ax, (model, name) in zip(axes.flat, panels):
+    for ax, (model, method, name) in zip(axes.flat, panels):
         for label in labels:
-            chosen = [r for r in fits if r["model"] == model and name in r["params"] and str(r["label"]) == label]
+            chosen = [r for r in fits if r["model"] == model and (r.get("method") or "mle") == method
+                      and name in r["params"] and str(r["label"]) == label]
             shown = [r for r in chosen if (r.get("stderr") or {}).get(name) is not None]
             bare = [r for r in chosen if (r.get("stderr") or {}).get(name) is None]
             ax.errorbar([r["run"] for r in shown], [r["params"][name] for r in shown],
                         yerr=[r["stderr"][name] for r in shown], fmt="o", markersize=4, capsize=2,
                         color=colours[label], label=label)
             ax.plot([r["run"] for r in bare], [r["params"][name] for r in bare], "x", color=colours[label])
-        ax.set_title(f"{model}: {name}", fontsize=10)
+        for group in groups:
+            if group["model"] != model or method != "em" or name not in group["median"]:
+                continue
+            low, high = group["bounds"][name]
+            mean, se = group["mean"][name], group["mean_stderr"][name]
+            edges = [low + (high - low) * float(expit(v)) for v in (mean - se, mean + se)]
+            ax.axhline(group["median"][name], color="0.2", linestyle="--", linewidth=1)
+            ax.fill_between([min(group["runs"]) - 0.5, max(group["runs"]) + 0.5], *edges, color="0.5", alpha=0.15,
+                            linewidth=0)
+        ax.set_title(f"{model}{' (EM)' if method == 'em' else ''}: {name}", fontsize=10)
         ax.set_xlabel("run")
         ax.grid(alpha=0.25)
     handles, names = axes.flat[0].get_legend_handles_labels()
     if len(labels) <= 12:
         fig.legend(handles, names, loc="lower center", ncol=min(len(labels), 6), frameon=False, fontsize=8)
-    fig.suptitle(f"{experiment}: fitted settings per run, ± 1 standard error (x: none, at a bound)", fontsize=10)
+    extra = "; EM: dashed, the group median ± 1 s.e. of its mean" if groups else ""
+    fig.suptitle(f"{experiment}: fitted settings per run, ± 1 standard error (x: none, at a bound){extra}", fontsize=10)
     fig.tight_layout(rect=(0, 0.06 if len(labels) <= 12 else 0, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_group_recovery(result: GroupRecovery, path: str) -> None:
+    """True against fitted settings of a simulated group, a row per method (each participant
+    alone by maximum likelihood; hierarchically by EM), a column per setting, each panel with
+    the identity line, Pearson's r and the mean absolute error; EM's row also marks the group
+    median it found (dashed) and the one simulated (dotted)."""
+    from .hierarchical import to_natural
+    from .models import fit_model
+
+    plt = require_matplotlib()
+    names = list(result.truth)
+    model = fit_model(result.model)
+    true_median = dict(zip(model.free, to_natural(model, [result.true_mean[n] for n in model.free])))
+    fitted_median = dict(zip(model.free, to_natural(model, [result.fitted_mean[n] for n in model.free])))
+    fig, axes = plt.subplots(2, len(names), figsize=(3.6 * len(names), 7.0), squeeze=False)
+    for row, (method, label) in enumerate((("mle", "maximum likelihood"), ("em", "EM (hierarchical)"))):
+        for ax, name in zip(axes[row], names):
+            truth, fitted = result.truth[name], getattr(result, method)[name]
+            every = truth + result.mle[name] + result.em[name]  # both rows on the same axes, to compare
+            low, high = min(every), max(every)
+            pad = 0.04 * (high - low)
+            ax.plot([low, high], [low, high], color="0.6", linestyle=":", linewidth=1)
+            ax.scatter(truth, fitted, s=18, alpha=0.8, color="tab:blue" if method == "mle" else "tab:orange")
+            ax.set_xlim(low - pad, high + pad)
+            ax.set_ylim(low - pad, high + pad)
+            if method == "em":
+                ax.axhline(fitted_median[name], color="tab:orange", linestyle="--", linewidth=1,
+                           label="EM group median")
+                ax.axvline(true_median[name], color="0.3", linestyle=":", linewidth=1, label="simulated median")
+            ax.set_xlabel(f"true {name}")
+            ax.set_ylabel(f"fitted {name}")
+            ax.set_title(f"{label}: {name}\nr = {result.correlation(method, name):.2f}, "
+                         f"MAE = {result.mae(method, name):.3g}", fontsize=9)
+            ax.grid(alpha=0.25)
+    axes[1][0].legend(fontsize=7, loc="upper left", frameon=False)
+    fig.suptitle(
+        f"Group parameter recovery: {result.model} on {result.task_id}, {len(result.truth[names[0]])} simulated "
+        f"participants x {result.trials} trials",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_group_model_recovery(result: GroupModelRecovery, path: str) -> None:
+    """Two matrices, rows the model that generated the group: the protected exceedance
+    probability random-effects BMS gives each candidate (from EM's Laplace evidences), and
+    how many participants' highest evidence is each candidate's."""
+    plt = require_matplotlib()
+    k = len(result.models)
+    fig, axes = plt.subplots(1, 2, figsize=(4.2 * 2 + 1.2, 0.9 * k + 2.6))
+    share = result.best / np.maximum(result.best.sum(axis=1, keepdims=True), 1)
+    for ax, matrix, text, title in (
+        (axes[0], result.protected_exceedance, [[f"{v:.2f}" for v in row] for row in result.protected_exceedance],
+         "protected exceedance probability"),
+        (axes[1], share, [[str(v) for v in row] for row in result.best], "participants best by evidence"),
+    ):
+        ax.imshow(matrix, cmap="Blues", vmin=0, vmax=1)
+        for i in range(k):
+            for j in range(k):
+                ax.text(j, i, text[i][j], ha="center", va="center", color="white" if matrix[i, j] > 0.6 else "black")
+        ax.set_xticks(range(k), result.models)
+        ax.set_yticks(range(k), result.models)
+        ax.set_xlabel("candidate model (fitted by EM)")
+        ax.set_title(title, fontsize=10)
+    axes[0].set_ylabel("model that generated the group")
+    fig.suptitle(f"Group model recovery on {result.task_id}: {result.participants} participants x {result.trials} "
+                 "trials per group", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_model_selection(selection: ModelSelection, path: str, title: str) -> None:
+    """Random-effects model selection: each model's expected frequency (with its posterior
+    sd) beside its exceedance and protected exceedance probability."""
+    plt = require_matplotlib()
+    k = len(selection.models)
+    x = np.arange(k)
+    fig, ax = plt.subplots(figsize=(1.6 * k + 3.0, 3.8))
+    ax.bar(x - 0.27, selection.frequencies, 0.26, yerr=selection.frequency_sd, capsize=3, label="expected frequency")
+    ax.bar(x, selection.exceedance, 0.26, label="exceedance probability")
+    ax.bar(x + 0.27, selection.protected_exceedance, 0.26, label="protected exceedance")
+    ax.axhline(1 / k, color="0.5", linestyle=":", linewidth=1)
+    ax.set_xticks(x, selection.models)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("probability")
+    ax.legend(fontsize=8, frameon=False, loc="upper right")
+    ax.set_title(f"{title}\nBayesian omnibus risk {selection.bor:.3g}, {selection.attribution.shape[0]} participants",
+                 fontsize=10)
+    ax.grid(alpha=0.25, axis="y")
+    fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -424,22 +424,23 @@ def evidence_matrix(fits: Sequence[dict[str, Any]]) -> tuple[list[str], list[int
 
 
 GROUP_QUERY = (
-    "MATCH (g:GroupFit)-[:HAS_FIT]->(f:Fit)-[:FITS]->(r:Run) WHERE g.task = $uid "
+    "MATCH (m:Model)<-[:OF_MODEL]-(g:GroupFit)-[:HAS_FIT]->(f:Fit)-[:FITS]->(r:Run) WHERE g.task = $uid "
     "RETURN g.uid, g.model, g.method, g.mean, g.variance, g.mean_stderr, g.median, g.participants, g.choices, "
-    "g.log_evidence, g.integrated_bic, g.iterations, g.converged, collect(r.index) ORDER BY g.integrated_bic"
+    "g.log_evidence, g.integrated_bic, g.iterations, g.converged, m.bounds, collect(r.index) "
+    "ORDER BY g.integrated_bic"
 )
 
 
 def recorded_group_fits(store: GraphStore, experiment: str) -> list[dict[str, Any]]:
     """Every hierarchical fit of the experiment: model, method, the group prior (mean, variance,
     mean_stderr, median), participants, choices, log evidence, integrated BIC, iterations,
-    converged and the runs; lowest integrated BIC first."""
+    converged, the model's bounds and the runs; lowest integrated BIC first."""
     columns = ("uid", "model", "method", "mean", "variance", "mean_stderr", "median", "participants", "choices",
-               "log_evidence", "integrated_bic", "iterations", "converged", "runs")
+               "log_evidence", "integrated_bic", "iterations", "converged", "bounds", "runs")
     out = []
     for row in store.cypher(GROUP_QUERY, {"uid": experiment_uid(experiment)}).rows:
         record = dict(zip(columns, row))
-        for key in ("mean", "variance", "mean_stderr", "median"):
+        for key in ("mean", "variance", "mean_stderr", "median", "bounds"):
             if isinstance(record[key], str):
                 record[key] = json.loads(record[key])
         record["runs"] = sorted(record["runs"])

@@ -152,3 +152,220 @@ def model_recovery(
     for job, fits in zip(jobs, _run(jobs, workers)):
         confusion[chosen.index(job[0]), int(np.argmin([f.bic for f in fits]))] += 1
     return ModelRecovery(tuple(m.name for m in chosen), task_id, trials, confusion)
+
+
+# -- group level: simulated groups, fitted by maximum likelihood and by EM ------------------------------------
+def group_distribution(model: FitModel) -> tuple[np.ndarray, np.ndarray]:
+    """The default group distribution to simulate from, in the transformed space of the
+    hierarchical fit: mean the middle of the model's prior interval, sd a quarter of its width,
+    so that 95% of the simulated participants fall within the prior interval."""
+    from .hierarchical import to_transformed
+
+    low = to_transformed(model, [model.prior_of(n)[0] for n in model.free])
+    high = to_transformed(model, [model.prior_of(n)[1] for n in model.free])
+    return (low + high) / 2, (high - low) / 4
+
+
+def _simulate_job(job: tuple[FitModel, list[float], str, int, int]) -> Any:
+    model, values, task_id, trials, seed = job
+    return simulate(task_id, model.agent, model.settings(values), trials, seed)
+
+
+def _mle_job(job: tuple[FitModel, Any, int]) -> FitResult:
+    model, choices, starts = job
+    return fit(model, choices, starts=starts, seed=0)
+
+
+def _map(function: Any, jobs: list[Any], workers: int | None) -> list[Any]:
+    if workers == 1 or len(jobs) < 2:
+        return [function(job) for job in jobs]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(function, jobs))
+
+
+def _simulate_group(
+    model: FitModel, mean: np.ndarray, sd: np.ndarray, participants: int, trials: int, task_id: str,
+    root: np.random.SeedSequence, workers: int | None,
+) -> tuple[np.ndarray, list[Any]]:
+    """Settings drawn from N(mean, sd^2) in the transformed space, and a simulation of each."""
+    from .hierarchical import to_natural
+
+    draws_seed, *seeds = root.spawn(participants + 1)
+    x = mean + sd * np.random.default_rng(draws_seed).standard_normal((participants, len(mean)))
+    values = to_natural(model, x)
+    jobs = [(model, row.tolist(), task_id, trials, int(s.generate_state(1)[0])) for row, s in zip(values, seeds)]
+    return values, _map(_simulate_job, jobs, workers)
+
+
+@dataclass(frozen=True)
+class GroupRecovery:
+    """Settings of a simulated group, fitted back per participant (MLE) and hierarchically (EM)."""
+
+    model: str
+    task_id: str
+    trials: int
+    truth: dict[str, list[float]]
+    mle: dict[str, list[float]]
+    em: dict[str, list[float]]
+    true_mean: dict[str, float]  # the group distribution simulated from (transformed)
+    true_sd: dict[str, float]
+    fitted_mean: dict[str, float]  # EM's group prior
+    fitted_sd: dict[str, float]
+    mean_stderr: dict[str, float]
+    seconds: dict[str, float]  # of the MLE fits and of the EM fit (not part of equality)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GroupRecovery):
+            return NotImplemented
+        return self.as_dict(times=False) == other.as_dict(times=False)
+
+    def correlation(self, method: str, name: str) -> float:
+        return float(np.corrcoef(self.truth[name], getattr(self, method)[name])[0, 1])
+
+    def mae(self, method: str, name: str) -> float:
+        return float(np.mean(np.abs(np.subtract(getattr(self, method)[name], self.truth[name]))))
+
+    def mean_error(self, name: str) -> float:
+        """How many standard errors EM's group mean lies from the simulated one."""
+        return (self.fitted_mean[name] - self.true_mean[name]) / self.mean_stderr[name]
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [
+            {"setting": n, "r_mle": self.correlation("mle", n), "r_em": self.correlation("em", n),
+             "mae_mle": self.mae("mle", n), "mae_em": self.mae("em", n), "true_mean": self.true_mean[n],
+             "em_mean": self.fitted_mean[n], "em_mean_se": self.mean_stderr[n], "mean_error_se": self.mean_error(n),
+             "true_sd": self.true_sd[n], "em_sd": self.fitted_sd[n]}
+            for n in self.truth
+        ]
+
+    def as_dict(self, times: bool = True) -> dict[str, Any]:
+        out = {"model": self.model, "task": self.task_id, "trials": self.trials,
+               "participants": len(next(iter(self.truth.values()))), "rows": self.rows(), "truth": self.truth,
+               "mle": self.mle, "em": self.em}
+        if times:
+            out["seconds"] = self.seconds
+        return out
+
+
+def group_parameter_recovery(
+    model: str | FitModel = "hybrid",
+    participants: int = 30,
+    trials: int = 200,
+    task_id: str = "rewardgym/two-step",
+    seed: int = 0,
+    starts: int = 3,
+    workers: int | None = 1,
+    mean: Sequence[float] | None = None,
+    sd: Sequence[float] | None = None,
+) -> GroupRecovery:
+    """Simulate a group, fit it by maximum likelihood (each participant alone) and by EM.
+
+    Each participant's settings are drawn from a Gaussian in the hierarchical fit's transformed
+    space (`mean`, `sd`: one per free setting; default `group_distribution(model)`), so EM's
+    group prior has a true value to be compared with. Draws and simulation seeds come from one
+    `SeedSequence`, the same for any `workers`.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting.recovery import group_parameter_recovery
+    >>> result = group_parameter_recovery("q", participants=4, trials=40, starts=1, seed=1)
+    >>> sorted(result.truth), len(result.em["lr"])
+    (['beta', 'lr'], 4)
+    """
+    import time
+
+    from .hierarchical import fit_group
+
+    _check_sizes(participants, 3, trials, starts)
+    _check_workers(workers)
+    chosen = fit_model(model) if isinstance(model, str) else model
+    default_mean, default_sd = group_distribution(chosen)
+    mu = np.asarray(default_mean if mean is None else mean, dtype=float)
+    sigma = np.asarray(default_sd if sd is None else sd, dtype=float)
+    if mu.shape != default_mean.shape or sigma.shape != default_sd.shape or np.any(sigma < 0):
+        raise BehaviourError(f"group distribution: expected a mean and a non-negative sd for each of {chosen.free}")
+    values, choices = _simulate_group(chosen, mu, sigma, participants, trials, task_id, np.random.SeedSequence(seed),
+                                      workers)
+    started = time.perf_counter()
+    mle = _map(_mle_job, [(chosen, c, starts) for c in choices], workers)
+    between = time.perf_counter()
+    group = fit_group(chosen, choices, starts=starts, seed=seed, workers=workers)
+    ended = time.perf_counter()
+    names = chosen.free
+    return GroupRecovery(
+        chosen.name, task_id, trials,
+        {n: values[:, j].tolist() for j, n in enumerate(names)},
+        {n: [f.params[n] for f in mle] for n in names},
+        {n: [f.params[n] for f in group.fits] for n in names},
+        {n: float(mu[j]) for j, n in enumerate(names)}, {n: float(sigma[j]) for j, n in enumerate(names)},
+        dict(group.mean), group.sd, group.mean_stderr,
+        {"mle": between - started, "em": ended - between},
+    )
+
+
+@dataclass(frozen=True)
+class GroupModelRecovery:
+    """For each generating model, a simulated group fitted by EM with every model, and what
+    random-effects model selection says: [generating, candidate] matrices."""
+
+    models: tuple[str, ...]
+    task_id: str
+    trials: int
+    participants: int
+    protected_exceedance: np.ndarray
+    exceedance: np.ndarray
+    frequencies: np.ndarray
+    bor: np.ndarray  # per generating model
+    best: np.ndarray  # [generating, candidate]: participants whose highest Laplace evidence is the candidate's
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GroupModelRecovery):
+            return NotImplemented
+        return self.as_dict() == other.as_dict()
+
+    def as_dict(self) -> dict[str, Any]:
+        def table(matrix: np.ndarray) -> dict[str, dict[str, float]]:
+            return {g: {c: float(v) for c, v in zip(self.models, row)} for g, row in zip(self.models, matrix)}
+
+        return {
+            "models": list(self.models), "task": self.task_id, "trials": self.trials,
+            "participants": self.participants, "protected_exceedance": table(self.protected_exceedance),
+            "exceedance": table(self.exceedance), "frequencies": table(self.frequencies),
+            "bor": dict(zip(self.models, map(float, self.bor))),
+            "best_by_evidence": {g: {c: int(v) for c, v in zip(self.models, row)} for g, row in
+                                 zip(self.models, self.best)},
+        }
+
+
+def group_model_recovery(
+    models: Sequence[str] = ("q", "model-based", "hybrid"),
+    participants: int = 30,
+    trials: int = 200,
+    task_id: str = "rewardgym/two-step",
+    seed: int = 0,
+    starts: int = 2,
+    workers: int | None = 1,
+) -> GroupModelRecovery:
+    """Simulate a group from each model (its `group_distribution`), fit every model to each
+    group by EM and select among them by random-effects BMS on the Laplace evidences."""
+    from .bms import random_effects
+    from .hierarchical import fit_group
+
+    _check_sizes(participants, 2, trials, starts)
+    _check_workers(workers)
+    chosen = [fit_model(m) for m in models]
+    if len(chosen) < 2 or len({m.name for m in chosen}) != len(chosen):
+        raise BehaviourError(f"models: expected two or more different models, got {list(models)}")
+    k = len(chosen)
+    pxp, xp, freq, bor = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k)), np.zeros(k)
+    best = np.zeros((k, k), dtype=int)
+    for g, (generator, child) in enumerate(zip(chosen, np.random.SeedSequence(seed).spawn(k))):
+        mean, sd = group_distribution(generator)
+        _, choices = _simulate_group(generator, mean, sd, participants, trials, task_id, child, workers)
+        fits = [fit_group(candidate, choices, starts=starts, seed=seed, workers=workers) for candidate in chosen]
+        matrix = np.array([[f.log_evidence or 0.0 for f in group.fits] for group in fits]).T
+        selection = random_effects(matrix, [m.name for m in chosen])
+        pxp[g], xp[g], freq[g], bor[g] = (selection.protected_exceedance, selection.exceedance,
+                                          selection.frequencies, selection.bor)
+        best[g] = np.bincount(matrix.argmax(axis=1), minlength=k)
+    return GroupModelRecovery(tuple(m.name for m in chosen), task_id, trials, participants, pxp, xp, freq, bor, best)
