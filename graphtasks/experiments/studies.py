@@ -191,18 +191,16 @@ def stachenfeld2017(seeds: int, path: str | None, make_check: Callable[..., Chec
 
 
 # -- Eldar et al. 2016: mood --------------------------------------------------------------------
-def eldar2016(seeds: int, path: str | None, make_check: Callable[..., Check]) -> list[Check]:
-    """A mood agent learns a reward in the empty grid; half way the reward turns into a loss
-    and a new reward appears elsewhere. Mood (a running mean of prediction errors) rises while
-    learning, falls at the switch and returns towards zero once the new reward is learnt."""
-    episodes, window = 1500, 50
+def _eldar_moods(seeds: int, episodes: int, **settings: Any) -> np.ndarray:
+    """The mood after each episode (runs x episodes): a reward in the empty grid, which half way
+    turns into a loss while a new reward appears in the opposite corner (neuro-nav's notebook)."""
     first = {"rewards": {(9, 1): 1.0}}
     second = {"rewards": {(9, 1): -1.0, (1, 9): 1.0}}
     moods = np.zeros((seeds, episodes))
     for seed in range(seeds):
         env = GridEnv("empty", "small", objects=first, time_penalty=0.01, episode_length=50)
         agent = make_agent("mood", env.n_states, env.n_actions, seed=seed, lr_pos=0.05, lr_neg=0.05,
-                           mood_lr=0.01, beta=1000.0)
+                           mood_lr=0.01, beta=1000.0, **settings)
 
         def note(episode: int, _: Any, seed: int = seed, agent: Any = agent) -> None:
             moods[seed, episode] = agent.mood
@@ -214,23 +212,43 @@ def eldar2016(seeds: int, path: str | None, make_check: Callable[..., Check]) ->
             moods[seed, episodes // 2 + episode] = agent.mood
 
         run_episodes(env, agent, episodes // 2, seed=seed + 1000, on_episode=note_after)
+    return moods
+
+
+def eldar2016(seeds: int, path: str | None, make_check: Callable[..., Check]) -> list[Check]:
+    """A mood agent learns a reward in the empty grid; half way the reward turns into a loss
+    and a new reward appears elsewhere. Mood (a running mean of prediction errors) rises while
+    learning, falls at the switch and returns towards zero once the new reward is learnt.
+
+    The checks read the project's mood, which carries over from episode to episode as Eldar et
+    al.'s does; the figure also shows neuro-nav's MoodQ rule (the mood reset every episode, the
+    policy's mean as bootstrap), whose curve is its notebook's."""
+    episodes, window = 1500, 50
     kernel = np.ones(window) / window
-    smooth = np.convolve(moods.mean(axis=0), kernel, mode="valid")  # index i: episodes i .. i + window - 1
     half = episodes // 2
+    curves = {}
+    neuronav = {"mood_reset": True, "bootstrap": "policy"}
+    for label, settings in (("mood carried over (graphtasks' default)", {}),
+                            ("mood reset every episode (neuro-nav's MoodQ)", neuronav)):
+        # index i: episodes i .. i + window - 1
+        curves[label] = np.convolve(_eldar_moods(seeds, episodes, **settings).mean(axis=0), kernel, mode="valid")
+    smooth = next(iter(curves.values()))
     peak = float(smooth[: half - window].max())
     trough = float(smooth[half - window + 1 : half + 200].min())
     settled = float(smooth[-1])
     if path is not None:
         plt = require_matplotlib()
-        fig, ax = plt.subplots(figsize=(7.2, 4.2))
-        ax.plot(np.arange(len(smooth)) + window, smooth)
-        ax.axhline(0, color="0.5", linestyle=":")
-        ax.axvline(half, color="0.3", linestyle="--", linewidth=1)
-        ax.text(half, ax.get_ylim()[1], " reward moves", va="top", fontsize=8)
-        ax.set_xlabel("episode")
-        ax.set_ylabel(f"mood (mean of {seeds} runs, trailing mean of {window} episodes)")
-        ax.set_title("Eldar et al. 2016: mood follows prediction errors", fontsize=10)
-        ax.grid(alpha=0.25)
+        fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.2))
+        for ax, (label, curve) in zip(axes, curves.items()):
+            ax.plot(np.arange(len(curve)) + window, curve)
+            ax.axhline(0, color="0.5", linestyle=":")
+            ax.axvline(half, color="0.3", linestyle="--", linewidth=1)
+            ax.text(half, ax.get_ylim()[1], " reward moves", va="top", fontsize=8)
+            ax.set_xlabel("episode")
+            ax.set_title(label, fontsize=10)
+            ax.grid(alpha=0.25)
+        axes[0].set_ylabel(f"mood (mean of {seeds} runs, trailing mean of {window} episodes)")
+        fig.suptitle("Eldar et al. 2016: mood follows prediction errors", fontsize=10)
         fig.tight_layout()
         _save(fig, path)
     return [
