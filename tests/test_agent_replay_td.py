@@ -125,3 +125,14 @@ def test_distq_runs_where_neuronavs_stops() -> None:
     agent = grid_agent("distq", lr=0.1, gamma=0.99, cells=3, mirror=True)
     reference = np.array(TABLES["tdq_max"]["q"])
     assert np.abs(agent.cells - reference[:, :, None]).max() < 1e-12
+
+
+def test_the_policy_bootstrap_of_an_epsilon_greedy_agent_is_its_policys_mean() -> None:
+    """Worked by hand: next values [1, 0, 0.5] with action 2 not offered; epsilon-greedy 0.2
+    gives 0.9 and 0.1 to the two offered actions, so V(s') = 0.9; with optimism 0.5 the mean
+    is mixed with the worst offered value: 0.45."""
+    for optimism, future in ((1.0, 0.9), (0.5, 0.45)):
+        agent = make_agent("q", 2, 3, seed=0, lr=0.5, gamma=1.0, epsilon=0.2, bootstrap="policy", optimism=optimism)
+        agent.q[1] = [1.0, 0.0, 0.5]
+        agent.learn(0, 0, 0.0, 1, False, [0, 1])
+        assert agent.q[0, 0] == pytest.approx(0.5 * future)
