@@ -23,16 +23,73 @@ def test_mbv_transition_model(model_lr: float | None, expected: list[float]) -> 
     assert agent.transitions[0, 0] == pytest.approx(expected)
 
 
-def test_mbv_rewards_and_values_on_a_two_step_chain() -> None:
-    """0 -> 1 pays 0, 1 -> 2 pays 1 and ends. With lr = 0.5: R(1, 0) = 0.5 after one visit,
-    0.75 after two; Q(1, 0) = R(1, 0) (arriving at 2 ends), Q(0, 0) = gamma * Q(1, 0)."""
-    agent = make_agent("mbv", 3, 1, lr=0.5, gamma=0.9)
+@pytest.mark.parametrize("reward_model", ["state", "pair"])
+def test_mbv_rewards_and_values_on_a_two_step_chain(reward_model: str) -> None:
+    """0 -> 1 pays 0, 1 -> 2 pays 1 and ends. With lr = 0.5 the reward of arriving at 2 (or of
+    the pair (1, 0)) is 0.5 after one visit, 0.75 after two; Q(1, 0) = that reward (arriving at
+    2 ends), Q(0, 0) = gamma * Q(1, 0)."""
+    agent = make_agent("mbv", 3, 1, lr=0.5, gamma=0.9, reward_model=reward_model)
     for _ in range(2):
         agent.learn(0, 0, 0.0, 1, False, [0])
         agent.learn(1, 0, 1.0, 2, True, [0])
-    assert agent.rewards[1, 0] == pytest.approx(0.75)
+    learnt = agent.w[2] if reward_model == "state" else agent.rewards[1, 0]
+    assert learnt == pytest.approx(0.75)
     assert agent.values(1)[0] == pytest.approx(0.75)
     assert agent.values(0)[0] == pytest.approx(0.9 * 0.75)
+
+
+def test_mbv_knows_a_reward_from_every_side_only_with_rewards_per_state() -> None:
+    """1 -> 2 pays 1 (ended) once; then 0 -> 2 by action 1 is seen, paying 0 this time. The
+    reward of arriving at 2 is shared by both pairs (0.5 each, lr 0.5, from 0 then 1 then 0);
+    per pair, the new pair knows only its own 0."""
+    by_state, by_pair = make_agent("mbv", 3, 2, lr=0.5), make_agent("mbv", 3, 2, lr=0.5, reward_model="pair")
+    for agent in (by_state, by_pair):
+        agent.learn(1, 0, 1.0, 2, True, [0, 1])
+        agent.learn(0, 1, 0.0, 2, True, [0, 1])
+    assert by_state.values(1)[0] == by_state.values(0)[1] == pytest.approx(0.25)
+    assert by_pair.values(1)[0] == pytest.approx(0.5) and by_pair.values(0)[1] == 0.0
+
+
+def test_mbv_forgets_an_episode_end_when_the_state_is_passed_through() -> None:
+    """Arriving at 1 ended the episode (the old goal), so it was worth nothing after; then the
+    goal moves and 1 is passed through on the way to 2: its value counts again. neuro-nav's
+    MBV has no episode ends (`ignore_ends`): it plans past 1 even while 1 ends the episode."""
+    agent, ignoring = make_agent("mbv", 3, 1, lr=1.0, gamma=0.5), make_agent("mbv", 3, 1, lr=1.0, gamma=0.5,
+                                                                              ignore_ends=True)
+    for a in (agent, ignoring):
+        a.learn(1, 0, 1.0, 2, False, [0])  # 1 -> 2 pays 1 (learnt while 1 was a waypoint)
+        a.learn(0, 0, 0.0, 1, True, [0])  # arriving at 1 ended the episode
+    assert agent.values(0)[0] == 0.0 and ignoring.values(0)[0] == 0.5
+    agent.learn(0, 0, 0.0, 1, False, [0])  # now 1 is passed through
+    assert agent.values(0)[0] == 0.5
+
+
+def test_mbv_replans_from_nothing_when_its_model_changes_on_change() -> None:
+    """neuro-nav's schedule: a new outcome of a pair sets every value to 0 before re-planning,
+    so a value the new model cannot reach is forgotten at once; `every_step` keeps it (a
+    self-loop shrinks by gamma per sweep)."""
+    on_change, every = (make_agent("mbv", 3, 2, lr=1.0, gamma=0.5, planning=p) for p in ("on_change", "every_step"))
+    for agent in (on_change, every):
+        agent.learn(0, 0, 0.0, 1, False, [0, 1])
+        agent.learn(1, 0, 1.0, 2, True, [0, 1])
+        assert agent.values(0)[0] == pytest.approx(0.5)
+        agent.learn(0, 0, 0.0, 0, False, [0, 1])  # a wall: 0 -> 0
+    assert on_change.values(0)[0] == 0.0
+    assert every.values(0)[0] == pytest.approx(0.5 ** 11)
+
+
+def test_mbv_plans_in_place_on_change() -> None:
+    """On the chain 2 -> 1 -> 0 -> 3 (arriving at 3 pays 1 and ends) one in-place sweep, in state
+    order 0, 1, 2, carries the reward back to state 2: each pair is planned from the values
+    updated before it. A synchronous sweep carries it one state a sweep."""
+    in_place = make_agent("mbv", 4, 1, lr=1.0, gamma=0.5, planning="on_change", sweeps=1)
+    synchronous = make_agent("mbv", 4, 1, lr=1.0, gamma=0.5, sweeps=1)
+    for agent in (in_place, synchronous):
+        agent.learn(2, 0, 0.0, 1, False, [0])
+        agent.learn(1, 0, 0.0, 0, False, [0])
+        agent.learn(0, 0, 1.0, 3, True, [0])
+    assert in_place.values()[:3, 0] == pytest.approx([1.0, 0.5, 0.25])
+    assert synchronous.values()[:3, 0] == pytest.approx([1.0, 0.0, 0.0])
 
 
 def test_mbv_sees_a_new_wall_at_once_with_the_last_outcome_model() -> None:

@@ -159,12 +159,31 @@ def test_new_agents_learn_the_better_arm_of_a_bandit(name: str) -> None:
     assert agent.action_probabilities(0, [0, 1])[0] > 0.5, agent.values(0)
 
 
-def test_sr_bootstraps_from_the_greedy_or_the_mean_next_action() -> None:
-    """M(0, s) <- M(0, s) + lr * (onehot(s') + gamma * M(a', s') - M(0, s)): a' greedy (default)
-    or the mean over the offered actions (goal_biased=False, the random-walk map)."""
+@pytest.mark.parametrize("include_current", [True, False])
+def test_sr_bootstraps_from_the_greedy_or_the_mean_next_action(include_current: bool) -> None:
+    """M(0, s) <- M(0, s) + lr * (onehot(s) + gamma * M(a', s') - M(0, s)) (or onehot(s') +
+    gamma * M(a', s') without the current state): a' greedy (default) or the mean over the
+    offered actions (goal_biased=False, the random-walk map)."""
     for goal_biased, expected_m1 in ((True, [0.0, 0.0, 1.0]), (False, [0.0, 0.0, 0.5])):
-        agent = make_agent("sr", 3, 2, lr=1.0, gamma=1.0, goal_biased=goal_biased)
+        agent = make_agent("sr", 3, 2, lr=1.0, gamma=1.0, goal_biased=goal_biased, include_current=include_current)
         agent.M[0, 1] = [0.0, 0.0, 1.0]  # from state 1, action 0 leads to state 2 ...
+        agent.M[1, 1] = [0.0, 0.0, 0.0]
         agent.w[2] = 1.0  # ... which pays, so action 0 is greedy there
         agent.learn(0, 0, 0.0, 1, False, [0, 1])
-        assert agent.M[0, 0] == pytest.approx(np.array([0.0, 1.0, 0.0]) + expected_m1)
+        counted = [1.0, 0.0, 0.0] if include_current else [0.0, 1.0, 0.0]
+        assert agent.M[0, 0] == pytest.approx(np.array(counted) + expected_m1)
+
+
+def test_sr_starts_at_the_identity_and_counts_the_end_state() -> None:
+    """The published SR counts the state the agent is in: M starts at I, and a step into an
+    end state s' moves M(a, s) towards onehot(s) + gamma * onehot(s'). Without the current
+    state M starts at 0 and moves towards onehot(s'); the two maps are I + gamma * M' apart."""
+    counted, left_out = make_agent("sr", 3, 1, gamma=0.5), make_agent("sr", 3, 1, gamma=0.5, include_current=False)
+    assert counted.M[0] == pytest.approx(np.eye(3)) and not left_out.M.any()
+    for agent in (counted, left_out):
+        for _ in range(50):
+            agent.learn(0, 0, 0.0, 1, False, [0])
+            agent.learn(1, 0, 1.0, 2, True, [0])
+    assert counted.M[0, 1] == pytest.approx([0.0, 1.0, 0.5], abs=1e-2)
+    assert counted.M[0] == pytest.approx(np.eye(3) + 0.5 * left_out.M[0])
+    assert counted.values(0) == pytest.approx(counted.w[0] + 0.5 * left_out.values(0))

@@ -47,6 +47,8 @@ RANGES: dict[str, tuple[float, float]] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     "bootstrap": ("max", "policy"),  # q, dyna, mood: the next state's best action, or the policy's mean
     "rates": ("even", "random"),  # distq: the cells' optimism evenly spread, or their rates drawn
+    "reward_model": ("state", "pair"),  # mbv: the reward of arriving at a state, or of a (state, action)
+    "planning": ("every_step", "on_change"),  # mbv, srmb: sweeps after every step, or neuro-nav's schedule
 }
 
 

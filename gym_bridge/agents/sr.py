@@ -8,7 +8,7 @@ Acts on the state index (info["state"]).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -19,16 +19,24 @@ from .base import LearningAgent, ValuePolicy, choose
 class SRAgent(ValuePolicy, LearningAgent):
     """TD successor representation: a map M of expected occupancies and a reward vector w.
 
-    M[a, s] is the discounted expected occupancy of the states visited after taking a in s;
-    w[s'] is the mean reward paid on arriving at s'. After each step (s, a, r, s')::
+    M[a, s] is the discounted expected occupancy of every state from taking a in s on,
+    counting s itself (Dayan 1993; Stachenfeld et al. 2017; neuro-nav's TDSR): M starts at the
+    identity. w[s'] is the mean reward paid on arriving at s', so Q(s, a) = M[a, s] . w =
+    w(s) + gamma * (the expected return of taking a in s). After each step (s, a, r, s')::
 
+        M(a, s) <- M(a, s) + lr * (onehot(s) + gamma * M(a', s') - M(a, s))
+                   (onehot(s) + gamma * onehot(s') if s' ended the episode)
         w(s')   <- w(s') + w_lr * (r - w(s'))
-        M(a, s) <- M(a, s) + lr * (onehot(s') + gamma * M(a', s') - M(a, s))   (no gamma term if s' ended)
 
-    with a' the greedy action in s' (`goal_biased`, neuro-nav's default: the map of the policy
-    the agent is heading for) or, with `goal_biased=False`, the mean of M(., s') over the offered
-    actions: the map of a uniform random walk (Stachenfeld et al. 2017's place fields, Schapiro
-    et al. 2013's communities).
+    with a' the greedy action in s' by the values before this step's w update (`goal_biased`,
+    neuro-nav's default: the map of the policy the agent is heading for) or, with
+    `goal_biased=False`, the mean of M(., s') over the offered actions: the map of a uniform
+    random walk (Stachenfeld et al. 2017's place fields, Schapiro et al. 2013's communities).
+
+    With `include_current=False`, M counts only the states after s (M starts at 0, onehot(s')
+    replaces onehot(s) + gamma * ..., so the map is (M_default - I) / gamma) and Q(s, a) is the
+    expected return itself, on the scale of a Q-learner's values; it chooses as the default does
+    at an inverse temperature gamma times larger.
 
     Parameters
     ----------
@@ -36,21 +44,27 @@ class SRAgent(ValuePolicy, LearningAgent):
         Learning rate of the reward vector w (`lr` is the map's).
     goal_biased : bool
         Bootstrap from the greedy next action (True) or from the mean over the offered ones.
+    include_current : bool
+        M counts the state the agent is in (True, the published SR) or only the states that
+        follow it.
 
     Examples
     --------
     >>> agent = SRAgent(2, 1, seed=0, lr=0.5, w_lr=0.5)
     >>> agent.learn(0, 0, 1.0, 1, True, [0])
     >>> agent.M[0, 0].tolist(), agent.w.tolist()
-    ([0.0, 0.5], [0.0, 0.5])
+    ([1.0, 0.475], [0.0, 0.5])
     """
 
     w_lr: float = 0.1
     goal_biased: bool = True
+    include_current: bool = True
+    fixed: ClassVar[frozenset[str]] = frozenset({"include_current"})  # M's first value and its rule
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.M = np.zeros((self.n_actions, self.n_states, self.n_states))
+        start = np.eye(self.n_states) if self.include_current else np.zeros((self.n_states, self.n_states))
+        self.M = np.repeat(start[None], self.n_actions, axis=0)
         self.w = np.zeros(self.n_states)
 
     def q_values(self, state: int) -> np.ndarray:
@@ -67,14 +81,21 @@ class SRAgent(ValuePolicy, LearningAgent):
     ) -> None:
         if not self.learning:
             return
-        self.w[next_state] += self.w_lr * (reward - self.w[next_state])
-        target = np.zeros(self.n_states)
-        target[next_state] = 1.0
+        arrived = np.zeros(self.n_states)
+        arrived[next_state] = 1.0
         if not terminated and len(next_available):
             actions = list(next_available)
             if self.goal_biased:
                 best = actions[int(np.argmax(self.q_values(next_state)[actions]))]
-                target += self.gamma * self.M[best, next_state]
+                after = self.M[best, next_state]
             else:
-                target += self.gamma * self.M[actions, next_state].mean(axis=0)
+                after = self.M[actions, next_state].mean(axis=0)
+        else:  # nothing follows s': its own row is onehot(s') (or 0 without the current state)
+            after = arrived if self.include_current else np.zeros(self.n_states)
+        if self.include_current:
+            target = self.gamma * after
+            target[state] += 1.0
+        else:
+            target = arrived + self.gamma * after
         self.M[action, state] += self.lr * (target - self.M[action, state])
+        self.w[next_state] += self.w_lr * (reward - self.w[next_state])
