@@ -31,6 +31,7 @@ What it writes (JSON):
 from __future__ import annotations
 
 import json
+import random
 import sys
 from typing import Any
 
@@ -48,9 +49,10 @@ DRAWS = 2000
 
 
 def grid_stream(seed: int) -> tuple[list[list[float]], int, int]:
-    npr.seed(seed)  # the env's random starts draw from numpy's global stream
+    random.seed(seed)  # the env draws its random starts with Python's random module
     rng = np.random.default_rng(seed)
-    env = GridEnv(template=GridTemplate.four_rooms, size=GridSize.small, obs_type=GridObservation.index)
+    env = GridEnv(template=GridTemplate.four_rooms, size=GridSize.small, obs_type=GridObservation.index,
+                  seed=seed)
     stream: list[list[float]] = []
     episode = 0
     while len(stream) < STEPS:
@@ -67,8 +69,7 @@ def grid_stream(seed: int) -> tuple[list[list[float]], int, int]:
 
 
 def graph_stream(seed: int) -> tuple[list[list[float]], int, int]:
-    npr.seed(seed)
-    env = GraphEnv(template=GraphTemplate.variable_magnitude)
+    env = GraphEnv(template=GraphTemplate.variable_magnitude, seed=seed)  # its outcomes come from its own stream
     stream = []
     for episode in range(DRAWS):
         obs = env.reset()
