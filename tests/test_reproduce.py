@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from graphtasks.cli import main
-from graphtasks.experiments.reproduce import REPRODUCTIONS, reproduce
+from graphtasks.experiments import load_spec
+from graphtasks.experiments.reproduce import REPRODUCTIONS, _fewer_steps, reproduce
 
-SLOW = {"russek2017-reward-transfer", "russek2017-structure-transfer"}  # 15-20 s each
+SLOW = {  # 20 s to a few minutes each
+    "russek2017-reward-transfer",
+    "russek2017-structure-transfer",
+    "russek2017-reward-transfer-tested",
+    "russek2017-structure-transfer-tested",
+}
 
 
 @pytest.mark.parametrize(
@@ -76,3 +83,49 @@ def test_cli_runs_them_all(capsys) -> None:
     assert code == (0 if "failed:" not in out else 1)
     assert main(["reproduce", "daw2011-two-step", "--all"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name, task, blocked_task, before, after, agents",
+    [
+        ("russek2017-reward-transfer", "neuronav/grid/t_maze/small", None, 76, 74, ["TD-Q", "TD-SR", "Dyna-SR", "MBV"]),
+        (
+            "russek2017-structure-transfer",
+            "neuronav/grid/detour/small",
+            "neuronav/grid/detour_block/small",
+            51,
+            49,
+            ["TD-Q", "Dyna-Q", "Dyna-SR", "MBV", "TD-SR"],
+        ),
+    ],
+)
+def test_russek_specs_run_neuronav_notebook_design(name, task, blocked_task, before, after, agents) -> None:
+    """neuro-nav's grid_experiments notebook: one continuous run from the task's start, the
+    change when the episode index passes half the episodes, 100-step episodes, agents that
+    keep learning, lr 0.1 and softmax with beta 1000 (neuro-nav's gamma 0.99, 3 replays)."""
+    spec = load_spec(name)
+    first, second = spec.phases
+    assert spec.tasks == (task,) and (first.episodes, second.episodes) == (before, after)
+    assert (before + after) // 2 == before - 1  # the notebook changes the task at index > num_eps // 2
+    assert first.max_steps == second.max_steps == 100 and first.learn and second.learn
+    assert first.start is None and second.start is None
+    if blocked_task:
+        assert second.task == blocked_task and not second.changes
+    else:
+        assert second.task is None and second.changes == {"rewards": [{"cell": [1, 9], "value": 1.0}]}
+    assert [a.label for a in spec.agents] == agents
+    for agent in spec.agents:
+        assert {k: agent.params[k] for k in ("lr", "gamma", "beta")} == {"lr": 0.1, "gamma": 0.99, "beta": 1000.0}
+        assert agent.params.get("replays", 3) == 3
+
+
+def test_fewer_steps_needs_a_gap_of_two_standard_errors() -> None:
+    """Worked by hand: means 10 and 20, variances 10 and 40 over 5 runs each, so the standard
+    error of the difference is sqrt(10/5 + 40/5) = sqrt(10) = 3.16 and 2 SE = 6.32 < 10."""
+    steps = {"MB": np.array([6.0, 8, 10, 12, 14]), "SR": np.array([12.0, 16, 20, 24, 28])}
+    check = _fewer_steps(steps, "MB", "SR", "MB first")
+    assert (check.name, check.measured, check.passed) == ("MB fewer steps than SR", 10.0, True)
+    assert "2 SE = 6.3" in check.finding
+    close = {"MB": steps["MB"] + 5, "SR": steps["SR"]}  # gap 5 < 6.32: within noise
+    assert not _fewer_steps(close, "MB", "SR", "MB first").passed
+    assert not _fewer_steps(steps, "SR", "MB", "SR first").passed  # the wrong order fails

@@ -148,7 +148,96 @@ def _two_step_checks(store: Any, name: str) -> list[Check]:
     ]
 
 
-# -- Russek et al. 2017: return when tested from the start after the change ------------------
+# -- Russek et al. 2017 as neuro-nav's notebook runs it: steps per episode through the change --
+def _steps_after_change(store: Any, name: str) -> dict[str, np.ndarray]:
+    """Each agent's mean steps per episode after the change (the last phase): one value per run.
+
+    The mean over all episodes after the change is the area under the learning curve there,
+    so an agent that adapts sooner has fewer; it is what neuro-nav's figure shows, in one
+    number per run."""
+    rows = recorded_episodes(store, name)
+    last = max(row["phase_index"] for row in rows)
+    per_run: dict[tuple[str, int], list[float]] = {}
+    for row in rows:
+        if row["phase_index"] == last:
+            per_run.setdefault((row["label"], row["run"]), []).append(float(row["length"]))
+    out: dict[str, list[float]] = {}
+    for (label, _), lengths in sorted(per_run.items()):
+        out.setdefault(label, []).append(float(np.mean(lengths)))
+    return {label: np.asarray(values) for label, values in out.items()}
+
+
+def _fewer_steps(steps: dict[str, np.ndarray], faster: str, slower: str, finding: str) -> Check:
+    """`faster` took fewer steps per episode after the change than `slower`, by more than two
+    standard errors of the difference (runs are independent): measured is the gap in steps."""
+    a, b = steps[faster], steps[slower]
+    gap = float(b.mean() - a.mean())
+    se = float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b)))
+    means = f"{faster} {a.mean():.1f}, {slower} {b.mean():.1f} steps"
+    return Check(f"{faster} fewer steps than {slower}", round(gap, 3), f"{finding}: {means}, gap > 2 SE = {2 * se:.1f}",
+                 gap > 2 * se)
+
+
+def _reward_transfer_checks(store: Any, name: str) -> list[Check]:
+    steps = _steps_after_change(store, name)
+    return [
+        _fewer_steps(steps, "MBV", "TD-SR", "MB re-plans to the moved goal, TD-SR relearns its map slowly"),
+        _fewer_steps(steps, "Dyna-SR", "TD-SR", "replay updates Dyna-SR's map, TD-SR relearns it by walking"),
+        _fewer_steps(steps, "TD-SR", "TD-Q", "TD-SR re-values from its map, TD-Q only where it walks"),
+    ]
+
+
+def _structure_transfer_checks(store: Any, name: str) -> list[Check]:
+    steps = _steps_after_change(store, name)
+    return [
+        _fewer_steps(steps, "MBV", "Dyna-SR", "MB re-plans round the wall at once, Dyna-SR by replay"),
+        _fewer_steps(steps, "Dyna-SR", "TD-SR", "replay lets Dyna-SR find the detour, TD-SR does not"),
+        _above(
+            "TD-SR, steps per episode after the wall",
+            float(steps["TD-SR"].mean()),
+            90.0,
+            "TD-SR keeps walking into the wall (100 steps: the limit)",
+        ),
+    ]
+
+
+def _draw_steps_per_episode(order: tuple[str, ...]) -> Callable[[Any, str, str], None]:
+    """A drawing of steps per episode through the change, laid out as neuro-nav's notebook
+    draws it (its colours for its agents, in `order`) so the two can be put side by side."""
+
+    def draw(store: Any, name: str, path: str) -> None:
+        from .figures import curves, phase_offsets, require_matplotlib
+
+        plt = require_matplotlib()
+        rows = recorded_episodes(store, name)
+        (agents,) = curves(rows, "length").values()
+        offsets = phase_offsets(rows)
+        change = max(offsets.values())
+        changed = next(row["phase"] for row in rows if offsets[row["phase_index"]] == change)
+        colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
+        fig, ax = plt.subplots(figsize=(8.25, 2.6))
+        for colour, label in zip(colours, order):
+            mean, se, runs = agents[label]
+            x = np.arange(len(mean))
+            ax.plot(x, mean, color=colour, linewidth=1.6, label=label)
+            ax.fill_between(x, mean - se, mean + se, color=colour, alpha=0.15, linewidth=0)
+        ax.axvline(change - 0.5, color="gray", linestyle=":", linewidth=2)
+        ax.annotate(changed, (change, 103), fontsize=8, color="0.3", xytext=(3, 0), textcoords="offset points")
+        ax.set_ylim(-3, 110)
+        ax.set_xlabel("episode")
+        ax.set_ylabel("steps per episode")
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1, 0.5), frameon=False,
+                  title=f"mean of {runs} runs\nband: 1 SE", title_fontsize=8)
+        ax.set_title(name, fontsize=10)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+
+    return draw
+
+
+# -- Russek et al. 2017, second view: return when shown the change, then tested from the start --
 def _test_returns(store: Any, name: str) -> dict[str, float]:
     """Each agent's mean return over the test phase, over runs."""
     returns: dict[str, list[float]] = {}
@@ -173,7 +262,7 @@ def _draw_phase_returns(store: Any, name: str, path: str) -> None:
     )
 
 
-def _reward_transfer_checks(store: Any, name: str) -> list[Check]:
+def _reward_transfer_tested_checks(store: Any, name: str) -> list[Check]:
     ret = _test_returns(store, name)
     return [
         _above("model-based, test return", ret["model-based"], 0.8, "MB goes to the new goal"),
@@ -183,7 +272,7 @@ def _reward_transfer_checks(store: Any, name: str) -> list[Check]:
     ]
 
 
-def _structure_transfer_checks(store: Any, name: str) -> list[Check]:
+def _structure_transfer_tested_checks(store: Any, name: str) -> list[Check]:
     ret = _test_returns(store, name)
     mb, dyna, sr, q = ret["model-based"], ret["Dyna-SR"], ret["successor representation"], ret["model-free (Q)"]
     return [
@@ -222,16 +311,30 @@ REPRODUCTIONS = {
         ),
         Reproduction(
             "russek2017-reward-transfer",
-            "reward transfer: the goal moves to the other arm of the T-maze",
+            "reward transfer: the goal moves to the other arm of the T-maze (steps per episode)",
             "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
             _reward_transfer_checks,
-            _draw_phase_returns,
+            _draw_steps_per_episode(("TD-Q", "TD-SR", "Dyna-SR", "MBV")),
         ),
         Reproduction(
             "russek2017-structure-transfer",
-            "structure transfer: the short corridor of the detour maze is blocked",
+            "structure transfer: the short corridor of the detour maze is blocked (steps per episode)",
             "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
             _structure_transfer_checks,
+            _draw_steps_per_episode(("TD-Q", "Dyna-Q", "Dyna-SR", "MBV", "TD-SR")),
+        ),
+        Reproduction(
+            "russek2017-reward-transfer-tested",
+            "reward transfer, shown the moved goal, then tested from the start (return)",
+            "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
+            _reward_transfer_tested_checks,
+            _draw_phase_returns,
+        ),
+        Reproduction(
+            "russek2017-structure-transfer-tested",
+            "structure transfer, shown the new wall, then tested from the start (return)",
+            "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
+            _structure_transfer_tested_checks,
             _draw_phase_returns,
         ),
     )
