@@ -76,6 +76,7 @@ def test_the_last_outcome_model_keeps_only_the_last() -> None:
         ("dyna", "dynaq_policy", {"bootstrap": "policy"}),  # neuro-nav's DynaQ (TDQ's softmax bootstrap)
         ("dyna", "dynaq_max", {}),  # with the max bootstrap, graphtasks' default
         ("dynaac", "dynaac", {}),
+        ("dynasr", "dynasr", {"w_lr": 0.1}),  # neuro-nav's TDSR learns w at lr
     ],
 )
 def test_dyna_learns_neuronavs_table_from_the_same_replays(name: str, record: str, settings: dict[str, Any]) -> None:
