@@ -21,7 +21,7 @@ from .sr import SRAgent
 @dataclass(eq=False, kw_only=True)
 class DynaSRAgent(Dyna, SRAgent):
     """Dyna-SR (Russek et al. 2017): the TD successor representation (`SRAgent`'s rule) on each
-    real step and on the `replays` steps replayed from the last-outcome model after it (`Dyna`).
+    real step and on the `replays` steps replayed from the model of recent outcomes after it (`Dyna`).
 
     For a real or a replayed step (s, a, r, s'), SRAgent's update (M counting the current
     state, as neuro-nav's DynaSR's TDSR does; `include_current=False` leaves it out)::
@@ -33,6 +33,8 @@ class DynaSRAgent(Dyna, SRAgent):
     ----------
     replays : int
         Steps drawn from the model, from the agent's own stream, after each real step.
+    successors : int
+        Outcomes kept per (state, action): 1 the last (Sutton 1990), 25 neuro-nav's model.
     """
 
 
