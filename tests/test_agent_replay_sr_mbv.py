@@ -80,23 +80,6 @@ def test_dynasr_learns_neuronavs_dynasr_map_from_the_same_replayed_steps() -> No
     assert_same_sr(agent, record)
 
 
-def test_dynasr_learns_neuronavs_dynasr_table_with_its_model_and_replays() -> None:
-    """On the stochastic stream of tests/data/neuronav/dyna_replays.json (recorded for the Dyna
-    agents), Dyna-SR keeping neuro-nav's model (the last 25 outcomes of each pair) and replaying
-    the pairs and recency draws neuro-nav's DynaSR drew learns its table."""
-    data = json.loads((Path(__file__).parent / "data" / "neuronav" / "dyna_replays.json").read_text())
-    agent = make_agent("dynasr", data["n_states"], data["n_actions"], seed=0, lr=0.1, w_lr=0.1, gamma=0.99,
-                       replays=0, successors=25)
-    episode = None
-    for (ep, s, a, r, s1, done), drawn in zip(data["stream"], data["replays"]):
-        if ep != episode:
-            agent.begin_episode()
-            episode = ep
-        agent.learn(int(s), int(a), r, int(s1), bool(done), range(data["n_actions"]))
-        agent.replay(agent.model.recall(ps, pa, k) for ps, pa, k in drawn)
-    assert np.abs(agent.values() - np.array(data["dyna"]["dynasr"]["q"])).max() < 1e-12
-
-
 def test_dynasr_replays_by_the_sr_rule() -> None:
     """With replays, graphtasks' Dyna-SR holds the map its own rule gives: the replayed steps
     move M towards onehot(s) + gamma M(a', s'), so M stays I + (something) on the diagonal."""

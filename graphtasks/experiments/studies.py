@@ -172,7 +172,11 @@ def stachenfeld2017(seeds: int, path: str | None, make_check: Callable[..., Chec
         fig, axes = plt.subplots(1, 2, figsize=(9.0, 4.4))
         for ax, template in zip(axes, ("empty", "obstacle")):
             cmap = plt.get_cmap("magma").with_extremes(bad="0.55")
-            ax.imshow(np.ma.masked_array(fields[template], walls[template]), cmap=cmap)
+            field = fields[template]
+            # the SR counts the cell itself (M starts at the identity), so its own occupancy is
+            # about 1 more than its neighbours': the colours stop at the largest value off it
+            around = np.delete(field.ravel(), 4 * 11 + 5)
+            ax.imshow(np.ma.masked_array(field, walls[template]), cmap=cmap, vmax=around.max())
             ax.plot(5, 4, "c+", markersize=12)
             ax.set_title(f"{template}: place field of the cell marked +", fontsize=10)
             ax.set_xticks([])

@@ -35,8 +35,9 @@ class SRAgent(ValuePolicy, LearningAgent):
 
     With `include_current=False`, M counts only the states after s (M starts at 0, onehot(s')
     replaces onehot(s) + gamma * ..., so the map is (M_default - I) / gamma) and Q(s, a) is the
-    expected return itself, on the scale of a Q-learner's values; it chooses as the default does
-    at an inverse temperature gamma times larger.
+    expected return itself, on the scale of a Q-learner's values. Both choose alike: w(s) is the
+    same for every action, so the default at inverse temperature beta chooses as this map at
+    gamma * beta.
 
     Parameters
     ----------
