@@ -176,7 +176,8 @@ class MBVAgent(TableAgent, LearningAgent):
             for s, a in np.argwhere(self.tried).tolist():
                 nonzero = np.flatnonzero(self.transitions[s, a])
                 self._outcomes.append((s, a, nonzero.tolist(), self.transitions[s, a, nonzero].tolist()))
-        arrival, ends = self._arrival().tolist(), (self.ends & ~self.ignore_ends).tolist()
+        arrival = self._arrival().tolist()
+        ends = [False] * self.n_states if self.ignore_ends else self.ends.tolist()
         rewards, gamma, optimism = self.rewards.tolist(), self.gamma, self.optimism
         q = self.q.tolist()
         v = self._next_values().tolist()
