@@ -21,7 +21,7 @@ import numpy as np
 from graphstore import open_store
 from graphstore.errors import GraphtasksError
 
-from . import studies
+from . import decision, studies
 from .api import run_and_record
 from .figures import mean_and_error, plot_bars, plot_experiment
 from .records import recorded_episodes, revaluation_by_run, stay_by_run
@@ -382,6 +382,20 @@ REPRODUCTIONS.update(
             "Eldar et al. 2016, Trends Cogn Sci 20(1): 15-24",
             study=studies.eldar2016,
             seeds=5,
+        ),
+    )
+)
+
+
+REPRODUCTIONS.update(
+    (r.name, r)
+    for r in (
+        Reproduction(
+            "cools2002-reversal",
+            "probabilistic reversal learning: perseverative errors after a reversal fall as the learning rate rises",
+            "Cools et al. 2002, J Neurosci 22(11): 4563-4567",
+            lambda store, name: decision.reversal_checks(store, name, _measured),
+            decision.draw_reversal,
         ),
     )
 )

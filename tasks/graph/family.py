@@ -1,4 +1,4 @@
-"""The graph-task family: neuro-nav graph templates, rewardGym tasks and users' JSON files,
+"""The graph-task family: neuro-nav graph templates, rewardGym tasks, decision tasks and users' JSON files,
 all in rewardGym's notation (`tasks.graph.notation`), stored as State nodes with
 probability-labelled MOVE edges."""
 
@@ -18,6 +18,7 @@ from .variants import CHANGES, change_graph_task
 
 USER_PREFIX = "user/"
 USER_KIND = "user"
+DECISION_KIND = "decision"  # data/decision/: reversal learning, probabilistic selection, Iowa gambling, ...
 
 
 def _catalogue(kind: str, folder: str, description: str) -> Catalogue:
@@ -61,10 +62,11 @@ def _read(path: Path, task_id: str | None, params: dict[str, Any]) -> list[TaskG
 GRAPH = TaskFamily(
     name="graph",
     description="state graphs with probabilistic action edges: neuro-nav graphs, rewardGym tasks, your own files",
-    kinds=("neuronav/graph", "rewardgym", USER_KIND),
+    kinds=("neuronav/graph", "rewardgym", DECISION_KIND, USER_KIND),
     catalogues=(
         _catalogue("neuronav/graph", "neuronav/graphs", "neuro-nav GraphEnv templates"),
         _catalogue("rewardgym", "rewardgym", "rewardGym tasks"),
+        _catalogue(DECISION_KIND, "decision", "decision-making tasks people fit most (reversal, selection, IGT, ...)"),
     ),
     add_schema=add_schema,
     user_files=UserFiles(USER_PREFIX, _read, lambda path, head: path.suffix.lower() == ".json",
