@@ -109,3 +109,65 @@ def reversal_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any
 def draw_reversal(store: Any, name: str, path: str) -> None:
     _bars(reversal_errors(store, name), "after a reversal", path,
           "perseverative errors (trials)", f"{name}: choices of the formerly better option")
+
+
+# -- probabilistic selection -------------------------------------------------------------------
+STIMULI = "ABCDEF"
+
+
+def _test_pairs(choices: Choices, stimulus: str) -> list[tuple[str, int]]:
+    """The novel test pairs with `stimulus` (not AB): (the other stimulus, the action chosen)."""
+    out = []
+    for condition, action in zip(choices.condition, choices.action):
+        if condition.startswith("test-") and condition != "test-AB" and stimulus in condition[5:]:
+            other = condition[5:].replace(stimulus, "")
+            out.append((other, action))
+    return out
+
+
+def choose_a(choices: Choices) -> float:
+    """P(A chosen) in the test pairs AC, AD, AE, AF."""
+    return float(np.mean([action == 0 for _, action in _test_pairs(choices, "A")]))
+
+
+def avoid_b(choices: Choices) -> float:
+    """P(B not chosen) in the test pairs BC, BD, BE, BF."""
+    return float(np.mean([action != 1 for _, action in _test_pairs(choices, "B")]))
+
+
+def training_accuracy(choices: Choices, pair: str, last: int = 60) -> float:
+    """P(the better stimulus of `pair`, its first letter) over the pair's trials in the last `last` training trials."""
+    training = [(c, a) for c, a in zip(choices.condition, choices.action) if not c.startswith("test-")][-last:]
+    better = STIMULI.index(pair[0])
+    return float(np.mean([a == better for c, a in training if c == pair]))
+
+
+def selection_measures(store: Any, name: str) -> dict[tuple[str, str], list[float]]:
+    """Per (agent, measure) the runs' values: accuracy on AB, CD, EF in the last training block,
+    choose A and avoid B in the test."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for c in recorded_choices(store, name):
+        for pair in ("AB", "CD", "EF"):
+            out.setdefault((c.label, f"training {pair}"), []).append(training_accuracy(c, pair))
+        out.setdefault((c.label, "choose A"), []).append(choose_a(c))
+        out.setdefault((c.label, "avoid B"), []).append(avoid_b(c))
+    return out
+
+
+def selection_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any]:
+    m = {key: np.asarray(v) for key, v in selection_measures(store, name).items()}
+    ab, cd, ef = (float(m["Q", f"training {p}"].mean()) for p in ("AB", "CD", "EF"))
+    return [
+        make("Q: training accuracy AB > CD > EF", ab - ef, f"the larger a pair's difference, the better it is learnt: "
+             f"AB {ab:.2f}, CD {cd:.2f}, EF {ef:.2f} (last block)", ab > cd > ef),
+        gap_check(make, "Q: choose A above chance", m["Q", "choose A"], np.full(2, 0.5),
+                  "A is chosen over the novel partners C-F"),
+        gap_check(make, "Q: avoid B above chance", m["Q", "avoid B"], np.full(2, 0.5),
+                  "B is avoided against the novel partners C-F"),
+    ]
+
+
+def draw_selection(store: Any, name: str, path: str) -> None:
+    plot_bars(mean_and_error(selection_measures(store, name)), path, "P(better choice)",
+              f"{name}: training (last block) and test", ("training AB", "training CD", "training EF",
+                                                          "choose A", "avoid B"), (0, 1.05), 0.5)

@@ -397,6 +397,13 @@ REPRODUCTIONS.update(
             lambda store, name: decision.reversal_checks(store, name, _measured),
             decision.draw_reversal,
         ),
+        Reproduction(
+            "frank2004-selection",
+            "probabilistic selection: pairs learnt by reward difference; choose A, avoid B in a test without feedback",
+            "Frank et al. 2004, Science 306(5703): 1940-1943",
+            lambda store, name: decision.selection_checks(store, name, _measured),
+            decision.draw_selection,
+        ),
     )
 )
 
