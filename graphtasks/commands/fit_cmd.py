@@ -17,6 +17,8 @@ from .arguments import COUNT, SEED, STARTS, WORKERS, integer, numbers, one_line_
 from .files import write_output
 from .output import add_format_argument, print_rows
 
+LAYOUT_NAMES = ("ts", "prl", "pst", "igt", "bandit4arm", "bandit4arm2")  # graphtasks.fitting.hbayesdm.LAYOUTS
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("fit", help="fit agents to behaviour (maximum likelihood, AIC, BIC), recovery")
@@ -35,12 +37,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--task", default="rewardgym/two-step", help="the task (default: rewardgym/two-step)")
     sim.add_argument("--seed", type=SEED, default=0, help="the simulation's seed (default: 0)")
     sim.add_argument("--participant", help="participant id (default: BIDS sub-<id> of the file name)")
+    sim.add_argument("--layout", choices=("ts",),
+                     help="write hBayesDM's layout instead (ts: two-step), for --participants participants")
+    sim.add_argument("--participants", type=COUNT, default=1,
+                     help="with --layout: participants (subjID 1, 2, ...; seeds --seed, --seed + 1, ...)")
     sim.set_defaults(func=cmd_simulate)
 
-    imp = actions.add_parser("import", help="import events files (rewardGym's columns) as runs of participants")
+    imp = actions.add_parser(
+        "import", help="import events files (rewardGym's columns, or hBayesDM's layouts) as runs of participants"
+    )
     imp.add_argument("name", help="the experiment to record them as")
-    imp.add_argument("files", nargs="+", metavar="FILE.tsv", help="one events file per participant")
-    imp.add_argument("--task", help="the task id (default: the files' task column)")
+    imp.add_argument("files", nargs="+", metavar="FILE.tsv",
+                     help="events files: one per participant, or hBayesDM files (a subjID column) of any number")
+    imp.add_argument("--task", help="the task id (default: the files' task column, or the hBayesDM layout's task)")
+    imp.add_argument("--layout", choices=LAYOUT_NAMES,
+                     help="hBayesDM's layout of the files, where their columns fit two (igt or bandit4arm, ...)")
     imp.add_argument(
         "--keep-reminded", action="store_true", help="keep trials with a 'reminder' event (rewardGym drops them)"
     )
@@ -192,20 +203,32 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except AgentSettingError as exc:
         raise BehaviourError(f"--params: {exc}") from None
     path = Path(args.output)
-    participant = check_name(args.participant or participant_of(path, read=False), "--participant")
-    choices = simulate(args.task, model.agent, settings, args.trials, args.seed)
-    text = events_text(choices, participant)
+    if args.layout:
+        from graphtasks.fitting.hbayesdm import layout_text
+
+        if args.participant:
+            raise BehaviourError("--participant goes without --layout (hBayesDM's files name theirs 1, 2, ...)")
+        people = [(str(i + 1), simulate(args.task, model.agent, settings, args.trials, args.seed + i))
+                  for i in range(args.participants)]
+        text, participant = layout_text(args.layout, people), f"1..{args.participants} (hBayesDM's {args.layout})"
+    else:
+        if args.participants != 1:
+            raise BehaviourError("--participants goes with --layout (an events file holds one participant)")
+        participant = check_name(args.participant or participant_of(path, read=False), "--participant")
+        text = events_text(simulate(args.task, model.agent, settings, args.trials, args.seed), participant)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_output(path, text, "fit simulate")
     shown = ",".join(f"{k}={v:g}" for k, v in values.items())
-    print(f"{path}: {args.trials} trials of {model.name} ({shown}) on {args.task}, participant {participant}")
+    who = "participant" if args.participants == 1 else "participants"
+    print(f"{path}: {args.trials} trials of {model.name} ({shown}) on {args.task}, {who} {participant}")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from graphtasks.fitting.records import read_behaviour, record_behaviour
 
-    behaviour = read_behaviour(args.name, args.files, args.task, not args.keep_reminded)  # before the store is opened
+    behaviour = read_behaviour(args.name, args.files, args.task, not args.keep_reminded,  # before the store is opened
+                               args.layout)
     with open_store(args.store, "w") as store:
         rows = record_behaviour(store, behaviour)
     print_rows(["participant", "run", "trials", "choices"], [[r[c] for c in ("participant", "run", "trials",

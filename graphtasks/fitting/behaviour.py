@@ -277,16 +277,40 @@ def read_events_file(
     """`read_events`, with the participant id and each choice's line; `digest` (a hashlib
     object), if given, is fed every byte read."""
     with open_input(path, MAX_EVENTS_BYTES, BehaviourError) as handle:
+        return _read_table(_Table(path, handle, digest), task_id, drop_reminded)
+
+
+def read_participants(
+    path: Path, task_id: str | None = None, drop_reminded: bool = True, digest: Any = None, layout: str | None = None
+) -> list[tuple[str, EventsFile]]:
+    """Every participant of an events file: (participant id, what they did). A file in one of
+    hBayesDM's layouts (a `subjID` column: `graphtasks.fitting.hbayesdm`) holds any number of
+    participants, named by `subjID`; rewardGym's and graphtasks' events files hold one, named
+    by the `participant_id` of their first row ("" if none). `layout` names hBayesDM's layout
+    where the columns fit two."""
+    from .hbayesdm import is_hbayesdm, read_hbayesdm
+
+    with open_input(path, MAX_EVENTS_BYTES, BehaviourError) as handle:
         table = _Table(path, handle, digest)
-        if "rl_label" in table.columns:
-            steps, lines, seen = _rewardgym_steps(table, drop_reminded, task_id is None)
-        elif {"state", "response_button", "current_location"} <= set(table.columns):
-            steps, lines, seen = _exported_steps(table, task_id is None)
-        else:
-            raise BehaviourError(
-                f"{path}: neither rewardGym's columns (rl_label, action, current_location, reward, trial) "
-                "nor graphtasks' export (state, response_button, current_location, delta_reward)"
-            )
+        if is_hbayesdm(table.columns):
+            return read_hbayesdm(table, task_id, layout)
+        if layout is not None:
+            raise BehaviourError(f"{path}: --layout {layout}: the file has no subjID column (not hBayesDM's layout)")
+        events = _read_table(table, task_id, drop_reminded)
+        return [(events.participant, events)]
+
+
+def _read_table(table: _Table, task_id: str | None, drop_reminded: bool) -> EventsFile:
+    path = table.path
+    if "rl_label" in table.columns:
+        steps, lines, seen = _rewardgym_steps(table, drop_reminded, task_id is None)
+    elif {"state", "response_button", "current_location"} <= set(table.columns):
+        steps, lines, seen = _exported_steps(table, task_id is None)
+    else:
+        raise BehaviourError(
+            f"{path}: neither rewardGym's columns (rl_label, action, current_location, reward, trial), "
+            "graphtasks' export (state, response_button, current_location, delta_reward) nor hBayesDM's (subjID)"
+        )
     if not len(steps[0]):
         raise BehaviourError(f"{path}: no choices to fit")
     if task_id is None:

@@ -25,7 +25,7 @@ from graphtasks.experiments.ids import episode_uid, participant_uid, run_uid, tr
 from graphtasks.experiments.observers import COMPLETED
 from graphtasks.experiments.records import ExperimentExists, _key, _now, _version, experiment_uid, phase_uid
 
-from .behaviour import BehaviourError, Choices, EventsFile, first_participant, load_run, read_events_file
+from .behaviour import BehaviourError, Choices, EventsFile, first_participant, load_run, read_participants
 from .hierarchical import GroupFit
 from .mle import FitResult
 
@@ -66,17 +66,20 @@ class Behaviour:
     name, the files, each file's participant and contents, and the digest of their bytes."""
 
     name: str
-    files: list[Path]
+    files: list[Path]  # the file of each participant (an hBayesDM file holds several)
     read: list[tuple[str, EventsFile]]
     spec_hash: str
     task_id: str | None  # --task, if given
 
 
 def read_behaviour(
-    name: str, paths: Sequence[str | Path], task_id: str | None = None, drop_reminded: bool = True
+    name: str, paths: Sequence[str | Path], task_id: str | None = None, drop_reminded: bool = True,
+    layout: str | None = None,
 ) -> Behaviour:
     """Read and check events files for `import_behaviour` without a store: the name, every file
-    (once, as a stream: `read_events_file`), the participants. BehaviourError otherwise."""
+    (once, as a stream: `read_participants`), the participants. A file in one of hBayesDM's
+    layouts gives a run per `subjID` (`layout` names the layout where its columns fit two);
+    any other file one run. BehaviourError otherwise."""
     check_name(name, "import: experiment name")
     if task_id is not None:
         check_name(task_id, "import: --task")
@@ -85,19 +88,22 @@ def read_behaviour(
         raise BehaviourError("import: no files given")
     digest = hashlib.sha256()  # of the files' bytes in order, fed as they are read
     read: list[tuple[str, EventsFile]] = []
+    sources: list[Path] = []  # the file of each participant
     for path in files:
-        events = read_events_file(path, task_id, drop_reminded, digest)
-        participant = events.participant or _participant_of_name(path)
-        read.append((check_name(participant, f"{path}: participant id"), events))
+        for participant, events in read_participants(path, task_id, drop_reminded, digest, layout):
+            participant = participant or _participant_of_name(path)
+            read.append((check_name(participant, f"{path}: participant id"), events))
+            sources.append(path)
     participants = [p for p, _ in read]
     if len(set(participants)) != len(participants):
         twice = sorted({p for p in participants if participants.count(p) > 1})
         raise BehaviourError(f"import: participant(s) {', '.join(map(repr, twice))} appear in more than one file")
-    return Behaviour(name, files, read, digest.hexdigest()[:16], task_id)
+    return Behaviour(name, sources, read, digest.hexdigest()[:16], task_id)
 
 
 def import_behaviour(
-    store: GraphStore, name: str, paths: Sequence[str | Path], task_id: str | None = None, drop_reminded: bool = True
+    store: GraphStore, name: str, paths: Sequence[str | Path], task_id: str | None = None, drop_reminded: bool = True,
+    layout: str | None = None,
 ) -> list[dict[str, Any]]:
     """Import events files (one participant each) as the runs of experiment `name`.
 
@@ -105,7 +111,7 @@ def import_behaviour(
     then each file's choices against its task (a task not in the store is built in memory, not
     put, for the check) and the name against the store (`record_behaviour`).
     """
-    return record_behaviour(store, read_behaviour(name, paths, task_id, drop_reminded))
+    return record_behaviour(store, read_behaviour(name, paths, task_id, drop_reminded, layout))
 
 
 def record_behaviour(store: GraphStore, behaviour: Behaviour) -> list[dict[str, Any]]:
@@ -229,7 +235,7 @@ def _import_head(
     phase = phase_uid(uid, "", 0)
     experiment = {
         "uid": uid, "task": uid, "name": name, "spec_hash": spec_hash, "created_at": _now(),
-        "description": f"behaviour imported from {', '.join(p.name for p in files)}",
+        "description": f"behaviour imported from {', '.join(dict.fromkeys(p.name for p in files))}",
     }
     phases = [{"uid": phase, "task": uid, "name": PHASE, "index": 0, "learn": True,
                "episodes": max(e.choices.trials for _, e in read)}]
