@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.experiment_cmd",
     "graphtasks.commands.reproduce_cmd",
     "graphtasks.commands.fit_cmd",
+    "graphtasks.commands.serve_cmd",
 ]
 
 

@@ -1,0 +1,46 @@
+"""`graphtasks serve STUDY`: a study (a study file or a task id) played by people in the browser,
+every trial written into the store as it ends (see `graphtasks.serve`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .arguments import COUNT, one_line_errors
+from .errors import CommandError
+
+TOKEN_ENV = "GRAPHTASKS_RESEARCHER_TOKEN"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("serve", help="serve a study to people in the browser (needs graphtasks[web])")
+    parser.add_argument("study", help="a study file (an experiment spec with a [study] table) or a task id")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--episodes", type=COUNT, default=20, help="episodes of a task id's study (default 20)")
+    parser.add_argument("--check", action="store_true", help="check the study and print what it serves; no server")
+    parser.set_defaults(func=cmd_serve)
+    one_line_errors(parser)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from graphtasks.serve.study import load_study
+
+    if not 0 < args.port < 65536:
+        raise CommandError(f"serve: --port: expected 1..65535, got {args.port}")
+    study = load_study(args.study, args.store, args.episodes)
+    spec = study.spec
+    phases = ", ".join(f"{p.name} ({p.episodes} episodes)" for p in spec.phases)
+    print(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; phases {phases}; {len(spec.seeds)} seed(s)")
+    if args.check:
+        return 0
+    try:
+        from graphtasks.serve.app import StudyServer, serve
+    except ImportError as exc:
+        raise CommandError(f"serve: needs the web extra (pip install 'graphtasks[web]'): {exc}") from None
+    token = os.environ.get(TOKEN_ENV) or None
+    if token is not None and len(token) < 16:
+        raise CommandError(f"serve: ${TOKEN_ENV}: a researcher token has at least 16 characters")
+    server = StudyServer(study, args.store, token)
+    serve(server, args.host, args.port, lambda line: print(line, flush=True))
+    return 0

@@ -1,0 +1,510 @@
+"""The study server: Starlette routes over one store writer and the sessions' envs.
+
+One process writes the store. Every store write and every env step runs on one worker thread,
+in the order requests arrive, so a session's trials are stepped and committed one at a time;
+a trial is answered only after its transaction has committed. A restarted server reads the
+sessions back from the store and replays each one's recorded actions through its seeded env.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import hashlib
+import hmac
+import html
+import io
+import json
+import math
+import secrets
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from graphstore import GraphStore, open_store
+from graphtasks.experiments.ids import experiment_uid, participant_uid, run_uid
+from graphtasks.experiments.observers import COMPLETED, RUNNING
+from graphtasks.experiments.records import _key, record_experiment, record_tasks, run_node
+from graphtasks.experiments.runs import Cell
+from graphtasks.experiments.spec import AgentSpec
+from graphtasks.experiments.versions import prepare_versions
+
+from .engine import ActionRefused, SessionPlayer, now_ms, trial_records
+from .study import Study
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 4096  # bytes of a posted JSON body
+MAX_PARAM = 200  # characters of a URL parameter (participant, study, session id)
+URL_PARAMS = {  # Prolific's names, then SONA's and generic ones
+    "pid": ("PROLIFIC_PID", "participant", "id", "sona_id"),
+    "study": ("STUDY_ID", "study"),
+    "session": ("SESSION_ID", "session"),
+}
+PALETTE = ("#4878d0", "#ee854a", "#6acc64", "#d65f5f", "#956cb4", "#8c613c", "#dc7ec0", "#797979")
+PARTICIPANT = "participant"
+
+
+class Refused(Exception):
+    """A request refused with a status and a one-line reason (nothing written)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+@dataclass
+class Session:
+    token_hash: str
+    cell: Cell
+    player: SessionPlayer
+    run: dict[str, Any]
+    participant: dict[str, Any]
+    rewards: list[float] = field(default_factory=list)  # per trial, for answers to repeated posts
+    sent: float | None = None  # time.monotonic() when the current screen was sent
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class StudyServer:
+    """A study's sessions and the store they are written to (see the module docstring).
+
+    Parameters
+    ----------
+    study : Study
+        The study to serve.
+    store : str or None
+        The store location (None: the default store).
+    researcher_token : str, optional
+        The token of the results and dashboard (default: a new random one).
+
+    Examples
+    --------
+    >>> from graphtasks.serve.app import StudyServer
+    >>> from graphtasks.serve.study import load_study
+    >>> server = StudyServer(load_study("rewardgym/two-step", episodes=2), ":memory:")
+    >>> token = server.start_session({})["token"]
+    >>> server.post_trial(token, {"index": 0, "action": 1, "rt": 512.0})["index"]
+    0
+    >>> server.close()
+    """
+
+    def __init__(self, study: Study, store: str | None, researcher_token: str | None = None) -> None:
+        self.study, self.spec = study, study.spec
+        self.researcher_token = researcher_token or secrets.token_urlsafe(24)
+        self.uid = experiment_uid(self.spec.name)
+        self.store: GraphStore = open_store(store, "w")
+        try:
+            self.versions = prepare_versions(self.spec, self.store)
+            record_tasks(self.store, self.spec.graphs)
+            record_experiment(self.store, self.spec, study.text)
+            self.sessions: dict[str, Session] = {}
+            self.by_pid: dict[str, list[str]] = {}
+            self.resumed = self._resume()
+        except BaseException:
+            self.store.close()
+            raise
+        self.screens = self._screens()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- what the page shows -----------------------------------------------------------------
+    def _screens(self) -> dict[str, Any]:
+        """Per task version of the study: its kind (choice screens or a grid) and, for choice
+        screens, each state's stimulus from the task graph (stimulus, colour, image, action
+        labels), with defaults: the state's name, a colour of the palette, the keys."""
+        out: dict[str, Any] = {}
+        for version_id, version in self.versions.items():
+            if version.family != "graph":
+                out[version_id] = {"kind": "grid", "keys": ["ArrowUp", "ArrowRight", "ArrowDown", "ArrowLeft"]}
+                continue
+            n_actions = int(version.graph.task.get("n_actions") or 2)
+            keys = list(self.study.keys) or (["f", "j"] if n_actions == 2 else [str(i + 1) for i in range(n_actions)])
+            states = {}
+            for _, props in version.graph.nodes("State"):
+                i = int(props["index"])
+                labels = props.get("action_labels")
+                states[str(i)] = {
+                    "name": str(props.get("name") or f"state {i}"),
+                    "stimulus": str(props.get("stimulus") or props.get("name") or f"state {i}"),
+                    "colour": str(props.get("colour") or PALETTE[i % len(PALETTE)]),
+                    "image": str(props["image"]) if props.get("image") else None,
+                    "labels": [str(x) for x in labels] if isinstance(labels, list) else None,
+                    "terminal": bool(props.get("terminal")),
+                }
+            out[version_id] = {"kind": "choice", "keys": keys[:n_actions], "states": states}
+        return out
+
+    # -- sessions ------------------------------------------------------------------------------
+    def _resume(self) -> int:
+        """Read the sessions back from the store; replay each one's actions through its env."""
+        rows = self.store.cypher(
+            "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid AND r.agent = $agent "
+            "RETURN r.index, r.task_id, r.label, r.seed, r.condition, r.token_hash, r.status, r.started_at, "
+            "r.ended_at, r.consented_at, r.completion_code, p.uid, p.participant_id, p.pid_hash, p.study_hash, "
+            "p.session_hash ORDER BY r.index",
+            {"uid": self.uid, "agent": PARTICIPANT},
+        ).rows
+        for (index, task, label, seed, condition, token_hash, status, started, ended, consented, code, p_uid, pid,
+             pid_hash, study_hash, session_hash) in rows:
+            cell = Cell(int(index), task, AgentSpec(PARTICIPANT, label, {}), int(seed), condition or "")
+            player = SessionPlayer(self.spec, self.versions, cell)
+            run = {**run_node(self.spec, cell, status, None, started, ended), "token_hash": token_hash,
+                   "consented_at": consented, "completion_code": code}
+            participant = {"uid": p_uid, "task": self.uid, "participant_id": pid, "source": "graphtasks serve",
+                           "pid_hash": pid_hash, "study_hash": study_hash, "session_hash": session_hash}
+            session = Session(token_hash, cell, player, run, participant)
+            trials = self.store.cypher(
+                "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.uid = $run "
+                "RETURN e.phase_index, e.index, t.step, t.state, t.action, t.reward, t.next_state "
+                "ORDER BY e.phase_index, e.index, t.step",
+                {"run": run_uid(self.uid, int(index))},
+            ).rows
+            for phase_index, episode, step, state, action, reward, next_state in trials:
+                where = (player.phase_index, player.episode, player.step, player.state)
+                if where != (phase_index, episode, step, state):
+                    raise RuntimeError(f"session {label}: the recorded trials do not replay at {where}")
+                done = player.act(int(action))
+                if (done.reward, done.next_state) != (reward, next_state):
+                    raise RuntimeError(f"session {label}: trial {done.trial} replays differently")
+                session.rewards.append(float(reward))
+            self.sessions[token_hash] = session
+            if pid_hash:
+                self.by_pid.setdefault(pid_hash, []).append(token_hash)
+        return len(rows)
+
+    def start_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A new session (its Run and Participant written); Refused if the participant id has one."""
+        hashed: dict[str, str | None] = {}
+        for what, names in URL_PARAMS.items():
+            value = next((params[n] for n in names if n in params), None)
+            if value is not None and (not isinstance(value, str) or not 0 < len(value) <= MAX_PARAM
+                                      or not value.isprintable()):
+                raise Refused(400, f"{what}: expected a printable id of at most {MAX_PARAM} characters")
+            hashed[what] = digest(f"{self.spec.name}\n{value}") if value is not None else None
+        pid_hash = hashed["pid"]
+        if pid_hash and self.by_pid.get(pid_hash) and not self.study.allow_repeat:
+            raise Refused(409, "this participant id has started this study already")
+        token = secrets.token_urlsafe(32)
+        token_hash = digest(token)
+        index = max((s.cell.index for s in self.sessions.values()), default=-1) + 1
+        seeds, conditions = self.spec.seeds, self.spec.condition_names()
+        condition = conditions[index % len(conditions)]
+        seed = seeds[(index // len(conditions)) % len(seeds)]
+        label = f"p-{secrets.token_hex(5)}"
+        cell = Cell(index, self.spec.tasks[index % len(self.spec.tasks)], AgentSpec(PARTICIPANT, label, {}), seed,
+                    condition)
+        player = SessionPlayer(self.spec, self.versions, cell)
+        code = self.study.completion_code or secrets.token_hex(4).upper()
+        run = {**run_node(self.spec, cell, RUNNING, None, now_ms(), None), "token_hash": token_hash,
+               "consented_at": None if self.study.consent else now_ms(), "completion_code": code}
+        person = participant_uid(self.uid, label)
+        participant = {"uid": person, "task": self.uid, "participant_id": label,
+                       "source": "graphtasks serve", "pid_hash": pid_hash, "study_hash": hashed["study"],
+                       "session_hash": hashed["session"]}
+        self.store.merge_shared(
+            [("Run", [run]), ("Participant", [participant])],
+            [("HAS_RUN", "Experiment", "Run", [_key(self.uid, run["uid"])]),
+             ("PERFORMED", "Participant", "Run", [_key(person, run["uid"])])],
+        )
+        session = Session(token_hash, cell, player, run, participant)
+        self.sessions[token_hash] = session
+        if pid_hash:
+            self.by_pid.setdefault(pid_hash, []).append(token_hash)
+        return {"token": token, "url": f"/s/{token}"}
+
+    def session(self, token: str) -> Session:
+        if not isinstance(token, str) or not 20 <= len(token) <= 100:
+            raise Refused(404, "no such session")
+        found = self.sessions.get(digest(token))
+        if found is None:
+            raise Refused(404, "no such session")
+        return found
+
+    def view(self, token: str) -> dict[str, Any]:
+        """What the page needs: the study's texts, the screens, where the session is."""
+        s = self.session(token)
+        s.sent = time.monotonic()
+        return {
+            "study": self.study.page_settings(), "practice": list(self.study.practice), "screens": self.screens,
+            "consented": bool(s.run.get("consented_at")), "position": s.player.position(), **self._end(s),
+        }
+
+    def _end(self, s: Session) -> dict[str, Any]:
+        if not s.player.done:
+            return {}
+        code = str(s.run.get("completion_code") or "")
+        redirect = self.study.redirect.replace("{code}", code) if self.study.redirect else ""
+        return {"code": code, "redirect": redirect}
+
+    def consent(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        s = self.session(token)
+        if body.get("agree") is not True:
+            raise Refused(400, "agree: expected true")
+        if not s.run.get("consented_at"):
+            run = {**s.run, "consented_at": now_ms()}
+            self.store.merge_shared([("Run", [run])])
+            s.run = run
+        return {"ok": True}
+
+    def post_trial(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Check a posted choice, step the env, commit the Trial, answer with the next screen.
+        A trial posted again (same index) changes nothing and gets the same answer."""
+        s = self.session(token)
+        received = time.monotonic()
+        index = _integer(body.get("index"), "index", 0, 10**9)
+        if index < s.player.trial:  # a repeated post: already committed
+            return {"index": index, "reward": s.rewards[index], "duplicate": True,
+                    "position": s.player.position(), **self._end(s)}
+        if index > s.player.trial:
+            raise Refused(409, f"index: the session is at trial {s.player.trial}, got {index}")
+        if not s.run.get("consented_at"):
+            raise Refused(409, "consent has not been given")
+        if s.player.done:
+            raise Refused(409, "the session is finished")
+        action = _integer(body.get("action"), "action", 0, 10**6)
+        if action not in s.player.available:
+            raise Refused(400, f"action: {action} is not available (actions: {list(s.player.available)})")
+        browser = {
+            "rt": _number(body.get("rt"), "rt", 0, 3.6e6),
+            "shown_ms": _number(body.get("shown"), "shown", 0, 1e12),
+            "pressed_ms": _number(body.get("pressed"), "pressed", 0, 1e12),
+            "key": _short(body.get("key"), "key"),
+            "timeouts": _integer(body.get("timeouts", 0), "timeouts", 0, 10**6),
+            "server_rt": round((received - s.sent) * 1000, 3) if s.sent is not None else None,
+            "received_at": now_ms(),
+        }
+        unknown = set(body) - {"index", "action", "rt", "shown", "pressed", "key", "timeouts"}
+        if unknown:
+            raise Refused(400, f"unknown field {sorted(unknown)[0]!r}")
+        try:
+            step = s.player.act(action)
+        except ActionRefused as exc:
+            raise Refused(400, f"action: {exc}") from None
+        run = {**s.run, "status": COMPLETED, "ended_at": now_ms()} if s.player.done else s.run
+        try:
+            nodes, edges = trial_records(self.spec, s.cell, s.player, step, run, browser)
+            self.store.merge_shared(nodes, edges)
+        except BaseException:
+            # not committed: put the session back where it was (replay its committed trials)
+            s.player = self._replayed(s)
+            raise
+        s.run = run
+        s.rewards.append(step.reward)
+        s.sent = time.monotonic()
+        return {"index": index, "reward": step.reward, "state": step.next_state, "terminated": step.terminated,
+                "position": s.player.position(), **self._end(s)}
+
+    def _replayed(self, s: Session) -> SessionPlayer:
+        player = SessionPlayer(self.spec, self.versions, s.cell)
+        for phase_index, episode, step, state, action, *_ in self.store.cypher(
+            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.uid = $run "
+            "RETURN e.phase_index, e.index, t.step, t.state, t.action ORDER BY e.phase_index, e.index, t.step",
+            {"run": s.run["uid"]},
+        ).rows:
+            player.act(int(action))
+        return player
+
+    # -- researchers -----------------------------------------------------------------------------
+    def researcher(self, key: str | None) -> None:
+        if not key or not hmac.compare_digest(key.encode(), self.researcher_token.encode()):
+            raise Refused(403, "a researcher token is needed")
+
+    def overview(self) -> list[dict[str, Any]]:
+        out = []
+        for s in sorted(self.sessions.values(), key=lambda x: x.cell.index):
+            out.append({"run": s.cell.index, "participant": s.participant["participant_id"], "seed": s.cell.seed,
+                        "condition": s.cell.condition, "status": s.run["status"], "trials": s.player.trial,
+                        "consented": bool(s.run.get("consented_at")), "started_at": s.run.get("started_at"),
+                        "ended_at": s.run.get("ended_at")})
+        return out
+
+    def trials_csv(self) -> str:
+        rows = self.store.cypher(
+            "MATCH (p:Participant)-[:PERFORMED]->(r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
+            "WHERE r.task = $uid RETURN r.index, p.participant_id, e.phase, e.index, t.step, t.state, t.action, "
+            "t.reward, t.next_state, t.rt, t.key, t.timeouts, t.server_rt, t.received_at "
+            "ORDER BY r.index, e.phase_index, e.index, t.step",
+            {"uid": self.uid},
+        ).rows
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["run", "participant", "phase", "episode", "step", "state", "action", "reward", "next_state",
+                         "rt", "key", "timeouts", "server_rt", "received_at"])
+        writer.writerows(rows)
+        return out.getvalue()
+
+
+def _integer(value: Any, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise Refused(400, f"{name}: expected a whole number from {low} to {high}")
+    return value
+
+
+def _number(value: Any, name: str, low: float, high: float) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not low <= value <= high:
+        raise Refused(400, f"{name}: expected a number from {low:g} to {high:g}")
+    return float(value)
+
+
+def _short(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 0 < len(value) <= 20 or not value.isprintable():
+        raise Refused(400, f"{name}: expected a key name of at most 20 characters")
+    return value
+
+
+# -- HTTP --------------------------------------------------------------------------------------
+async def _json_body(request: Request) -> dict[str, Any]:
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise Refused(415, "expected application/json")
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+        raise Refused(413, f"a body of at most {MAX_BODY} bytes")
+    data = b""
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > MAX_BODY:
+            raise Refused(413, f"a body of at most {MAX_BODY} bytes")
+    try:
+        body = json.loads(data)
+    except (ValueError, RecursionError):
+        raise Refused(400, "the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise Refused(400, "expected a JSON object")
+    return body
+
+
+HEADERS = {
+    "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
+}
+
+
+def make_app(server: StudyServer) -> Starlette:
+    """The Starlette application of a study server."""
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study")  # the one thread of store and envs
+
+    async def on_thread(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
+
+    def answer(fn: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                result = await fn(request)
+            except Refused as exc:
+                return JSONResponse({"error": exc.reason}, exc.status, headers=HEADERS)
+            if isinstance(result, Response):
+                result.headers.update(HEADERS)
+                return result
+            return JSONResponse(result, headers=HEADERS)
+        return endpoint
+
+    async def start(request: Request) -> Any:
+        body = await _json_body(request)
+        params = body.get("params", {})
+        if not isinstance(params, dict) or len(params) > 20:
+            raise Refused(400, "params: expected an object of URL parameters")
+        return await on_thread(server.start_session, params)
+
+    async def state(request: Request) -> Any:
+        return await on_thread(server.view, request.path_params["token"])
+
+    async def consent(request: Request) -> Any:
+        body = await _json_body(request)
+        return await on_thread(server.consent, request.path_params["token"], body)
+
+    async def trial(request: Request) -> Any:
+        body = await _json_body(request)
+        return await on_thread(server.post_trial, request.path_params["token"], body)
+
+    async def landing(request: Request) -> Any:
+        return FileResponse(STATIC / "start.html")
+
+    async def page(request: Request) -> Any:
+        await on_thread(server.session, request.path_params["token"])
+        return FileResponse(STATIC / "session.html")
+
+    def key_of(request: Request) -> str | None:
+        auth = request.headers.get("authorization", "")
+        return auth[7:] if auth.startswith("Bearer ") else request.query_params.get("key")
+
+    async def sessions(request: Request) -> Any:
+        server.researcher(key_of(request))
+        return {"experiment": server.spec.name, "sessions": await on_thread(server.overview)}
+
+    async def trials(request: Request) -> Any:
+        server.researcher(key_of(request))
+        return PlainTextResponse(await on_thread(server.trials_csv), media_type="text/csv")
+
+    async def dashboard(request: Request) -> Any:
+        server.researcher(key_of(request))
+        rows = await on_thread(server.overview)
+        cells = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(str(r[k]))}</td>" for k in r) + "</tr>" for r in rows
+        )
+        head = "".join(f"<th>{html.escape(k)}</th>" for k in (rows[0] if rows else {}))
+        title = html.escape(server.spec.name)
+        return HTMLResponse(
+            f"<!doctype html><html><head><meta charset='utf-8'><meta http-equiv='refresh' content='5'>"
+            f"<title>{title}: sessions</title><link rel='stylesheet' href='/static/study.css'></head>"
+            f"<body class='dashboard'><h1>{title}</h1><p>{len(rows)} session(s), "
+            f"{sum(r['status'] == COMPLETED for r in rows)} completed, {sum(r['trials'] for r in rows)} trials</p>"
+            f"<table><tr>{head}</tr>{cells}</table></body></html>"
+        )
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": "not found"}, 404, headers=HEADERS)
+
+    async def failed(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": "the server could not do that; nothing was recorded"}, 500, headers=HEADERS)
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": "method not allowed"}, 405, headers=HEADERS)
+
+    routes = [
+        Route("/", answer(landing)),
+        Route("/api/start", answer(start), methods=["POST"]),
+        Route("/s/{token}", answer(page)),
+        Route("/api/s/{token}", answer(state)),
+        Route("/api/s/{token}/consent", answer(consent), methods=["POST"]),
+        Route("/api/s/{token}/trial", answer(trial), methods=["POST"]),
+        Route("/researcher", answer(dashboard)),
+        Route("/researcher/sessions", answer(sessions)),
+        Route("/researcher/trials.csv", answer(trials)),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed, 500: failed,
+                                                        Exception: failed})
+    app.state.server = server
+    return app
+
+
+def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announce: Callable[[str], None] = print
+          ) -> None:
+    """Run the study server until interrupted (uvicorn), then close the store."""
+    import uvicorn
+
+    announce(f"serving {server.spec.name!r} at http://{host}:{port}/ ({server.resumed} session(s) resumed)")
+    announce(f"researcher dashboard: http://{host}:{port}/researcher?key={server.researcher_token}")
+    config = uvicorn.Config(make_app(server), host=host, port=port, log_level="warning", access_log=False,
+                            server_header=False)
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        server.close()

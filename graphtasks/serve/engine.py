@@ -1,0 +1,217 @@
+"""A session's task, stepped by the server: the same env, seed tree and records as an agent's run.
+
+`SessionPlayer` walks a run's phases as `graphtasks.experiments.runs.play_run` does (the env of
+phase p made by the task's family and reset with `SeedTree(seed).env(p)` at its first episode,
+start states and trial orders from the same streams), but one action at a time, the action
+coming from a person. `trial_records` turns one step into the experiment records an agent's run
+writes (`graphtasks.experiments.records.run_records`): the Trial, its Episode so far and the edges.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from graphtasks.experiments.observers import COMPLETED, RUNNING, RunOutcome
+from graphtasks.experiments.records import Records, run_records
+from graphtasks.experiments.runs import Cell
+from graphtasks.experiments.spec import ExperimentSpec
+from graphtasks.experiments.versions import TaskVersion
+from gym_bridge import family
+from gym_bridge.episodes import SeedTree
+from tasks import trial_schedule
+
+GRAPH = "graph"
+
+
+class ActionRefused(ValueError):
+    """An action that is not available in the session's current state."""
+
+
+@dataclass
+class Step:
+    """One step a person took, with where it happened."""
+
+    trial: int  # the session's trial counter, from 0
+    phase_index: int
+    episode: int
+    step: int
+    state: int
+    action: int
+    reward: float
+    next_state: int
+    terminated: bool
+    condition: str | None
+    episode_steps: list[tuple[int, int, float, int, float]] = field(default_factory=list)
+    start_state: int = 0
+
+
+class SessionPlayer:
+    """A session's position in its run (phase, episode, step, state) and its env.
+
+    Examples
+    --------
+    >>> from graphtasks.experiments.runs import Cell
+    >>> from graphtasks.experiments.spec import AgentSpec, single_run_spec
+    >>> from graphtasks.experiments.versions import prepare_versions
+    >>> spec = single_run_spec("rewardgym/two-step", "random", seed=0, episodes=2)
+    >>> cell = Cell(0, "rewardgym/two-step", AgentSpec("participant", "p", {}), 3)
+    >>> player = SessionPlayer(spec, prepare_versions(spec), cell)
+    >>> player.state, player.available
+    (0, (0, 1))
+    >>> step = player.act(0)
+    >>> step.trial, step.next_state in (1, 2), player.trial
+    (0, True, 1)
+    """
+
+    def __init__(self, spec: ExperimentSpec, versions: Mapping[str, TaskVersion], cell: Cell) -> None:
+        self.spec, self.versions, self.cell = spec, versions, cell
+        self.tree = SeedTree(cell.seed)
+        self.phases = spec.phases_of(cell.condition)
+        self.phase_index = self.episode = self.step = self.trial = 0
+        self.done = False
+        self.state, self.start_state = 0, 0
+        self.available: tuple[int, ...] = ()
+        self.steps: list[tuple[int, int, float, int, float]] = []  # this episode's steps
+        self.condition: str | None = None
+        self._start_phase()
+
+    # -- the run's structure, as play_run builds it --------------------------------------------
+    def _start_phase(self) -> None:
+        index = self.phase_index
+        phase = self.phases[index]
+        version = self.versions[phase.task_id(self.cell.task)]
+        fam = family(version.family)
+        view = fam.view("index")
+        if view is None:
+            raise ValueError(f"{version.task_id}: its family offers no state index to show a person")
+        self.version, self.view, self.family = version, view, fam
+        settings = {**self.spec.env, **view.env_settings, **phase.env}
+        limit = phase.steps_limit(self.cell.task)
+        if limit is not None:
+            settings[fam.episode_length] = limit
+        if version.family != GRAPH:
+            settings["render_mode"] = "ansi"  # a grid is drawn from its text picture
+        self.env = fam.make_env(version.prepared, **settings)
+        tree = self.tree
+        options = fam.starts.options(
+            fam.starts.parse(phase.start, version.graph), version.graph, lambda: tree.starts(index), phase.episodes
+        )
+        if phase.schedule:
+            schedule = getattr(getattr(self.env.unwrapped, "compiled", None), "schedule", None)
+            if not schedule:
+                raise ValueError(f"phase {phase.name!r}: {version.task_id} has no trial schedule")
+            order = trial_schedule(schedule, tree.schedule(index))
+            options = [{**o, "condition": order[e % len(order)]} for e, o in enumerate(options)]
+        self.options = options
+        self.all_actions = tuple(range(int(self.env.action_space.n)))  # type: ignore[attr-defined]
+        self._reset()
+
+    def _reset(self) -> None:
+        chosen = self.options[self.episode] if self.options is not None else None
+        seed = self.tree.env(self.phase_index) if self.episode == 0 else None
+        obs, info = self.env.reset(seed=seed, options=chosen or None)
+        self.state = int(self.view.state(obs, info))
+        self.start_state = self.state
+        self.available = tuple(int(a) for a in info.get("available_actions", self.all_actions))
+        self.condition = chosen.get("condition") if chosen else None
+        self.step, self.steps = 0, []
+
+    @property
+    def phase(self) -> Any:
+        return self.phases[self.phase_index]
+
+    @property
+    def grid(self) -> bool:
+        return self.version.family != GRAPH
+
+    def frame(self) -> str | None:
+        """The grid's text picture now (None for graph tasks, whose screens come from the graph)."""
+        if not self.grid or self.done:
+            return None
+        return str(self.env.render())
+
+    def act(self, action: int) -> Step:
+        """Take `action` in the current state; ActionRefused if it is not available there."""
+        if self.done:
+            raise ActionRefused("the session is finished")
+        if action not in self.available:
+            raise ActionRefused(f"action {action} is not available in state {self.state} (actions: {self.available})")
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        next_state = int(self.view.state(obs, info))
+        self.steps.append((self.state, int(action), float(reward), next_state, 1.0))
+        step = Step(self.trial, self.phase_index, self.episode, self.step, self.state, int(action), float(reward),
+                    next_state, bool(terminated or truncated), self.condition, list(self.steps), self.start_state)
+        self.trial += 1
+        self.step += 1
+        self.state = next_state
+        self.available = tuple(int(a) for a in info.get("available_actions", self.all_actions))
+        if terminated or truncated:
+            self.episode += 1
+            if self.episode < self.phase.episodes:
+                self._reset()
+            else:
+                self.phase_index, self.episode = self.phase_index + 1, 0
+                if self.phase_index < len(self.phases):
+                    self._start_phase()
+                else:
+                    self.done = True
+        return step
+
+    def position(self) -> dict[str, Any]:
+        """Where the session is: what the page shows next."""
+        if self.done:
+            return {"trial": self.trial, "done": True}
+        return {
+            "trial": self.trial, "done": False, "phase_index": self.phase_index, "phase": self.phase.name,
+            "episode": self.episode, "episodes": self.phase.episodes, "step": self.step, "state": self.state,
+            "available": list(self.available), "task": self.version.task_id, "frame": self.frame(),
+        }
+
+
+def now_ms() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def trial_records(
+    spec: ExperimentSpec, cell: Cell, player: SessionPlayer, step: Step, run: dict[str, Any],
+    browser: Mapping[str, Any],
+) -> Records:
+    """The records of one step: its Trial (with what the browser measured), its Episode so far,
+    their edges, and the Run node `run` when its status is completed (the session's last step).
+
+    Made by `run_records`, the function that records agents' runs, from the episode row a sweep
+    would make of the episode so far; only the step's own trial is kept.
+    """
+    phase = player.phases[step.phase_index]
+    version = player.versions[phase.task_id(cell.task)]
+    row = {
+        "experiment": spec.name, "run": cell.index, "task": cell.task, "agent": cell.agent.name,
+        "label": cell.agent.label, "params": "{}", "seed": cell.seed, "condition": cell.condition,
+        "phase_task": version.task_id, "task_hash": version.content_hash, "phase": phase.name,
+        "phase_index": step.phase_index, "episode": step.episode,
+        "return": float(sum(s[2] for s in step.episode_steps)), "length": len(step.episode_steps),
+        "start_state": step.start_state, "steps": step.episode_steps, "trial_condition": step.condition,
+    }
+    status = COMPLETED if player.done else RUNNING
+    outcome = RunOutcome(cell, status, [row], None, str(run.get("started_at") or ""), now_ms())
+    head, body = run_records(spec, outcome)
+    nodes, edges = body
+    out_nodes: list[tuple[str, list[dict[str, Any]]]] = []
+    for label, rows in nodes:
+        if label == "Trial":
+            rows = [{**r, **browser, "p_action": None} for r in rows if r["step"] == step.step]
+        if rows:
+            out_nodes.append((label, rows))
+    out_edges = []
+    for rel, a, b, rows in edges:
+        if rel == "HAS_TRIAL":
+            rows = [r for r in rows if r["t"] == f"{r['s']}/{step.step}"]
+        elif rel in ("HAS_EPISODE", "IN_PHASE") and step.step != 0:
+            rows = []
+        if rows:
+            out_edges.append((rel, a, b, rows))
+    if run.get("status") == COMPLETED:
+        out_nodes.append(("Run", [run]))
+    return out_nodes, out_edges

@@ -1,0 +1,272 @@
+// graphtasks study pages: one session, from consent to the completion code.
+// Written for graphtasks (Apache-2.0); no third-party code. The server steps the task: this page
+// shows what it is told, measures response times with performance.now(), and posts each choice
+// until the server has committed it (retrying through network errors and server restarts).
+"use strict";
+(() => {
+  const token = decodeURIComponent(location.pathname.split("/").pop());
+  const api = "/api/s/" + encodeURIComponent(token);
+  const storeKey = "graphtasks-session:" + location.host;
+  const screen = document.getElementById("screen");
+  const status = document.getElementById("status");
+  const GRID_KEYS = {ArrowUp: 0, ArrowRight: 1, ArrowDown: 2, ArrowLeft: 3};
+  let view = null;
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+  function show(kind, ...children) {
+    screen.className = kind;
+    screen.dataset.screen = kind;
+    screen.replaceChildren(...children);
+  }
+  function paragraphs(text) {
+    return String(text).split(/\n\s*\n/).map((p) => el("p", null, p.trim())).filter((p) => p.textContent);
+  }
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  // resolves once the screen just built has been painted
+  const painted = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+
+  async function request(method, url, body) {
+    let wait = 200;
+    for (let attempt = 0; ; attempt++) {
+      let res = null;
+      try {
+        res = await fetch(url, {
+          method, cache: "no-store",
+          headers: body ? {"Content-Type": "application/json"} : {},
+          body: body ? JSON.stringify(body) : undefined,
+        });
+      } catch (e) {
+        res = null; // the network or the server is down: try again
+      }
+      if (res && res.status < 500) {
+        const data = await res.json().catch(() => ({}));
+        status.textContent = "";
+        if (res.ok) return data;
+        const error = new Error(data.error || res.statusText);
+        error.status = res.status;
+        throw error;
+      }
+      if (attempt >= 2) status.textContent = "Saving… please keep this page open.";
+      await sleep(wait);
+      wait = Math.min(wait * 2, 4000);
+    }
+  }
+
+  // the next press of one of `keys` (null after timeoutMs), with performance.now() at the press
+  function press(keys, timeoutMs) {
+    return new Promise((resolve) => {
+      let timer = null;
+      function onKey(ev) {
+        const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
+        if (!keys.includes(key) || ev.repeat) return;
+        const t = performance.now();
+        ev.preventDefault();
+        done();
+        resolve({key, t});
+      }
+      function done() {
+        document.removeEventListener("keydown", onKey);
+        if (timer !== null) clearTimeout(timer);
+      }
+      document.addEventListener("keydown", onKey);
+      if (timeoutMs > 0) timer = setTimeout(() => { done(); resolve(null); }, timeoutMs);
+    });
+  }
+  async function space(text) {
+    show("text", ...paragraphs(text), el("p", "hint", "Press the space bar to continue."));
+    await press([" "], 0);
+  }
+
+  async function consent() {
+    const agree = el("button", "agree", "I agree");
+    const decline = el("button", "decline", "I do not agree");
+    agree.type = decline.type = "button";
+    show("consent", el("h1", null, "Consent"), ...paragraphs(view.study.consent), el("p", "buttons"));
+    screen.lastChild.append(agree, decline);
+    const agreed = await new Promise((resolve) => {
+      agree.addEventListener("click", () => resolve(true));
+      decline.addEventListener("click", () => resolve(false));
+    });
+    if (!agreed) {
+      show("text", el("h1", null, "Thank you"), el("p", null, "You have not agreed to take part. You may close this page."));
+      return false;
+    }
+    await request("POST", api + "/consent", {agree: true});
+    return true;
+  }
+
+  function choiceScreen(pos, def) {
+    const state = def.states[String(pos.state)] || {stimulus: "state " + pos.state, colour: "#797979"};
+    const stimulus = el("div", "stimulus");
+    if (state.image) {
+      const img = el("img");
+      img.src = state.image;
+      img.alt = state.stimulus;
+      stimulus.append(img);
+    } else {
+      stimulus.textContent = state.stimulus;
+    }
+    stimulus.style.borderColor = state.colour;
+    const options = el("div", "options");
+    const boxes = {};
+    for (const action of pos.available) {
+      const box = el("div", "option");
+      box.style.background = state.colour;
+      const label = (state.labels && state.labels[action]) || "Option " + String.fromCharCode(65 + action);
+      box.append(el("div", "label", label), el("div", "key", (def.keys[action] || "?").toUpperCase()));
+      boxes[action] = box;
+      options.append(box);
+    }
+    show("choice", stimulus, options, progress(pos));
+    return boxes;
+  }
+
+  function progress(pos) {
+    const practice = view.practice.includes(pos.phase) ? "Practice · " : "";
+    return el("p", "progress", `${practice}round ${pos.episode + 1} of ${pos.episodes}`);
+  }
+
+  const COLOURS = {B: "#3b3b3b", " ": "#f2f2f2", A: "#4878d0", R: "#6acc64", L: "#d65f5f"};
+  function gridScreen(pos) {
+    const rows = String(pos.frame || "").split("\n").filter((r) => r.length);
+    const width = Math.max(...rows.map((r) => r.length), 1);
+    const cell = Math.max(12, Math.min(56, Math.floor(520 / Math.max(width, rows.length))));
+    const canvas = el("canvas", "grid");
+    canvas.width = width * cell;
+    canvas.height = rows.length * cell;
+    const ctx = canvas.getContext("2d");
+    rows.forEach((row, r) => {
+      for (let c = 0; c < width; c++) {
+        const ch = row[c] || " ";
+        ctx.fillStyle = ch === "A" ? COLOURS[" "] : (COLOURS[ch] || COLOURS[" "]);
+        ctx.fillRect(c * cell, r * cell, cell, cell);
+        ctx.strokeStyle = "#d0d0d0";
+        ctx.strokeRect(c * cell + 0.5, r * cell + 0.5, cell - 1, cell - 1);
+        if (ch === "A") {
+          ctx.fillStyle = COLOURS.A;
+          ctx.beginPath();
+          ctx.arc((c + 0.5) * cell, (r + 0.5) * cell, cell * 0.35, 0, 2 * Math.PI);
+          ctx.fill();
+        } else if (!(ch in COLOURS)) {
+          ctx.fillStyle = "#222";
+          ctx.font = `${Math.floor(cell * 0.6)}px sans-serif`;
+          ctx.textAlign = "center";
+          ctx.textBaseline = "middle";
+          ctx.fillText(ch, (c + 0.5) * cell, (r + 0.5) * cell);
+        }
+      }
+    });
+    show("grid", el("p", "hint", "Move with the arrow keys. Green squares pay, red ones cost."), canvas, progress(pos));
+  }
+
+  async function phaseBanner(pos, previous) {
+    const practice = view.practice.includes(pos.phase);
+    if (practice) {
+      await space(`Practice: ${pos.episodes} round(s). These let you learn the keys.`);
+    } else if (previous !== null && view.practice.includes(previous)) {
+      await space("The practice is over. The task starts now.");
+    } else if (previous !== null) {
+      await space("Time for a short break. Continue when you are ready.");
+    }
+  }
+
+  async function trials(pos) {
+    let timeouts = 0;
+    let previous = null;
+    let banner = pos.episode === 0 && pos.step === 0;
+    let answer = null;
+    while (!pos.done) {
+      if (banner) await phaseBanner(pos, previous);
+      banner = false;
+      const def = view.screens[pos.task];
+      let boxes = null;
+      let keys;
+      if (def.kind === "grid") {
+        gridScreen(pos);
+        keys = pos.available.map((a) => def.keys[a]);
+      } else {
+        boxes = choiceScreen(pos, def);
+        keys = pos.available.map((a) => def.keys[a]);
+      }
+      await painted();
+      const shown = performance.now();
+      const got = await press(keys, def.kind === "grid" ? 0 : view.study.timeout_ms);
+      if (got === null) {
+        timeouts += 1;
+        show("slow", el("p", "big", "Too slow!"), el("p", null, "Please answer faster."));
+        await sleep(view.study.too_slow_ms);
+        continue;
+      }
+      const action = def.kind === "grid" ? GRID_KEYS[got.key] : def.keys.indexOf(got.key);
+      if (boxes && boxes[action]) boxes[action].classList.add("chosen");
+      const body = {index: pos.trial, action, key: got.key, rt: got.t - shown, shown, pressed: got.t, timeouts};
+      const minimum = sleep(def.kind === "grid" ? 0 : 250); // the choice stays visible while it is saved
+      try {
+        answer = await request("POST", api + "/trial", body);
+      } catch (e) {
+        show("text", el("h1", null, "Something went wrong"), el("p", null, e.message));
+        return null;
+      }
+      await minimum;
+      timeouts = 0;
+      const ended = answer.terminated;
+      if (def.kind !== "grid" && ended) {
+        const won = answer.reward > 0;
+        show("feedback", el("p", "big " + (won ? "won" : "lost"), (won ? "+" : "") + answer.reward),
+             el("p", null, won ? "You won this round." : "No reward this round."));
+        await sleep(view.study.feedback_ms);
+      } else if (def.kind === "grid" && answer.reward !== 0) {
+        show("feedback", el("p", "big " + (answer.reward > 0 ? "won" : "lost"),
+                            (answer.reward > 0 ? "+" : "") + answer.reward));
+        await sleep(view.study.feedback_ms);
+      }
+      const next = answer.position;
+      if (ended && !next.done) {
+        show("fixation", el("p", "cross", "+"));
+        await sleep(view.study.iti_ms);
+      }
+      if (!next.done && next.phase_index !== pos.phase_index) {
+        previous = pos.phase;
+        banner = true;
+      }
+      pos = next;
+    }
+    return answer;
+  }
+
+  function finish(data) {
+    const parts = [el("h1", null, "Finished"), ...paragraphs(view.study.completion),
+                   el("p", null, "Your completion code:"), el("p", "code", data.code)];
+    if (data.redirect) {
+      const link = el("a", "redirect", "Return to the study site");
+      link.href = data.redirect;
+      parts.push(el("p", null), link);
+    }
+    show("done", ...parts);
+  }
+
+  async function main() {
+    try {
+      view = await request("GET", api);
+    } catch (e) {
+      if (e.status === 404) localStorage.removeItem(storeKey);
+      show("text", el("h1", null, "This session cannot be opened"), el("p", null, e.message));
+      return;
+    }
+    document.title = view.study.title;
+    let pos = view.position;
+    if (pos.done) return finish(view);
+    if (!view.consented && !(await consent())) return;
+    if (pos.trial === 0) {
+      for (const page of view.study.instructions) await space(page);
+    }
+    const last = await trials(pos);
+    if (last) finish(last);
+  }
+  main();
+})();

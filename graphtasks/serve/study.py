@@ -1,0 +1,204 @@
+"""A study: an experiment spec played by people, with what the browser shows around the trials.
+
+A study file is an experiment spec (`graphtasks.experiments.spec`) with one more table,
+`[study]`; everything else (tasks, seeds, phases, conditions) means what it means for agents.
+A task id instead of a file is a study of one phase of that task.
+
+    [study]
+    title = "A two-step task"
+    consent = "You are invited to take part ..."    # none: no consent screen
+    instructions = ["Page one ...", "Page two ..."]
+    practice = ["practice"]        # phases shown as practice (recorded like the others)
+    keys = ["f", "j"]              # action i is keys[i] on choice screens (default f/j, or 1..n)
+    timeout_ms = 3000              # a choice screen's time limit (0: none); then a "too slow" screen
+    too_slow_ms = 1000
+    feedback_ms = 800              # the outcome of a step
+    iti_ms = 500                   # the fixation cross between episodes
+    completion = "Thank you!"
+    completion_code = "C0DE1234"   # none: a code per session
+    redirect = "https://example.org/done?cc={code}"
+    allow_repeat = false           # true: one participant id may start several sessions
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphstore import GraphStore
+from graphstore.errors import GraphtasksError
+from graphtasks.experiments.spec import ExperimentSpec, parse_spec, read_spec_text
+
+STUDY_KEYS = (
+    "title", "consent", "instructions", "practice", "keys", "timeout_ms", "too_slow_ms", "feedback_ms", "iti_ms",
+    "completion", "completion_code", "redirect", "allow_repeat",
+)
+MAX_TEXT = 20_000  # characters of one text of the study
+MAX_MS = 600_000
+
+
+class StudyError(GraphtasksError, ValueError):
+    """A study file or task id is wrong; the message names the file and field."""
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study: its experiment spec, the spec's full text, and what the browser shows."""
+
+    spec: ExperimentSpec
+    text: str
+    title: str = ""
+    consent: str = ""
+    instructions: tuple[str, ...] = ()
+    practice: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    timeout_ms: int = 0
+    too_slow_ms: int = 1000
+    feedback_ms: int = 800
+    iti_ms: int = 500
+    completion: str = "Thank you for taking part."
+    completion_code: str = ""
+    redirect: str = ""
+    allow_repeat: bool = False
+
+    def page_settings(self) -> dict[str, Any]:
+        """What the page needs to know of the study (no spec internals)."""
+        return {
+            "title": self.title or self.spec.name, "consent": self.consent, "instructions": list(self.instructions),
+            "timeout_ms": self.timeout_ms, "too_slow_ms": self.too_slow_ms, "feedback_ms": self.feedback_ms,
+            "iti_ms": self.iti_ms, "completion": self.completion,
+        }
+
+
+TASK_STUDY = """[experiment]
+name = "study {task}"
+tasks = ["{task}"]
+seeds = 1000
+record = "steps"
+
+[[agents]]
+name = "random"
+
+[[phases]]
+name = "trials"
+episodes = {episodes}
+"""
+
+
+def load_study(study: str, store: GraphStore | str | None = None, episodes: int = 20) -> Study:
+    """A study from a study file (a spec with a `[study]` table) or a task id.
+
+    Parameters
+    ----------
+    study : str
+        A path to a TOML file, or a task id (built in or stored).
+    store : GraphStore or str, optional
+        Where tasks that are not built in are read.
+    episodes : int, optional
+        Episodes of the one phase of a task id's study.
+
+    Returns
+    -------
+    Study
+        The checked study; StudyError (or ExperimentSpecError) names what is wrong.
+
+    Examples
+    --------
+    >>> from graphtasks.serve.study import load_study
+    >>> study = load_study("rewardgym/two-step", episodes=5)
+    >>> study.spec.name, study.spec.phases[0].episodes, study.keys
+    ('study rewardgym/two-step', 5, ())
+    """
+    path = Path(study)
+    if path.suffix == ".toml" or path.is_file():
+        text = read_spec_text(path)
+        return parse_study(text, str(path), store)
+    if not re.fullmatch(r"[A-Za-z0-9_./@-]{1,200}", study) or ".." in study:
+        raise StudyError(f"{study!r}: neither a study file nor a task id")
+    return parse_study(TASK_STUDY.format(task=study, episodes=int(episodes)), f"task {study}", store)
+
+
+def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None = None) -> Study:
+    """Check a study's text: the `[study]` table here, the rest as an experiment spec."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyError(f"{path}: not valid TOML: {exc}") from None
+    table = data.pop("study", {})
+    spec_text = _without_study(text)
+    try:
+        rest = tomllib.loads(spec_text)
+    except tomllib.TOMLDecodeError:
+        rest = None
+    if rest != data:
+        raise StudyError(f"{path}: write [study] as a table of its own (with [study] as its header)")
+    if "agents" not in data:  # people play it; pilot mode's simulated participants default to random choices
+        spec_text += '\n[[agents]]\nname = "random"\n'
+    spec = parse_spec(spec_text, path, store)
+    if not isinstance(table, dict):
+        raise StudyError(f"{path}: study: expected a table")
+    for key in table:
+        if key not in STUDY_KEYS:
+            raise StudyError(f"{path}: study.{key}: unknown field (fields: {', '.join(STUDY_KEYS)})")
+    texts = {k: _text(table.get(k, ""), f"{path}: study.{k}") for k in
+             ("title", "consent", "completion", "completion_code", "redirect")}
+    instructions = table.get("instructions", [])
+    if isinstance(instructions, str):
+        instructions = [instructions]
+    if not isinstance(instructions, list):
+        raise StudyError(f"{path}: study.instructions: expected a list of texts")
+    pages = tuple(_text(p, f"{path}: study.instructions[{i}]") for i, p in enumerate(instructions))
+    practice = table.get("practice", [])
+    names = [p.name for p in spec.phases]
+    if not isinstance(practice, list) or any(p not in names for p in practice):
+        raise StudyError(f"{path}: study.practice: expected a list of phase names (phases: {', '.join(names)})")
+    keys = table.get("keys", [])
+    if not isinstance(keys, list) or any(not isinstance(k, str) or not 0 < len(k) <= 12 for k in keys):
+        raise StudyError(f"{path}: study.keys: expected a list of key names such as [\"f\", \"j\"]")
+    if len(set(k.lower() for k in keys)) != len(keys):
+        raise StudyError(f"{path}: study.keys: a key is listed twice")
+    times = {k: _ms(table.get(k), f"{path}: study.{k}") for k in ("timeout_ms", "too_slow_ms", "feedback_ms", "iti_ms")}
+    redirect = texts["redirect"]
+    if redirect and not redirect.startswith(("https://", "http://")):
+        raise StudyError(f"{path}: study.redirect: expected an http(s) address, got {redirect!r}")
+    repeat = table.get("allow_repeat", False)
+    if not isinstance(repeat, bool):
+        raise StudyError(f"{path}: study.allow_repeat: expected true or false, got {repeat!r}")
+    defaults = Study(spec, text)
+    timing = {k: v if v is not None else getattr(defaults, k) for k, v in times.items()}
+    return Study(
+        spec, text, texts["title"], texts["consent"], pages, tuple(practice), tuple(k.lower() for k in keys),
+        completion=texts["completion"] or defaults.completion, completion_code=texts["completion_code"],
+        redirect=redirect, allow_repeat=repeat, **timing,
+    )
+
+
+def _without_study(text: str) -> str:
+    """The text with the lines of the [study] table (and its sub-tables) blanked, so that line
+    numbers in the spec's errors stay those of the file."""
+    out, inside = [], False
+    for line in text.splitlines():
+        header = re.match(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\"]+)", line)
+        if header:
+            inside = header.group(1).strip('"').split(".")[0] == "study"
+        out.append("" if inside else line)
+    return "\n".join(out) + "\n"
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise StudyError(f"{where}: expected a text, got {value!r}")
+    if len(value) > MAX_TEXT:
+        raise StudyError(f"{where}: {len(value):,} characters; at most {MAX_TEXT:,}")
+    return value
+
+
+def _ms(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_MS:
+        raise StudyError(f"{where}: expected milliseconds from 0 to {MAX_MS:,}, got {value!r}")
+    return value
