@@ -84,6 +84,9 @@ class Family:
         The observations agents can take on this family's envs (the first is the default).
     records_steps : callable
         Whether an experiment records a Trial per step of this task by default.
+    picture : str, optional
+        'module:function' that draws a whole task with matplotlib (`graphtasks render`):
+        `function(task, store, **options)` returns a `gym_bridge.render.TaskPicture`.
     """
 
     tasks: TaskFamily
@@ -100,6 +103,7 @@ class Family:
     views: tuple[AgentView, ...] = (INDEX,)
     records_steps: Callable[[TaskGraph], bool] = never
     cli: str | None = None
+    picture: str | None = None  # 'module:function': see gym_bridge.render
     bench: str | None = None  # 'module:function' that adds the family's rows to benchmarks/run_all.py
     docs: str = ""
 

@@ -22,6 +22,8 @@ ENTRY_POINTS = {  # module: the public entry point whose docstring must carry an
     "graphtasks.experiments.api": "Experiment",
     "gym_bridge.agents.registry": "make_agent",
     "graphtasks.fitting.mle": "fit",
+    "gym_bridge.render": "draw_task",
+    "gym_bridge.graph.render": "draw_task",
 }
 
 

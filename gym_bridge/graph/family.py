@@ -67,6 +67,7 @@ GRAPH = Family(
     starts=StateStarts(),
     records_steps=lambda graph: graph.family in TRIAL_KINDS,
     cli="graphtasks.commands.run_cmd",
+    picture="gym_bridge.graph.render:draw_task",
     bench="benchmarks.run_all:graph_cases",
     docs="docs/graph-tasks.md",
 )

@@ -11,7 +11,9 @@ take them, with the probability when it is below 1, where the picture has room f
 from __future__ import annotations
 
 import math
+from collections import Counter
 from functools import cache
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -272,3 +274,256 @@ class GraphRenderer:
             )
             lines.append(f"  action {a} -> {outs}")
         return "\n".join(lines) + "\n"
+
+
+# ---- whole-task pictures for papers (`graphtasks render`), drawn with matplotlib ----------------
+
+STATE_SIZE = 900  # scatter marker area in points^2
+POSITIVE_FACE = "#4a78d6"
+NEGATIVE_FACE = "#d64a4a"
+ZERO_FACE = "#ffffff"
+START_COLOUR = "#1a9850"
+MIN_MODULARITY = 0.3  # a partition this modular (and with >= 2 groups of >= 3 states) is drawn as communities
+
+
+def task_edges(compiled: CompiledGraphTask) -> dict[tuple[int, int], str]:
+    """Every (source, target) pair some action can take, self-loops included, with its label
+    (`a0`, `a1 (.2)`): what the picture draws, one arrow and one label each."""
+    pairs: dict[tuple[int, int], str] = {}
+    for s, a, k in zip(*np.nonzero(compiled.targets >= 0)):
+        t = int(compiled.targets[s, a, k])
+        if compiled.probs[s, a, k] > 0 and (int(s), t) not in pairs:
+            pairs[(int(s), t)] = _edge_label(compiled, int(s), t)
+    return dict(sorted(pairs.items()))
+
+
+def reward_text(spec: Any, value: float) -> str:
+    """A state's reward in words: `r = 0.5` for a fixed one, else its kind and parameters."""
+    if spec is None:
+        return ""
+    if spec.kind == "fixed":
+        return f"r = {value:.3g}"
+    if spec.probs is not None:
+        values = "r " + " or ".join(f"{v:.3g} (p {p:.2g})" for v, p in zip(spec.values, spec.probs))
+    else:  # a sequence (pseudorandom decks): each value with how often it comes
+        counted = Counter(spec.values)
+        values = "r " + " or ".join(f"{v:.3g}" + (f" (x{k})" if k > 1 else "") for v, k in counted.items())
+    extra = [f"p in [{spec.borders[0]:g}, {spec.borders[1]:g}]"] if spec.borders is not None else []
+    extra += [f"sd {spec.sd:g}"] if spec.sd is not None else []
+    return f"{spec.kind}: {values}" + (f"; {', '.join(extra)}" if extra else "")
+
+
+def communities(graph: nx.DiGraph) -> list[list[int]]:
+    """Groups of states more connected inside than out (greedy modularity), when the graph
+    has them clearly (modularity >= MIN_MODULARITY, >= 2 groups of >= 3 states); else []."""
+    undirected: nx.Graph[int] = nx.Graph(graph.to_undirected())
+    undirected.remove_edges_from(nx.selfloop_edges(undirected))
+    if undirected.number_of_edges() == 0:
+        return []
+    groups = [sorted(g) for g in nx.community.greedy_modularity_communities(undirected)]
+    if len(groups) < 2 or min(len(g) for g in groups) < 3:
+        return []
+    if nx.community.modularity(undirected, [set(g) for g in groups]) < MIN_MODULARITY:
+        return []
+    return sorted(groups, key=min)
+
+
+def _community_layout(graph: nx.DiGraph, groups: list[list[int]]) -> np.ndarray:
+    """Each community on its own circle, the circles around a larger one; within a group the
+    states keep the order they have around their group's centre in the stress layout (so
+    states linking two groups face each other)."""
+    base = _stress(graph)
+    centre = base.mean(axis=0)
+    means = [base[g].mean(axis=0) for g in groups]
+    order = np.argsort([math.atan2(m[1] - centre[1], m[0] - centre[0]) for m in means])
+    ring = 0.55 * max(len(g) for g in groups) / math.pi + 0.5
+    big = 1.2 * ring / math.sin(math.pi / len(groups)) + 0.6 if len(groups) > 1 else 0.0
+    xy = np.zeros((graph.number_of_nodes(), 2))
+    for slot, gi in enumerate(order):
+        group, mean = groups[gi], means[gi]
+        angle = 2 * math.pi * slot / len(groups) + math.pi / 2
+        middle = np.array([math.cos(angle), math.sin(angle)]) * big
+        small = 0.55 * len(group) / math.pi + 0.5
+        outward = math.atan2(*(middle[::-1]))
+        angles = [math.atan2(base[v][1] - mean[1], base[v][0] - mean[0]) for v in group]
+        ranked = [group[i] for i in np.argsort(angles)]
+        toward = np.array([math.atan2(*(base[v] - mean)[::-1]) for v in ranked])
+        # rotate the ring so its states sit nearest their stress-layout directions
+        shifts = [np.mean(np.cos(toward - (outward + 2 * math.pi * np.arange(len(ranked)) / len(ranked) + o)))
+                  for o in np.linspace(0, 2 * math.pi, 36, endpoint=False)]
+        offset = outward + np.linspace(0, 2 * math.pi, 36, endpoint=False)[int(np.argmax(shifts))]
+        for i, v in enumerate(ranked):
+            a = offset + 2 * math.pi * i / len(ranked)
+            xy[v] = middle + small * np.array([math.cos(a), math.sin(a)])
+    return xy
+
+
+def draw_task(task: str, store: Any = None) -> Any:
+    """A picture of a graph task: states coloured by reward with their names and reward
+    values or kinds, every transition with its actions and probabilities, the start state,
+    terminal states, stages (columns) for decision trees and communities for modular graphs,
+    and a legend.
+
+    Parameters
+    ----------
+    task : str
+        A graph task id (neuro-nav graph, rewardGym task, a user's graph file).
+    store : GraphStore or str, optional
+        Where it is read (a built-in is put there first).
+
+    Returns
+    -------
+    gym_bridge.render.TaskPicture
+        counts: states, edges, edge labels, rewards, stages, communities.
+
+    Examples
+    --------
+    >>> from gym_bridge.graph.render import draw_task
+    >>> picture = draw_task("neuronav/graph/neighborhood", store=":memory:")
+    >>> picture.counts["communities"], picture.counts["states"]
+    (3, 15)
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Circle, FancyArrowPatch, Patch
+
+    from ..render import TaskPicture, new_figure
+    from .family import load_compiled
+
+    compiled = load_compiled(task, store)
+    n = compiled.n_states
+    edges = task_edges(compiled)
+    graph: nx.DiGraph[int] = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((s, t) for s, t in edges if s != t)
+    layered = nx.is_directed_acyclic_graph(graph) and graph.number_of_edges() > 0
+    groups = [] if layered else communities(graph)
+    if layered:
+        xy = _layered(graph)
+        xy[:, 1] = -xy[:, 1]
+        columns = sorted(set(np.round(xy[:, 0], 6)))
+        rows = max(np.unique(np.round(xy[:, 0], 6), return_counts=True)[1])
+        width, height = 2.6 * len(columns) + 1.5, 1.5 * rows + 2.2
+    else:
+        xy = _community_layout(graph, groups) if groups else (_stress(graph) if n > 1 else np.zeros((1, 2)))
+        if not groups:  # rings of communities are drawn at their own scale: neighbours about one unit apart
+            span = float(np.ptp(xy, axis=0).max()) or 1.0
+            xy = xy / span * (1.0 + 0.35 * math.sqrt(n))
+        width = height = min(13.0, 4.0 + 0.9 * math.sqrt(n) * 1.6)
+        columns = []
+    figure = new_figure(width, height + 1.0)
+    ax = figure.add_subplot()
+    ax.set_axis_off()
+    ax.set_aspect("equal" if not layered else "auto")
+    pos = {v: (float(xy[v, 0]), float(xy[v, 1])) for v in range(n)}
+
+    if groups:
+        for i, group in enumerate(groups):
+            middle = xy[group].mean(axis=0)
+            radius = float(np.linalg.norm(xy[group] - middle, axis=1).max()) * 1.12 + 0.3
+            ax.add_patch(Circle(tuple(middle), radius, facecolor="#f1e9d2", edgecolor="#c9b98a", lw=1,
+                                zorder=0, gid="community"))
+            out = middle - xy.mean(axis=0)
+            out = out / (np.linalg.norm(out) or 1.0)
+            ax.text(*(middle + out * (radius + 0.25)), f"community {i + 1}", ha="center", va="center",
+                    fontsize=9, color="#8a7a4a", gid="community-label")
+    if layered:
+        top = float(xy[:, 1].max()) + 0.9
+        for i, x in enumerate(columns):
+            ax.text(x, top, f"stage {i + 1}", ha="center", va="bottom", fontsize=11, fontweight="bold",
+                    color="#555555", gid="stage-label")
+
+    # edges: straight, or bent apart when both directions exist; labels at the middle of each
+    node_radius_pt = math.sqrt(STATE_SIZE / math.pi)
+    label_count = 0
+    for (s, t), text in edges.items():
+        if s == t:
+            x, y = pos[s]
+            ax.add_patch(FancyArrowPatch((x - 0.12, y + 0.05), (x + 0.12, y + 0.05),
+                                         connectionstyle="arc3,rad=-2.2", arrowstyle="-|>", mutation_scale=10,
+                                         color="#888888", lw=1, shrinkA=node_radius_pt * 0.8,
+                                         shrinkB=node_radius_pt * 0.8, zorder=1, gid="edge"))
+            label_xy = (x, y + (0.55 if not layered else 0.42))
+        else:
+            rad = 0.18 if (t, s) in edges else 0.0
+            ax.add_patch(FancyArrowPatch(pos[s], pos[t], connectionstyle=f"arc3,rad={rad}", arrowstyle="-|>",
+                                         mutation_scale=13, color="#888888", lw=1.2, shrinkA=node_radius_pt,
+                                         shrinkB=node_radius_pt, zorder=1, gid="edge"))
+            (x0, y0), (x1, y1) = pos[s], pos[t]
+            # arc3's control point is the chord's middle moved by rad * (dy, -dx); the curve's middle half of that
+            frac = 0.5 if rad else (0.42 if layered else 0.5)
+            label_xy = (x0 + frac * (x1 - x0) + 0.5 * rad * (y1 - y0), y0 + frac * (y1 - y0) - 0.5 * rad * (x1 - x0))
+        ax.text(*label_xy, text, ha="center", va="center", fontsize=8, color="#333333", zorder=3, gid="edge-label",
+                bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85})
+        label_count += 1
+
+    values = compiled.reward_value
+    faces = [POSITIVE_FACE if v > 0 else NEGATIVE_FACE if v < 0 else ZERO_FACE for v in values]
+    strength = np.abs(values) / (np.abs(values).max() or 1.0)
+    alphas = [0.35 + 0.65 * float(a) if v != 0 else 1.0 for a, v in zip(strength, values)]
+    from matplotlib.colors import to_rgba
+
+    colours = [to_rgba(f, a) for f, a in zip(faces, alphas)]
+    outlines = [START_COLOUR if v == compiled.start else "#444444" for v in range(n)]
+    widths = [3.0 if v == compiled.start else 1.2 for v in range(n)]
+    ax.scatter(xy[:, 0], xy[:, 1], s=STATE_SIZE, c=colours, edgecolors=outlines, linewidths=widths, zorder=2,
+               gid="state")
+    terminal = np.nonzero(compiled.terminal)[0]
+    if len(terminal):
+        ax.scatter(xy[terminal, 0], xy[terminal, 1], s=STATE_SIZE * 0.6, facecolors="none", edgecolors="#444444",
+                   linewidths=1.0, zorder=2.5, gid="terminal")
+    skipped = np.nonzero(compiled.skip)[0]
+    if len(skipped):
+        ax.scatter(xy[skipped, 0], xy[skipped, 1], s=STATE_SIZE * 1.6, facecolors="none", edgecolors="#777777",
+                   linewidths=1.0, linestyles=":", zorder=2, gid="skip")
+    for v in range(n):
+        ax.text(*pos[v], str(v), ha="center", va="center", fontsize=10, zorder=4, gid="state-index",
+                color="white" if strength[v] > 0.5 and values[v] != 0 else "black")
+    reward_labels = 0
+    for v in range(n):
+        name = str(compiled.names[v])
+        lines = [name] if name != str(v) else []
+        reward = reward_text(compiled.reward_specs[v], float(values[v]))
+        if reward:
+            lines.append(reward)
+            reward_labels += 1
+        if lines:
+            ax.annotate("\n".join(lines), xy=pos[v], xytext=(0, -(node_radius_pt + 3)), textcoords="offset points",
+                        ha="center", va="top", fontsize=8, zorder=3, gid="state-label",
+                        bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.7})
+    x, y = pos[compiled.start]
+    ax.annotate("start", xy=(x, y), xytext=(x - 0.75, y + 0.55 if not layered else y),
+                ha="center", va="center", fontsize=10, color=START_COLOUR, fontweight="bold", zorder=5,
+                arrowprops={"arrowstyle": "-|>", "color": START_COLOUR, "lw": 1.8, "shrinkB": node_radius_pt + 2},
+                gid="start")
+    pad = 1.2
+    ax.set_xlim(float(xy[:, 0].min()) - pad, float(xy[:, 0].max()) + pad)
+    ax.set_ylim(float(xy[:, 1].min()) - pad - 0.2, float(xy[:, 1].max()) + pad)
+
+    handles: list[Any] = [
+        Line2D([], [], ls="", marker="o", ms=11, mfc=POSITIVE_FACE, mec="#444444", label="reward > 0 (paler: smaller)"),
+        Line2D([], [], ls="", marker="o", ms=11, mfc=NEGATIVE_FACE, mec="#444444", label="reward < 0"),
+        Line2D([], [], ls="", marker="o", ms=11, mfc=ZERO_FACE, mec="#444444", label="no reward"),
+        Line2D([], [], ls="", marker="o", ms=11, mfc="white", mec=START_COLOUR, mew=3, label="start state"),
+    ]
+    if len(terminal):
+        handles.append((Line2D([], [], ls="", marker="o", ms=13, mfc="white", mec="#444444"),
+                        Line2D([], [], ls="", marker="o", ms=8, mfc="none", mec="#444444",
+                               label="terminal (inner ring)")))
+    if len(skipped):
+        handles.append(Line2D([], [], ls="", marker="o", ms=14, mfc="none", mec="#777777",
+                              label="passed without a choice"))
+    handles.append(Line2D([], [], color="#888888", marker=">", ms=6, label="a1 (.7): action 1, probability .7"))
+    if groups:
+        handles.append(Patch(facecolor="#f1e9d2", edgecolor="#c9b98a", label="community"))
+    labels = [h[-1].get_label() if isinstance(h, tuple) else h.get_label() for h in handles]
+    legend = ax.legend(handles=handles, labels=labels, loc="upper center", bbox_to_anchor=(0.5, -0.01),
+                       ncol=min(4, len(handles)), fontsize=8, frameon=False)
+    legend.set_gid("legend")
+    paid = "rewards paid at the end of a trial" if compiled.reward_on == "terminal" else "rewards paid on arrival"
+    title = f"{compiled.task_id}\n{n} states, {compiled.n_actions} actions; {paid}"
+    if compiled.conditions:
+        title += "\nconditions (forced outcomes): " + ", ".join(compiled.conditions)
+    ax.set_title(title, fontsize=11)
+    counts = {"states": n, "edges": len(edges), "edge labels": label_count, "rewards": reward_labels,
+              "stages": len(columns), "communities": len(groups), "terminal": len(terminal)}
+    return TaskPicture(figure, compiled.task_id, counts, labels)

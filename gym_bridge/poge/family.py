@@ -60,6 +60,7 @@ POGE = Family(
     starts=CellStarts("tile", start_tiles),
     views=(OBSERVATION_INDEX,),
     cli="graphtasks.commands.poge_cmd",
+    picture="gym_bridge.poge.render:draw_task",
     bench="benchmarks.run_all:poge_cases",
     docs="docs/poge.md",
 )

@@ -78,6 +78,7 @@ ROOM = Family(
     starts=NoStarts(),
     views=(MEMORY, QUESTION),
     cli="graphtasks.commands.room_cmd",
+    picture="gym_bridge.room.render:draw_task",
     bench="benchmarks.run_all:room_cases",
     docs="docs/room.md",
 )

@@ -1,4 +1,4 @@
-"""`graphtasks render TEMPLATE --size small -o file.png` and `--ansi`."""
+"""`graphtasks render TEMPLATE --size small -o file.png` and `--ansi` on grids (every family: test_render_tasks.py)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ def run(argv):
 def test_render_writes_a_png(tmp_path, capsys):
     out = tmp_path / "fr.png"
     assert run(["render", "four_rooms", "--size", "small", "-o", str(out), "--resolution", "132"]) == 0
-    image = np.asarray(Image.open(out))
-    assert image.shape == (132, 132, 3)
-    assert tuple(image[12 + 6, 12 + 6]) == (30, 80, 230)  # the reward at (1, 1)
+    image = np.asarray(Image.open(out).convert("RGB"))
+    assert image.shape[0] > 132 and image.shape[1] > 132  # the grid, its title and its legend
+    blue = np.all(image == (30, 80, 230), axis=-1)  # the reward at (1, 1), and its legend entry
+    assert blue.sum() > 100
     assert "wrote" in capsys.readouterr().out
 
 
