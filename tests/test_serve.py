@@ -278,11 +278,11 @@ def test_a_session_is_recorded_as_a_run_and_replays_through_the_agents_loop(serv
                           "RETURN DISTINCT e.task_hash = t.content_hash", {"n": "two-step people"}).rows
         assert hashes == [[True]]  # linked to the stored task version by its hash
     # the same actions through the agents' episode loop, phase by phase, with the run's seed tree
+    from graphtasks.experiments.versions import prepare_versions
+    from graphtasks.serve.study import load_study
     from gym_bridge import family
     from gym_bridge.episodes import SeedTree
     from gym_bridge.episodes import play as play_episodes
-    from graphtasks.experiments.versions import prepare_versions
-    from graphtasks.serve.study import load_study
 
     study = load_study(server.study)
     versions = prepare_versions(study.spec)

@@ -32,7 +32,7 @@ from starlette.staticfiles import StaticFiles
 from graphstore import GraphStore, open_store
 from graphtasks.experiments.ids import experiment_uid, participant_uid, run_uid
 from graphtasks.experiments.observers import COMPLETED, RUNNING
-from graphtasks.experiments.records import _key, record_experiment, record_tasks, run_node
+from graphtasks.experiments.records import Records, _joined, _key, record_experiment, record_tasks, run_node
 from graphtasks.experiments.runs import Cell
 from graphtasks.experiments.spec import AgentSpec
 from graphtasks.experiments.versions import prepare_versions
@@ -69,6 +69,16 @@ class Session:
     participant: dict[str, Any]
     rewards: list[float] = field(default_factory=list)  # per trial, for answers to repeated posts
     sent: float | None = None  # time.monotonic() when the current screen was sent
+
+
+@dataclass
+class Staged:
+    """A trial stepped, its records not yet committed."""
+
+    session: Session
+    records: Records
+    answer: dict[str, Any]
+    run_before: dict[str, Any]
 
 
 def digest(text: str) -> str:
@@ -260,10 +270,20 @@ class StudyServer:
     def post_trial(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
         """Check a posted choice, step the env, commit the Trial, answer with the next screen.
         A trial posted again (same index) changes nothing and gets the same answer."""
+        staged = self.stage_trial(token, body)
+        if isinstance(staged, Staged):
+            self.write([staged])
+            return staged.answer
+        return staged
+
+    def stage_trial(self, token: str, body: dict[str, Any]) -> Staged | dict[str, Any]:
+        """A posted choice checked and stepped, its records made but not written (`write` commits
+        them, with others: one transaction for the trials of several sessions); or, for a trial
+        posted again, the answer it had."""
         s = self.session(token)
         received = time.monotonic()
         index = _integer(body.get("index"), "index", 0, 10**9)
-        if index < s.player.trial:  # a repeated post: already committed
+        if index < s.player.trial:  # a repeated post: stepped already (the caller waits for its commit)
             return {"index": index, "reward": s.rewards[index], "duplicate": True,
                     "position": s.player.position(), **self._end(s)}
         if index > s.player.trial:
@@ -287,23 +307,32 @@ class StudyServer:
         unknown = set(body) - {"index", "action", "rt", "shown", "pressed", "key", "timeouts"}
         if unknown:
             raise Refused(400, f"unknown field {sorted(unknown)[0]!r}")
+        before = s.run
         try:
             step = s.player.act(action)
         except ActionRefused as exc:
             raise Refused(400, f"action: {exc}") from None
         run = {**s.run, "status": COMPLETED, "ended_at": now_ms()} if s.player.done else s.run
-        try:
-            nodes, edges = trial_records(self.spec, s.cell, s.player, step, run, browser)
-            self.store.merge_shared(nodes, edges)
-        except BaseException:
-            # not committed: put the session back where it was (replay its committed trials)
-            s.player = self._replayed(s)
-            raise
+        records = trial_records(self.spec, s.cell, s.player, step, run, browser)
         s.run = run
         s.rewards.append(step.reward)
         s.sent = time.monotonic()
-        return {"index": index, "reward": step.reward, "state": step.next_state, "terminated": step.terminated,
-                "position": s.player.position(), **self._end(s)}
+        answer = {"index": index, "reward": step.reward, "state": step.next_state, "terminated": step.terminated,
+                  "position": s.player.position(), **self._end(s)}
+        return Staged(s, records, answer, before)
+
+    def write(self, staged: list[Staged]) -> None:
+        """Commit staged trials in one transaction; if that fails, their sessions go back to
+        where the store has them (their committed trials replayed), and the error is raised."""
+        try:
+            self.store.merge_shared(*_joined([t.records for t in staged]))
+        except BaseException:
+            for t in reversed(staged):
+                t.session.run = t.run_before
+            for session in {id(t.session): t.session for t in staged}.values():
+                session.player = self._replayed(session)
+                del session.rewards[session.player.trial:]
+            raise
 
     def _replayed(self, s: Session) -> SessionPlayer:
         player = SessionPlayer(self.spec, self.versions, s.cell)
@@ -429,9 +458,45 @@ def make_app(server: StudyServer) -> Starlette:
         body = await _json_body(request)
         return await on_thread(server.consent, request.path_params["token"], body)
 
+    queue: list[tuple[Staged, asyncio.Future[None]]] = []
+    writing: dict[str, asyncio.Future[None]] = {}  # each session's last trial not yet committed
+    committer: list[asyncio.Task[None]] = []
+
+    async def commit() -> None:
+        """Write what is staged, in batches: the trials staged while a batch is written go in the next."""
+        while queue:
+            batch = queue[:]
+            del queue[:]
+            try:
+                await on_thread(server.write, [staged for staged, _ in batch])
+            except Exception as exc:  # every trial of the batch is refused; their sessions were put back
+                for _, future in batch:
+                    future.set_exception(exc)
+            else:
+                for _, future in batch:
+                    future.set_result(None)
+        committer.clear()
+
     async def trial(request: Request) -> Any:
         body = await _json_body(request)
-        return await on_thread(server.post_trial, request.path_params["token"], body)
+        token = request.path_params["token"]
+        staged = await on_thread(server.stage_trial, token, body)
+        if not isinstance(staged, Staged):  # a repeated post: answered once its trial is committed
+            pending = writing.get(digest(token))
+            if pending is not None:
+                await asyncio.shield(pending)
+            return staged
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        queue.append((staged, future))
+        writing[staged.session.token_hash] = future
+        if not committer:
+            committer.append(asyncio.create_task(commit()))
+        try:
+            await asyncio.shield(future)
+        finally:
+            if writing.get(staged.session.token_hash) is future:
+                del writing[staged.session.token_hash]
+        return staged.answer
 
     async def landing(request: Request) -> Any:
         return FileResponse(STATIC / "start.html")
