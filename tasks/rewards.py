@@ -82,6 +82,11 @@ class RewardSpec:
     probs: tuple[float, ...] | None = None
     borders: tuple[float, float] | None = None
     sd: float | None = None
+    losses: tuple[float, ...] | None = None  # sequence: the loss column beside the gains in `values`
+    decay: float | None = None  # walk: how much of its mean a walk keeps per step
+    center: float | None = None  # walk: the mean it decays towards
+    noise: float | None = None  # walk: sd of a payoff around the mean
+    rounded: bool | None = None  # walk: payoffs rounded to whole numbers
 
     def node_props(self) -> dict[str, Any]:
         props: dict[str, Any] = {"kind": self.kind, "values": list(self.values)}
@@ -91,6 +96,11 @@ class RewardSpec:
             props["borders"] = list(self.borders)
         if self.sd is not None:
             props["sd"] = self.sd
+        if self.losses is not None:
+            props["losses"] = list(self.losses)
+        for name in ("decay", "center", "noise", "rounded"):
+            if getattr(self, name) is not None:
+                props[name] = getattr(self, name)
         return props
 
     def probabilities(self) -> tuple[float, ...]:
@@ -161,6 +171,11 @@ def spec_from_props(props: Mapping[str, Any]) -> RewardSpec:
         tuple(props["probs"]) if props.get("probs") is not None else None,
         tuple(props["borders"]) if props.get("borders") is not None else None,
         props.get("sd"),
+        tuple(props["losses"]) if props.get("losses") is not None else None,
+        props.get("decay"),
+        props.get("center"),
+        props.get("noise"),
+        props.get("rounded"),
     )
 
 
@@ -209,6 +224,12 @@ class RewardKind(ABC):
     def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
         """The vector env's draws of these rewards (the kind's slots, in order) in `n_envs` copies."""
 
+    def sources(self, specs: list[RewardSpec]) -> list[RewardSource]:
+        """The single env's sources of every reward of this kind in one task (in state order),
+        made together: a kind whose rewards share a state (walks that all move when any of
+        them pays) overrides this; by default each is its own `source`."""
+        return [self.source(spec) for spec in specs]
+
 
 REWARD_KINDS: dict[str, RewardKind] = {}
 
@@ -230,6 +251,17 @@ def reward_kind(name: str) -> RewardKind:
 
 def make_source(spec: RewardSpec) -> RewardSource:
     return reward_kind(spec.kind).source(spec)
+
+
+def make_sources(specs: list[RewardSpec | None] | tuple[RewardSpec | None, ...]) -> list[RewardSource | None]:
+    """One source per reward of a task (None where a state pays none), each kind's made
+    together by `RewardKind.sources` as the vector env makes each kind's batch."""
+    out: list[RewardSource | None] = [None] * len(specs)
+    for name in dict.fromkeys(spec.kind for spec in specs if spec is not None):
+        at = [i for i, spec in enumerate(specs) if spec is not None and spec.kind == name]
+        for i, source in zip(at, reward_kind(name).sources([specs[i] for i in at])):  # type: ignore[misc]
+            out[i] = source
+    return out
 
 
 class NoDraws:
@@ -507,5 +539,207 @@ class PseudoRandom(RewardKind):
         return DeckBatch(specs, n_envs)
 
 
-for _kind in (Fixed(), Probabilistic(), Drifting(), PseudoRandom()):
+# -- sequence ----------------------------------------------------------------------------------------
+class SequenceSource:
+    """Card i of the deck pays gains[i] + losses[i]; card i is the number of cards dealt so far
+    in this session, modulo the deck's length (the sequence repeats)."""
+
+    def __init__(self, spec: RewardSpec) -> None:
+        losses = _present(spec.losses, "losses", spec.kind)
+        self.cards = [gain + loss for gain, loss in zip(spec.values, losses)]
+        self.position = 0
+
+    def reset(self, stream: RandomStream) -> None:
+        self.position = 0
+
+    def draw(self, stream: RandomStream) -> float:
+        value = self.cards[self.position]
+        self.position = (self.position + 1) % len(self.cards)
+        return value
+
+
+class SequenceBatch:
+    """`position[copy, slot]`: the next card of each copy's deck; `cards[slot]`: net outcomes, padded."""
+
+    def __init__(self, specs: list[RewardSpec], n_envs: int) -> None:
+        width = max((len(spec.values) for spec in specs), default=1)
+        self.size = np.array([len(spec.values) for spec in specs], dtype=np.int64)
+        self.cards = np.zeros((len(specs), width))
+        for k, spec in enumerate(specs):
+            self.cards[k, : len(spec.values)] = np.add(spec.values, _present(spec.losses, "losses", spec.kind))
+        self.position = np.zeros((n_envs, len(specs)), dtype=np.int64)
+
+    def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
+        self.position[copies] = 0
+
+    def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        position = self.position[copies, slots]
+        out = self.cards[slots, position]
+        self.position[copies, slots] = (position + 1) % self.size[slots]
+        return out
+
+
+class Sequence(RewardKind):
+    """A fixed sequence of cards, each with a gain (`values`) and a loss (`losses`, <= 0) that
+    are paid together (gain + loss), dealt in order and repeated when the sequence ends: the
+    Iowa gambling task's decks (Bechara et al. 1994)."""
+
+    name = "sequence"
+    fields = ("losses",)
+    stateful = True
+
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
+        if "losses" not in value:
+            raise RewardSpecError(f"{where}: a sequence reward needs 'losses', one per gain in 'values' (0: none)")
+        losses = _numbers(value["losses"], "losses", where)
+        if len(losses) != len(values):
+            raise RewardSpecError(
+                f"{where}: 'losses' must give one loss per gain in 'values' ({len(values)}), got {len(losses)}"
+            )
+        if any(loss > 0 for loss in losses):
+            raise RewardSpecError(f"{where}: 'losses' are amounts lost, written <= 0, got {max(losses)!r}")
+        return RewardSpec(self.name, values, losses=losses)
+
+    def expected(self, spec: RewardSpec) -> float:
+        return float(np.mean(np.add(spec.values, _present(spec.losses, "losses", spec.kind))))
+
+    def source(self, spec: RewardSpec) -> RewardSource:
+        return SequenceSource(spec)
+
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        return SequenceBatch(specs, n_envs)
+
+
+# -- walk: Gaussian random walks -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class WalkSettings:
+    """The walks of one task's rewards of kind walk, one entry per reward, as arrays."""
+
+    start: np.ndarray
+    decay: np.ndarray
+    center: np.ndarray
+    sd: np.ndarray
+    noise: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    rounded: np.ndarray
+
+    @classmethod
+    def of(cls, specs: list[RewardSpec]) -> WalkSettings:
+        def column(field: str) -> np.ndarray:
+            return np.array([_present(getattr(spec, field), field, spec.kind) for spec in specs], dtype=float)
+
+        borders = [spec.borders or (-math.inf, math.inf) for spec in specs]
+        return cls(
+            np.array([spec.values[0] for spec in specs]), column("decay"), column("center"), column("sd"),
+            column("noise"), np.array([b[0] for b in borders]), np.array([b[1] for b in borders]),
+            np.array([bool(spec.rounded) for spec in specs]),
+        )
+
+    def payoff(self, mean: np.ndarray, normal: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """A payoff around each mean: N(mean, noise), rounded where asked, within the borders."""
+        value = mean + self.noise[slots] * normal
+        value = np.where(self.rounded[slots], np.round(value), value)
+        return np.clip(value, self.low[slots], self.high[slots])
+
+    def step(self, means: np.ndarray, normal: np.ndarray) -> np.ndarray:
+        """Every walk one step on: decay towards the center plus N(0, sd)."""
+        return self.decay * means + (1 - self.decay) * self.center + self.sd * normal
+
+
+class WalkGroup:
+    """The means of every walk of one task in one env: each pays from its own mean, and
+    whenever any pays, all take one step (once per trial in a bandit)."""
+
+    def __init__(self, specs: list[RewardSpec]) -> None:
+        self.settings = WalkSettings.of(specs)
+        self.means = self.settings.start.copy()
+
+    def pay(self, k: int, stream: RandomStream) -> float:
+        slot = np.array([k])
+        value = float(self.settings.payoff(self.means[slot], np.array([stream.normal()]), slot)[0])
+        self.means = self.settings.step(self.means, np.array([stream.normal() for _ in range(self.means.size)]))
+        return value
+
+
+class WalkSource:
+    """Walk k of a `WalkGroup`."""
+
+    def __init__(self, group: WalkGroup, k: int) -> None:
+        self.group, self.k = group, k
+
+    def reset(self, stream: RandomStream) -> None:
+        self.group.means[self.k] = self.group.settings.start[self.k]
+
+    def draw(self, stream: RandomStream) -> float:
+        return self.group.pay(self.k, stream)
+
+
+class WalkBatch:
+    """`means[copy, slot]`: each copy's walks; a copy's walks all step when one of them pays."""
+
+    def __init__(self, specs: list[RewardSpec], n_envs: int) -> None:
+        self.settings = WalkSettings.of(specs)
+        self.means = np.tile(self.settings.start, (n_envs, 1))
+
+    def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
+        self.means[copies] = self.settings.start
+
+    def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        out = self.settings.payoff(self.means[copies, slots], rng.standard_normal(copies.size), slots)
+        self.means[copies] = self.settings.step(self.means[copies], rng.standard_normal(self.means[copies].shape))
+        return out
+
+
+class Walk(RewardKind):
+    """A payoff drawn around a mean that follows a decaying Gaussian random walk (Daw et al. 2006's
+    restless bandit): pays N(mean, `noise`) (rounded if `rounded`, clipped to `borders`), then
+    every walk of the task moves: mean <- decay * mean + (1 - decay) * center + N(0, sd).
+    `values` = [the mean a session starts from]."""
+
+    name = "walk"
+    fields = ("decay", "center", "sd", "noise", "borders", "rounded")
+    stateful = True
+
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
+        if len(values) != 1:
+            raise RewardSpecError(f"{where}: a walk reward has one value (the mean it starts from), got {len(values)}")
+        settings: dict[str, float] = {}
+        for field, default in (("decay", 1.0), ("center", 0.0), ("sd", 1.0), ("noise", 0.0)):
+            number = value.get(field, default)
+            if not finite_number(number):
+                raise RewardSpecError(f"{where}: '{field}' must be a finite number, got {number!r}")
+            settings[field] = float(number)
+        if not 0 <= settings["decay"] <= 1:
+            raise RewardSpecError(f"{where}: 'decay' must be within [0, 1], got {settings['decay']!r}")
+        for field in ("sd", "noise"):
+            if settings[field] < 0:
+                raise RewardSpecError(f"{where}: '{field}' must be >= 0, got {settings[field]!r}")
+        borders = None
+        if "borders" in value:
+            given = _numbers(value["borders"], "borders", where)
+            if len(given) != 2 or given[0] > given[1]:
+                raise RewardSpecError(f"{where}: 'borders' must be [low, high] with low <= high, got {list(given)}")
+            borders = (given[0], given[1])
+        rounded = value.get("rounded", False)
+        if not isinstance(rounded, bool):
+            raise RewardSpecError(f"{where}: 'rounded' must be true or false, got {rounded!r}")
+        return RewardSpec(self.name, values, None, borders, settings["sd"], decay=settings["decay"],
+                          center=settings["center"], noise=settings["noise"], rounded=rounded)
+
+    def expected(self, spec: RewardSpec) -> float:
+        return spec.values[0]
+
+    def source(self, spec: RewardSpec) -> RewardSource:
+        return self.sources([spec])[0]
+
+    def sources(self, specs: list[RewardSpec]) -> list[RewardSource]:
+        group = WalkGroup(specs)
+        return [WalkSource(group, k) for k in range(len(specs))]
+
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        return WalkBatch(specs, n_envs)
+
+
+for _kind in (Fixed(), Probabilistic(), Drifting(), PseudoRandom(), Sequence(), Walk()):
     register_reward_kind(_kind)

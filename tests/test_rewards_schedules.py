@@ -58,11 +58,54 @@ def test_same_seed_same_draws():
         ({"kind": "probabilistic", "values": [0, 1], "probs": [0.5, 0.6]}, "sum to 1"),
         ({"kind": "drifting", "values": [1, 0], "borders": [0.8, 0.2]}, "'borders'"),
         ({"kind": "fixed", "values": ["a"]}, "'values' must hold finite numbers"),
+        ({"kind": "sequence", "values": [100, 100]}, "needs 'losses'"),
+        ({"kind": "sequence", "values": [100, 100], "losses": [0]}, "one loss per gain"),
+        ({"kind": "sequence", "values": [100], "losses": [150]}, "written <= 0"),
+        ({"kind": "walk", "values": [50, 60]}, "one value"),
+        ({"kind": "walk", "values": [50], "decay": 1.5}, "'decay' must be within"),
+        ({"kind": "walk", "values": [50], "noise": -1}, "'noise' must be >= 0"),
+        ({"kind": "walk", "values": [50], "borders": [100, 1]}, "'borders'"),
+        ({"kind": "walk", "values": [50], "rounded": 1}, "'rounded' must be true or false"),
+        ({"kind": "walk", "values": [50], "drift": 1}, "unknown field"),
     ],
 )
 def test_bad_reward_specs_name_the_field(value, message):
     with pytest.raises(RewardSpecError, match=message):
         reward_spec(value, "rewards[3]")
+
+
+def test_a_sequence_deals_its_cards_in_order_and_starts_again():
+    s = stream(3)
+    source = make_source(reward_spec({"kind": "sequence", "values": [100, 100, 50], "losses": [0, -150, -25]}))
+    source.reset(s)
+    assert [source.draw(s) for _ in range(7)] == [100, -50, 25, 100, -50, 25, 100]
+    source.reset(s)  # a new session starts at the first card
+    assert source.draw(s) == 100
+
+
+def test_walks_decay_towards_their_center_and_all_move_when_one_pays():
+    """Without noise a walk's mean after t steps is center + decay**t (start - center), exactly;
+    the walks of one task step together whichever of them pays (once per trial)."""
+    from tasks import make_sources
+    from tasks.rewards import REWARD_KINDS
+
+    specs = [reward_spec({"kind": "walk", "values": [v], "decay": 0.9, "center": 50, "sd": 0, "noise": 0})
+             for v in (90, 10)]
+    first, second = make_sources(specs)
+    s = stream(4)
+    first.reset(s), second.reset(s)
+    paid = [first.draw(s) for _ in range(3)] + [second.draw(s)]
+    assert paid == pytest.approx([90, 86, 82.4, 50 - 40 * 0.9**3])
+    batch = REWARD_KINDS["walk"].batch(specs, 2)
+    rng = np.random.default_rng(0)
+    batch.new_session(rng, np.arange(2))
+    drawn = [batch.draw(rng, np.array([0, 1]), np.array([0, 1])) for _ in range(4)]
+    np.testing.assert_allclose(np.array(drawn)[:, 0], [90, 86, 82.4, 50 + 40 * 0.9**3])
+    np.testing.assert_allclose(np.array(drawn)[:, 1], [10, 14, 17.6, 50 - 40 * 0.9**3])
+    rounded = make_source(reward_spec({"kind": "walk", "values": [120.4], "noise": 0, "sd": 0,
+                                       "borders": [1, 100], "rounded": True}))
+    rounded.reset(s)
+    assert rounded.draw(s) == 100.0  # clipped into the borders
 
 
 def test_two_step_schedule_structure():

@@ -171,3 +171,62 @@ def draw_selection(store: Any, name: str, path: str) -> None:
     plot_bars(mean_and_error(selection_measures(store, name)), path, "P(better choice)",
               f"{name}: training (last block) and test", ("training AB", "training CD", "training EF",
                                                           "choose A", "avoid B"), (0, 1.05), 0.5)
+
+
+# -- Iowa gambling task ---------------------------------------------------------------------------
+GOOD_DECKS = (2, 3)  # C and D
+
+
+def good_deck_blocks(store: Any, name: str, block: int = 20) -> dict[tuple[str, str], list[float]]:
+    """Per (agent, block of `block` trials) the runs' share of choices of the good decks C, D."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for c in recorded_choices(store, name):
+        good = np.isin(c.action, GOOD_DECKS)
+        for start in range(0, len(good), block):
+            out.setdefault((c.label, f"trials {start + 1}-{start + block}"), []).append(
+                float(good[start:start + block].mean()))
+    return out
+
+
+def iowa_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any]:
+    blocks = {key: np.asarray(v) for key, v in good_deck_blocks(store, name).items()}
+    names = sorted({b for _, b in blocks}, key=lambda b: int(b.split()[1].split("-")[0]))
+    out = []
+    for label in sorted({a for a, _ in blocks}):
+        first, last = blocks[label, names[0]], blocks[label, names[-1]]
+        out.append(gap_check(make, f"{label}: good decks, last minus first block", last, first,
+                             f"choices drift to the good decks C and D ({names[-1]} vs {names[0]})"))
+    return out
+
+
+def draw_iowa(store: Any, name: str, path: str) -> None:
+    table = mean_and_error(good_deck_blocks(store, name))
+    order = tuple(sorted({b for _, b in table}, key=lambda b: int(b.split()[1].split("-")[0])))
+    plot_bars(table, path, "P(deck C or D)", f"{name}: choices of the good decks", order, (0, 1.05), 0.5)
+
+
+# -- restless bandit ------------------------------------------------------------------------------
+def switch_rates(store: Any, name: str) -> dict[str, np.ndarray]:
+    """Each agent's share of trials whose choice differs from the trial before, per run."""
+    values = []
+    for c in recorded_choices(store, name):
+        actions = np.asarray(c.action)
+        values.append((c.label, float(np.mean(actions[1:] != actions[:-1]))))
+    return by_label(values)
+
+
+def restless_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any]:
+    rates = switch_rates(store, name)
+    labels = sorted(rates, key=lambda label: float(label.split("beta=")[1]))
+    means = [float(rates[label].mean()) for label in labels]
+    return [
+        gap_check(make, f"switches, {labels[0]} minus {labels[-1]}", rates[labels[0]], rates[labels[-1]],
+                  "a softmax chooser with a low beta explores other arms more often"),
+        make("switching falls as beta rises", means[0] - means[-1],
+             "switch rate: " + ", ".join(f"{label} {m:.2f}" for label, m in zip(labels, means)),
+             all(a > b for a, b in pairwise(means))),
+    ]
+
+
+def draw_restless(store: Any, name: str, path: str) -> None:
+    _bars(switch_rates(store, name), "per trial", path, "P(switch arm)", f"{name}: switching by inverse temperature")

@@ -404,6 +404,20 @@ REPRODUCTIONS.update(
             lambda store, name: decision.selection_checks(store, name, _measured),
             decision.draw_selection,
         ),
+        Reproduction(
+            "bechara1994-iowa",
+            "Iowa gambling task: choices drift from the bad decks (A, B) to the good ones (C, D)",
+            "Bechara et al. 1994, Cognition 50(1-3): 7-15",
+            lambda store, name: decision.iowa_checks(store, name, _measured),
+            decision.draw_iowa,
+        ),
+        Reproduction(
+            "daw2006-restless-bandit",
+            "four-armed restless bandit: softmax Q-learners switch arms less as beta rises",
+            "Daw et al. 2006, Nature 441(7095): 876-879",
+            lambda store, name: decision.restless_checks(store, name, _measured),
+            decision.draw_restless,
+        ),
     )
 )
 

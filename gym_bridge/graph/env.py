@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium import spaces
 
 from graphstore import GraphStore, TaskGraph
-from tasks import Condition, RandomStream, make_source, parse_condition, reward_kind
+from tasks import Condition, RandomStream, make_sources, parse_condition, reward_kind
 
 from ..loading import load_task_graph
 from ..params import (
@@ -101,7 +101,7 @@ class GraphTaskEnv(gym.Env):
         self.observation = build_observation(obs_type, c, store)
         self.observation_space = self.observation.space
         self._table = self.observation.table  # rows per state, or None: the state index itself
-        self._sources = [make_source(spec) if spec is not None else None for spec in c.reward_specs]
+        self._sources = make_sources(c.reward_specs)
         self._build_tables()
         self._stream: RandomStream | None = None
         self._state = c.start

@@ -22,11 +22,16 @@ def add_schema(s: Schema) -> None:
     s.add_node(
         "Reward",
         [
-            Property("kind", "str", True, "fixed | probabilistic | drifting | pseudorandom"),
+            Property("kind", "str", True, "fixed | probabilistic | drifting | pseudorandom | sequence | walk"),
             Property("values", "float[]", True, "outcome values"),
             Property("probs", "float[]", False, "probabilities of `values` (probabilistic)"),
-            Property("borders", "float[]", False, "bounds of the drifting probability"),
-            Property("sd", "float", False, "step size of the drifting probability"),
+            Property("borders", "float[]", False, "bounds of the drifting probability (walk: of a payoff)"),
+            Property("sd", "float", False, "step size of the drifting probability (walk: of the mean)"),
+            Property("losses", "float[]", False, "sequence: the loss (<= 0) of each card beside its gain in `values`"),
+            Property("decay", "float", False, "walk: the share of its mean a walk keeps per step"),
+            Property("center", "float", False, "walk: the mean it decays towards"),
+            Property("noise", "float", False, "walk: sd of a payoff around the mean"),
+            Property("rounded", "bool", False, "walk: payoffs rounded to whole numbers"),
         ],
         "A reward source attached to a state.",
     )

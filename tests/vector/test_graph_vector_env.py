@@ -44,6 +44,16 @@ DETERMINISTIC = [t for t in GRAPH_TASKS if is_deterministic(t)]
 STOCHASTIC = [t for t in GRAPH_TASKS if not is_deterministic(t)]
 
 
+def reward_kinds(task_id: str) -> set[str]:
+    return {s.kind for s in compiled(task_id).reward_specs if s is not None}
+
+
+# Walk payoffs follow slow random walks that start where the task says: one long session and
+# many short ones do not average alike, so those tasks are compared trial by trial across sessions.
+WALKS = [t for t in STOCHASTIC if "walk" in reward_kinds(t)]
+SEQUENCES = [t for t in STOCHASTIC if reward_kinds(t) == {"sequence"} and compiled(t).targets.shape[2] == 1]
+
+
 def single_next_step_stream(env: GraphTaskEnv, actions: np.ndarray, seed: int) -> list[tuple]:
     """What one copy of a NEXT_STEP vector env must return, produced by the single env."""
     obs, info = env.reset(seed=seed)
@@ -166,7 +176,7 @@ def vector_pairs(task_id: str, n_copies: int, n_steps: int, seed: int, **kw):
         s = info["state"]
 
 
-@pytest.mark.parametrize("task_id", STOCHASTIC)
+@pytest.mark.parametrize("task_id", [t for t in STOCHASTIC if t not in WALKS])
 def test_transition_frequencies_and_reward_means_match_the_single_env(task_id):
     kw = dict(stochasticity=0.1, time_penalty=0.01)
     single_moves, single_rewards = frequencies(single_pairs(task_id, 60_000, seed=3, **kw))
@@ -182,6 +192,43 @@ def test_transition_frequencies_and_reward_means_match_the_single_env(task_id):
         r1, r2 = np.array(single_rewards[key]), np.array(vec_rewards[key])
         spread = np.sqrt(r1.var() / r1.size + r2.var() / r2.size)
         assert abs(r1.mean() - r2.mean()) <= 5 * spread + 1e-9, f"{task_id} {key}: {r1.mean():.3f} vs {r2.mean():.3f}"
+
+
+@pytest.mark.parametrize("task_id", SEQUENCES)
+def test_fixed_card_sequences_are_dealt_exactly_as_the_single_env_deals_them(task_id):
+    """A sequence reward draws nothing at random: every copy's rewards equal the single env's."""
+    settings = dict(time_penalty=0.05, use_noop=True, episode_length=3)
+    venv = GraphVectorEnv(6, task=compiled(task_id), **settings)
+    actions = np.random.default_rng(5).integers(0, venv.n_actions, (300, 6))
+    got = vector_stream(venv, actions, seed=0)
+    for i in range(6):
+        assert got[i] == single_next_step_stream(GraphTaskEnv(compiled(task_id), **settings), actions[:, i], seed=0)
+
+
+@pytest.mark.parametrize("task_id", WALKS)
+def test_walk_payoffs_match_the_single_env_trial_by_trial(task_id):
+    """Sessions of 60 one-step trials with the same choices: the mean and spread of the payoff
+    of trial t across 400 single-env sessions and across 400 copies agree at every checked t
+    (sessions are independent, so their standard errors are honest)."""
+    sessions, trials = 400, 60
+    choices = np.random.default_rng(6).integers(0, compiled(task_id).n_actions, trials)
+    single = np.empty((sessions, trials))
+    env = GraphTaskEnv(compiled(task_id))
+    for k in range(sessions):
+        env.reset(seed=1000 + k)
+        for t, a in enumerate(choices):
+            single[k, t] = env.step(int(a))[1]
+            env.reset()
+    venv = GraphVectorEnv(sessions, task=compiled(task_id), autoreset_mode="SameStep")
+    venv.reset(seed=7)
+    vector = np.stack([venv.step(np.full(sessions, a))[1] for a in choices], axis=1)
+    assert len(np.unique(vector[:, -1])) > 20  # copies walk apart
+    for t in (0, 1, 10, 30, trials - 1):
+        a, b = single[:, t], vector[:, t]
+        se = np.sqrt(a.var() / a.size + b.var() / b.size)
+        assert abs(a.mean() - b.mean()) <= 5 * se, f"trial {t}: mean {a.mean():.2f} vs {b.mean():.2f}"
+        assert 0.75 < a.std() / b.std() < 1.33, f"trial {t}: sd {a.std():.2f} vs {b.std():.2f}"
+    assert single[:, -1].std() > 2 * single[:, 0].std()  # the walks spread the payoffs over the session
 
 
 def test_two_step_first_stage_is_70_30_in_every_column():
