@@ -8,7 +8,7 @@ import gymnasium as gym
 
 from graphstore import TaskGraph
 from tasks.graph.family import GRAPH as GRAPH_TASKS
-from tasks.graph.family import USER_KIND
+from tasks.graph.family import DECISION_KIND, USER_KIND
 
 from ..family import Family, GymId
 from ..loading import load_task_graph
@@ -28,7 +28,7 @@ REWARDGYM_IDS = {
     "GoNoGo-v0": "rewardgym/gonogo",
     "TwoArmedBandit-v0": "rewardgym/two-armed-bandit",
 }
-TRIAL_KINDS = ("rewardgym", USER_KIND)  # trial tasks: an experiment records their every step by default
+TRIAL_KINDS = ("rewardgym", DECISION_KIND, USER_KIND)  # trial tasks: an experiment records their every step by default
 
 
 def make_env(task: str | TaskGraph, store: Any = None, **kwargs: Any) -> gym.Env:
@@ -41,12 +41,13 @@ def load_compiled(task: str, store: Any = None, **params: Any) -> CompiledGraphT
 
 
 def gym_ids() -> list[GymId]:
-    """The generic id, one per rewardGym task: the names above, and for a task file added to
-    data/rewardgym/ its name in CamelCase ('risk-sensitive' -> 'RiskSensitive-v0')."""
+    """The generic id, one per rewardGym and decision task: the names above, and for a task file
+    added to data/rewardgym/ or data/decision/ its name in CamelCase ('risk-sensitive' ->
+    'RiskSensitive-v0', 'decision/iowa-gambling' -> 'IowaGambling-v0')."""
     import tasks
 
     named = dict(REWARDGYM_IDS)
-    for task_id in tasks.builtin_ids("rewardgym"):
+    for task_id in tasks.builtin_ids("rewardgym") + tasks.builtin_ids(DECISION_KIND):
         if task_id not in named.values():
             camel = "".join(part.capitalize() for part in task_id.split("/", 1)[1].replace("_", "-").split("-"))
             named[f"{camel}-v0"] = task_id
