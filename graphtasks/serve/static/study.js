@@ -11,6 +11,7 @@
   const status = document.getElementById("status");
   const GRID_KEYS = {ArrowUp: 0, ArrowRight: 1, ArrowDown: 2, ArrowLeft: 3};
   let view = null;
+  let screens = 0; // screens shown so far (data-seq: tests and screen readers see each new screen)
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -21,6 +22,8 @@
   function show(kind, ...children) {
     screen.className = kind;
     screen.dataset.screen = kind;
+    screen.dataset.seq = String(++screens);
+    screen.dataset.ready = "0"; // "1" once keys are listened to (a press before that is not taken)
     screen.replaceChildren(...children);
   }
   function paragraphs(text) {
@@ -74,6 +77,7 @@
         if (timer !== null) clearTimeout(timer);
       }
       document.addEventListener("keydown", onKey);
+      screen.dataset.ready = "1";
       if (timeoutMs > 0) timer = setTimeout(() => { done(); resolve(null); }, timeoutMs);
     });
   }

@@ -1,0 +1,205 @@
+"""People in a real browser: Debian's headless Chromium, driven by Selenium, plays a two-step
+study and a grid study with the keyboard against a real `graphtasks serve` process; then the
+store has every trial with the response times the page measured.
+
+Chromium comes from Debian's packages (`apt-get install chromium chromium-driver`, done by
+.ci/run). Without it these tests fail in CI (CI=true) and are skipped on a developer's machine.
+With GRAPHTASKS_SCREENSHOTS=DIR set, a screenshot of every screen type is saved in DIR (the
+pictures in docs/images/participants/ were made so).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphstore import open_store
+from graphtasks.experiments.ids import experiment_uid
+from tests.test_serve import GRID_STUDY, RESEARCHER, TWO_STEP_STUDY
+from tests.test_serve import serve as serve  # the fixture
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+if not (CHROMIUM and DRIVER):
+    if os.environ.get("CI") == "true":
+        pytest.fail("Chromium and chromedriver are missing (.ci/run installs Debian's chromium chromium-driver)",
+                    pytrace=False)
+    pytest.skip("no chromium/chromedriver (apt-get install chromium chromium-driver)", allow_module_level=True)
+
+if os.environ.get("CI") != "true":
+    pytest.importorskip("selenium")
+from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import WebDriverException  # noqa: E402
+from selenium.webdriver.chrome.options import Options  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+
+
+@pytest.fixture
+def browser():
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,640",
+                     "--disable-gpu", "--no-first-run"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+class Player:
+    """Watches the page's screens (each new one has a new data-seq) and answers them."""
+
+    def __init__(self, driver: Any, shots: Path) -> None:
+        self.driver, self.shots, self.seq = driver, shots, ""
+        self.seen: list[str] = []
+
+    def shoot(self, name: str) -> None:
+        if not (self.shots / f"{name}.png").exists():
+            self.driver.save_screenshot(str(self.shots / f"{name}.png"))
+
+    def key(self, key: str, timeout: float = 20.0) -> None:
+        """Press `key` once the screen listens for keys (the page ignores presses before it is shown)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                ready = self.driver.execute_script(
+                    "const m = document.getElementById('screen'); return !m || !m.dataset.seq || m.dataset.ready;")
+            except WebDriverException:
+                ready = None
+            if ready is True or ready == "1":
+                break
+            time.sleep(0.005)
+        ActionChains(self.driver).send_keys(key).perform()
+
+    def next_screen(self, timeout: float = 20.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:  # one script: no element that a navigation could make stale
+                seq, kind = self.driver.execute_script(
+                    "const m = document.getElementById('screen');"
+                    "return m ? [m.dataset.seq || '', m.dataset.screen || ''] : ['', ''];")
+            except WebDriverException:  # the page is being replaced
+                seq = kind = ""
+            if seq and seq != self.seq:
+                self.seq = seq
+                self.seen.append(kind)
+                return kind
+            time.sleep(0.01)
+        raise AssertionError(f"no new screen after {self.seen[-5:]}: {self.driver.find_element(By.ID, 'screen').text}")
+
+    def text(self) -> str:
+        return str(self.driver.find_element(By.ID, "screen").text)
+
+
+def play_session(player: Player, answer: Any, name: str) -> str:
+    """Play from the landing page to the completion page; `answer(kind, n)` gives the key of the
+    n-th choice screen (None: let it time out). Returns the completion page's text."""
+    driver = player.driver
+    player.shoot(f"{name}-start")
+    player.key(" ")
+    texts = choices = 0
+    while True:
+        kind = player.next_screen()
+        if kind == "consent":
+            player.shoot("consent")
+            driver.find_element(By.CSS_SELECTOR, "button.agree").click()
+        elif kind == "text":
+            body = player.text()
+            label = ("instructions" if texts < 2 else "practice") if name == "two-step" else f"{name}-instructions"
+            if "practice is over" in body:
+                label = "practice-over"
+            player.shoot(label)
+            texts += 1
+            player.key(" ")
+        elif kind in ("choice", "grid"):
+            key = answer(kind, choices)
+            player.shoot(kind if kind == "grid" else "choice")
+            choices += 1
+            if key is not None:
+                player.key(key)
+                if kind == "choice":
+                    time.sleep(0.05)
+                    player.shoot("chosen")
+        elif kind in ("feedback", "fixation", "slow"):
+            player.shoot(f"{name}-{kind}" if kind == "feedback" else kind)
+        elif kind == "done":
+            player.shoot(f"{name}-done")
+            return player.text()
+        else:
+            raise AssertionError(f"unexpected screen {kind!r}: {player.text()}")
+
+
+def trials_of(store: Path, name: str) -> list[tuple[Any, ...]]:
+    with open_store(store, "r") as s:
+        return [tuple(r) for r in s.cypher(
+            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid "
+            "RETURN e.phase_index, e.index, t.step, t.state, t.action, t.reward, t.next_state, t.rt, t.key, "
+            "t.timeouts, t.shown_ms, t.pressed_ms, t.server_rt ORDER BY e.phase_index, e.index, t.step",
+            {"uid": experiment_uid(name)},
+        ).rows]
+
+
+def shots_dir(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("GRAPHTASKS_SCREENSHOTS") or tmp_path / "shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_a_person_plays_a_two_step_study_in_chromium(serve, browser, tmp_path):
+    study = TWO_STEP_STUDY.format(episodes=3, timeout=3000).replace("feedback_ms = 150", "feedback_ms = 400") \
+        .replace("iti_ms = 100", "iti_ms = 300")
+    server = serve(study)
+    shots = shots_dir(tmp_path)
+    browser.get(server.url + "/?PROLIFIC_PID=browser-person&STUDY_ID=s1&SESSION_ID=x1")
+    player = Player(browser, shots)
+
+    def answer(kind: str, n: int) -> str | None:
+        # the first screen of the main phase times out once ("too slow"), then is shown again
+        return None if n == 4 else "fj"[(n - (n > 4)) % 2]
+
+    done = play_session(player, answer, "two-step")
+    assert "CODE-2S" in done and "Return to the study site" in done
+    assert browser.find_element(By.CSS_SELECTOR, "a.redirect").get_attribute("href") == \
+        "https://example.org/done?cc=CODE-2S"
+    slow = player.seen.count("slow")  # once on purpose; a loaded machine may add one
+    assert slow >= 1 and "fixation" in player.seen and "feedback" in player.seen
+    browser.get(browser.current_url)  # a reload after the end shows the code again
+    assert Player(browser, shots).next_screen() == "done" and "CODE-2S" in browser.page_source
+    browser.get(server.url + "/researcher?key=" + RESEARCHER)
+    assert "1 completed" in browser.page_source
+    browser.save_screenshot(str(shots / "dashboard.png"))
+    server.stop()
+    rows = trials_of(server.store, "two-step people")
+    assert len(rows) == 10  # 2 practice + 3 main episodes of two choices
+    assert [r[4] for r in rows] == [{"f": 0, "j": 1}[r[8]] for r in rows]  # the keys pressed, as actions
+    assert set(r[8] for r in rows) == {"f", "j"}
+    assert sum(r[9] for r in rows) == slow and rows[4][9] >= 1  # the first main trial's time-out is on it
+    for rt, shown, pressed, server_rt in [(r[7], r[10], r[11], r[12]) for r in rows]:
+        assert 0 < rt < 3000 and pressed - shown == pytest.approx(rt)
+        assert server_rt is None or server_rt > rt  # the server's span holds the browser's
+
+
+def test_a_person_plays_a_grid_study_with_the_arrow_keys(serve, browser, tmp_path):
+    server = serve(GRID_STUDY, name="grid.toml")
+    shots = shots_dir(tmp_path)
+    browser.get(server.url + "/")
+    path = [Keys.ARROW_UP, Keys.ARROW_UP, Keys.ARROW_UP, Keys.ARROW_LEFT, Keys.ARROW_LEFT, Keys.ARROW_UP]
+    done = play_session(Player(browser, shots), lambda kind, n: path[n % len(path)], "grid")
+    assert "Your completion code" in done
+    server.stop()
+    rows = trials_of(server.store, "grid people")
+    assert [(r[0], r[1], r[2]) for r in rows] == [(0, e, s) for e in range(2) for s in range(6)]
+    assert [r[4] for r in rows] == [0, 0, 0, 3, 3, 0] * 2  # north, north, north, west, west, north
+    assert [r[3] for r in rows[:6]] == [38, 31, 24, 17, 16, 15] and rows[5][6] == 8 and rows[5][5] > 0
+    assert [r[8] for r in rows[:6]] == ["ArrowUp"] * 3 + ["ArrowLeft"] * 2 + ["ArrowUp"]
+    assert all(r[7] is not None and r[7] > 0 for r in rows)
