@@ -19,9 +19,11 @@ from .errors import CommandError
 from .files import write_output
 from .output import add_format_argument, print_rows
 
-KINDS = ("auto", "curves", "stay", "revaluation")  # graphtasks.experiments.figures.KINDS, without importing numpy here
+# graphtasks.experiments.figures.KINDS, without importing numpy here
+KINDS = ("auto", "curves", "stay", "revaluation", "choices")
 T = TypeVar("T")
-FIGURES = {"curves": "learning curves", "stay": "stay probabilities", "revaluation": "revaluation scores"}
+FIGURES = {"curves": "learning curves", "stay": "stay probabilities", "revaluation": "revaluation scores",
+           "choices": "test-phase choices"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,7 +72,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--kind",
         choices=KINDS,
         default="auto",
-        help="auto (default): revaluation bars for probed phases, stay bars for two-step, else learning curves",
+        help="auto (default): revaluation bars for probed phases, stay bars for two-step, else learning curves; "
+        "choices: first choices in test phases (learn = false)",
     )
     plot.set_defaults(func=cmd_plot)
     export = actions.add_parser("export", help="a recorded experiment as a table: one row per episode or trial")

@@ -93,35 +93,57 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def plot_run(log, summary: dict, path: str) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise CommandError("--plot needs matplotlib: pip install 'graphtasks[plot]'") from None
+def run_figure(rewards: list[float], summary: dict) -> Any:
+    """The picture `--plot` saves: every episode's reward (dots) and its trailing mean (line)
+    from the first episode on, the y axis from 0 (or below, for losses) to the largest reward;
+    beside it, for two-step-like tasks, the stay probabilities with zero bars drawn as lines."""
     import numpy as np
 
+    from graphtasks.experiments.figures import require_matplotlib, trailing_mean
+
+    plt = require_matplotlib()
     stay = summary.get("stay_probability")
-    fig, axes = plt.subplots(1, 2 if stay else 1, figsize=(10 if stay else 6, 4), squeeze=False)
-    rewards = np.asarray(log.rewards)
-    window = max(1, min(100, len(rewards) // 10))
-    smooth = np.convolve(rewards, np.ones(window) / window, mode="valid")
+    fig, axes = plt.subplots(1, 2 if stay else 1, figsize=(11 if stay else 6.5, 4.2), squeeze=False)
+    values = np.asarray(rewards, dtype=float)
+    window = max(1, min(100, len(values) // 10))
+    x = np.arange(1, len(values) + 1)
     ax = axes[0][0]
-    ax.plot(np.arange(len(smooth)) + window, smooth)
+    ax.plot(x, values, ls="", marker=".", ms=2.5, color="0.65", alpha=0.6, label="each episode", gid="episodes")
+    ax.plot(x, trailing_mean(values, window), color="#0072B2", lw=1.6,
+            label=f"mean of the last {window} episodes" if window > 1 else "reward", gid="mean")
+    ax.set_xlim(0.5, len(values) + 0.5)
+    low, high = min(0.0, float(values.min())), max(0.0, float(values.max()))
+    pad = 0.04 * ((high - low) or 1.0)
+    ax.set_ylim(low - pad, high + pad)
     ax.set_xlabel("episode")
-    ax.set_ylabel(f"reward (moving mean over {window})")
-    ax.set_title(f"{summary['task']} - {summary['agent']} agent")
+    ax.set_ylabel("reward (total per episode)")
+    ax.set_title(f"{summary['task']} - {summary['agent']} agent", fontsize=10)
+    ax.grid(alpha=0.25)
+    ax.legend(fontsize=8, loc="lower right", frameon=False)
     if stay:
         ax = axes[0][1]
         labels = ["rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare"]
-        values = [stay.get(k, float("nan")) for k in labels]
-        ax.bar(range(4), values, color=["#3060c0", "#90b0f0", "#c03030", "#f0a0a0"])
+        heights = [stay.get(k, float("nan")) for k in labels]
+        colours = ["#3060c0", "#90b0f0", "#c03030", "#f0a0a0"]
+        ax.bar(range(4), heights, color=colours, edgecolor=colours, linewidth=1.5, gid="stay")
+        for i, height in enumerate(heights):
+            if height == 0:
+                ax.annotate("0", (i, 0), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=8)
+        ax.axhline(0.5, color="0.4", linestyle=":", linewidth=1)
         ax.set_xticks(range(4), ["rew.\ncommon", "rew.\nrare", "unrew.\ncommon", "unrew.\nrare"])
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, 1.05)
         ax.set_ylabel("P(stay with first choice)")
     fig.tight_layout()
+    return fig
+
+
+def plot_run(log, summary: dict, path: str) -> None:
+    try:
+        fig = run_figure(log.rewards, summary)
+    except ImportError:
+        raise CommandError("--plot needs matplotlib: pip install 'graphtasks[plot]'") from None
+    import matplotlib.pyplot as plt
+
     picture = io.BytesIO()
     try:
         fig.savefig(picture, dpi=100, format=Path(path).suffix[1:].lower() or "png")

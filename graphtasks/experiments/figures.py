@@ -1,5 +1,7 @@
 """Figures of recorded experiments: learning curves with their spread over seeds, per task;
-stay-probability bars (two-step) and revaluation-score bars (probed protocols), per agent."""
+stay-probability bars (two-step), revaluation-score bars (probed protocols) and test-phase
+choice bars, per agent. Each `*_figure` function returns the matplotlib Figure (tests read
+back what it plots); each `plot_*` function saves it."""
 
 from __future__ import annotations
 
@@ -24,19 +26,24 @@ def require_matplotlib() -> Any:
 
 def trailing_mean(values: np.ndarray, window: int) -> np.ndarray:
     """Mean of the last `window` values at each point; the first points average what there is,
-    so the first episodes (where learning shows) are never cut off."""
+    so the first episodes (where learning shows) are never cut off. NaNs (missing episodes)
+    are left out of the means."""
     if window <= 1:
         return values
-    sums = np.cumsum(np.insert(values, 0, 0.0))
+    values = np.asarray(values, dtype=float)
+    present = ~np.isnan(values)
+    sums = np.cumsum(np.insert(np.where(present, values, 0.0), 0, 0.0))
+    counts = np.cumsum(np.insert(present, 0, False).astype(float))
     index = np.arange(1, len(values) + 1)
     start = np.maximum(index - window, 0)
-    return (sums[index] - sums[start]) / (index - start)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sums[index] - sums[start]) / (counts[index] - counts[start])
 
 
-def curves(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
-    """Per task (and condition) and agent label: mean and standard error over runs at each episode (phases in
-    order, episodes counted on from one phase to the next) and the number of runs."""
-    out: dict[str, dict[str, tuple[np.ndarray, np.ndarray, int]]] = {}
+def run_tables(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, np.ndarray]]:
+    """Per task (and condition) and agent label: a (runs, episodes) table of `metric` (phases in
+    order, episodes counted on from one phase to the next; NaN where a run has no episode)."""
+    out: dict[str, dict[str, np.ndarray]] = {}
     offsets = phase_offsets(rows)
     grouped: dict[tuple[str, str], dict[int, dict[int, float]]] = {}
     for row in rows:
@@ -48,10 +55,37 @@ def curves(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, tuple
         table = np.full((len(runs), length), np.nan)
         for i, values in enumerate(runs.values()):
             table[i, list(values)] = list(values.values())
-        mean = np.nanmean(table, axis=0)
-        se = np.nanstd(table, axis=0, ddof=1) / np.sqrt(len(runs)) if len(runs) > 1 else np.zeros(length)
-        out.setdefault(task, {})[label] = (mean, se, len(runs))
+        out.setdefault(task, {})[label] = table
     return out
+
+
+def mean_and_se(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean over runs (rows) at each episode and its standard error (0 with one run)."""
+    counts = np.sum(~np.isnan(table), axis=0)
+    mean = np.nanmean(table, axis=0)
+    if table.shape[0] < 2:
+        return mean, np.zeros(table.shape[1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.nanstd(table, axis=0, ddof=1) / np.sqrt(counts)
+    return mean, np.nan_to_num(se)
+
+
+def curves(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
+    """Per task (and condition) and agent label: mean and standard error over runs at each episode (phases in
+    order, episodes counted on from one phase to the next) and the number of runs."""
+    return {
+        task: {label: (*mean_and_se(table), table.shape[0]) for label, table in agents.items()}
+        for task, agents in run_tables(rows, metric).items()
+    }
+
+
+def smoothed_curve(table: np.ndarray, smooth: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each run's trailing mean over `smooth` episodes, then the mean over runs and the standard
+    error across runs of those smoothed curves (not the average of per-episode errors, which
+    counts each run's episode-to-episode noise again and is several times too wide)."""
+    runs = np.array([trailing_mean(row, smooth) for row in table]) if smooth > 1 else table
+    mean, se = mean_and_se(runs)
+    return mean, se, table.shape[0]
 
 
 def phase_offsets(rows: list[dict[str, Any]]) -> dict[int, int]:
@@ -66,35 +100,113 @@ def phase_offsets(rows: list[dict[str, Any]]) -> dict[int, int]:
     return offsets
 
 
-def _legend_below(ax: Any, columns: int, offset: float, spread: str) -> None:
+COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")  # Okabe-Ito
+LINE_STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+HATCHES = ("", "//", "..", "xx", "\\\\", "--", "oo", "++")
+
+
+def line_style(i: int, n_points: int, n_lines: int) -> dict[str, Any]:
+    """Colour, dash pattern and marker of the i-th line: every pair of the first eight lines
+    differs in colour and marker, and neighbours in dash pattern; about ten markers per line,
+    staggered so lines on top of each other still show each one's markers."""
+    every = max(1, n_points // 10)
+    return {
+        "color": COLOURS[i % len(COLOURS)],
+        "linestyle": LINE_STYLES[i % len(LINE_STYLES)],
+        "marker": MARKERS[i % len(MARKERS)],
+        "markersize": 4.5,
+        "markevery": (min(max(n_points - 1, 0), (i * every) // max(1, n_lines)), every),
+    }
+
+
+def coinciding(curves_by_label: dict[str, np.ndarray], tolerance: float = 0.005) -> list[list[str]]:
+    """Groups of labels whose curves lie on top of each other: no point further apart than
+    `tolerance` of the panel's range (so one would hide the other)."""
+    present = [c[~np.isnan(c)] for c in curves_by_label.values()]
+    values = np.concatenate(present) if present else np.zeros(1)
+    span = float(np.ptp(values)) if values.size else 0.0
+    limit = tolerance * (span or 1.0)
+    groups: list[list[str]] = []
+    for label, curve in curves_by_label.items():
+        for group in groups:
+            first = curves_by_label[group[0]]
+            if first.shape == curve.shape and np.nanmax(np.abs(first - curve), initial=0.0) <= limit:
+                group.append(label)
+                break
+        else:
+            groups.append([label])
+    return [g for g in groups if len(g) > 1]
+
+
+def _legend_below(ax: Any, columns: int, offset: float, spread: str, smooth: int = 1) -> None:
     """The agents' legend under the axes, saying what the lines (bars) and their spread are."""
-    ax.legend(
+    what = f"mean over runs of each run's mean of its last {smooth} episodes" if smooth > 1 else "mean over runs"
+    legend = ax.legend(
         fontsize=8,
         loc="upper center",
         bbox_to_anchor=(0.5, offset),
         ncol=columns,
         frameon=False,
-        title=f"mean over runs, {spread}: one standard error",
+        title=f"{what}, {spread}: one standard error across runs",
         title_fontsize=8,
     )
+    legend.set_gid("legend")
 
 
-def plot_learning_curves(
-    rows: list[dict[str, Any]], path: str | BinaryIO, metric: str = "return", smooth: int = 1, title: str = ""
-) -> None:
-    """One panel per task: each agent's mean over runs per episode, a band of one standard
-    error, dashed lines where a phase begins (its name above)."""
+def learning_curves_figure(
+    rows: list[dict[str, Any]], metric: str = "return", smooth: int = 1, title: str = ""
+) -> Any:
+    """The figure `plot_learning_curves` saves (a matplotlib Figure, for checks and notebooks).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Episode records (`recorded_episodes`): task, label, run, phase_index, phase, episode, metric.
+    metric : str
+        'return' or 'length'.
+    smooth : int
+        Each run is smoothed by its trailing mean over this many episodes before averaging;
+        the band is the standard error across runs of the smoothed curves.
+    title : str
+        Above the panels.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per task: a line per agent (colour, dash and marker differ), its band,
+        dashed lines where phases begin, and a note naming agents whose curves coincide.
+
+    Examples
+    --------
+    >>> from graphtasks.experiments.figures import learning_curves_figure
+    >>> rows = [{"task": "t", "label": a, "run": r, "phase_index": 0, "phase": "learn", "episode": e,
+    ...          "return": float(e)} for a in ("q", "sr") for r in (0, 1) for e in range(5)]
+    >>> figure = learning_curves_figure(rows)
+    >>> [t.get_text() for t in figure.axes[0].texts if t.get_gid() == "coincide-note"]
+    ['q and sr coincide: their lines lie on top of each other']
+    """
     plt = require_matplotlib()
-    data = curves(rows, metric)
+    tables = run_tables(rows, metric)
     offsets = phase_offsets(rows)
     names = {row["phase_index"]: row["phase"] for row in rows}
-    fig, axes = plt.subplots(1, len(data), figsize=(6.4 * len(data), 4.8), squeeze=False)
-    for ax, (task, agents) in zip(axes[0], data.items()):
-        for label, (mean, se, runs) in agents.items():
-            x = np.arange(1, len(mean) + 1)
-            m, s = trailing_mean(mean, smooth), trailing_mean(se, smooth)
-            (line,) = ax.plot(x, m, label=f"{label} (n={runs})", linewidth=1.4)
-            ax.fill_between(x, m - s, m + s, color=line.get_color(), alpha=0.2, linewidth=0)
+    fig, axes = plt.subplots(1, len(tables), figsize=(6.4 * len(tables), 5.0), squeeze=False)
+    for ax, (task, agents) in zip(axes[0], tables.items()):
+        means: dict[str, np.ndarray] = {}
+        for i, (label, table) in enumerate(agents.items()):
+            m, s, runs = smoothed_curve(table, smooth)
+            x = np.arange(1, len(m) + 1)
+            style = line_style(i, len(m), len(agents))
+            (line,) = ax.plot(x, m, label=f"{label} (n={runs})", linewidth=1.4, **style)
+            line.set_gid(f"curve:{label}")
+            band = ax.fill_between(x, m - s, m + s, color=style["color"], alpha=0.15, linewidth=0)
+            band.set_gid(f"band:{label}")
+            means[label] = m
+        together = coinciding(means)
+        if together:
+            note = "; ".join(" and ".join(g) + " coincide: their lines lie on top of each other" for g in together)
+            ax.text(0.01, 0.02, note, transform=ax.transAxes, fontsize=8, style="italic", color="0.25",
+                    gid="coincide-note")
         for index, start in offsets.items():
             if index:
                 ax.axvline(start + 0.5, color="0.4", linestyle="--", linewidth=0.9)
@@ -108,14 +220,26 @@ def plot_learning_curves(
                 fontsize=8,
                 color="0.3",
             )
+        ax.set_xlim(0.5, max(len(m) for m in means.values()) + 0.5)
         ax.set_xlabel("episode")
         ax.set_ylabel(METRICS[metric] + (f", mean of last {smooth}" if smooth > 1 else ""))
         ax.set_title(task, fontsize=10, pad=16)
         ax.grid(alpha=0.25)
-        _legend_below(ax, min(3, len(agents)), -0.16, "band")
+        _legend_below(ax, min(3, len(agents)), -0.16, "band", smooth)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    return fig
+
+
+def plot_learning_curves(
+    rows: list[dict[str, Any]], path: str | BinaryIO, metric: str = "return", smooth: int = 1, title: str = ""
+) -> None:
+    """One panel per task: each agent's mean over runs per episode, a band of one standard
+    error across runs (of the smoothed runs when `smooth` > 1), dashed lines where a phase
+    begins (its name above); see `learning_curves_figure`."""
+    plt = require_matplotlib()
+    fig = learning_curves_figure(rows, metric, smooth, title)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -133,18 +257,33 @@ def mean_and_error(values: dict[tuple[str, str], list[float]]) -> dict[tuple[str
     return out
 
 
-def plot_bars(
+def bars_figure(
     table: dict[tuple[str, str], tuple[float, float, int]],
-    path: str | BinaryIO,
     ylabel: str,
     title: str = "",
     group_order: tuple[str, ...] = (),
     ylim: tuple[float, float] | None = None,
     reference: float | None = None,
-) -> None:
-    """Grouped bars: one group per x category (a stay condition, a revaluation condition), one
-    bar per agent, each the mean over runs with one standard error; `reference` draws a line."""
+) -> Any:
+    """The figure `plot_bars` saves: one group per x category, one bar per agent (colour and,
+    with three or more agents, hatching differ), each the mean over runs with one standard
+    error; a bar of height 0 shows as a line at 0 with a '0' above it.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The bars (gid 'bar:AGENT'), their zero labels (gid 'zero-label') and the legend.
+
+    Examples
+    --------
+    >>> from graphtasks.experiments.figures import bars_figure
+    >>> figure = bars_figure({("q", "a"): (0.0, 0.0, 3), ("q", "b"): (0.5, 0.1, 3)}, "P(stay)")
+    >>> [t.get_text() for t in figure.axes[0].texts]
+    ['0']
+    """
     plt = require_matplotlib()
+    import matplotlib.colors as mcolors
+
     agents = sorted({a for a, _ in table})
     groups = [g for g in group_order if any(k[1] == g for k in table)] + sorted(
         {g for _, g in table} - set(group_order)
@@ -157,33 +296,99 @@ def plot_bars(
         means = [table.get((agent, g), (np.nan, 0.0, 0))[0] for g in groups]
         errors = [table.get((agent, g), (np.nan, 0.0, 0))[1] for g in groups]
         runs = max(table.get((agent, g), (0, 0, 0))[2] for g in groups)
-        ax.bar(x, means, width * 0.92, yerr=errors, capsize=3, label=f"{agent} (n={runs})")
+        colour = COLOURS[i % len(COLOURS)]
+        edge = tuple(0.55 * c for c in mcolors.to_rgb(colour))  # darker: the hatching and a zero bar's line show
+        bars = ax.bar(x, means, width * 0.92, yerr=errors, capsize=3, label=f"{agent} (n={runs})", color=colour,
+                      edgecolor=edge, linewidth=1.5, hatch=HATCHES[i % len(HATCHES)] if len(agents) > 2 else None,
+                      alpha=0.9)
+        for patch in bars.patches:
+            patch.set_gid(f"bar:{agent}")
+        for xi, mean in zip(x, means):
+            if np.isfinite(mean) and abs(mean) < 1e-12:  # the edge draws it as a line; say it is 0
+                ax.annotate("0", (xi, 0.0), xytext=(0, 3), textcoords="offset points", ha="center", va="bottom",
+                            fontsize=8, color=colour, gid="zero-label")
     if reference is not None:
         ax.axhline(reference, color="0.4", linestyle=":", linewidth=1)
+    ax.axhline(0.0, color="0.2", linewidth=0.8)
     ax.set_xticks(np.arange(len(groups)), [g.replace("_", "\n") for g in groups])
     ax.set_ylabel(ylabel)
-    if ylim:
-        ax.set_ylim(*ylim)
+    if ylim:  # a little room below 0, so a zero bar's line is not hidden by the axis
+        ax.set_ylim(ylim[0] - 0.02 * (ylim[1] - ylim[0]) if ylim[0] == 0 else ylim[0], ylim[1])
     ax.grid(axis="y", alpha=0.25)
     _legend_below(ax, max(1, min(4, len(agents), int(width_inches / 2.4))), -0.14, "bars")
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
+    return fig
+
+
+def plot_bars(
+    table: dict[tuple[str, str], tuple[float, float, int]],
+    path: str | BinaryIO,
+    ylabel: str,
+    title: str = "",
+    group_order: tuple[str, ...] = (),
+    ylim: tuple[float, float] | None = None,
+    reference: float | None = None,
+) -> None:
+    """Grouped bars: one group per x category (a stay condition, a revaluation condition), one
+    bar per agent, each the mean over runs with one standard error; `reference` draws a line
+    (see `bars_figure`)."""
+    plt = require_matplotlib()
+    fig = bars_figure(table, ylabel, title, group_order, ylim, reference)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-KINDS = ("auto", "curves", "stay", "revaluation")
+def choices_in_test_phases(store: Any, name: str) -> dict[tuple[str, str], list[float]]:
+    """Each run's first choices in the phases that do not learn (test phases): the fraction
+    of episodes whose first action was each action, by agent and 'phase: action k'."""
+    from .records import experiment_uid
+
+    uid = experiment_uid(name)
+    phases = {index: phase for index, phase, learn in store.cypher(
+        "MATCH (p:Phase) WHERE p.task = $uid RETURN DISTINCT p.index, p.name, p.learn", {"uid": uid}).rows
+        if learn is False}
+    if not phases:
+        return {}
+    labels = dict(store.cypher("MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.label", {"uid": uid}).rows)
+    trials = store.cypher(
+        "MATCH (t:Trial) WHERE t.experiment = $name AND t.step = 0 AND t.phase_index IN $phases "
+        "RETURN t.run, t.phase_index, t.action",
+        {"name": name, "phases": sorted(phases)},
+    ).rows
+    actions = sorted({action for _, _, action in trials})
+    chosen: dict[tuple[int, int], list[int]] = {}
+    for run, phase, action in trials:
+        chosen.setdefault((run, phase), []).append(action)
+    out: dict[tuple[str, str], list[float]] = {}
+    for (run, phase), taken in sorted(chosen.items()):
+        for action in actions:
+            key = (labels.get(run, str(run)), f"{phases[phase]}: action {action}")
+            out.setdefault(key, []).append(taken.count(action) / len(taken))
+    return out
+
+
+KINDS = ("auto", "curves", "stay", "revaluation", "choices")
 
 
 def plot_experiment(
     store: Any, name: str, path: str | BinaryIO, kind: str = "auto", metric: str = "return", smooth: int = 1
 ) -> str:
     """The figure of a recorded experiment; `auto`: revaluation bars where phases were probed,
-    stay bars where a two-step task's trials were recorded, else learning curves. Returns the
-    kind drawn; ValueError when the records hold nothing of that kind."""
+    stay bars where a two-step task's trials were recorded, else learning curves; `choices`:
+    the first choices in test phases (phases with learn = false). Returns the kind drawn;
+    ValueError when the records hold nothing of that kind."""
     from .records import recorded_episodes, revaluation_by_run, stay_by_run
 
+    if kind == "choices":
+        choices = choices_in_test_phases(store, name)
+        if not choices:
+            raise ValueError(f"experiment {name!r} has no recorded first choices in a test phase (learn = false; "
+                             "trials are recorded for trial tasks, or with record = 'steps')")
+        plot_bars(mean_and_error(choices), path, "P(first choice)", f"{name}: choices in test phases",
+                  ylim=(0.0, 1.05), reference=1.0 / len({g.rsplit(": action ", 1)[1] for _, g in choices}))
+        return "choices"
     if kind in ("auto", "revaluation"):
         scores = revaluation_by_run(store, name)
         if scores:

@@ -71,7 +71,9 @@ def plot_fits(
     panels = sorted({(row["model"], row.get("method") or "mle", name) for row in fits for name in row["params"]})
     labels = list(dict.fromkeys(str(row["label"]) for row in fits))
     colours = {label: plt.get_cmap("tab10")(i % 10) for i, label in enumerate(labels)}
-    columns = min(3, len(panels))
+    # as many columns as divide the panels (4 panels: 2 x 2), so no row ends in blank space;
+    # else 3, and the legend takes the first spare place
+    columns = next((c for c in (3, 2, 4) if len(panels) % c == 0), min(3, len(panels)))
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.2 * rows + 0.5), squeeze=False)
     for ax in axes.flat[len(panels):]:
@@ -99,11 +101,14 @@ def plot_fits(
         ax.set_xlabel("run")
         ax.grid(alpha=0.25)
     handles, names = axes.flat[0].get_legend_handles_labels()
-    if len(labels) <= 12:
+    spare = len(panels) < rows * columns
+    if spare and len(labels) <= 24:
+        axes.flat[len(panels)].legend(handles, names, loc="center", frameon=False, fontsize=8, title="runs of")
+    elif len(labels) <= 12:
         fig.legend(handles, names, loc="lower center", ncol=min(len(labels), 6), frameon=False, fontsize=8)
     extra = "; EM: dashed, the group median ± 1 s.e. of its mean" if groups else ""
     fig.suptitle(f"{experiment}: fitted settings per run, ± 1 standard error (x: none, at a bound){extra}", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06 if len(labels) <= 12 else 0, 1, 1))
+    fig.tight_layout(rect=(0, 0.06 if len(labels) <= 12 and not spare else 0, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
