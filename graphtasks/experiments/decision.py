@@ -230,3 +230,81 @@ def restless_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any
 
 def draw_restless(store: Any, name: str, path: str) -> None:
     _bars(switch_rates(store, name), "per trial", path, "P(switch arm)", f"{name}: switching by inverse temperature")
+
+
+# -- patch foraging (a study: it reads the learnt policy) -------------------------------------------
+FORAGING = "decision/patch-foraging"
+FORAGING_TRAVEL = (1, 8)  # short and long travel: steps between leaving and the next patch, besides the leave step
+
+
+def patch_states(graph: Any) -> list[int]:
+    """The patch states of a foraging task in order of harvests given (0, 1, 2, ...), from their names."""
+    found = {}
+    for _, props in graph.nodes("State"):
+        name = str(props["name"])
+        if name.startswith("fresh patch"):
+            found[0] = int(props["index"])
+        elif name.startswith("patch, "):
+            found[int(name.split()[1])] = int(props["index"])
+    return [found[k] for k in sorted(found)]
+
+
+def harvest_rewards(graph: Any) -> list[float]:
+    """What the k-th harvest of a patch pays (k = 1, 2, ...): the reward of the patch state it reaches."""
+    rewards = {}
+    for source, target, _ in graph.edges("HAS_REWARD"):
+        rewards[int(graph.props(source)["index"])] = float(graph.props(target)["values"][0])
+    return [rewards.get(s, 0.0) for s in patch_states(graph)[1:]]
+
+
+def mvt_harvests(rewards: list[float], travel: int) -> int:
+    """The marginal value theorem's number of harvests per patch: the one that maximises the
+    long-run rate (harvests' sum over harvest steps, the leave step and `travel` steps)."""
+    return max(range(1, len(rewards) + 1), key=lambda n: sum(rewards[:n]) / (n + travel + 1))
+
+
+def learnt_harvests(agent: Any, states: list[int]) -> int:
+    """Harvests a greedy policy takes before it leaves: the first patch state where leave (1)
+    is worth more than harvest (0)."""
+    q = np.asarray(agent.values())[states]
+    leave = np.flatnonzero(q[:, 1] > q[:, 0])
+    return int(leave[0]) if leave.size else len(states)
+
+
+def foraging_study(seeds: int, path: str | None, make: Callable[..., Any]) -> list[Any]:
+    """Q-learners (optimistic start, discount 0.95) forage for 50 stretches of 200 steps with a
+    short and a long travel time; the number of harvests before their learnt policy leaves a
+    patch follows the marginal value theorem's order: longer travel, later leaving."""
+    import tasks
+    from gym_bridge import GraphTaskEnv
+    from gym_bridge.agents import make_agent
+    from gym_bridge.episodes import SeedTree, play
+
+    learnt: dict[int, list[float]] = {}
+    optimum: dict[int, int] = {}
+    for travel in FORAGING_TRAVEL:
+        graph = tasks.build(f"{FORAGING}?travel={travel}")
+        states = patch_states(graph)
+        optimum[travel] = mvt_harvests(harvest_rewards(graph), travel)
+        env = GraphTaskEnv(graph, episode_length=200)
+        for seed in range(seeds):
+            agent = make_agent("q", env.compiled.n_states, 2, seed=seed, lr=0.1, gamma=0.95, epsilon=0.1, q_init=50.0)
+            for _ in play(env, agent, 50, SeedTree(seed).env(0)):
+                pass
+            learnt.setdefault(travel, []).append(float(learnt_harvests(agent, states)))
+    short, long = (np.asarray(learnt[t]) for t in FORAGING_TRAVEL)
+    if path is not None:
+        table = {("Q-learner", f"travel {t}"): v for t, v in learnt.items()}
+        table.update({("marginal value theorem", f"travel {t}"): [float(optimum[t])] for t in FORAGING_TRAVEL})
+        plot_bars(mean_and_error(table), path, "harvests before leaving a patch", f"{FORAGING}: leaving times")
+    return [
+        gap_check(make, f"harvests before leaving, travel {FORAGING_TRAVEL[1]} minus {FORAGING_TRAVEL[0]}", long, short,
+                  f"longer travel, later leaving (the theorem: {optimum[FORAGING_TRAVEL[1]]} vs "
+                  f"{optimum[FORAGING_TRAVEL[0]]} harvests)"),
+        make("within 1.5 harvests of the theorem", float(max(abs(long.mean() - optimum[FORAGING_TRAVEL[1]]),
+                                                           abs(short.mean() - optimum[FORAGING_TRAVEL[0]]))),
+             f"learnt {short.mean():.1f} and {long.mean():.1f} harvests, the theorem "
+             f"{optimum[FORAGING_TRAVEL[0]]} and {optimum[FORAGING_TRAVEL[1]]}",
+             bool(abs(long.mean() - optimum[FORAGING_TRAVEL[1]]) <= 1.5
+                  and abs(short.mean() - optimum[FORAGING_TRAVEL[0]]) <= 1.5)),
+    ]

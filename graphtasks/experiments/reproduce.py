@@ -418,6 +418,13 @@ REPRODUCTIONS.update(
             lambda store, name: decision.restless_checks(store, name, _measured),
             decision.draw_restless,
         ),
+        Reproduction(
+            "charnov1976-foraging",
+            "patch foraging: learners leave a depleting patch later when travel takes longer (marginal value theorem)",
+            "Charnov 1976, Theor Popul Biol 9(2): 129-136; Constantino & Daw 2015, CABN 15(4): 837-853",
+            study=decision.foraging_study,
+            seeds=8,
+        ),
     )
 )
 
