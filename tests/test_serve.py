@@ -437,3 +437,70 @@ def test_graphtasks_fit_fits_the_sessions(serve):
     assert result.returncode == 0, result.stderr
     fits = json.loads(result.stdout)
     assert [f["run"] for f in fits] == [0, 1] and all(f["choices"] == 24 for f in fits)
+
+
+def resilient_play(server: Server, token: str, acknowledged: list[int], stop_at: float = 600) -> int:
+    """Play a session as the page does: a post that fails (the server is down, a 5xx) is sent
+    again until it is answered; the number of trials answered (each counted in `acknowledged`)."""
+    end = time.monotonic() + stop_at
+    position = None
+    while position is None:
+        try:
+            status, view = get(f"{server.url}/api/s/{token}")
+            position = view["position"] if status == 200 else None
+        except OSError:
+            time.sleep(0.05)
+    answered = 0
+    while not position["done"]:
+        assert time.monotonic() < end, "the session did not finish"
+        body = {"index": position["trial"], "action": position["available"][position["trial"] % 2], "rt": 300.0}
+        try:
+            status, answer = post(f"{server.url}/api/s/{token}/trial", body)
+        except OSError:  # refused, reset: the server is being restarted
+            time.sleep(0.05)
+            continue
+        if status >= 500:
+            time.sleep(0.05)
+            continue
+        assert status == 200, answer
+        acknowledged.append(1)
+        answered += 0 if answer.get("duplicate") else 1
+        position = answer["position"]
+    return answered
+
+
+@pytest.mark.slow
+def test_fifty_participants_and_a_killed_server_lose_no_trial(serve):
+    """50 simulated participants of 200 trials each at once; the server is killed with -9 half way
+    and started again: every trial is stored exactly once, and every answered trial is stored."""
+    server = serve(TWO_STEP_STUDY.format(episodes=98, timeout=0))
+    tokens = [start_session(server, pid=f"many-{i}") for i in range(50)]
+    acknowledged: list[int] = []
+    errors: list[BaseException] = []
+
+    def participant(token: str) -> None:
+        try:
+            resilient_play(server, token, acknowledged)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=participant, args=(t,)) for t in tokens]
+    for t in threads:
+        t.start()
+    while len(acknowledged) < 5000 and not errors:
+        time.sleep(0.01)
+    before_kill = len(acknowledged)
+    server.stop(kill=True)
+    server.start()
+    for t in threads:
+        t.join()
+    took = time.monotonic() - start
+    assert not errors, errors[0]
+    print(f"10000 trials, killed after {before_kill} answers, in {took:.1f} s: {10_000 / took:.0f} trials/s")
+    assert "50 session(s) resumed" in server.stop()
+    rows = stored_trials(server.store, "two-step people")
+    assert len(rows) == 10_000 and len({r[-1] for r in rows}) == 10_000
+    per_run = {run: [r[1:4] for r in rows if r[0] == run] for run in range(50)}
+    expected = [(p, e, s) for p, n in ((0, 2), (1, 98)) for e in range(n) for s in (0, 1)]
+    assert all(steps == expected for steps in per_run.values())

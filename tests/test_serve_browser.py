@@ -47,7 +47,7 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 def browser():
     options = Options()
     options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,640",
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,760",
                      "--disable-gpu", "--no-first-run"):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
