@@ -504,3 +504,33 @@ def test_fifty_participants_and_a_killed_server_lose_no_trial(serve):
     per_run = {run: [r[1:4] for r in rows if r[0] == run] for run in range(50)}
     expected = [(p, e, s) for p, n in ((0, 2), (1, 98)) for e in range(n) for s in (0, 1)]
     assert all(steps == expected for steps in per_run.values())
+
+
+def test_pilot_mode_plays_the_study_through_the_server(tmp_path):
+    """`serve --pilot N`: N of the spec's agents play through the server, recorded as sessions
+    whose Participant says pilot; only a researcher may start a pilot session."""
+    study = tmp_path / "study.toml"
+    study.write_text(TWO_STEP_STUDY.format(episodes=6, timeout=0), encoding="utf-8")
+    store = tmp_path / "pilot.lbug"
+    result = subprocess.run(
+        [sys.executable, "-m", "graphtasks", "--store", str(store), "serve", str(study), "--port", str(free_port()),
+         "--pilot", "3", "--pilot-seed", "5"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert [line.split(":")[1].strip() for line in result.stdout.splitlines() if line.startswith("pilot:")] == [
+        "run 0", "run 1", "run 2"]
+    assert "16 trials" in result.stdout
+    with open_store(store, "r") as s:
+        rows = s.cypher("MATCH (p:Participant)-[:PERFORMED]->(r:Run) RETURN p.source, r.status, p.participant_id "
+                        "ORDER BY r.index").rows
+    assert [(src, status) for src, status, _ in rows] == [("pilot: hybrid", "completed")] * 3
+    assert all(pid.startswith("pilot-") for _, _, pid in rows)
+    assert len(stored_trials(store, "two-step people")) == 48
+    server = Server(str(study), store).start()
+    try:
+        status, answer = post(server.url + "/api/start", {"params": {}, "pilot": "hybrid"})
+        assert status == 403  # not without the researcher token
+        assert len(researcher(server)["sessions"]) == 3
+    finally:
+        server.stop()

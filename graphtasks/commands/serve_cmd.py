@@ -19,6 +19,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument("--episodes", type=COUNT, default=20, help="episodes of a task id's study (default 20)")
     parser.add_argument("--check", action="store_true", help="check the study and print what it serves; no server")
+    parser.add_argument("--pilot", type=COUNT, metavar="N",
+                        help="pilot mode: N simulated participants (the spec's agent) play the study through the "
+                        "server, then it stops")
+    parser.add_argument("--pilot-agent", metavar="LABEL", help="which of the spec's agents pilots (default: the first)")
+    parser.add_argument("--pilot-seed", type=int, default=0, help="seed of the pilot agents and their response times")
     parser.set_defaults(func=cmd_serve)
     one_line_errors(parser)
 
@@ -42,5 +47,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if token is not None and len(token) < 16:
         raise CommandError(f"serve: ${TOKEN_ENV}: a researcher token has at least 16 characters")
     server = StudyServer(study, args.store, token)
-    serve(server, args.host, args.port, lambda line: print(line, flush=True))
+    then = None
+    if args.pilot:
+        from graphtasks.serve.pilot import run_pilot
+
+        def then(url: str) -> None:
+            for row in run_pilot(url, study, args.pilot, server.researcher_token, args.pilot_agent, args.pilot_seed):
+                print(f"pilot: run {row['run']}: {row['trials']} trials, reward {row['reward']:g}", flush=True)
+
+    serve(server, args.host, args.port, lambda line: print(line, flush=True), then)
     return 0

@@ -193,8 +193,9 @@ class StudyServer:
                 self.by_pid.setdefault(pid_hash, []).append(token_hash)
         return len(rows)
 
-    def start_session(self, params: dict[str, Any]) -> dict[str, Any]:
-        """A new session (its Run and Participant written); Refused if the participant id has one."""
+    def start_session(self, params: dict[str, Any], pilot: str | None = None) -> dict[str, Any]:
+        """A new session (its Run and Participant written); Refused if the participant id has one.
+        `pilot`: the label of the agent playing it (pilot mode; the caller checked the researcher token)."""
         hashed: dict[str, str | None] = {}
         for what, names in URL_PARAMS.items():
             value = next((params[n] for n in names if n in params), None)
@@ -211,7 +212,7 @@ class StudyServer:
         seeds, conditions = self.spec.seeds, self.spec.condition_names()
         condition = conditions[index % len(conditions)]
         seed = seeds[(index // len(conditions)) % len(seeds)]
-        label = f"p-{secrets.token_hex(5)}"
+        label = f"{'pilot' if pilot else 'p'}-{secrets.token_hex(5)}"
         cell = Cell(index, self.spec.tasks[index % len(self.spec.tasks)], AgentSpec(PARTICIPANT, label, {}), seed,
                     condition)
         player = SessionPlayer(self.spec, self.versions, cell)
@@ -220,7 +221,8 @@ class StudyServer:
                "consented_at": None if self.study.consent else now_ms(), "completion_code": code}
         person = participant_uid(self.uid, label)
         participant = {"uid": person, "task": self.uid, "participant_id": label,
-                       "source": "graphtasks serve", "pid_hash": pid_hash, "study_hash": hashed["study"],
+                       "source": f"pilot: {pilot}" if pilot else "graphtasks serve",
+                       "pid_hash": pid_hash, "study_hash": hashed["study"],
                        "session_hash": hashed["session"]}
         self.store.merge_shared(
             [("Run", [run]), ("Participant", [participant])],
@@ -231,7 +233,7 @@ class StudyServer:
         self.sessions[token_hash] = session
         if pid_hash:
             self.by_pid.setdefault(pid_hash, []).append(token_hash)
-        return {"token": token, "url": f"/s/{token}"}
+        return {"token": token, "url": f"/s/{token}", "run": index}
 
     def session(self, token: str) -> Session:
         if not isinstance(token, str) or not 20 <= len(token) <= 100:
@@ -449,7 +451,12 @@ def make_app(server: StudyServer) -> Starlette:
         params = body.get("params", {})
         if not isinstance(params, dict) or len(params) > 20:
             raise Refused(400, "params: expected an object of URL parameters")
-        return await on_thread(server.start_session, params)
+        pilot = body.get("pilot")
+        if pilot is not None:
+            server.researcher(key_of(request))
+            if not any(pilot == a.label for a in server.spec.agents):
+                raise Refused(400, "pilot: expected the label of one of the spec's agents")
+        return await on_thread(server.start_session, params, pilot)
 
     async def state(request: Request) -> Any:
         return await on_thread(server.view, request.path_params["token"])
@@ -560,16 +567,39 @@ def make_app(server: StudyServer) -> Starlette:
     return app
 
 
-def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announce: Callable[[str], None] = print
-          ) -> None:
-    """Run the study server until interrupted (uvicorn), then close the store."""
+def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announce: Callable[[str], None] = print,
+          then: Callable[[str], None] | None = None) -> None:
+    """Run the study server until interrupted (uvicorn), then close the store.
+
+    `then(url)`, if given, runs on a thread once the server listens (pilot mode), and the
+    server stops when it returns; what it raised is raised here.
+    """
+    import threading
+
     import uvicorn
 
     announce(f"serving {server.spec.name!r} at http://{host}:{port}/ ({server.resumed} session(s) resumed)")
-    announce(f"researcher dashboard: http://{host}:{port}/researcher?key={server.researcher_token}")
+    if then is None:
+        announce(f"researcher dashboard: http://{host}:{port}/researcher?key={server.researcher_token}")
     config = uvicorn.Config(make_app(server), host=host, port=port, log_level="warning", access_log=False,
                             server_header=False)
+    runner = uvicorn.Server(config)
+    failed: list[BaseException] = []
+    if then is not None:
+        def after_start() -> None:
+            while not runner.started and not runner.should_exit:
+                time.sleep(0.02)
+            try:
+                then(f"http://{host}:{port}")
+            except BaseException as exc:  # raised in the caller's thread below
+                failed.append(exc)
+            finally:
+                runner.should_exit = True
+
+        threading.Thread(target=after_start, daemon=True).start()
     try:
-        uvicorn.Server(config).run()
+        runner.run()
     finally:
         server.close()
+    if failed:
+        raise failed[0]
