@@ -424,7 +424,8 @@ def draw_task(task: str, store: Any = None) -> Any:
                                 zorder=0, gid="community"))
             out = middle - xy.mean(axis=0)
             out = out / (np.linalg.norm(out) or 1.0)
-            ax.text(*(middle + out * (radius + 0.25)), f"community {i + 1}", ha="center", va="center",
+            at = middle + out * (radius + 0.25)
+            ax.text(float(at[0]), float(at[1]), f"community {i + 1}", ha="center", va="center",
                     fontsize=9, color="#8a7a4a", gid="community-label")
     if layered:
         top = float(xy[:, 1].max()) + 0.9
