@@ -1,0 +1,123 @@
+"""Draw the decision tasks (data/decision/) into docs/images/decision/<name>.png for
+docs/decision-tasks.md: the state graph of the choice tasks (the project's task pictures),
+the card sequence of the Iowa decks, the walks of the restless bandit and the payoffs of a
+depleting patch against the marginal value theorem's average rates.
+
+    python docs/make_decision_pictures.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+import tasks  # noqa: E402
+from graphtasks.experiments.decision import harvest_rewards, mvt_harvests  # noqa: E402
+from gym_bridge import GraphTaskEnv  # noqa: E402
+from gym_bridge.render import draw_task  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "images" / "decision"
+DECKS = "ABCD"
+
+
+def graph_pictures() -> None:
+    for name in ("reversal-learning", "probabilistic-selection"):
+        draw_task(f"decision/{name}", store=":memory:").save(OUT / f"{name}.png", dpi=90)
+
+
+def iowa() -> None:
+    """Each deck's 40 cards: the gain above the axis, the loss below, and the running net."""
+    env = GraphTaskEnv(tasks.build("decision/iowa-gambling"))
+    specs = [env.compiled.reward_specs[s] for s in range(1, 5)]
+    fig, axes = plt.subplots(4, 1, figsize=(8.0, 6.4), sharex=True)
+    cards = np.arange(1, 41)
+    for ax, deck, spec in zip(axes, DECKS, specs):
+        gains, losses = np.asarray(spec.values), np.asarray(spec.losses)
+        ax.bar(cards, gains, color="#4a78c8", width=0.8, label="gain")
+        ax.bar(cards, losses, color="#d04a4a", width=0.8, label="loss")
+        ax.plot(cards, np.cumsum(gains + losses) / 10, color="0.2", linewidth=1.4, label="net so far / 10")
+        ax.axhline(0, color="0.5", linewidth=0.6)
+        ax.set_ylim(-1300, 300)
+        ax.set_ylabel(f"deck {deck}", rotation=0, ha="right", va="center", fontsize=10)
+        ax.text(40.6, 150, f"net per 10 cards: {int((gains + losses)[:10].sum()):+d}", fontsize=8, ha="right")
+    axes[0].legend(fontsize=8, ncol=3, loc="lower left", frameon=False)
+    axes[-1].set_xlabel("card of the deck (the 41st is the first again)")
+    fig.suptitle("decision/iowa-gambling: the card sequence of Bechara et al. 1994 (dollars)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(OUT / "iowa-gambling.png", dpi=90)
+    plt.close(fig)
+
+
+def restless() -> None:
+    """One session's four means over 300 trials (each arm chosen in turn), and the payoffs drawn."""
+    env = GraphTaskEnv(tasks.build("decision/restless-bandit"))
+    env.reset(seed=2)
+    group = env._sources[1].group
+    means, paid, chosen = [], [], []
+    for trial in range(300):
+        means.append(group.means.copy())
+        arm = trial % 4
+        paid.append(env.step(arm)[1])
+        chosen.append(arm)
+        env.reset()
+    means = np.array(means)
+    fig, ax = plt.subplots(figsize=(8.0, 3.6))
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red"]
+    for arm in range(4):
+        ax.plot(means[:, arm], color=colours[arm], linewidth=1.5, label=f"arm {arm + 1}: mean")
+        at = np.flatnonzero(np.array(chosen) == arm)
+        ax.scatter(at, np.array(paid)[at], s=4, color=colours[arm], alpha=0.5)
+    ax.set_xlabel("trial (dots: the payoff of the arm chosen, arms in turn)")
+    ax.set_ylabel("points (1..100)")
+    ax.set_ylim(0, 101)
+    ax.legend(fontsize=8, ncol=4, loc="lower left", frameon=False)
+    ax.set_title("decision/restless-bandit: decaying Gaussian random walks (Daw et al. 2006)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(OUT / "restless-bandit.png", dpi=90)
+    plt.close(fig)
+
+
+def foraging() -> None:
+    """What each harvest of a patch pays, and the best long-run rate for short and long travel:
+    the theorem leaves when the next harvest pays less than that rate."""
+    rewards = harvest_rewards(tasks.build("decision/patch-foraging"))
+    k = np.arange(1, len(rewards) + 1)
+    fig, ax = plt.subplots(figsize=(8.0, 3.6))
+    ax.bar(k, rewards, color="#4a78c8", width=0.7, label="payoff of harvest k")
+    for travel, colour in ((1, "tab:orange"), (8, "tab:red")):
+        n = mvt_harvests(rewards, travel)
+        rate = sum(rewards[:n]) / (n + travel + 1)
+        ax.axhline(rate, color=colour, linestyle="--", linewidth=1.2)
+        ax.annotate(f"travel {travel}: best rate {rate:.2f}, leave after {n} harvests", (n + 0.5, rate),
+                    xytext=(n + 1.5, rate + 1.6), fontsize=8, color=colour,
+                    arrowprops={"arrowstyle": "->", "color": colour})
+    ax.set_xlabel("harvest k of a patch (state: harvests so far); action 1 leaves, travel steps, a fresh patch")
+    ax.set_ylabel("reward")
+    ax.set_xticks(k)
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title("decision/patch-foraging: a depleting patch and the marginal value theorem", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(OUT / "patch-foraging.png", dpi=90)
+    plt.close(fig)
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    graph_pictures()
+    iowa()
+    restless()
+    foraging()
+    for path in sorted(OUT.glob("*.png")):
+        print(path.relative_to(OUT.parents[1]))
+
+
+if __name__ == "__main__":
+    main()
