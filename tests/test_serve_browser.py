@@ -123,7 +123,11 @@ def play_session(player: Player, answer: Any, name: str) -> str:
             player.key(" ")
         elif kind in ("choice", "grid"):
             key = answer(kind, choices)
-            player.shoot(kind if kind == "grid" else "choice")
+            if kind == "grid":
+                player.shoot("grid")
+            else:  # one picture per stimulus: choice-first-stage, choice-second-stage-a, ...
+                stimulus = driver.find_element(By.CSS_SELECTOR, ".stimulus").text
+                player.shoot("choice-" + "-".join(stimulus.lower().replace(":", "").split()))
             choices += 1
             if key is not None:
                 player.key(key)
