@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from .output import print_rows
@@ -26,6 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, help="worker processes (default: one per core)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument("--no-figure", action="store_true", help="check only, draw nothing")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bars (of runs, and of reproductions with --all)")
     parser.set_defaults(func=cmd_reproduce)
 
 
@@ -38,13 +41,24 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     if args.all and args.name:
         raise ReproductionError("give a reproduction's name or --all, not both")
+    from tqdm.auto import tqdm
+
+    from graphtasks.experiments.observers import ProgressObserver
+
     names = list(REPRODUCTIONS) if args.all else [args.name]
     outcomes = []
-    for name in names:
-        outcome = reproduce(name, args.seeds, args.output, args.store, args.workers, not args.no_figure)
+    overall = tqdm(names, desc="reproductions", unit="reproduction", disable=args.no_progress or not args.all,
+                   leave=False, position=0)
+    for name in overall:
+        overall.set_postfix_str(name)
+        if REPRODUCTIONS[name].study is not None and not args.no_progress:  # a study runs in this process
+            tqdm.write(f"{name}: running the study ({REPRODUCTIONS[name].title})", file=sys.stderr)
+        runs = ProgressObserver(name, disable=args.no_progress)
+        outcome = reproduce(name, args.seeds, args.output, args.store, args.workers, not args.no_figure, [runs])
         outcomes.append(outcome)
         if not args.json:
             _print_outcome(outcome)
+    overall.close()
     if args.json:
         shown = [o.as_dict() for o in outcomes]
         print(json.dumps(shown if args.all else shown[0], indent=2))

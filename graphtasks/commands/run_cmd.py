@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
+from tqdm.auto import tqdm  # a text bar in a terminal, a widget in a notebook
 
 from gym_bridge.agents import AGENTS
 from gym_bridge.runner import RunLog, first_transitions, stay_probabilities

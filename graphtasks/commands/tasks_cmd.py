@@ -26,6 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     load.add_argument("--family", help="read --file as a file of this family instead of recognising it")
     load.add_argument("--param", action="append", metavar="KEY=VALUE", help="override a task parameter")
+    load.add_argument("--no-progress", action="store_true", help="no progress bar")
     load.set_defaults(func=cmd_load)
 
     listing = sub.add_parser("list", help="list stored tasks (or the built-in catalogue)")
@@ -45,11 +46,15 @@ def cmd_load(args: argparse.Namespace) -> int:
         raise CommandError("tasks load: name task ids, --all, or --file FILE")
     if params and args.all:
         raise CommandError("tasks load: --param applies to named tasks, not to --all")
-    graphs = [tasks.build(task_id, **params) for task_id in ids]  # build all first: bad input writes nothing
+    from tqdm.auto import tqdm  # a text bar in a terminal, a widget in a notebook
+
+    quiet = args.no_progress or len(ids) + len(args.file) < 10
+    building = tqdm(ids, desc="building", unit="task", disable=quiet, leave=False)
+    graphs = [tasks.build(task_id, **params) for task_id in building]  # build all first: bad input writes nothing
     graphs += [graph for path in args.file for graph in tasks.read_file(path, family=args.family, **params)]
     with open_store(args.store, "w") as store:
         changed = 0
-        for graph in graphs:
+        for graph in tqdm(graphs, desc="storing", unit="task", disable=quiet, leave=False):
             changed += store.put(graph)
         print(f"{len(graphs)} task(s) in {store.location}: {changed} written, {len(graphs) - changed} unchanged")
     return 0

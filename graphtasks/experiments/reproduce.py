@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -446,11 +447,13 @@ def reproduce(
     store: str | None = None,
     workers: int | None = None,
     figure: bool = True,
+    observers: Sequence[Any] = (),
 ) -> Outcome:
     """Run reproduction `name` from scratch and check it; the figure goes to `out_dir/NAME.png`.
 
     `store` None: a new embedded store in a temporary directory, removed afterwards (a study
-    records nothing, and runs in this process).
+    records nothing, and runs in this process). `observers` (RunObserver) are told of the
+    experiment's runs, as a progress bar is.
     """
     chosen = reproduction(name)
     if seeds is not None and seeds < 1:
@@ -470,7 +473,7 @@ def reproduce(
         text += f"\n# seeds = {seeds} (graphtasks reproduce --seeds)\n"
     with tempfile.TemporaryDirectory(prefix="graphtasks-reproduce-") as scratch:
         location = store or str(Path(scratch) / "store")
-        report = run_and_record(spec, text, location, workers)
+        report = run_and_record(spec, text, location, workers, observers=observers)
         if report.failures:
             cell, error = report.failures[0]
             raise GraphtasksError(f"reproduction {name!r}: run {cell.index} failed: {error}")
