@@ -62,12 +62,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _model_arguments(run)
     run.add_argument("--runs", help="run indices, e.g. 0,3,5 (default: every run with trials)")
     run.add_argument(
-        "--method", choices=("mle", "em"), default="mle",
+        "--method", choices=("mle", "em", "nuts"), default="mle",
         help="mle: each run alone, by maximum likelihood (default); em: the runs together, hierarchically "
-        "(expectation-maximisation with Laplace approximations)",
+        "(expectation-maximisation with Laplace approximations); nuts: the same hierarchical model sampled by "
+        "NUTS (NumPyro, one chain; pip install 'graphtasks[bayes]')",
     )
     run.add_argument("--max-iterations", type=integer(1, 1000), default=200,
                      help="em: iterations at most (default: 200)")
+    run.add_argument("--samples", type=integer(10, 100_000), default=1000, help="nuts: draws kept (default: 1000)")
+    run.add_argument("--warmup", type=integer(10, 100_000), default=1000,
+                     help="nuts: adaptation steps before them (default: 1000)")
     run.add_argument("--starts", type=STARTS, default=5, help="optimiser starts per run (default: 5)")
     run.add_argument("--seed", type=SEED, default=0, help="seed of the starting points (default: 0)")
     run.add_argument("--workers", type=WORKERS, default=1, help="processes fitting runs at once (default: 1)")
@@ -88,8 +92,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compare", help="the stored fits' models side by side: summed AIC and BIC, runs each fits best"
     )
     compare.add_argument("experiment")
-    compare.add_argument("--method", choices=("mle", "em"), default="mle",
-                         help="compare the maximum-likelihood fits (default) or the EM fits")
+    compare.add_argument("--method", choices=("mle", "em", "nuts"), default="mle",
+                         help="compare the maximum-likelihood fits (default), the EM fits or the NUTS fits")
     compare.add_argument(
         "--random-effects", action="store_true",
         help="random-effects Bayesian model selection: model frequencies, exceedance and protected exceedance "
@@ -121,6 +125,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     group.add_argument("--model", default="hybrid", help="a shipped model (default: hybrid)")
     group.add_argument("--participants", type=int, default=30, help="simulated participants (default: 30)")
+    group.add_argument("--nuts", action=argparse.BooleanOptionalAction, default=None,
+                       help="fit by NUTS too, side by side (default: when graphtasks[bayes] is installed)")
+    group.add_argument("--samples", type=integer(10, 100_000), default=1000, help="nuts: draws kept (default: 1000)")
+    group.add_argument("--warmup", type=integer(10, 100_000), default=1000,
+                       help="nuts: adaptation steps (default: 1000)")
     _recovery_arguments(group, starts=3)
     group.set_defaults(func=cmd_group_recovery)
 
@@ -276,14 +285,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not available:
             raise BehaviourError(f"experiment {args.experiment!r}: no run with recorded trials in {store.location!r}")
         runs = available if args.runs is None else _run_list(args.runs, available)
-        if args.method == "em":
+        if args.method != "mle":
             if len(runs) < 2:
-                raise BehaviourError(f"--method em fits runs together: it needs two or more runs, got {runs}")
+                raise BehaviourError(f"--method {args.method} fits runs together: it needs two or more runs, got "
+                                     f"{runs}")
             group = fit_group_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers,
-                                   args.max_iterations)
+                                   args.max_iterations, args.method, args.samples, args.warmup)
         else:
             fits = fit_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers)
-    if args.method == "em":
+    if args.method != "mle":
         if not args.no_record:
             with open_store(args.store, "w") as store:
                 record_group_fit(store, args.experiment, group)
@@ -292,6 +302,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.format != "json":
             print()
         _print_groups([_group_row(group.as_dict())], args.format)
+        if group.diagnostics and args.format == "table":
+            print(_diagnostics_text(group.diagnostics))
         return 0
     if not args.no_record:
         with open_store(args.store, "w") as store:
@@ -299,6 +311,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     rows = [{"run": run, **f.as_dict()} for run, f in zip(runs, fits)]
     _print_fits(rows, FIT_COLUMNS, args.format)
     return 0
+
+
+def _diagnostics_text(diagnostics: dict[str, Any]) -> str:
+    """A NUTS fit's diagnostics in one line."""
+    worst = ", ".join(f"{k} {v:.3f}" for k, v in diagnostics["r_hat"].items())
+    ess = ", ".join(f"{k} {v:.0f}" for k, v in diagnostics["ess"].items())
+    return (f"nuts: {diagnostics['chains']} chain, {diagnostics['warmup']} warmup + {diagnostics['samples']} draws in "
+            f"{diagnostics['seconds']:.1f} s; divergences {diagnostics['divergences']}; r-hat of the group means "
+            f"{worst} (largest of all {diagnostics['max_r_hat']:.3f}); effective samples {ess} (fewest of all "
+            f"{diagnostics['min_ess']:.0f})")
 
 
 def _group_row(group: dict[str, Any]) -> dict[str, Any]:
@@ -354,7 +376,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         plot_fits(rows, args.plot, args.experiment, groups)
     columns = ["run", "label", *FIT_COLUMNS[1:]]
-    if any(r["method"] == "em" for r in rows):
+    if any(r["method"] != "mle" for r in rows):
         columns.append("log_evidence")
     _print_fits(rows, columns, args.format)
     if groups:
@@ -363,6 +385,9 @@ def cmd_show(args: argparse.Namespace) -> int:
                   "(logistic in the bounds), median in the settings' units")
         if args.format != "json":
             _print_groups([_group_row(g) for g in groups], args.format)
+            for g in groups:
+                if g.get("diagnostics") and args.format == "table":
+                    print(f"{g['model']} {_diagnostics_text(g['diagnostics'])}")
         else:
             print_rows(["group"], [[_group_row(g)] for g in groups], "json")
     return 0
@@ -376,9 +401,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         fits = recorded_fits(store, args.experiment, method=args.method)
     if not fits:
         other = "em" if args.method == "mle" else "mle"
+        made = f"--method {args.method} " if args.method != "mle" else ""
         raise BehaviourError(f"experiment {args.experiment!r}: no stored fits by {args.method} (graphtasks fit run "
-                             f"{'--method em ' if args.method == 'em' else ''}makes them; --method {other} compares "
-                             f"the {other} fits)")
+                             f"{made}makes them; --method {other} compares the {other} fits)")
     if args.random_effects:
         return _random_effects(args, fits)
     if args.plot:
@@ -409,7 +434,8 @@ def _random_effects(args: argparse.Namespace, fits: list[dict[str, Any]]) -> int
         from graphtasks.fitting.figures import plot_model_selection
 
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
-        evidence = "Laplace evidence of EM fits" if args.method == "em" else "-BIC/2 of maximum-likelihood fits"
+        evidence = (f"Laplace evidence of {args.method} fits" if args.method != "mle"
+                    else "-BIC/2 of maximum-likelihood fits")
         plot_model_selection(selection, args.plot, f"{args.experiment}: random-effects model selection ({evidence})")
     if args.format == "json":
         print(json.dumps({**selection.as_dict(), "runs": runs, "method": args.method}, indent=2))
@@ -418,7 +444,8 @@ def _random_effects(args: argparse.Namespace, fits: list[dict[str, Any]]) -> int
     rows = [[round(r[c], 4) if isinstance(r[c], float) else r[c] for c in columns] for r in selection.rows()]
     print_rows(columns, rows, args.format)
     if args.format == "table":
-        evidence = "Laplace log evidence (em)" if args.method == "em" else "-BIC/2 (mle)"
+        evidence = (f"Laplace log evidence ({args.method}) less each run's share of the group prior's cost"
+                    if args.method != "mle" else "-BIC/2 (mle)")
         print(f"Bayesian omnibus risk {selection.bor:.4g}; {len(runs)} runs; evidence: {evidence}")
     return 0
 
@@ -466,19 +493,30 @@ def cmd_group_recovery(args: argparse.Namespace) -> int:
     from graphtasks.fitting.figures import plot_group_recovery
     from graphtasks.fitting.recovery import group_parameter_recovery
 
+    if args.nuts:
+        from graphtasks.fitting.bayes import require_numpyro
+
+        require_numpyro()
     result = group_parameter_recovery(args.model, args.participants, args.trials, args.task, args.seed, args.starts,
-                                      args.workers)
+                                      args.workers, nuts=args.nuts, samples=args.samples, warmup=args.warmup)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         plot_group_recovery(result, args.output)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
         return 0
+    nuts = f", NUTS fit {result.seconds['nuts']:.1f} s" if result.nuts else ""
     print(f"group parameter recovery: {result.model} on {result.task_id}, {args.participants} participants x "
-          f"{result.trials} trials; MLE fits {result.seconds['mle']:.1f} s, EM fit {result.seconds['em']:.1f} s")
+          f"{result.trials} trials; MLE fits {result.seconds['mle']:.1f} s, EM fit {result.seconds['em']:.1f} s{nuts}")
     columns = ["setting", "r_mle", "r_em", "mae_mle", "mae_em", "true_mean", "em_mean", "em_mean_se", "true_sd",
                "em_sd"]
+    if result.nuts:
+        columns[3:3] = ["r_nuts"]
+        columns[6:6] = ["mae_nuts"]
+        columns.insert(9, "nuts_mean")
     print_rows(columns, [[r["setting"], *(round(r[c], 3) for c in columns[1:])] for r in result.rows()], "table")
+    if result.nuts:
+        print(_diagnostics_text({**result.diagnostics, "seconds": result.seconds["nuts"]}))
     return 0
 
 

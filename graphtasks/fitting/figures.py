@@ -89,7 +89,7 @@ def plot_fits(
                         color=colours[label], label=label)
             ax.plot([r["run"] for r in bare], [r["params"][name] for r in bare], "x", color=colours[label])
         for group in groups:
-            if group["model"] != model or method != "em" or name not in group["median"]:
+            if group["model"] != model or method != group["method"] or name not in group["median"]:
                 continue
             low, high = group["bounds"][name]
             mean, se = group["mean"][name], group["mean_stderr"][name]
@@ -97,7 +97,7 @@ def plot_fits(
             ax.axhline(group["median"][name], color="0.2", linestyle="--", linewidth=1)
             ax.fill_between([min(group["runs"]) - 0.5, max(group["runs"]) + 0.5], *edges, color="0.5", alpha=0.15,
                             linewidth=0)
-        ax.set_title(f"{model}{' (EM)' if method == 'em' else ''}: {name}", fontsize=10)
+        ax.set_title(f"{model}{f' ({method.upper()})' if method != 'mle' else ''}: {name}", fontsize=10)
         ax.set_xlabel("run")
         ax.grid(alpha=0.25)
     handles, names = axes.flat[0].get_legend_handles_labels()
@@ -106,7 +106,7 @@ def plot_fits(
         axes.flat[len(panels)].legend(handles, names, loc="center", frameon=False, fontsize=8, title="runs of")
     elif len(labels) <= 12:
         fig.legend(handles, names, loc="lower center", ncol=min(len(labels), 6), frameon=False, fontsize=8)
-    extra = "; EM: dashed, the group median ± 1 s.e. of its mean" if groups else ""
+    extra = "; EM, NUTS: dashed, the group median ± 1 s.e. of its mean" if groups else ""
     fig.suptitle(f"{experiment}: fitted settings per run, ± 1 standard error (x: none, at a bound){extra}", fontsize=10)
     fig.tight_layout(rect=(0, 0.06 if len(labels) <= 12 and not spare else 0, 1, 1))
     fig.savefig(path, dpi=120)
@@ -115,31 +115,40 @@ def plot_fits(
 
 def plot_group_recovery(result: GroupRecovery, path: str) -> None:
     """True against fitted settings of a simulated group, a row per method (each participant
-    alone by maximum likelihood; hierarchically by EM), a column per setting, each panel with
-    the identity line, Pearson's r and the mean absolute error; EM's row also marks the group
-    median it found (dashed) and the one simulated (dotted)."""
+    alone by maximum likelihood; hierarchically by EM; by NUTS when it ran), a column per
+    setting, each panel with the identity line, Pearson's r and the mean absolute error; the
+    hierarchical rows also mark the group median they found (dashed) and the one simulated
+    (dotted). Every panel of a column has the same axes."""
     from .hierarchical import to_natural
     from .models import fit_model
 
     plt = require_matplotlib()
     names = list(result.truth)
     model = fit_model(result.model)
-    true_median = dict(zip(model.free, to_natural(model, [result.true_mean[n] for n in model.free])))
-    fitted_median = dict(zip(model.free, to_natural(model, [result.fitted_mean[n] for n in model.free])))
-    fig, axes = plt.subplots(2, len(names), figsize=(3.6 * len(names), 7.0), squeeze=False)
-    for row, (method, label) in enumerate((("mle", "maximum likelihood"), ("em", "EM (hierarchical)"))):
+
+    def median(mean: dict[str, float]) -> dict[str, float]:
+        return dict(zip(model.free, to_natural(model, [mean[n] for n in model.free])))
+
+    medians = {"em": median(result.fitted_mean), **({"nuts": median(result.nuts_mean)} if result.nuts else {})}
+    true_median = median(result.true_mean)
+    styles = {"mle": ("maximum likelihood", "tab:blue"), "em": ("EM (hierarchical)", "tab:orange"),
+              "nuts": ("NUTS (hierarchical)", "tab:green")}
+    methods = result.methods
+    fig, axes = plt.subplots(len(methods), len(names), figsize=(3.6 * len(names), 3.5 * len(methods)), squeeze=False)
+    for row, method in enumerate(methods):
+        label, colour = styles[method]
         for ax, name in zip(axes[row], names):
             truth, fitted = result.truth[name], getattr(result, method)[name]
-            every = truth + result.mle[name] + result.em[name]  # both rows on the same axes, to compare
+            every = truth + [v for m in methods for v in getattr(result, m)[name]]  # every row on the same axes
             low, high = min(every), max(every)
             pad = 0.04 * (high - low)
             ax.plot([low, high], [low, high], color="0.6", linestyle=":", linewidth=1)
-            ax.scatter(truth, fitted, s=18, alpha=0.8, color="tab:blue" if method == "mle" else "tab:orange")
+            ax.scatter(truth, fitted, s=18, alpha=0.8, color=colour)
             ax.set_xlim(low - pad, high + pad)
             ax.set_ylim(low - pad, high + pad)
-            if method == "em":
-                ax.axhline(fitted_median[name], color="tab:orange", linestyle="--", linewidth=1,
-                           label="EM group median")
+            if method in medians:
+                ax.axhline(medians[method][name], color=colour, linestyle="--", linewidth=1,
+                           label="fitted group median")
                 ax.axvline(true_median[name], color="0.3", linestyle=":", linewidth=1, label="simulated median")
             ax.set_xlabel(f"true {name}")
             ax.set_ylabel(f"fitted {name}")

@@ -145,13 +145,14 @@ def standard_errors(
 
 
 def finite_hessian(
-    f: Callable[[np.ndarray], float], x: np.ndarray, indices: list[int] | None = None, centre: float | None = None
+    f: Callable[[np.ndarray], float], x: np.ndarray, indices: list[int] | None = None, centre: float | None = None,
+    step: float = 1e-4,
 ) -> np.ndarray:
     """The Hessian of `f` at `x` over the coordinates `indices` (default: all) by central
-    differences, steps of 1e-4 relative (at least 1e-4): the curvature the standard errors and
-    the Laplace approximations read. `centre`, if known, is f(x)."""
+    differences, steps of `step` relative (at least `step`): the curvature the standard errors
+    and the Laplace approximations read. `centre`, if known, is f(x)."""
     inside = list(range(len(x))) if indices is None else list(indices)
-    steps = np.array([1e-4 * max(1.0, abs(v)) for v in x])
+    steps = np.array([step * max(1.0, abs(v)) for v in x])
 
     def at(shift: dict[int, float]) -> float:
         moved = np.array(x, dtype=float)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -317,16 +318,16 @@ def record_group_fit(store: GraphStore, experiment: str, group: GroupFit) -> str
     digest = group_digest(group)
     nodes, edges = _fit_records(experiment, group.fits, digest)
     uid = experiment_uid(experiment)
-    group_id = ids.group_fit_uid(uid, group.model, "em", digest)
+    group_id = ids.group_fit_uid(uid, group.model, group.method, digest)
     model = model_uid(experiment, group.fits[0])
     row = {
-        "uid": group_id, "task": uid, "model": group.model, "agent": group.agent, "method": "em",
+        "uid": group_id, "task": uid, "model": group.model, "agent": group.agent, "method": group.method,
         "transform": "logistic: value = low + (high - low) / (1 + exp(-x)), the model's bounds",
         "mean": group.mean, "variance": group.variance, "mean_stderr": group.mean_stderr, "median": group.median,
         "fixed": group.fixed, "participants": group.participants, "choices": group.choices,
         "log_evidence": group.log_evidence, "integrated_bic": group.integrated_bic, "iterations": group.iterations,
         "converged": group.converged, "starts": group.starts, "seed": group.seed, "created_at": _now(),
-        "version": _version(),
+        "version": _version(), **({"diagnostics": group.diagnostics} if group.diagnostics else {}),
     }
     fits = [r["uid"] for label, rows in nodes if label == "Fit" for r in rows]
     store.merge_shared(
@@ -371,13 +372,26 @@ def fit_group_runs(
     seed: int = 0,
     workers: int | None = 1,
     max_iterations: int = 200,
+    method: str = "em",
+    samples: int = 1000,
+    warmup: int = 1000,
 ) -> GroupFit:
-    """Fit `model` to the runs together, hierarchically (`graphtasks.fitting.hierarchical`)."""
+    """Fit `model` to the runs together, hierarchically: by EM (`graphtasks.fitting.hierarchical`)
+    or, with `method` "nuts", by sampling (`graphtasks.fitting.bayes`, one chain)."""
     from .hierarchical import fit_group
     from .likelihood import task_shape
 
+    if method == "nuts":
+        from .bayes import check_model, require_numpyro
+
+        require_numpyro()  # before the runs are read
+        check_model(model)
     choices = [load_run(store, experiment, run) for run in runs]
     shapes = [task_shape(c.task_id, store) for c in choices]
+    if method == "nuts":
+        from .bayes import fit_group_nuts
+
+        return fit_group_nuts(model, choices, samples, warmup, seed, shapes=shapes)
     return fit_group(model, choices, starts, seed, workers, max_iterations, shapes=shapes)
 
 
@@ -391,7 +405,10 @@ def _fit_job(job: tuple[Any, Choices, int, int, Any]) -> FitResult:
 FITS_QUERY = (
     "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.task = $uid "
     "RETURN r.index, r.label, f.model, coalesce(f.method, 'mle'), f.params, f.stderr, f.log_likelihood, f.aic, "
-    "f.bic, f.choices, f.log_evidence ORDER BY r.index, f.bic"
+    "f.bic, f.choices, f.log_evidence, f.uid ORDER BY r.index, f.bic"
+)
+GROUP_COSTS = (
+    "MATCH (g:GroupFit)-[:HAS_FIT]->(f:Fit) WHERE g.task = $uid RETURN f.uid, g.mean, g.choices, g.participants"
 )
 
 
@@ -417,11 +434,15 @@ def compare_models(fits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def evidence_matrix(fits: Sequence[dict[str, Any]]) -> tuple[list[str], list[int], np.ndarray]:
-    """(models, runs, [run, model] log evidence) over the runs every model was fitted to: an EM
-    fit's Laplace evidence, else -BIC/2 (the fits should be of one method)."""
+    """(models, runs, [run, model] log evidence) over the runs every model was fitted to: a
+    hierarchical fit's Laplace evidence less the run's share of its group prior's cost
+    (`GroupFit.evidence_cost`), else -BIC/2 (the fits should be of one method)."""
     by_run: dict[int, dict[str, float]] = {}
     for row in fits:
-        value = row["log_evidence"] if row.get("log_evidence") is not None else -row["bic"] / 2
+        if row.get("log_evidence") is not None:
+            value = row["log_evidence"] - (row.get("evidence_cost") or 0.0)
+        else:
+            value = -row["bic"] / 2
         by_run.setdefault(row["run"], {})[row["model"]] = value
     models = sorted({row["model"] for row in fits})
     runs = sorted(run for run, fitted in by_run.items() if set(fitted) == set(models))
@@ -432,7 +453,7 @@ def evidence_matrix(fits: Sequence[dict[str, Any]]) -> tuple[list[str], list[int
 GROUP_QUERY = (
     "MATCH (m:Model)<-[:OF_MODEL]-(g:GroupFit)-[:HAS_FIT]->(f:Fit)-[:FITS]->(r:Run) WHERE g.task = $uid "
     "RETURN g.uid, g.model, g.method, g.mean, g.variance, g.mean_stderr, g.median, g.participants, g.choices, "
-    "g.log_evidence, g.integrated_bic, g.iterations, g.converged, m.bounds, collect(r.index) "
+    "g.log_evidence, g.integrated_bic, g.iterations, g.converged, m.bounds, g.diagnostics, collect(r.index) "
     "ORDER BY g.integrated_bic"
 )
 
@@ -442,11 +463,11 @@ def recorded_group_fits(store: GraphStore, experiment: str) -> list[dict[str, An
     mean_stderr, median), participants, choices, log evidence, integrated BIC, iterations,
     converged, the model's bounds and the runs; lowest integrated BIC first."""
     columns = ("uid", "model", "method", "mean", "variance", "mean_stderr", "median", "participants", "choices",
-               "log_evidence", "integrated_bic", "iterations", "converged", "bounds", "runs")
+               "log_evidence", "integrated_bic", "iterations", "converged", "bounds", "diagnostics", "runs")
     out = []
     for row in store.cypher(GROUP_QUERY, {"uid": experiment_uid(experiment)}).rows:
         record = dict(zip(columns, row))
-        for key in ("mean", "variance", "mean_stderr", "median", "bounds"):
+        for key in ("mean", "variance", "mean_stderr", "median", "bounds", "diagnostics"):
             if isinstance(record[key], str):
                 record[key] = json.loads(record[key])
         record["runs"] = sorted(record["runs"])
@@ -458,12 +479,18 @@ def recorded_fits(store: GraphStore, experiment: str, method: str | None = None)
     """Every fit of the experiment's runs (of `method` only, if given: mle or em): run, label,
     model, method, params, stderr, log-likelihood, AIC, BIC, choices, log_evidence."""
     columns = ("run", "label", "model", "method", "params", "stderr", "log_likelihood", "aic", "bic", "choices",
-               "log_evidence")
+               "log_evidence", "uid")
+    uid = experiment_uid(experiment)
+    costs = {}  # a hierarchical fit's share of its group prior's cost (GroupFit.evidence_cost)
+    for fit_id, mean, choices, participants in store.cypher(GROUP_COSTS, {"uid": uid}).rows:
+        d = len(json.loads(mean) if isinstance(mean, str) else mean)
+        costs[fit_id] = d * math.log(choices) / participants
     out = []
-    for row in store.cypher(FITS_QUERY, {"uid": experiment_uid(experiment)}).rows:
+    for row in store.cypher(FITS_QUERY, {"uid": uid}).rows:
         record = dict(zip(columns, row))
         if method is not None and record["method"] != method:
             continue
+        record["evidence_cost"] = costs.get(record.pop("uid"))
         for key in ("params", "stderr"):
             if isinstance(record[key], str):
                 record[key] = json.loads(record[key])

@@ -10,7 +10,7 @@ one `SeedSequence`, so the result is the same for any number of workers.
 from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -213,6 +213,13 @@ class GroupRecovery:
     fitted_sd: dict[str, float]
     mean_stderr: dict[str, float]
     seconds: dict[str, float]  # of the MLE fits and of the EM fit (not part of equality)
+    nuts: dict[str, list[float]] = field(default_factory=dict)  # posterior means by NUTS, when it ran
+    nuts_mean: dict[str, float] = field(default_factory=dict)  # its group mean (posterior mean of mu)
+    diagnostics: dict[str, Any] = field(default_factory=dict)  # of the NUTS fit (seconds left out of equality)
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return ("mle", "em", "nuts") if self.nuts else ("mle", "em")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GroupRecovery):
@@ -230,18 +237,25 @@ class GroupRecovery:
         return (self.fitted_mean[name] - self.true_mean[name]) / self.mean_stderr[name]
 
     def rows(self) -> list[dict[str, Any]]:
-        return [
-            {"setting": n, "r_mle": self.correlation("mle", n), "r_em": self.correlation("em", n),
-             "mae_mle": self.mae("mle", n), "mae_em": self.mae("em", n), "true_mean": self.true_mean[n],
-             "em_mean": self.fitted_mean[n], "em_mean_se": self.mean_stderr[n], "mean_error_se": self.mean_error(n),
-             "true_sd": self.true_sd[n], "em_sd": self.fitted_sd[n]}
-            for n in self.truth
-        ]
+        out = []
+        for n in self.truth:
+            row = {"setting": n, "r_mle": self.correlation("mle", n), "r_em": self.correlation("em", n),
+                   "mae_mle": self.mae("mle", n), "mae_em": self.mae("em", n), "true_mean": self.true_mean[n],
+                   "em_mean": self.fitted_mean[n], "em_mean_se": self.mean_stderr[n],
+                   "mean_error_se": self.mean_error(n), "true_sd": self.true_sd[n], "em_sd": self.fitted_sd[n]}
+            if self.nuts:
+                row.update({"r_nuts": self.correlation("nuts", n), "mae_nuts": self.mae("nuts", n),
+                            "nuts_mean": self.nuts_mean[n]})
+            out.append(row)
+        return out
 
     def as_dict(self, times: bool = True) -> dict[str, Any]:
         out = {"model": self.model, "task": self.task_id, "trials": self.trials,
                "participants": len(next(iter(self.truth.values()))), "rows": self.rows(), "truth": self.truth,
                "mle": self.mle, "em": self.em}
+        if self.nuts:
+            out["nuts"] = self.nuts
+            out["diagnostics"] = {k: v for k, v in self.diagnostics.items() if times or k != "seconds"}
         if times:
             out["seconds"] = self.seconds
         return out
@@ -257,8 +271,13 @@ def group_parameter_recovery(
     workers: int | None = 1,
     mean: Sequence[float] | None = None,
     sd: Sequence[float] | None = None,
+    nuts: bool | None = None,
+    samples: int = 1000,
+    warmup: int = 1000,
 ) -> GroupRecovery:
-    """Simulate a group, fit it by maximum likelihood (each participant alone) and by EM.
+    """Simulate a group, fit it by maximum likelihood (each participant alone), by EM and, when
+    `nuts` (default: when NumPyro is installed), by NUTS (`graphtasks.fitting.bayes`, one chain
+    of `warmup` + `samples`).
 
     Each participant's settings are drawn from a Gaussian in the hierarchical fit's transformed
     space (`mean`, `sd`: one per free setting; default `group_distribution(model)`), so EM's
@@ -292,15 +311,32 @@ def group_parameter_recovery(
     group = fit_group(chosen, choices, starts=starts, seed=seed, workers=workers)
     ended = time.perf_counter()
     names = chosen.free
+    seconds = {"mle": between - started, "em": ended - between}
+    sampled: Any = None
+    if nuts is None:
+        nuts = nuts_installed()
+    if nuts:
+        from .bayes import fit_group_nuts
+
+        sampled = fit_group_nuts(chosen, choices, samples, warmup, seed)
+        seconds["nuts"] = time.perf_counter() - ended
     return GroupRecovery(
         chosen.name, task_id, trials,
         {n: values[:, j].tolist() for j, n in enumerate(names)},
         {n: [f.params[n] for f in mle] for n in names},
         {n: [f.params[n] for f in group.fits] for n in names},
         {n: float(mu[j]) for j, n in enumerate(names)}, {n: float(sigma[j]) for j, n in enumerate(names)},
-        dict(group.mean), group.sd, group.mean_stderr,
-        {"mle": between - started, "em": ended - between},
+        dict(group.mean), group.sd, group.mean_stderr, seconds,
+        {n: [f.params[n] for f in sampled.fits] for n in names} if sampled else {},
+        dict(sampled.mean) if sampled else {}, dict(sampled.diagnostics) if sampled else {},
     )
+
+
+def nuts_installed() -> bool:
+    """Whether the optional NUTS backend (NumPyro and JAX: graphtasks[bayes]) imports."""
+    import importlib.util
+
+    return importlib.util.find_spec("numpyro") is not None and importlib.util.find_spec("jax") is not None
 
 
 @dataclass(frozen=True)
@@ -363,7 +399,7 @@ def group_model_recovery(
         mean, sd = group_distribution(generator)
         _, choices = _simulate_group(generator, mean, sd, participants, trials, task_id, child, workers)
         fits = [fit_group(candidate, choices, starts=starts, seed=seed, workers=workers) for candidate in chosen]
-        matrix = np.array([[f.log_evidence or 0.0 for f in group.fits] for group in fits]).T
+        matrix = np.array([group.charged_evidences() for group in fits]).T
         selection = random_effects(matrix, [m.name for m in chosen])
         pxp[g], xp[g], freq[g], bor[g] = (selection.protected_exceedance, selection.exceedance,
                                           selection.frequencies, selection.bor)
