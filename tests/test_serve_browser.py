@@ -101,9 +101,10 @@ class Player:
         return str(self.driver.find_element(By.ID, "screen").text)
 
 
-def play_session(player: Player, answer: Any, name: str) -> str:
+def play_session(player: Player, answer: Any, name: str, reload_at: int | None = None) -> str:
     """Play from the landing page to the completion page; `answer(kind, n)` gives the key of the
-    n-th choice screen (None: let it time out). Returns the completion page's text."""
+    n-th choice screen (None: let it time out); right after the key of choice `reload_at` the
+    page is reloaded. Returns the completion page's text."""
     driver = player.driver
     player.shoot(f"{name}-start")
     player.key(" ")
@@ -134,6 +135,8 @@ def play_session(player: Player, answer: Any, name: str) -> str:
                 if kind == "choice":
                     time.sleep(0.05)
                     player.shoot("chosen")
+                if choices - 1 == reload_at:  # the post may be on its way: the server's record decides
+                    driver.refresh()
         elif kind in ("feedback", "fixation", "slow"):
             player.shoot(f"{name}-{kind}" if kind == "feedback" else kind)
         elif kind == "done":
@@ -171,11 +174,12 @@ def test_a_person_plays_a_two_step_study_in_chromium(serve, browser, tmp_path):
         # the first screen of the main phase times out once ("too slow"), then is shown again
         return None if n == 4 else "fj"[(n - (n > 4)) % 2]
 
-    done = play_session(player, answer, "two-step")
+    done = play_session(player, answer, "two-step", reload_at=6)
     assert "CODE-2S" in done and "Return to the study site" in done
     assert browser.find_element(By.CSS_SELECTOR, "a.redirect").get_attribute("href") == \
         "https://example.org/done?cc=CODE-2S"
     slow = player.seen.count("slow")  # once on purpose; a loaded machine may add one
+    assert player.seen.count("consent") == 1 and player.seen.count("text") == 4  # the reload resumed the trials
     assert slow >= 1 and "fixation" in player.seen and "feedback" in player.seen
     browser.get(browser.current_url)  # a reload after the end shows the code again
     assert Player(browser, shots).next_screen() == "done" and "CODE-2S" in browser.page_source
