@@ -87,6 +87,7 @@ class RewardSpec:
     center: float | None = None  # walk: the mean it decays towards
     noise: float | None = None  # walk: sd of a payoff around the mean
     rounded: bool | None = None  # walk: payoffs rounded to whole numbers
+    criterion: int | None = None  # reversal: correct choices in a row after which the better option changes
 
     def node_props(self) -> dict[str, Any]:
         props: dict[str, Any] = {"kind": self.kind, "values": list(self.values)}
@@ -98,7 +99,7 @@ class RewardSpec:
             props["sd"] = self.sd
         if self.losses is not None:
             props["losses"] = list(self.losses)
-        for name in ("decay", "center", "noise", "rounded"):
+        for name in ("decay", "center", "noise", "rounded", "criterion"):
             if getattr(self, name) is not None:
                 props[name] = getattr(self, name)
         return props
@@ -176,6 +177,7 @@ def spec_from_props(props: Mapping[str, Any]) -> RewardSpec:
         props.get("center"),
         props.get("noise"),
         props.get("rounded"),
+        props.get("criterion"),
     )
 
 
@@ -741,5 +743,107 @@ class Walk(RewardKind):
         return WalkBatch(specs, n_envs)
 
 
-for _kind in (Fixed(), Probabilistic(), Drifting(), PseudoRandom(), Sequence(), Walk()):
+# -- reversal: the better option changes after a run of correct choices --------------------------------
+class ReversalGroup:
+    """The options of one task in one env: which is better now (the first in state order at the
+    start of a session) and how many times in a row it has been chosen."""
+
+    def __init__(self, specs: list[RewardSpec]) -> None:
+        self.specs = specs
+        self.better = 0
+        self.streak = 0
+
+    def pay(self, k: int, stream: RandomStream) -> float:
+        spec = self.specs[k]
+        correct = k == self.better
+        p_win = spec.probabilities()[0 if correct else 1]
+        value = spec.values[0] if stream.uniform() < p_win else spec.values[1]
+        self.streak = self.streak + 1 if correct else 0
+        if self.streak >= _present(spec.criterion, "criterion", spec.kind):
+            self.better = (self.better + 1) % len(self.specs)
+            self.streak = 0
+        return value
+
+
+class ReversalSource:
+    """Option k of a `ReversalGroup`."""
+
+    def __init__(self, group: ReversalGroup, k: int) -> None:
+        self.group, self.k = group, k
+
+    def reset(self, stream: RandomStream) -> None:
+        self.group.better = self.group.streak = 0
+
+    def draw(self, stream: RandomStream) -> float:
+        return self.group.pay(self.k, stream)
+
+
+class ReversalBatch:
+    """`better[copy]`, `streak[copy]`: each copy's better option and its run of correct choices."""
+
+    def __init__(self, specs: list[RewardSpec], n_envs: int) -> None:
+        self.n_options = len(specs)
+        self.win = np.array([spec.values[0] for spec in specs])
+        self.lose = np.array([spec.values[1] for spec in specs])
+        self.p_better = np.array([spec.probabilities()[0] for spec in specs])
+        self.p_worse = np.array([spec.probabilities()[1] for spec in specs])
+        self.criterion = np.array([_present(spec.criterion, "criterion", spec.kind) for spec in specs])
+        self.better = np.zeros(n_envs, dtype=np.int64)
+        self.streak = np.zeros(n_envs, dtype=np.int64)
+
+    def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
+        self.better[copies] = 0
+        self.streak[copies] = 0
+
+    def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        correct = slots == self.better[copies]
+        p_win = np.where(correct, self.p_better[slots], self.p_worse[slots])
+        out = np.where(rng.random(copies.size) < p_win, self.win[slots], self.lose[slots])
+        streak = np.where(correct, self.streak[copies] + 1, 0)
+        reverse = streak >= self.criterion[slots]
+        self.better[copies] = np.where(reverse, (self.better[copies] + 1) % self.n_options, self.better[copies])
+        self.streak[copies] = np.where(reverse, 0, streak)
+        return out
+
+
+class Reversal(RewardKind):
+    """Options of a probabilistic reversal task, one reward per option (all of the task's rewards
+    of this kind are its options): the better option pays values[0] with probs[0], the others
+    with probs[1] (else values[1]); after `criterion` choices of the better option in a row the
+    next option (in state order) becomes the better one. The first option is better when a
+    session starts."""
+
+    name = "reversal"
+    fields = ("probs", "criterion")
+    stateful = True
+
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
+        if len(values) != 2:
+            raise RewardSpecError(f"{where}: a reversal reward has two values (win, loss), got {len(values)}")
+        probs = _numbers(value.get("probs", ()), "probs", where) if "probs" in value else ()
+        if len(probs) != 2 or not all(0 <= p <= 1 for p in probs):
+            raise RewardSpecError(
+                f"{where}: 'probs' must be [P(win) when better, P(win) when worse] within [0, 1], got {list(probs)}"
+            )
+        criterion = value.get("criterion")
+        if isinstance(criterion, bool) or not isinstance(criterion, int) or criterion < 1:
+            raise RewardSpecError(f"{where}: 'criterion' must be a whole number of choices >= 1, got {criterion!r}")
+        return RewardSpec(self.name, values, probs, criterion=criterion)
+
+    def expected(self, spec: RewardSpec) -> float:
+        p = sum(spec.probabilities()) / 2
+        return p * spec.values[0] + (1 - p) * spec.values[1]
+
+    def source(self, spec: RewardSpec) -> RewardSource:
+        return self.sources([spec])[0]
+
+    def sources(self, specs: list[RewardSpec]) -> list[RewardSource]:
+        group = ReversalGroup(specs)
+        return [ReversalSource(group, k) for k in range(len(specs))]
+
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        return ReversalBatch(specs, n_envs)
+
+
+for _kind in (Fixed(), Probabilistic(), Drifting(), PseudoRandom(), Sequence(), Walk(), Reversal()):
     register_reward_kind(_kind)

@@ -21,7 +21,8 @@ DECISION = tasks.builtin_ids("decision")
 
 def test_the_catalogue_lists_every_decision_task() -> None:
     assert DECISION == [f"decision/{name}" for name in (
-        "iowa-gambling", "patch-foraging", "probabilistic-selection", "restless-bandit", "reversal-learning")]
+        "iowa-gambling", "patch-foraging", "probabilistic-selection", "restless-bandit", "reversal-learning",
+        "reversal-learning-criterion")]
 
 
 @pytest.mark.parametrize("task_id", DECISION)
@@ -71,6 +72,19 @@ def test_reversal_learning_reverses_between_fixed_blocks() -> None:
         wins[condition].append(env.step(0)[1] == 1.0)  # always option A
     assert np.mean(wins["A-better"]) == pytest.approx(0.8, abs=0.03)
     assert np.mean(wins["B-better"]) == pytest.approx(0.2, abs=0.03)
+
+
+def test_reversal_on_a_criterion_reverses_after_ten_choices_of_the_better_option() -> None:
+    from graphtasks.experiments.decision import better_options
+
+    env = GraphTaskEnv(tasks.build("decision/reversal-learning-criterion", p=[1.0, 0.0]))
+    env.reset(seed=0)
+    paid = []
+    for _ in range(14):  # A ten times (then B leads), then A four more times: all worse
+        paid.append(env.step(0)[1])
+        env.reset()
+    assert paid == [1.0] * 10 + [-1.0] * 4
+    assert better_options([0] * 14, 10) == ["A-better"] * 10 + ["B-better"] * 4
 
 
 def test_probabilistic_selection_trains_on_pairs_and_tests_without_feedback() -> None:

@@ -67,6 +67,9 @@ def test_same_seed_same_draws():
         ({"kind": "walk", "values": [50], "borders": [100, 1]}, "'borders'"),
         ({"kind": "walk", "values": [50], "rounded": 1}, "'rounded' must be true or false"),
         ({"kind": "walk", "values": [50], "drift": 1}, "unknown field"),
+        ({"kind": "reversal", "values": [1, -1], "probs": [0.8, 0.2]}, "'criterion' must be a whole number"),
+        ({"kind": "reversal", "values": [1, -1], "probs": [0.8], "criterion": 5}, "'probs' must be"),
+        ({"kind": "reversal", "values": [1], "probs": [0.8, 0.2], "criterion": 5}, "two values"),
     ],
 )
 def test_bad_reward_specs_name_the_field(value, message):
@@ -106,6 +109,27 @@ def test_walks_decay_towards_their_center_and_all_move_when_one_pays():
                                        "borders": [1, 100], "rounded": True}))
     rounded.reset(s)
     assert rounded.draw(s) == 100.0  # clipped into the borders
+
+
+def test_reversal_options_hand_over_the_lead_after_a_run_of_correct_choices():
+    """With certain outcomes (probs [1, 0]) a reward is the better-or-worse flag itself: option 0
+    leads until it has been chosen 3 times in a row, then option 1 does; a wrong choice breaks a
+    run. The single sources and the batch agree choice by choice."""
+    from tasks import make_sources
+    from tasks.rewards import REWARD_KINDS
+
+    specs = [reward_spec({"kind": "reversal", "values": [1, -1], "probs": [1, 0], "criterion": 3})] * 2
+    choices = [0, 0, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0]
+    expected = [1, 1, -1, 1, 1, 1, -1, 1, 1, 1, -1, 1]  # reversals after choices 6 and 10 (0-based 5 and 9)
+    a, b = make_sources(specs)
+    s = stream(5)
+    a.reset(s), b.reset(s)
+    assert [(a, b)[c].draw(s) for c in choices] == expected
+    batch = REWARD_KINDS["reversal"].batch(specs, 3)
+    rng = np.random.default_rng(0)
+    batch.new_session(rng, np.arange(3))
+    got = [batch.draw(rng, np.arange(3), np.full(3, c)).tolist() for c in choices]
+    assert got == [[e] * 3 for e in expected]
 
 
 def test_two_step_schedule_structure():

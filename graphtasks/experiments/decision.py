@@ -111,6 +111,69 @@ def draw_reversal(store: Any, name: str, path: str) -> None:
           "perseverative errors (trials)", f"{name}: choices of the formerly better option")
 
 
+CRITERION_QUERY = (
+    "MATCH (x:Experiment)-[:HAS_RUN]->(r:Run), (s:State)-[:HAS_REWARD]->(w:Reward) "
+    "WHERE x.name = $name AND s.task = r.task_id AND w.kind = 'reversal' RETURN DISTINCT w.criterion"
+)
+
+
+def better_options(actions: list[int], criterion: int, options: int = 2) -> list[str]:
+    """The better option of every trial of a reversal-on-criterion session, replayed from the
+    choices (the rule of the `reversal` reward kind: option A first; a run of `criterion`
+    choices of the better option hands the lead to the next)."""
+    better, streak, out = 0, 0, []
+    for action in actions:
+        out.append(f"{'ABCDEFGH'[better]}-better")
+        streak = streak + 1 if action == better else 0
+        if streak >= criterion:
+            better, streak = (better + 1) % options, 0
+    return out
+
+
+def criterion_runs(store: Any, name: str) -> list[Choices]:
+    """Every run's choices, each trial's condition the better option replayed from the choices."""
+    (criterion,) = (int(row[0]) for row in store.cypher(CRITERION_QUERY, {"name": name}).rows)
+    runs = recorded_choices(store, name)
+    for c in runs:
+        c.condition = better_options(c.action, criterion)
+    return runs
+
+
+def criterion_measures(runs: list[Choices]) -> dict[tuple[str, str], list[float]]:
+    """Per (agent, measure): the runs' perseverative errors and their numbers of reversals."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for c in runs:
+        out.setdefault((c.label, "perseverative errors"), []).append(perseverative_errors(c, _reversal_better))
+        reversals = sum(a != b for a, b in pairwise(c.condition))
+        out.setdefault((c.label, "reversals"), []).append(float(reversals))
+    return out
+
+
+def criterion_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any]:
+    runs = criterion_runs(store, name)
+    m = {key: np.asarray(v) for key, v in criterion_measures(runs).items()}
+    labels = sorted({label for label, _ in m}, key=lambda label: float(label.split("lr=")[1]))
+    errors = [float(m[label, "perseverative errors"].mean()) for label in labels]
+    reversals = [float(m[label, "reversals"].mean()) for label in labels]
+    return [
+        gap_check(make, f"perseverative errors, {labels[0]} minus {labels[-1]}", m[labels[0], "perseverative errors"],
+                  m[labels[-1], "perseverative errors"], "a slow learner keeps choosing the formerly better option",
+                  " trials"),
+        make("perseverative errors fall as lr rises", errors[0] - errors[-1],
+             "errors: " + ", ".join(f"{label} {e:.2f}" for label, e in zip(labels, errors)),
+             all(a > b for a, b in pairwise(errors))),
+        make("reversals earned rise as lr rises", reversals[-1] - reversals[0],
+             f"reversals in {len(runs[0].action)} trials: "
+             + ", ".join(f"{label} {r:.1f}" for label, r in zip(labels, reversals)),
+             all(a < b for a, b in pairwise(reversals))),
+    ]
+
+
+def draw_criterion(store: Any, name: str, path: str) -> None:
+    plot_bars(mean_and_error(criterion_measures(criterion_runs(store, name))), path, "trials / reversals",
+              f"{name}: after each reversal, and reversals earned", ("perseverative errors", "reversals"))
+
+
 # -- probabilistic selection -------------------------------------------------------------------
 STIMULI = "ABCDEF"
 

@@ -399,6 +399,13 @@ REPRODUCTIONS.update(
             decision.draw_reversal,
         ),
         Reproduction(
+            "cools2002-reversal-criterion",
+            "reversal after 10 correct choices in a row: perseverative errors fall, reversals rise with lr",
+            "Cools et al. 2002, J Neurosci 22(11): 4563-4567",
+            lambda store, name: decision.criterion_checks(store, name, _measured),
+            decision.draw_criterion,
+        ),
+        Reproduction(
             "frank2004-selection",
             "probabilistic selection: pairs learnt by reward difference; choose A, avoid B in a test without feedback",
             "Frank et al. 2004, Science 306(5703): 1940-1943",

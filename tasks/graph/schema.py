@@ -22,7 +22,7 @@ def add_schema(s: Schema) -> None:
     s.add_node(
         "Reward",
         [
-            Property("kind", "str", True, "fixed | probabilistic | drifting | pseudorandom | sequence | walk"),
+            Property("kind", "str", True, "a reward kind: fixed, probabilistic, drifting, pseudorandom, sequence, ..."),
             Property("values", "float[]", True, "outcome values"),
             Property("probs", "float[]", False, "probabilities of `values` (probabilistic)"),
             Property("borders", "float[]", False, "bounds of the drifting probability (walk: of a payoff)"),
@@ -32,6 +32,7 @@ def add_schema(s: Schema) -> None:
             Property("center", "float", False, "walk: the mean it decays towards"),
             Property("noise", "float", False, "walk: sd of a payoff around the mean"),
             Property("rounded", "bool", False, "walk: payoffs rounded to whole numbers"),
+            Property("criterion", "int", False, "reversal: correct choices in a row before the better option changes"),
         ],
         "A reward source attached to a state.",
     )
