@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.ingest_cmd",
     "graphtasks.commands.room_cmd",
     "graphtasks.commands.grid_cmd",
+    "graphtasks.commands.view_cmd",
     "graphtasks.commands.bench_cmd",
     "graphtasks.commands.experiment_cmd",
     "graphtasks.commands.reproduce_cmd",
