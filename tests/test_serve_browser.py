@@ -125,7 +125,7 @@ def play_session(player: Player, answer: Any, name: str, reload_at: int | None =
         elif kind in ("choice", "grid"):
             key = answer(kind, choices)
             if kind == "grid":
-                player.shoot("grid")
+                player.shoot("grid" if name == "grid" else name)
             else:  # one picture per stimulus: choice-first-stage, choice-second-stage-a, ...
                 stimulus = driver.find_element(By.CSS_SELECTOR, ".stimulus").text
                 player.shoot("choice-" + "-".join(stimulus.lower().replace(":", "").split()))
@@ -211,3 +211,34 @@ def test_a_person_plays_a_grid_study_with_the_arrow_keys(serve, browser, tmp_pat
     assert [r[3] for r in rows[:6]] == [38, 31, 24, 17, 16, 15] and rows[5][6] == 8 and rows[5][5] > 0
     assert [r[8] for r in rows[:6]] == ["ArrowUp"] * 3 + ["ArrowLeft"] * 2 + ["ArrowUp"]
     assert all(r[7] is not None and r[7] > 0 for r in rows)
+
+
+POGE_STUDY = """
+[experiment]
+name = "poge people"
+tasks = ["poge/world0"]
+seeds = 1
+
+[[phases]]
+name = "explore"
+episodes = 1
+
+[study]
+instructions = ["Find the goal with the arrow keys."]
+feedback_ms = 150
+iti_ms = 100
+"""
+
+
+def test_a_person_plays_a_poge_world_with_its_own_arrow_mapping(serve, browser, tmp_path):
+    """POGE's actions are 0 up, 1 down, 2 left, 3 right (grids': 0 north, 1 east, ...): the keys
+    map to each family's own actions."""
+    server = serve(POGE_STUDY, name="poge.toml")
+    browser.get(server.url + "/")
+    up, down, left = Keys.ARROW_UP, Keys.ARROW_DOWN, Keys.ARROW_LEFT
+    path = [up, up, left, left, left, left, down, down]
+    play_session(Player(browser, shots_dir(tmp_path)), lambda kind, n: path[n], "poge")
+    server.stop()
+    rows = trials_of(server.store, "poge people")
+    assert [r[4] for r in rows] == [0, 0, 2, 2, 2, 2, 1, 1]
+    assert [r[5] for r in rows] == [0.0] * 7 + [100.0]  # the goal, reached by the path drawn above

@@ -50,6 +50,16 @@ URL_PARAMS = {  # Prolific's names, then SONA's and generic ones
 }
 PALETTE = ("#4878d0", "#ee854a", "#6acc64", "#d65f5f", "#956cb4", "#8c613c", "#dc7ec0", "#797979")
 PARTICIPANT = "participant"
+# How the page draws a family's text picture: each action's arrow key, the agent's character
+# and the colours of the others (any other character is written in its cell)
+GRID_LOOKS: dict[str, dict[str, Any]] = {
+    "grid": {"keys": ["ArrowUp", "ArrowRight", "ArrowDown", "ArrowLeft"], "agent": "A",
+             "colours": {"B": "#3b3b3b", " ": "#f2f2f2", "R": "#6acc64", "L": "#d65f5f"},
+             "legend": "Move with the arrow keys. Green squares pay, red ones cost."},
+    "poge": {"keys": ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight"], "agent": "P",
+             "colours": {"#": "#3b3b3b", " ": "#f2f2f2", "G": "#6acc64", "T": "#d65f5f", "D": "#8c613c"},
+             "legend": "Move with the arrow keys to the green goal. Red squares end the round; brown ones are doors."},
+}
 
 
 class Refused(Exception):
@@ -135,8 +145,8 @@ class StudyServer:
         labels), with defaults: the state's name, a colour of the palette, the keys."""
         out: dict[str, Any] = {}
         for version_id, version in self.versions.items():
-            if version.family != "graph":
-                out[version_id] = {"kind": "grid", "keys": ["ArrowUp", "ArrowRight", "ArrowDown", "ArrowLeft"]}
+            if version.family in GRID_LOOKS:
+                out[version_id] = {"kind": "grid", **GRID_LOOKS[version.family]}
                 continue
             n_actions = int(version.graph.task.get("n_actions") or 2)
             keys = list(self.study.keys) or (["f", "j"] if n_actions == 2 else [str(i + 1) for i in range(n_actions)])

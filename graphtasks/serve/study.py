@@ -31,11 +31,13 @@ from typing import Any
 from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
 from graphtasks.experiments.spec import ExperimentSpec, parse_spec, read_spec_text
+from gym_bridge import family_of
 
 STUDY_KEYS = (
     "title", "consent", "instructions", "practice", "keys", "timeout_ms", "too_slow_ms", "feedback_ms", "iti_ms",
     "completion", "completion_code", "redirect", "allow_repeat",
 )
+PLAYABLE = ("graph", "grid", "poge")  # families with screens: choices, and drawn grids
 MAX_TEXT = 20_000  # characters of one text of the study
 MAX_MS = 600_000
 
@@ -138,6 +140,11 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
     if "agents" not in data:  # people play it; pilot mode's simulated participants default to random choices
         spec_text += '\n[[agents]]\nname = "random"\n'
     spec = parse_spec(spec_text, path, store)
+    for version in spec.graphs.values():
+        kind = family_of(version).name
+        if kind not in PLAYABLE:
+            raise StudyError(f"{path}: {version.task_id}: people cannot play {kind} tasks yet "
+                             f"(families with screens: {', '.join(PLAYABLE)})")
     if not isinstance(table, dict):
         raise StudyError(f"{path}: study: expected a table")
     for key in table:

@@ -9,7 +9,6 @@
   const storeKey = "graphtasks-session:" + location.host;
   const screen = document.getElementById("screen");
   const status = document.getElementById("status");
-  const GRID_KEYS = {ArrowUp: 0, ArrowRight: 1, ArrowDown: 2, ArrowLeft: 3};
   let view = null;
   let screens = 0; // screens shown so far (data-seq: tests and screen readers see each new screen)
 
@@ -135,11 +134,11 @@
     return el("p", "progress", `${practice}round ${pos.episode + 1} of ${pos.episodes}`);
   }
 
-  const COLOURS = {B: "#3b3b3b", " ": "#f2f2f2", A: "#4878d0", R: "#6acc64", L: "#d65f5f"};
-  function gridScreen(pos) {
+  function gridScreen(pos, def) {
     const rows = String(pos.frame || "").split("\n").filter((r) => r.length);
     const width = Math.max(...rows.map((r) => r.length), 1);
     const cell = Math.max(12, Math.min(56, Math.floor(520 / Math.max(width, rows.length))));
+    const floor = def.colours[" "] || "#f2f2f2";
     const canvas = el("canvas", "grid");
     canvas.width = width * cell;
     canvas.height = rows.length * cell;
@@ -147,16 +146,16 @@
     rows.forEach((row, r) => {
       for (let c = 0; c < width; c++) {
         const ch = row[c] || " ";
-        ctx.fillStyle = ch === "A" ? COLOURS[" "] : (COLOURS[ch] || COLOURS[" "]);
+        ctx.fillStyle = def.colours[ch] || floor;
         ctx.fillRect(c * cell, r * cell, cell, cell);
         ctx.strokeStyle = "#d0d0d0";
         ctx.strokeRect(c * cell + 0.5, r * cell + 0.5, cell - 1, cell - 1);
-        if (ch === "A") {
-          ctx.fillStyle = COLOURS.A;
+        if (ch === def.agent) {
+          ctx.fillStyle = "#4878d0";
           ctx.beginPath();
           ctx.arc((c + 0.5) * cell, (r + 0.5) * cell, cell * 0.35, 0, 2 * Math.PI);
           ctx.fill();
-        } else if (!(ch in COLOURS)) {
+        } else if (!(ch in def.colours)) {
           ctx.fillStyle = "#222";
           ctx.font = `${Math.floor(cell * 0.6)}px sans-serif`;
           ctx.textAlign = "center";
@@ -165,7 +164,7 @@
         }
       }
     });
-    show("grid", el("p", "hint", "Move with the arrow keys. Green squares pay, red ones cost."), canvas, progress(pos));
+    show("grid", el("p", "hint", def.legend), canvas, progress(pos));
   }
 
   async function phaseBanner(pos, previous) {
@@ -191,7 +190,7 @@
       let boxes = null;
       let keys;
       if (def.kind === "grid") {
-        gridScreen(pos);
+        gridScreen(pos, def);
         keys = pos.available.map((a) => def.keys[a]);
       } else {
         boxes = choiceScreen(pos, def);
@@ -206,7 +205,7 @@
         await sleep(view.study.too_slow_ms);
         continue;
       }
-      const action = def.kind === "grid" ? GRID_KEYS[got.key] : def.keys.indexOf(got.key);
+      const action = def.keys.indexOf(got.key);
       if (boxes && boxes[action]) boxes[action].classList.add("chosen");
       const body = {index: pos.trial, action, key: got.key, rt: got.t - shown, shown, pressed: got.t, timeouts};
       const minimum = sleep(def.kind === "grid" ? 0 : 250); // the choice stays visible while it is saved
