@@ -106,6 +106,7 @@ class Family:
     picture: str | None = None  # 'module:function': see gym_bridge.render
     bench: str | None = None  # 'module:function' that adds the family's rows to benchmarks/run_all.py
     docs: str = ""
+    task_argument: str = "task"  # the env constructors' parameter that takes the task
 
     @property
     def name(self) -> str:
@@ -117,6 +118,13 @@ class Family:
 
     def env_class(self) -> type[gym.Env]:
         return load_entry_point(self.env)
+
+    def make_vector_env(self, task: Any, num_envs: int, **settings: Any) -> Any:
+        """`num_envs` copies of `task` (what `prepare` returned, or an id) as the family's native
+        vector env, with the single env's settings; ValueError if the family has none."""
+        if self.vector_env is None:
+            raise ValueError(f"the {self.name} family has no vector env")
+        return load_entry_point(self.vector_env)(num_envs=num_envs, **{self.task_argument: task}, **settings)
 
     def episode_limit(self) -> int | None:
         """The default of the env's episode-length parameter (None: no limit)."""

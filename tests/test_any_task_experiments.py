@@ -169,7 +169,7 @@ max_steps = 40
 
 
 def test_graphtasks_run_walks_the_episodes_of_the_spec_cell_of_its_seed(tmp_path: Path, capsys) -> None:
-    task = "neuronav/grid/four_rooms/small"
+    task = "neuronav/grid/four_rooms/micro"
     code, out, err = run(["run", task, "--agent", "q", "--seed", "0", "--max-steps", "100", "--episodes", "30",
                           "--json", "--no-progress"], capsys)
     assert code == 0, err

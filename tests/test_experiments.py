@@ -513,7 +513,7 @@ def test_each_trial_records_the_probability_the_agent_gave_its_action(tmp_path: 
 
 
 @pytest.mark.slow
-def test_a_killed_worker_costs_its_run_only_and_the_same_command_redoes_it(tmp_path: Path) -> None:
+def test_a_killed_worker_costs_its_batch_only_and_the_same_command_redoes_it(tmp_path: Path) -> None:
     import os
     import signal
     import subprocess
@@ -541,7 +541,9 @@ def test_a_killed_worker_costs_its_run_only_and_the_same_command_redoes_it(tmp_p
     assert driver.returncode == 1 and "interrupted: its worker process died" in out, (out, err)
     with open_store(store, "r") as opened:
         statuses = dict(opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows)
-    assert statuses == {"interrupted": 1, "completed": 11}  # one run lost with its worker, the sweep went on
+    # the runs of the unit the worker held (one run, or one batch of runs) are lost, the sweep went on
+    assert statuses["interrupted"] >= 1 and statuses.get("completed", 0) >= 1, statuses
+    assert statuses["interrupted"] + statuses["completed"] == 12, statuses
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     with open_store(store, "r") as opened:

@@ -112,8 +112,9 @@ def test_ctrl_c_records_the_runs_under_way_as_interrupted_and_the_same_command_f
     spec_path = tmp_path / "long.toml"
     spec_path.write_text(spec_text("neuronav/grid/t_maze/small", episodes=3000).replace("seeds = 4", "seeds = 6"))
     store = str(tmp_path / "s.lbug")
+    # per agent: a batch of these runs ends in a second, before the interrupt could land in it
     command = [sys.executable, "-m", "graphtasks", "--store", store, "experiment", "run", str(spec_path),
-               "--workers", "2", "--no-progress"]
+               "--workers", "2", "--no-progress", "--per-agent"]
     driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     running = 0

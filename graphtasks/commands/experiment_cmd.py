@@ -46,6 +46,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--plot", metavar="FILE.png", help="then draw the experiment's figure (as experiment plot)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--bids", metavar="DIR", help="also write each run's BIDS events file into DIR as it ends")
+    run.add_argument(
+        "--per-agent", action="store_true",
+        help="play every run per agent, not as lanes of batched agents (slower; other random streams)",
+    )
     add_format_argument(run)
     run.set_defaults(func=cmd_run)
     specs = actions.add_parser("specs", help="the spec files that ship with graphtasks (run them by name)")
@@ -140,7 +144,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.bids:
         observers.append(BidsObserver(args.bids))
     try:
-        report = run_and_record(spec, text, args.store, args.workers, args.dask, observers)
+        report = run_and_record(spec, text, args.store, args.workers, args.dask, observers, not args.per_agent)
     except KeyboardInterrupt:
         raise CommandError(
             f"{spec.name}: interrupted; the finished runs are recorded, run the same command to go on"
@@ -153,6 +157,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if spec.conditions:
         columns.insert(2, "condition")
     print_rows(columns, [[row[c] for c in columns] for row in table], args.format)
+    if report.ran:
+        per_agent = report.ran - report.batched
+        print(f"{report.ran} runs: {report.batched} as lanes of batched agents, {per_agent} per agent")
     for cell, error in report.failures:
         print(f"graphtasks: error: run {cell.index} ({cell.task}, {cell.agent.label}, seed {cell.seed}): {error}")
     if args.plot:

@@ -43,12 +43,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--plot", metavar="FILE.png", help="save a learning curve (needs matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON, with every episode's return")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--per-agent", action="store_true",
+        help="play the agent's per-agent form even where it has a batched one (other random streams)",
+    )
     parser.set_defaults(func=cmd_run)
     one_line_errors(parser)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.runs import cells, play_run
+    from graphtasks.experiments.batched_runs import play_cell
+    from graphtasks.experiments.runs import cells
     from graphtasks.experiments.spec import single_run_spec
     from graphtasks.experiments.versions import prepare_versions
 
@@ -65,7 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     log = RunLog(graph.task_id)
     started = time.perf_counter()
     with blame("--env-param", active=bool(env_params)), blame("--agent-param", active=bool(agent_params)):
-        for item in play_run(spec, cell, versions):
+        for item in play_cell(spec, cell, versions, batched=not args.per_agent):
             episode = item.episode
             log.add(episode)
             bar.update(1)

@@ -40,6 +40,7 @@ class RunReport:
     ran: int
     failures: list[tuple[Cell, str]]
     rows: list[dict[str, Any]]  # every recorded episode of the experiment, after the run
+    batched: int = 0  # of the runs made now, those played as lanes of a batch
 
 
 def run_and_record(
@@ -49,11 +50,13 @@ def run_and_record(
     workers: int | None = None,
     dask: str | None = None,
     observers: Sequence[RunObserver] = (),
+    batched: bool = True,
 ) -> RunReport:
     """Record the experiment and its task versions, run the cells not yet completed and record
     each as it starts and ends (the store is the first observer, writing in batches and holding
     the store for writing only while it writes); `observers` are told too. What finished is
     kept when the sweep is interrupted; the runs under way are recorded as interrupted.
+    `batched=False` plays every run per agent (`sweep.run_experiment`).
     """
     def tell(wait: Any) -> None:  # the driver waits its turn for the store: say so, on the progress line
         said = None if wait.done else f"waiting for the store ({wait.holder}, {wait.waited:.0f} s)"
@@ -66,10 +69,12 @@ def run_and_record(
         done = finished_runs(opened, spec)
     todo = [cell for cell in cells(spec) if cell.index not in done]
     recorder = StoreRecorder(store, spec, on_wait=tell)
-    result = run_experiment(spec, workers=workers, skip=done, dask=dask, store=store, observers=[recorder, *observers])
+    result = run_experiment(
+        spec, workers=workers, skip=done, dask=dask, store=store, observers=[recorder, *observers], batched=batched
+    )
     with open_store(store, "r", on_wait=tell) as opened:
         rows = recorded_episodes(opened, spec.name)
-    return RunReport(len(done), len(todo), result.failures, rows)
+    return RunReport(len(done), len(todo), result.failures, rows, result.batched)
 
 
 def require_pandas() -> Any:

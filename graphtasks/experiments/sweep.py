@@ -26,6 +26,7 @@ import numpy as np
 
 from graphstore import TaskGraph
 
+from .batched_runs import group_cells, play_batch
 from .observers import COMPLETED, FAILED, INTERRUPTED, RunObserver, RunOutcome, now
 from .runs import Cell, PhaseEpisode, cells, play_run
 from .spec import ExperimentSpec
@@ -57,6 +58,7 @@ class SweepResult:
     failures: list[tuple[Cell, str]]
     trials: list[dict[str, Any]] = field(default_factory=list)  # one per step, where steps are recorded
     probes: list[dict[str, Any]] = field(default_factory=list)  # one per probed phase of each run
+    batched: int = 0  # runs played as lanes of a batch (the others per agent)
 
 
 def task_versions(spec: ExperimentSpec) -> dict[str, TaskGraph]:
@@ -148,13 +150,31 @@ def _init_worker(spec: ExperimentSpec, versions: Mapping[str, TaskVersion]) -> N
     _WORKER["spec"], _WORKER["versions"] = spec, versions
 
 
-def _run_in_worker(cell: Cell) -> RunOutcome:
+Unit = Cell | tuple[Cell, ...]  # one cell played per agent, or a batch (`batched_runs.group_cells`)
+
+
+def unit_cells(unit: Unit) -> tuple[Cell, ...]:
+    return unit if isinstance(unit, tuple) else (unit,)
+
+
+def _run_in_worker(unit: Unit) -> list[RunOutcome]:
+    """Play one unit of work; a failure fails its cells with the error, the others go on."""
     started = now()
+    spec, versions = _WORKER["spec"], _WORKER["versions"]
     try:
-        rows = run_cell(_WORKER["spec"], cell, _WORKER["versions"])
+        if isinstance(unit, tuple):
+            played = play_batch(spec, unit, versions)
+            ended = now()
+            return [
+                RunOutcome(cell, COMPLETED, [episode_row(run_head(spec, cell), p) for p in played[cell.index]],
+                           None, started, ended)
+                for cell in unit
+            ]
+        rows = run_cell(spec, unit, versions)
     except Exception as exc:  # noqa: BLE001 - a failed cell is reported with its error, the others go on
-        return RunOutcome(cell, FAILED, None, f"{type(exc).__name__}: {exc}", started, now())
-    return RunOutcome(cell, COMPLETED, rows, None, started, now())
+        error = f"{type(exc).__name__}: {exc}"
+        return [RunOutcome(cell, FAILED, None, error, started, now()) for cell in unit_cells(unit)]
+    return [RunOutcome(unit, COMPLETED, rows, None, started, now())]
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -182,8 +202,8 @@ def _serve(connection: Any, spec: ExperimentSpec, versions: Mapping[str, TaskVer
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _init_worker(spec, versions)
     try:
-        while (cell := connection.recv()) is not None:
-            connection.send(_run_in_worker(cell))
+        while (unit := connection.recv()) is not None:
+            connection.send(_run_in_worker(unit))
     except (EOFError, OSError):  # the driver is gone
         os._exit(1)
 
@@ -192,11 +212,11 @@ def _process_outcomes(
     workers: int,
     spec: ExperimentSpec,
     versions: Mapping[str, TaskVersion],
-    todo: list[Cell],
+    todo: list[Unit],
     started: Callable[[Cell], object],
 ) -> Iterator[RunOutcome]:
-    """Run the cells on `workers` processes, one cell per process at a time over its own pipe,
-    and yield their outcomes as they finish.
+    """Run the units (cells and batches) on `workers` processes, one unit per process at a time
+    over its own pipe, and yield their cells' outcomes as they finish.
 
     A pool of our own rather than ProcessPoolExecutor: there, a worker killed while the
     shared call queue is being fed can hang the driver (Python 3.11), and the whole pool
@@ -206,7 +226,7 @@ def _process_outcomes(
     context = multiprocessing.get_context()
     queue = deque(todo)
     slots: list[tuple[Any, Any]] = []  # (process, connection)
-    running: dict[int, Cell] = {}  # slot index -> its cell
+    running: dict[int, Unit] = {}  # slot index -> its unit
 
     def start(index: int) -> None:
         parent, child = context.Pipe()
@@ -221,7 +241,8 @@ def _process_outcomes(
     def assign(index: int) -> None:
         if queue:
             running[index] = queue.popleft()
-            started(running[index])
+            for cell in unit_cells(running[index]):
+                started(cell)
             slots[index][1].send(running[index])
         else:
             running.pop(index, None)
@@ -238,17 +259,17 @@ def _process_outcomes(
                     continue  # its pipe and its sentinel were both ready
                 process, connection = slots[index]
                 try:
-                    outcome = connection.recv() if connection.poll() else None
+                    outcomes = connection.recv() if connection.poll() else None
                 except (EOFError, OSError):
-                    outcome = None
-                if outcome is None and process.is_alive():
+                    outcomes = None
+                if outcomes is None and process.is_alive():
                     continue
-                if outcome is None:  # the process died with the cell
+                if outcomes is None:  # the process died with the unit
                     error = "its worker process died (killed or out of memory)"
-                    outcome = RunOutcome(running[index], INTERRUPTED, None, error, "", now())
+                    outcomes = [RunOutcome(c, INTERRUPTED, None, error, "", now()) for c in unit_cells(running[index])]
                     connection.close()
                     start(index)
-                yield outcome
+                yield from outcomes
                 assign(index)
     finally:
         for process, connection in slots:
@@ -263,10 +284,10 @@ def _process_outcomes(
                 process.join()
 
 
-def _run_with(payload: tuple[ExperimentSpec, Mapping[str, TaskVersion]], cell: Cell) -> RunOutcome:
-    """One cell on a Dask worker, with the spec and task versions scattered to it once."""
+def _run_with(payload: tuple[ExperimentSpec, Mapping[str, TaskVersion]], unit: Unit) -> list[RunOutcome]:
+    """One unit on a Dask worker, with the spec and task versions scattered to it once."""
     _init_worker(*payload)
-    return _run_in_worker(cell)
+    return _run_in_worker(unit)
 
 
 def _dask_outcomes(
@@ -274,10 +295,10 @@ def _dask_outcomes(
     workers: int,
     spec: ExperimentSpec,
     versions: Mapping[str, TaskVersion],
-    todo: list[Cell],
+    todo: list[Unit],
     started: Callable[[Cell], object],
 ) -> Iterator[RunOutcome]:
-    """Run the cells on a Dask cluster (`address`, or "local" for a LocalCluster of `workers`
+    """Run the units on a Dask cluster (`address`, or "local" for a LocalCluster of `workers`
     single-threaded processes) and yield their outcomes as they finish. A run counts as
     started when it is submitted (the scheduler does not say when a worker takes it)."""
     try:
@@ -294,11 +315,12 @@ def _dask_outcomes(
     try:
         payload = client.scatter((spec, versions), broadcast=True)
         futures = []
-        for cell in todo:
-            started(cell)
-            futures.append(client.submit(_run_with, payload, cell, pure=False))
+        for unit in todo:
+            for cell in unit_cells(unit):
+                started(cell)
+            futures.append(client.submit(_run_with, payload, unit, pure=False))
         for future in dask_completed(futures):
-            yield future.result()
+            yield from future.result()
     finally:
         client.close()
         if cluster is not None:
@@ -312,10 +334,15 @@ def run_experiment(
     dask: str | None = None,
     store: Any = None,
     observers: Sequence[RunObserver] = (),
+    batched: bool = True,
 ) -> SweepResult:
     """Run every cell on `workers` processes (default: the number of cores; 1: in this process),
     or on a Dask cluster (`dask`: a scheduler address, or "local" for a LocalCluster), telling
     `observers` what happens (see `graphtasks.experiments.observers`).
+
+    Cells that share a task, an agent and a protocol run as batches (`batched_runs`: the
+    lanes of one batched agent, with numbers that do not depend on the batch); `batched=False`
+    plays every cell per agent, as `graphtasks run` does.
 
     Cells whose index is in `skip` are not run (already recorded). What a family's envs read
     from a store (the Room task's knowledge) is read here, from `store`, once. If the sweep is
@@ -349,23 +376,28 @@ def run_experiment(
             said = outcome.error or ""  # an interrupted run says so: its own code is not to blame
             failures.append((outcome.cell, f"{INTERRUPTED}: {said}" if outcome.status == INTERRUPTED else said))
 
+    count = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
+    units: list[Unit] = group_cells(spec, todo, versions, count) if batched else list(todo)
+    in_batches = sum(len(u) for u in units if isinstance(u, tuple))
+    count = min(count, len(units) or 1)
+
     def in_process() -> Iterator[RunOutcome]:
         _init_worker(spec, versions)
-        for cell in todo:
-            started(cell)
-            yield _run_in_worker(cell)
+        for unit in units:
+            for cell in unit_cells(unit):
+                started(cell)
+            yield from _run_in_worker(unit)
 
     status = FAILED
     outcomes: Iterator[RunOutcome] = iter(())
     try:
-        if todo:
-            count = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+        if units:
             if dask is not None:
-                outcomes = _dask_outcomes(dask, count, spec, versions, todo, started)
+                outcomes = _dask_outcomes(dask, count, spec, versions, units, started)
             elif count == 1:
                 outcomes = in_process()
             else:
-                outcomes = _process_outcomes(count, spec, versions, todo, started)
+                outcomes = _process_outcomes(count, spec, versions, units, started)
             for outcome in outcomes:
                 finished(outcome)
         status = COMPLETED
@@ -382,7 +414,7 @@ def run_experiment(
             observer.experiment_finished(status)
     every = [row for index in sorted(done) for row in done[index]]
     rows, trials = split_steps(every)
-    return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials, split_probes(every))
+    return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials, split_probes(every), in_batches)
 
 
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:

@@ -331,7 +331,7 @@ class GraphVectorEnv(BatchedVectorEnv):
         """A seeded reset: every source starts a new session in these copies (kinds in registry order)."""
         copies = np.arange(self.num_envs) if copies is None else copies
         for source in self.reward_sources.values():
-            source.new_session(self.np_random, copies)
+            source.new_session(self._rng(copies), copies)
 
     def _draw(self, copies: np.ndarray, states: np.ndarray) -> np.ndarray:
         """Rewards of the sources at `states` for `copies` (each copy once), kinds in registry order."""
@@ -341,21 +341,23 @@ class GraphVectorEnv(BatchedVectorEnv):
         for code, source in self._source_by_code.items():
             m = kind == code
             if m.any():
-                out[m] = source.draw(self.np_random, copies[m], slots[m])
+                out[m] = source.draw(self._rng(copies[m]), copies[m], slots[m])
         return out
 
     # -- dynamics -------------------------------------------------------------------------------
-    def _sample(self, rows: np.ndarray) -> np.ndarray:
-        """One outcome per row from the cumulative probabilities, one uniform per copy."""
+    def _sample(self, rows: np.ndarray, copies: np.ndarray | None = None) -> np.ndarray:
+        """One outcome per row from the cumulative probabilities, one uniform per copy (row i
+        is copy `copies[i]`; None: row i is copy i)."""
         targets, boundaries = self._sampling
-        u = self.np_random.random(rows.size)
+        u = self._rng(copies).random(rows.size)
         flat = rows * len(boundaries) + rows
         for boundary in boundaries:  # outcome k: the number of boundaries u is past
             flat += u >= boundary.take(rows)
         return targets.take(flat)
 
-    def _advance(self, t: np.ndarray) -> np.ndarray:
-        """Follow skip states with their first action (vectorised over copies; loops over chain depth)."""
+    def _advance(self, t: np.ndarray, copies: np.ndarray | None = None) -> np.ndarray:
+        """Follow skip states with their first action (vectorised over copies; loops over chain depth).
+        Entry i of `t` is copy `copies[i]` (None: copy i)."""
         T = self.tables
         for _ in range(self.compiled.n_states + 1):
             live = self._skip_live[t]
@@ -364,13 +366,13 @@ class GraphVectorEnv(BatchedVectorEnv):
             sel = np.flatnonzero(live)
             s = t[sel]
             rows = s * T.n_actions + self._skip_first[s]
-            t[sel] = T.next1[rows] if T.deterministic else self._sample(rows)
+            t[sel] = T.next1[rows] if T.deterministic else self._sample(rows, sel if copies is None else copies[sel])
         raise RuntimeError(f"task {self.compiled.task_id!r}: skip states form a cycle")
 
     def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         T = self.tables
         if self.stochasticity:
-            rng = self.np_random
+            rng = self._rng()
             replace = rng.random(self.num_envs) < self.stochasticity
             actions = np.where(replace, rng.integers(0, T.n_actions, self.num_envs), actions)
         rows = self.state * T.n_actions + actions
@@ -417,7 +419,7 @@ class GraphVectorEnv(BatchedVectorEnv):
         if self._multi:
             values += blocks * n
         if self._has_skip and (self.tables.start < 0 or self._start_override is not None):
-            values = self._advance(values)
+            values = self._advance(values, copies)
         if copies is None:
             self.state = values
         else:

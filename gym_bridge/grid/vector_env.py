@@ -125,7 +125,7 @@ class GridVectorEnv(BatchedVectorEnv):
     def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         n_envs, nn = self.num_envs, self._nn
         if self.stochasticity:
-            rng = self.np_random
+            rng = self._rng()
             replace = rng.random(n_envs) < self.stochasticity
             actions = np.where(replace, rng.integers(0, self.n_actions, n_envs), actions)
         batch = self.batch
@@ -187,7 +187,7 @@ class GridVectorEnv(BatchedVectorEnv):
         if self._agent_pos is not None:
             start = np.full(count, self._agent_pos, dtype=np.int64)
         elif self._random_start_now:
-            start = self._free[self.np_random.integers(0, self._free.size, count)]
+            start = self._free[self._rng(copies).integers(0, self._free.size, count)]
         else:
             start = np.full(count, self._start_cell, dtype=np.int64)
         batch = self.batch

@@ -51,6 +51,7 @@ POGE = Family(
     tasks=POGE_TASKS,
     env="gym_bridge.poge.env:PogeEnv",
     vector_env="gym_bridge.poge.vector_env:make_poge_vector_env",
+    task_argument="world",
     make_env=make_env,
     episode_length="max_ep_len",
     gym_ids=gym_ids,

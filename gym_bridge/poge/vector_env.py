@@ -91,7 +91,7 @@ class PogeVectorEnv(BatchedVectorEnv):
         if width == 1:
             flat = rows
         else:
-            u = self.np_random.random(self.num_envs)
+            u = self._rng().random(self.num_envs)
             flat = rows * width
             for boundary in self._boundaries:  # outcome k: the number of boundaries u is past
                 flat += u >= boundary.take(rows)

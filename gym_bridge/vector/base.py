@@ -28,6 +28,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ..params import check_positive_int
+from .lanes import LaneStreams
 
 
 def parse_autoreset_mode(value: str | AutoresetMode) -> AutoresetMode:
@@ -99,6 +100,24 @@ class BatchedVectorEnv(VectorEnv):
         # copies that ended last step, as (mask, indices): NEXT_STEP resets them on the next step
         self._pending: tuple[np.ndarray, np.ndarray] | None = None
         self._started = False
+        self._lanes: LaneStreams | None = None  # per-copy streams (`use_lanes`), else the one generator
+
+    # -- randomness ----------------------------------------------------------------------------
+    def use_lanes(self, streams: LaneStreams) -> None:
+        """Draw every copy's numbers from its own counter-based stream (`gym_bridge.vector.lanes`)
+        instead of the batch's one generator, so a copy's episodes do not depend on the others.
+
+        The batched runs of an experiment use this: a run gives the same numbers alone or
+        inside a batch of any size. `reset(seed=...)` then leaves the lanes as they are.
+        """
+        if len(streams) != self.num_envs:
+            raise ValueError(f"use_lanes: {len(streams)} streams for {self.num_envs} copies")
+        self._lanes = streams
+
+    def _rng(self, copies: np.ndarray | None = None) -> Any:
+        """The generator that draws for these copies (None: all, in order): the batch's one
+        generator, or a view of the copies' own streams (`use_lanes`)."""
+        return self.np_random if self._lanes is None else self._lanes.view(copies)
 
     # -- hooks for a family ----------------------------------------------------------------
     def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

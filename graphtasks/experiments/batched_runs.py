@@ -1,0 +1,189 @@
+"""Runs of an experiment played as batches: cells that share a task, an agent and a protocol
+go through their phases together, as the lanes of a batched agent on a native vector env
+(`gym_bridge.batched_episodes.play_lanes`).
+
+A cell is batched when its agent has a batched form (`gym_bridge.agents.batched`), acts on
+the state index, its task's family has a vector env, and no phase gives per-episode starts or
+a trial schedule; any other cell is played per agent (`runs.play_run`), and the sweep's
+summary says how many went which way. A batched cell yields what `play_run` yields, so its
+records, probes and trials are written exactly as a per-agent run's are.
+
+Each lane draws from streams keyed by its cell's seed alone, so a cell's numbers are the same
+alone or in a batch of any size, on any number of workers. They are not the numbers of the
+per-agent run of the same seed (other streams): the two agree in distribution
+(`tests/test_batched_runs.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Sequence
+
+import numpy as np
+
+from gym_bridge import family
+from gym_bridge.agents import agent_settings
+from gym_bridge.agents.batched import BATCHED, batched_bytes, has_batched_form, make_batched
+from gym_bridge.batched_episodes import play_lanes
+from gym_bridge.episodes import SeedTree
+from gym_bridge.views import index_state
+
+from .runs import Cell, PhaseEpisode, play_run, probe
+from .spec import ExperimentSpec, agent_observation
+from .versions import TaskVersion
+
+MAX_LANES = 1024  # lanes of one batch, at most
+BATCH_BYTES = 256 * 2**20  # agent tables of one batch, at most
+
+
+def batch_key(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersion]) -> tuple[Any, ...] | None:
+    """What cells must share to run as one batch, or None if this cell runs per agent.
+
+    Cells batch together when they share the task, the protocol condition, the agent and
+    every setting that is not a number held per lane (a word such as `bootstrap`, whether
+    `beta` is set).
+    """
+    name = cell.agent.name
+    if not has_batched_form(name) or agent_observation(name) != "index":
+        return None
+    merged = {**agent_settings(name), **cell.agent.params}
+    changeable = set(BATCHED[name].numbers) | ({"beta"} if merged.get("beta") is not None else set())
+    for phase in spec.phases_of(cell.condition):
+        if phase.start is not None or phase.schedule or set(phase.agent) - changeable:
+            return None
+        fam = family(versions[phase.task_id(cell.task)].family)
+        view = fam.view("index")
+        if fam.vector_env is None or view is None or view.state is not index_state:
+            return None  # the batched loop reads info["state"], the index view's state
+    words = tuple(sorted((k, repr(v)) for k, v in merged.items() if k not in BATCHED[name].numbers and k != "beta"))
+    return (cell.task, cell.condition, name, words, merged.get("beta") is None)
+
+
+def lanes_per_batch(name: str, n_states: int, n_actions: int) -> int:
+    """How many lanes fit the memory budget (`BATCH_BYTES`), at most `MAX_LANES`."""
+    per_lane = max(1, batched_bytes(name, n_states, n_actions))
+    return max(1, min(MAX_LANES, BATCH_BYTES // per_lane))
+
+
+def group_cells(
+    spec: ExperimentSpec, cells: Sequence[Cell], versions: Mapping[str, TaskVersion], workers: int = 1
+) -> list[Cell | tuple[Cell, ...]]:
+    """The sweep's units of work: batches of cells (tuples) and single cells, in cell order.
+
+    Batches are split so that every worker has one (`workers`) and none is larger than the
+    memory budget allows; which cells share a batch never changes their numbers.
+    """
+    groups: dict[tuple[Any, ...], list[Cell]] = {}
+    units: list[Cell | tuple[Cell, ...]] = []
+    for cell in cells:
+        key = batch_key(spec, cell, versions)
+        if key is None:
+            units.append(cell)
+        else:
+            groups.setdefault(key, []).append(cell)
+    for members in groups.values():
+        phase = spec.phases_of(members[0].condition)[0]
+        _, sizes, _ = phase_env(spec, phase, versions[phase.task_id(members[0].task)], members[0].task)
+        limit = lanes_per_batch(members[0].agent.name, *sizes)
+        pieces = max(-(-len(members) // limit), min(workers, len(members)))
+        size = -(-len(members) // pieces)
+        units.extend(tuple(members[i : i + size]) for i in range(0, len(members), size))
+    return sorted(units, key=lambda u: u[0].index if isinstance(u, tuple) else u.index)
+
+
+def phase_env(
+    spec: ExperimentSpec, phase: Any, version: TaskVersion, task: str
+) -> tuple[Any, tuple[int, int], dict[str, Any]]:
+    """A phase's family, the agent's table sizes on its env, and the env settings (the spec's,
+    the index view's and the phase's, with the phase's step limit), as `play_run` makes them."""
+    fam = family(version.family)
+    view = fam.view("index")
+    assert view is not None  # batch_key checked it
+    settings = {**spec.env, **view.env_settings, **phase.env}
+    limit = phase.steps_limit(task)
+    if limit is not None:
+        settings[fam.episode_length] = limit
+    return fam, view.sizes(fam.make_env(version.prepared, **settings)), settings
+
+
+def play_batch(
+    spec: ExperimentSpec, batch: Sequence[Cell], versions: Mapping[str, TaskVersion]
+) -> dict[int, list[PhaseEpisode]]:
+    """Every episode of these cells (one batch: `group_cells`), phase after phase, by cell index.
+
+    The batch's agent is made once, for the first phase's env; each phase makes a vector env
+    of one copy per cell from its task version with the spec's, the view's and the phase's
+    settings, sets the phase's agent settings (the run's own again where a later phase does
+    not set them) and plays every lane through `play_lanes` with its cell's seed tree.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+        The experiment.
+    batch : sequence of Cell
+        Cells that share a `batch_key`.
+    versions : mapping of str to TaskVersion
+        Every task version the phases run, prepared.
+
+    Returns
+    -------
+    dict of int to list of PhaseEpisode
+        Each cell's episodes, in order, as `play_run` yields them.
+
+    Examples
+    --------
+    >>> from graphtasks.experiments.batched_runs import play_batch
+    >>> from graphtasks.experiments.runs import cells
+    >>> from graphtasks.experiments.spec import single_run_spec
+    >>> from graphtasks.experiments.versions import prepare_versions
+    >>> spec = single_run_spec("neuronav/graph/two_step", "q", seed=0, episodes=3)
+    >>> played = play_batch(spec, cells(spec), prepare_versions(spec))
+    >>> [p.episode.length for p in played[0]]
+    [2, 2, 2]
+    """
+    first = batch[0]
+    name = first.agent.name
+    trees = [SeedTree(cell.seed) for cell in batch]
+    bases = [{**agent_settings(name), **cell.agent.params} for cell in batch]
+    out: dict[int, list[PhaseEpisode]] = {cell.index: [] for cell in batch}
+    agent = None
+    shape: tuple[int, int] | None = None
+    phase_set: set[str] = set()
+    for index, phase in enumerate(spec.phases_of(first.condition)):
+        version = versions[phase.task_id(first.task)]
+        fam, sizes, settings = phase_env(spec, phase, version, first.task)
+        env = fam.make_vector_env(version.prepared, len(batch), autoreset_mode="disabled", **settings)
+        if agent is None:
+            agent = make_batched(name, sizes[0], sizes[1], [cell.seed for cell in batch],
+                                 [cell.agent.params for cell in batch])
+            shape = sizes
+        elif sizes != shape:
+            raise ValueError(
+                f"phase {phase.name!r}: {version.task_id} has {sizes[0]} states and {sizes[1]} actions; "
+                f"the agent was made for {shape}"
+            )
+        for key in phase_set | set(phase.agent):
+            if key in bases[0]:
+                agent.set_setting(key, np.array([phase.agent.get(key, base[key]) for base in bases]))
+        phase_set |= set(phase.agent)
+        record = spec.records_steps(version.graph)
+        seeds = [tree.env(index) for tree in trees]
+        lanes = play_lanes(env, agent, phase.episodes, [int(s) for s in seeds if s is not None], phase.learn, record)
+        for lane, (cell, episodes) in enumerate(zip(batch, lanes)):
+            for episode in episodes:
+                last = episode.index == phase.episodes - 1
+                found = probe(agent.lane(lane), phase) if last and phase.probe else None
+                out[cell.index].append(PhaseEpisode(index, phase, version, episode, record, found))
+    return out
+
+
+def play_cell(
+    spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersion], batched: bool = True
+) -> Iterator[PhaseEpisode]:
+    """Every episode of one cell, as the sweep plays it: as a batch of one lane where the cell
+    batches (`batch_key`), else per agent (`play_run`); `batched=False` plays it per agent.
+    `graphtasks run` plays its one cell here, so it walks the episodes of the sweep's cell."""
+    if batched and batch_key(spec, cell, versions) is not None:
+        yield from play_batch(spec, [cell], versions)[cell.index]
+    else:
+        yield from play_run(spec, cell, versions)

@@ -1,0 +1,382 @@
+"""Batched tabular agents: B agents of one kind as arrays, choosing and learning in one call.
+
+Why: a sweep of a thousand runs of a tabular agent spends its time in one Python agent step
+after another. Here the tables of B agents are one array (B x S x A for Q, B x A x S x S for
+the SR), a step of all B is a handful of array operations, and the runs step a native vector
+env in lockstep (`gym_bridge.batched_episodes`), so B runs cost about what one did.
+
+Each lane has its own settings (a parameter grid is lanes too: `lr`, `gamma`, `epsilon`,
+`beta`, ... are arrays of B) and its own counter-based random stream
+(`gym_bridge.vector.lanes`), so a lane's numbers depend on its seed and settings alone, never
+on which lanes share its batch. The update rules are the per-agent classes' (the same
+hand-computed examples hold, `tests/test_batched_agents.py`); the random numbers are drawn
+from other streams, so a batched run and a per-agent run of one seed agree in distribution,
+not number for number.
+
+Every method takes `lanes`, the indices of the lanes that take part (the others are left as
+they are and draw nothing), and per-lane arrays in that order.
+
+Examples
+--------
+>>> import numpy as np
+>>> from gym_bridge.agents.batched import make_batched
+>>> agents = make_batched("q", 2, 2, seeds=[0, 1], settings=[{"lr": 0.5}, {"lr": 0.1}])
+>>> lanes = np.array([0, 1])
+>>> agents.learn(lanes, np.array([0, 0]), np.array([1, 1]), np.array([1.0, 1.0]), np.array([1, 1]),
+...              np.array([True, True]), np.ones((2, 2), bool))
+>>> agents.q[:, 0, 1].tolist()
+[0.5, 0.1]
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+
+from ..vector.lanes import LaneStreams
+from .base import AGENT_STREAM
+from .q_learning import check_bootstrap
+from .registry import agent_settings
+
+NEG = -np.inf
+
+
+def masked_max(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Row maxima over the offered actions (rows with none offered: -inf)."""
+    return np.where(mask, values, NEG).max(axis=1)
+
+
+def lane_policy(values: np.ndarray, mask: np.ndarray, beta: np.ndarray | None, epsilon: np.ndarray) -> np.ndarray:
+    """(n, A) probabilities of each action, as `gym_bridge.agents.base.policy` gives them per
+    row: softmax at inverse temperature `beta` (per row), or epsilon-greedy with ties shared."""
+    top = masked_max(values, mask)[:, None]
+    if beta is not None:
+        z = np.where(mask, np.exp(beta[:, None] * (values - top)), 0.0)
+        return z / z.sum(axis=1, keepdims=True)
+    best = mask & (values == top)
+    offered = mask.sum(axis=1, keepdims=True)
+    return np.where(mask, epsilon[:, None] / offered, 0.0) + (1.0 - epsilon[:, None]) * best / best.sum(
+        axis=1, keepdims=True
+    )
+
+
+def lane_choice(
+    streams: LaneStreams, lanes: np.ndarray, values: np.ndarray, mask: np.ndarray,
+    beta: np.ndarray | None, epsilon: np.ndarray,
+) -> np.ndarray:
+    """One action per lane by `lane_policy`'s rule, from the lanes' own streams (1 + A uniforms
+    a lane: whether to explore, then a key per action that breaks ties and picks at random)."""
+    n_actions = values.shape[1]
+    u = streams.uniform(lanes, 1 + n_actions)
+    first, keys = u[:, 0], u[:, 1:]
+    if beta is not None:
+        p = lane_policy(values, mask, beta, epsilon)
+        cumulative = np.cumsum(p, axis=1)
+        return np.argmax(cumulative > (first * cumulative[:, -1])[:, None], axis=1)
+    top = masked_max(values, mask)[:, None]
+    best = mask & (values == top)
+    explore = (first < epsilon)[:, None]
+    pick = np.where(explore, mask, best)
+    return np.argmax(np.where(pick, keys, -1.0), axis=1)
+
+
+class BatchedAgent:
+    """What every batched agent has: B lanes of one agent kind, per-lane settings and streams.
+
+    Parameters
+    ----------
+    n_states, n_actions : int
+        The task's sizes (the same for every lane).
+    seeds : sequence of int
+        One seed per lane: the lane's stream is keyed by it (as a per-agent agent's is).
+    settings : sequence of mappings
+        One mapping of settings per lane (the agent's defaults fill the rest). Settings named
+        by a word (`bootstrap`) and whether `beta` is set must be the same in every lane.
+    """
+
+    name: ClassVar[str]
+    numbers: ClassVar[tuple[str, ...]] = ("lr", "gamma", "epsilon")  # settings held per lane
+    lr: np.ndarray
+    gamma: np.ndarray
+    epsilon: np.ndarray
+
+    def __init__(
+        self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]
+    ) -> None:
+        if len(seeds) != len(settings) or not len(seeds):
+            raise ValueError(f"batched agent: {len(seeds)} seeds for {len(settings)} settings")
+        self.n_states, self.n_actions, self.size = int(n_states), int(n_actions), len(seeds)
+        defaults = agent_settings(self.name)
+        merged = [{**defaults, **dict(s)} for s in settings]
+        unknown = {k for s in settings for k in s} - set(defaults)
+        if unknown:
+            raise ValueError(f"the batched {self.name} agent has no setting {', '.join(sorted(unknown))}")
+        for key in defaults:
+            if key in self.numbers or key == "beta":
+                continue
+            values = {repr(m[key]) for m in merged}
+            if len(values) > 1:
+                raise ValueError(f"batched {self.name}: setting {key!r} differs between lanes ({', '.join(values)})")
+            setattr(self, key, merged[0][key])
+        if len({m["beta"] is None for m in merged}) > 1:
+            raise ValueError(f"batched {self.name}: 'beta' is set in some lanes and not in others")
+        for key in self.numbers:
+            setattr(self, key, np.array([float(m[key]) for m in merged]))
+        betas = [m["beta"] for m in merged]
+        self.beta: np.ndarray | None = None if betas[0] is None else np.array(betas, dtype=float)
+        self.streams = LaneStreams.from_seeds(seeds, AGENT_STREAM)
+        self.learning = np.ones(self.size, dtype=bool)
+
+    # -- settings ---------------------------------------------------------------------------------
+    def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
+        """Change a setting in every lane (a phase's agent settings): a number per lane, or one value."""
+        if key == "learning":
+            self.learning[:] = values
+        elif key in self.numbers or (key == "beta" and self.beta is not None):
+            getattr(self, key)[:] = values
+        else:
+            raise ValueError(f"batched {self.name}: setting {key!r} cannot change between phases")
+
+    # -- choosing ---------------------------------------------------------------------------------
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """(n, A): the values lane `lanes[i]` gives the actions of `states[i]`."""
+        raise NotImplementedError
+
+    def act(self, lanes: np.ndarray, states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One action per lane among the offered ones (`mask`, n x A)."""
+        beta = None if self.beta is None else self.beta[lanes]
+        return lane_choice(self.streams, lanes, self.lane_values(lanes, states), mask, beta, self.epsilon[lanes])
+
+    def action_probabilities(self, lanes: np.ndarray, states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(n, A): the probability `act` gives each action now."""
+        beta = None if self.beta is None else self.beta[lanes]
+        return lane_policy(self.lane_values(lanes, states), mask, beta, self.epsilon[lanes])
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        """Called before these lanes' episodes begin; nothing unless the rule keeps a trace."""
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: np.ndarray,
+    ) -> None:
+        raise NotImplementedError
+
+    def lane(self, index: int) -> "LaneAgent":
+        """One lane seen as a per-agent agent (its `values`): what a probe reads."""
+        return LaneAgent(self, index)
+
+
+class LaneAgent:
+    """A read-only view of one lane with the per-agent `values(state)`."""
+
+    def __init__(self, batch: BatchedAgent, index: int) -> None:
+        self.batch, self.index = batch, index
+
+    def values(self, state: int | None = None) -> np.ndarray:
+        states = np.arange(self.batch.n_states) if state is None else np.array([state])
+        rows = self.batch.lane_values(np.full(states.size, self.index), states)
+        return rows if state is None else rows[0]
+
+
+class BatchedQ(BatchedAgent):
+    """Q-learning (`gym_bridge.agents.q_learning.QAgent`'s rule, `bootstrap` and `optimism`
+    included) for B lanes: `q` is B x S x A."""
+
+    name = "q"
+    numbers = ("lr", "gamma", "epsilon", "optimism")
+    optimism: np.ndarray
+    bootstrap: str
+    q_init: float
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        inits = [float(dict(s).get("q_init", 0.0)) for s in settings]
+        super().__init__(n_states, n_actions, seeds, [{k: v for k, v in s.items() if k != "q_init"} for s in settings])
+        check_bootstrap(self.bootstrap)
+        self.q = np.empty((self.size, self.n_states, self.n_actions))
+        self.q[:] = np.array(inits)[:, None, None]
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def next_values(self, lanes: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """V(s') of each lane (`QAgent`'s `next_value`), given the next states' rows and offers."""
+        if self.bootstrap == "policy":
+            beta = None if self.beta is None else self.beta[lanes]
+            best = (lane_policy(rows, mask, beta, self.epsilon[lanes]) * np.where(mask, rows, 0.0)).sum(axis=1)
+        else:
+            best = masked_max(rows, mask)
+        optimism = self.optimism[lanes]
+        if np.all(optimism == 1.0):
+            return best
+        worst = np.where(mask, rows, np.inf).min(axis=1)
+        return optimism * best + (1 - optimism) * worst
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: np.ndarray,
+    ) -> None:
+        keep = self.learning[lanes]
+        if not keep.all():
+            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
+            next_states, terminated, next_mask = next_states[keep], terminated[keep], next_mask[keep]
+        ended = terminated | ~next_mask.any(axis=1)
+        future = np.zeros(lanes.size)
+        going = ~ended
+        if going.any():
+            future[going] = self.next_values(lanes[going], self.q[lanes[going], next_states[going]], next_mask[going])
+        old = self.q[lanes, states, actions]
+        self.q[lanes, states, actions] = old + self.lr[lanes] * (rewards + self.gamma[lanes] * future - old)
+
+
+class BatchedSarsa(BatchedAgent):
+    """SARSA (`gym_bridge.agents.td.SarsaAgent`'s rule) for B lanes: the update of a step is made
+    when the lane's next step is learnt; a step cut by truncation is not learnt."""
+
+    name = "sarsa"
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.q = np.zeros((self.size, self.n_states, self.n_actions))
+        # the step waiting for its next action, per lane: state, action, reward, next state (-1: none)
+        self.pending_state = np.full(self.size, -1, dtype=np.int64)
+        self.pending_action = np.zeros(self.size, dtype=np.int64)
+        self.pending_reward = np.zeros(self.size)
+        self.pending_next = np.full(self.size, -1, dtype=np.int64)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.pending_state[lanes] = -1
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: np.ndarray,
+    ) -> None:
+        keep = self.learning[lanes]
+        if not keep.all():
+            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
+            next_states, terminated, next_mask = next_states[keep], terminated[keep], next_mask[keep]
+        lr, gamma = self.lr[lanes], self.gamma[lanes]
+        waiting = (self.pending_state[lanes] >= 0) & (self.pending_next[lanes] == states)
+        if waiting.any():
+            w = lanes[waiting]
+            s, a, r = self.pending_state[w], self.pending_action[w], self.pending_reward[w]
+            old = self.q[w, s, a]
+            target = r + gamma[waiting] * self.q[w, states[waiting], actions[waiting]]
+            self.q[w, s, a] = old + lr[waiting] * (target - old)
+        self.pending_state[lanes] = -1
+        ended = terminated | ~next_mask.any(axis=1)
+        if ended.any():
+            e = lanes[ended]
+            old = self.q[e, states[ended], actions[ended]]
+            self.q[e, states[ended], actions[ended]] = old + lr[ended] * (rewards[ended] - old)
+        going = ~ended
+        g = lanes[going]
+        self.pending_state[g], self.pending_action[g] = states[going], actions[going]
+        self.pending_reward[g], self.pending_next[g] = rewards[going], next_states[going]
+
+
+class BatchedSR(BatchedAgent):
+    """The TD successor representation (`gym_bridge.agents.sr.SRAgent`'s rule, `goal_biased` and
+    `include_current` included) for B lanes: `M` is B x A x S x S, `w` is B x S."""
+
+    name = "sr"
+    numbers = ("lr", "gamma", "epsilon", "w_lr")
+    w_lr: np.ndarray
+    goal_biased: bool
+    include_current: bool
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        n = self.n_states
+        self.M = np.zeros((self.size, self.n_actions, n, n))
+        if self.include_current:
+            self.M[:, :, np.arange(n), np.arange(n)] = 1.0
+        self.w = np.zeros((self.size, n))
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        # Q(s, a) = M[a, s] . w, per lane
+        return np.einsum("nas,ns->na", self.M[lanes, :, states, :], self.w[lanes])
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: np.ndarray,
+    ) -> None:
+        keep = self.learning[lanes]
+        if not keep.all():
+            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
+            next_states, terminated, next_mask = next_states[keep], terminated[keep], next_mask[keep]
+        n, count = self.n_states, lanes.size
+        rows = np.arange(count)
+        arrived = np.zeros((count, n))
+        arrived[rows, next_states] = 1.0
+        ended = terminated | ~next_mask.any(axis=1)
+        after = np.zeros((count, n)) if not self.include_current else arrived.copy()
+        going = ~ended
+        if going.any():
+            g, gl, gs, gm = rows[going], lanes[going], next_states[going], next_mask[going]
+            if self.goal_biased:
+                values = self.lane_values(gl, gs)
+                best = np.argmax(np.where(gm, values, NEG), axis=1)  # first of the best, as np.argmax
+                after[g] = self.M[gl, best, gs]
+            else:
+                maps = self.M[gl, :, gs, :]  # (g, A, S)
+                after[g] = (maps * gm[:, :, None]).sum(axis=1) / gm.sum(axis=1)[:, None]
+        gamma = self.gamma[lanes][:, None]
+        if self.include_current:
+            target = gamma * after
+            target[rows, states] += 1.0
+        else:
+            target = arrived + gamma * after
+        old = self.M[lanes, actions, states]
+        self.M[lanes, actions, states] = old + self.lr[lanes][:, None] * (target - old)
+        w_old = self.w[lanes, next_states]
+        self.w[lanes, next_states] = w_old + self.w_lr[lanes] * (rewards - w_old)
+
+
+BATCHED: dict[str, type[BatchedAgent]] = {cls.name: cls for cls in (BatchedQ, BatchedSarsa, BatchedSR)}
+
+
+def has_batched_form(name: str) -> bool:
+    """Whether the agent `name` has a batched form (`make_batched`)."""
+    return name in BATCHED
+
+
+def batched_bytes(name: str, n_states: int, n_actions: int) -> int:
+    """Memory of one lane's tables, in bytes (what the batch size is chosen from)."""
+    if name == "sr":
+        return 8 * (n_actions * n_states * n_states + n_states)
+    return 8 * n_states * n_actions * 2
+
+
+def make_batched(
+    name: str, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]
+) -> BatchedAgent:
+    """B agents `name` as one batched agent; one lane per seed, with that lane's settings.
+
+    Parameters
+    ----------
+    name : str
+        An agent with a batched form (`BATCHED`: q, sarsa, sr).
+    n_states, n_actions : int
+        The task's sizes.
+    seeds : sequence of int
+        The lanes' seeds.
+    settings : sequence of mapping
+        The lanes' settings (defaults fill the rest).
+
+    Returns
+    -------
+    BatchedAgent
+
+    Examples
+    --------
+    >>> from gym_bridge.agents.batched import make_batched
+    >>> make_batched("sarsa", 4, 2, seeds=[0, 1, 2], settings=[{}, {}, {"lr": 0.5}]).lr.tolist()
+    [0.1, 0.1, 0.5]
+    """
+    if name not in BATCHED:
+        raise ValueError(f"agent {name!r} has no batched form (those that do: {', '.join(BATCHED)})")
+    return BATCHED[name](n_states, n_actions, seeds, settings)

@@ -1,0 +1,154 @@
+"""The episode loop of `gym_bridge.episodes.play`, for B runs at once in lockstep.
+
+B lanes of a batched agent (`gym_bridge.agents.batched`) play B copies of one task in a
+native vector env: one call chooses for every lane, one env step moves every copy, one call
+learns. Each lane plays its own `episodes` episodes; a lane whose episode ends is reset on its
+own (the env's `reset_mask`), and a lane that has played all its episodes waits, drawing
+nothing, until the others are done. The env and the agent draw each lane's numbers from the
+lane's own stream (`gym_bridge.vector.lanes`), so a lane's episodes are the same whichever
+lanes share its batch.
+
+What comes out is what `play` yields, per lane: `Episode` objects with their return, length,
+start state, first action and the state it led to, and (with `record_steps`) every step with
+its P(action).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .episodes import Episode, Step
+from .vector.lanes import LaneStreams
+
+ENV_LANE_STREAM = 0x656E76  # "env": a lane's env stream, apart from its agent's
+
+
+def env_lanes(env_seeds: Sequence[int]) -> LaneStreams:
+    """The env streams of a phase's lanes, from each lane's phase seed (`SeedTree.env`)."""
+    return LaneStreams.from_seeds(env_seeds, ENV_LANE_STREAM)
+
+
+def action_mask(env: Any, count: int, n_actions: int) -> np.ndarray:
+    """(N, A) actions each copy's state offers: the env's `action_masks()` where it has one, else all."""
+    masks = getattr(env, "action_masks", None)
+    return masks() if masks is not None else np.ones((count, n_actions), dtype=bool)
+
+
+def play_lanes(
+    env: Any,
+    agent: Any,
+    episodes: int,
+    env_seeds: Sequence[int],
+    learn: bool = True,
+    record_steps: bool = False,
+) -> list[list[Episode]]:
+    """Play `episodes` episodes on every lane of `agent` in `env` (one copy per lane).
+
+    Parameters
+    ----------
+    env : BatchedVectorEnv
+        A graphtasks vector env with one copy per lane, made with `autoreset_mode="disabled"`
+        (this loop resets each copy when its episode ends).
+    agent : BatchedAgent
+        One lane per copy.
+    episodes : int
+        Episodes each lane plays.
+    env_seeds : sequence of int
+        Each lane's env seed for this phase (`SeedTree(seed).env(phase)`): its env stream.
+    learn : bool, optional
+        False: the lanes act but do not learn (a test phase).
+    record_steps : bool, optional
+        Keep every step (state, action, reward, next state, P(action)) on each Episode.
+
+    Returns
+    -------
+    list of list of Episode
+        Lane i's episodes, in order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gym_bridge import family
+    >>> from gym_bridge.agents.batched import make_batched
+    >>> from gym_bridge.batched_episodes import play_lanes
+    >>> env = family("graph").make_vector_env("neuronav/graph/two_step", 3, autoreset_mode="disabled")
+    >>> agent = make_batched("q", 7, 2, seeds=[0, 1, 2], settings=[{}, {}, {}])
+    >>> [len(lane) for lane in play_lanes(env, agent, 4, env_seeds=[10, 11, 12])]
+    [4, 4, 4]
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes: expected a positive number, got {episodes}")
+    size = agent.size
+    if env.num_envs != size:
+        raise ValueError(f"play_lanes: {env.num_envs} env copies for {size} agent lanes")
+    env.use_lanes(env_lanes(env_seeds))
+    n_actions = agent.n_actions
+    _, info = env.reset()
+    states = np.asarray(info["state"], dtype=np.int64).copy()
+    mask = action_mask(env, size, n_actions)
+    out: list[list[Episode]] = [[] for _ in range(size)]
+    played = np.zeros(size, dtype=np.int64)
+    total = np.zeros(size)
+    length = np.zeros(size, dtype=np.int64)
+    start = states.copy()
+    first_action = np.full(size, -1, dtype=np.int64)
+    first_state = np.full(size, -1, dtype=np.int64)
+    steps: list[list[Step]] | None = [[] for _ in range(size)] if record_steps else None
+    lanes = np.arange(size)
+    agent.begin_episode(lanes)
+    actions = np.zeros(size, dtype=np.int64)
+    while lanes.size:
+        lane_states, lane_mask = states[lanes], mask[lanes]
+        chosen = agent.act(lanes, lane_states, lane_mask)
+        if steps is not None:
+            p_chosen = agent.action_probabilities(lanes, lane_states, lane_mask)[np.arange(lanes.size), chosen]
+        actions[lanes] = chosen
+        _, reward, terminated, truncated, info = env.step(actions)
+        next_states = np.asarray(info["state"], dtype=np.int64)
+        next_mask = action_mask(env, size, n_actions)
+        lane_reward, lane_next = reward[lanes], next_states[lanes]
+        lane_terminated = terminated[lanes]
+        if learn:
+            agent.learn(lanes, lane_states, chosen, lane_reward, lane_next, lane_terminated, next_mask[lanes])
+        if steps is not None:
+            for k, lane in enumerate(lanes.tolist()):
+                steps[lane].append(
+                    (int(lane_states[k]), int(chosen[k]), float(lane_reward[k]), int(lane_next[k]), float(p_chosen[k]))
+                )
+        starting = length[lanes] == 0
+        if starting.any():
+            first_action[lanes[starting]] = chosen[starting]
+            first_state[lanes[starting]] = lane_next[starting]
+        total[lanes] += lane_reward
+        length[lanes] += 1
+        states, mask = next_states.copy(), next_mask
+        ended = lane_terminated | truncated[lanes]
+        if not ended.any():
+            continue
+        done = lanes[ended]
+        for lane in done.tolist():
+            out[lane].append(
+                Episode(
+                    int(played[lane]), float(total[lane]), int(length[lane]), int(start[lane]),
+                    int(first_action[lane]), int(first_state[lane]), None,
+                    steps[lane] if steps is not None else None,
+                )
+            )
+            if steps is not None:
+                steps[lane] = []
+        played[done] += 1
+        again = done[played[done] < episodes]
+        if again.size:
+            reset_mask = np.zeros(size, dtype=bool)
+            reset_mask[again] = True
+            _, info = env.reset(options={"reset_mask": reset_mask})
+            states[again] = np.asarray(info["state"], dtype=np.int64)[again]
+            mask = action_mask(env, size, n_actions)
+            start[again] = states[again]
+            total[again], length[again] = 0.0, 0
+            first_action[again], first_state[again] = -1, -1
+            agent.begin_episode(again)
+        lanes = lanes[played[lanes] < episodes]
+    return out

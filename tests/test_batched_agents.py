@@ -1,0 +1,250 @@
+"""Batched agents: the per-agent update rules for B lanes at once, per-lane streams, and
+batched experiment cells that do not depend on their batch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graphtasks.experiments.batched_runs import group_cells, play_batch
+from graphtasks.experiments.runs import cells, play_run
+from graphtasks.experiments.spec import load_spec
+from graphtasks.experiments.sweep import run_experiment
+from graphtasks.experiments.versions import prepare_versions
+from gym_bridge import family
+from gym_bridge.agents import make_agent
+from gym_bridge.agents.base import policy
+from gym_bridge.agents.batched import BATCHED, lane_policy, make_batched
+from gym_bridge.vector.lanes import LaneStreams
+
+N_STATES, N_ACTIONS = 6, 3
+
+# Per lane: the settings of one per-agent agent (a parameter grid is lanes too).
+LANE_SETTINGS: dict[str, list[dict[str, Any]]] = {
+    "q": [{"lr": 0.5}, {"lr": 0.1, "gamma": 0.9, "optimism": 0.7}, {"lr": 0.3, "q_init": 1.0}],
+    "q-policy": [{"lr": 0.5, "beta": 2.0, "bootstrap": "policy"}, {"lr": 0.2, "beta": 0.5, "bootstrap": "policy"}],
+    "q-policy-greedy": [{"bootstrap": "policy", "epsilon": 0.3}, {"bootstrap": "policy", "epsilon": 0.0}],
+    "sarsa": [{"lr": 0.5}, {"lr": 0.2, "gamma": 0.5}],
+    "sr": [{"lr": 0.5, "w_lr": 0.3}, {"lr": 0.1, "gamma": 0.8}],
+    "sr-walk": [{"goal_biased": False, "lr": 0.4}, {"goal_biased": False, "gamma": 0.7}],
+    "sr-after": [{"include_current": False, "lr": 0.4}, {"include_current": False}],
+}
+
+
+def agent_name(case: str) -> str:
+    return case.split("-")[0]
+
+
+def experience(seed: int, steps: int = 400) -> list[tuple[int, int, float, int, bool, list[int]]]:
+    """A fixed stream of transitions with episode ends and states that offer fewer actions."""
+    rng = np.random.default_rng(seed)
+    stream = []
+    state = 0
+    for _ in range(steps):
+        action = int(rng.integers(N_ACTIONS))
+        nxt = int(rng.integers(N_STATES))
+        reward = float(rng.choice([0.0, 1.0, -0.5]))
+        terminated = bool(rng.random() < 0.1)
+        offered = [0, 1] if nxt == 2 else list(range(N_ACTIONS))
+        stream.append((state, action, reward, nxt, terminated, offered))
+        state = 0 if terminated else nxt
+    return stream
+
+
+def tables(agent: Any) -> np.ndarray:
+    return np.concatenate([agent.M.ravel(), agent.w.ravel()]) if hasattr(agent, "M") else agent.q.ravel()
+
+
+@pytest.mark.parametrize("case", sorted(LANE_SETTINGS))
+def test_each_lane_learns_the_per_agent_rule_on_the_same_experience(case: str) -> None:
+    name, settings = agent_name(case), LANE_SETTINGS[case]
+    singles = [make_agent(name, N_STATES, N_ACTIONS, seed=k, **s) for k, s in enumerate(settings)]
+    batch = make_batched(name, N_STATES, N_ACTIONS, seeds=list(range(len(settings))), settings=settings)
+    lanes = np.arange(len(settings))
+    for single in singles:
+        single.begin_episode()
+    batch.begin_episode(lanes)
+    for state, action, reward, nxt, terminated, offered in experience(1):
+        mask = np.zeros(N_ACTIONS, dtype=bool)
+        mask[offered] = True
+        for single in singles:
+            single.learn(state, action, reward, nxt, terminated, offered)
+        n = len(lanes)
+        batch.learn(lanes, np.full(n, state), np.full(n, action), np.full(n, reward), np.full(n, nxt),
+                    np.full(n, terminated), np.tile(mask, (n, 1)))
+        if terminated:
+            for single in singles:
+                single.begin_episode()
+            batch.begin_episode(lanes)
+    for k, single in enumerate(singles):
+        lane = make_batched(name, N_STATES, N_ACTIONS, seeds=[0], settings=[settings[k]])
+        lane.__dict__.update({key: value[k : k + 1] for key, value in vars(batch).items()
+                              if isinstance(value, np.ndarray) and value.shape[:1] == (len(settings),)})
+        assert np.allclose(tables(lane), tables(single), atol=1e-12), k
+        offered = [0, 1]
+        mask = np.array([True, True, False])
+        expected = single.action_probabilities(2, offered)
+        got = batch.action_probabilities(np.array([k]), np.array([2]), mask[None])[0]
+        assert np.allclose(got, expected, atol=1e-12)
+
+
+def test_the_q_examples_worked_by_hand_hold_for_every_lane() -> None:
+    # Q(0, 1) <- 0 + lr * (1 + gamma * 0 - 0) at an episode end: lr per lane
+    batch = make_batched("q", 2, 2, seeds=[0, 1, 2], settings=[{"lr": 0.5}, {"lr": 0.1}, {"lr": 1.0}])
+    lanes = np.arange(3)
+    batch.learn(lanes, np.zeros(3, int), np.ones(3, int), np.ones(3), np.ones(3, int), np.ones(3, bool),
+                np.ones((3, 2), bool))
+    assert batch.q[:, 0, 1].tolist() == [0.5, 0.1, 1.0]
+    # then a step 1 -> 0 (not ended) bootstraps from max Q(0, .) = Q(0, 1): 0 + lr * (0 + 0.95 * Q(0,1))
+    batch.learn(lanes, np.ones(3, int), np.zeros(3, int), np.zeros(3), np.zeros(3, int), np.zeros(3, bool),
+                np.ones((3, 2), bool))
+    assert np.allclose(batch.q[:, 1, 0], [0.5 * 0.95 * 0.5, 0.1 * 0.95 * 0.1, 1.0 * 0.95 * 1.0])
+    # a lane that does not learn keeps its table
+    batch.set_setting("learning", np.array([True, False, True]))
+    before = batch.q.copy()
+    batch.learn(lanes, np.zeros(3, int), np.ones(3, int), np.full(3, 10.0), np.ones(3, int), np.ones(3, bool),
+                np.ones((3, 2), bool))
+    assert np.array_equal(batch.q[1], before[1]) and not np.array_equal(batch.q[0], before[0])
+
+
+@pytest.mark.parametrize("beta", [None, 0.0, 3.0])
+def test_lane_policy_is_the_per_agent_policy(beta: float | None) -> None:
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 3, (50, 4)).astype(float)
+    mask = rng.random((50, 4)) < 0.7
+    mask[:, 0] = True
+    betas = None if beta is None else np.full(50, beta)
+    got = lane_policy(values, mask, betas, np.full(50, 0.2))
+    for row in range(50):
+        offered = np.flatnonzero(mask[row]).tolist()
+        assert np.allclose(got[row], policy(values[row], offered, beta, 0.2))
+
+
+@pytest.mark.parametrize("beta", [None, 2.0])
+def test_batched_choices_follow_the_policy(beta: float | None) -> None:
+    """Frequencies of 20,000 choices of one state by 20,000 lanes match the policy (5 SE)."""
+    n = 20_000
+    settings = [{"epsilon": 0.3, "beta": beta}] * n
+    batch = make_batched("q", 1, 3, seeds=list(range(n)), settings=settings)
+    batch.q[:, 0] = [1.0, 1.0, 0.0]
+    mask = np.ones((n, 3), bool)
+    chosen = batch.act(np.arange(n), np.zeros(n, int), mask)
+    p = batch.action_probabilities(np.arange(1), np.zeros(1, int), mask[:1])[0]
+    freq = np.bincount(chosen, minlength=3) / n
+    assert np.all(np.abs(freq - p) < 5 * np.sqrt(p * (1 - p) / n) + 1e-12), (freq, p)
+
+
+def test_a_lane_stream_does_not_depend_on_the_other_lanes() -> None:
+    alone = LaneStreams.from_seeds([42])
+    batch = LaneStreams.from_seeds(list(range(100)) + [42])
+    a = [alone.uniform(None, 3) for _ in range(4)]
+    for k in range(4):  # the other lanes draw more or less often in between
+        batch.uniform(np.arange(k * 10, k * 10 + 7), 5)
+        assert np.array_equal(batch.uniform(np.array([100]), 3), a[k])
+    u = LaneStreams.from_seeds(range(2000)).uniform(None, 50).ravel()
+    assert 0.0 <= u.min() and u.max() < 1.0 and abs(u.mean() - 0.5) < 0.005 and abs(u.var() - 1 / 12) < 0.002
+    normals = LaneStreams.from_seeds(range(1000)).view(None).standard_normal((1000, 20)).ravel()
+    assert abs(normals.mean()) < 0.03 and abs(normals.std() - 1.0) < 0.03
+
+
+SWEEP = """
+[experiment]
+name = "lanes"
+tasks = ["{task}"]
+seeds = {seeds}
+
+[[agents]]
+name = "{agent}"
+params = {{ epsilon = 0.2 }}
+
+[[phases]]
+name = "learning"
+episodes = {episodes}
+max_steps = 30
+
+[[phases]]
+name = "test"
+episodes = 2
+max_steps = 30
+learn = false
+"""
+
+
+def sweep_spec(tmp_path: Path, task: str, agent: str, seeds: list[int], episodes: int) -> Any:
+    path = tmp_path / f"{agent}-{len(seeds)}.toml"
+    path.write_text(SWEEP.format(task=task, agent=agent, seeds=seeds, episodes=episodes), encoding="utf-8")
+    return load_spec(path)
+
+
+def episodes_of(played: list[Any]) -> list[tuple[Any, ...]]:
+    return [(p.phase_index, p.episode.index, p.episode.reward, p.episode.length, p.episode.start_state,
+             p.episode.first_action, p.episode.first_state, p.episode.steps) for p in played]
+
+
+@pytest.mark.parametrize("task,agent", [("rewardgym/two-step", "q"), ("neuronav/grid/t_maze/micro", "sarsa"),
+                                        ("neuronav/graph/two_step", "sr")])
+def test_a_cell_alone_equals_the_same_cell_in_a_batch_of_1000(tmp_path: Path, task: str, agent: str) -> None:
+    big = sweep_spec(tmp_path, task, agent, list(range(1000)), 5)
+    versions = prepare_versions(big)
+    every = cells(big)
+    played = play_batch(big, every, versions)
+    for index in (0, 417, 999):
+        alone = play_batch(big, [every[index]], versions)
+        assert episodes_of(alone[index]) == episodes_of(played[index])
+    assert len({tuple(e[2:7] for e in episodes_of(played[i])) for i in range(1000)}) > 1  # lanes differ
+
+
+def test_batched_and_per_agent_runs_agree_in_distribution(tmp_path: Path) -> None:
+    """Learning curves of 200 seeds (t_maze micro, Q, epsilon 0.2): per block of 5 episodes,
+    the mean length of batched and per-agent runs within 3 standard errors of their difference."""
+    spec = sweep_spec(tmp_path, "neuronav/grid/t_maze/micro", "q", list(range(200)), 30)
+    versions = prepare_versions(spec)
+    every = cells(spec)
+    batched = play_batch(spec, every, versions)
+    per_agent = {cell.index: list(play_run(spec, cell, versions)) for cell in every}
+
+    def curve(runs: dict[int, list[Any]]) -> np.ndarray:
+        return np.array([[p.episode.length for p in runs[c.index] if p.phase_index == 0] for c in every], float)
+
+    a, b = curve(batched), curve(per_agent)
+    assert a.shape == b.shape == (200, 30)
+    assert a[:, :5].mean() > a[:, -5:].mean() + 2  # they learn
+    for block in range(6):
+        x, y = a[:, block * 5 : block * 5 + 5].mean(axis=1), b[:, block * 5 : block * 5 + 5].mean(axis=1)
+        se = np.sqrt(x.var(ddof=1) / x.size + y.var(ddof=1) / y.size)
+        assert abs(x.mean() - y.mean()) < 3 * se + 1e-9, (block, x.mean(), y.mean(), se)
+
+
+def test_a_sweep_batches_its_cells_and_its_numbers_do_not_depend_on_workers(tmp_path: Path) -> None:
+    spec = sweep_spec(tmp_path, "rewardgym/two-step", "q", list(range(12)), 4)
+    one = run_experiment(spec, workers=1)
+    two = run_experiment(spec, workers=2)
+    assert one.batched == two.batched == 12 and not one.failures
+    assert one.rows == two.rows and one.trials == two.trials
+    units = group_cells(spec, cells(spec), prepare_versions(spec), workers=2)
+    assert [len(u) for u in units if isinstance(u, tuple)] == [6, 6]
+    per_agent = run_experiment(spec, workers=1, batched=False)
+    assert per_agent.batched == 0 and len(per_agent.rows) == len(one.rows)
+    assert len(per_agent.trials) == len(one.trials)
+
+
+def test_agents_without_a_batched_form_and_per_episode_starts_run_per_agent(tmp_path: Path) -> None:
+    spec = sweep_spec(tmp_path, "neuronav/grid/t_maze/micro", "dyna", [0, 1], 3)
+    assert all(not isinstance(u, tuple) for u in group_cells(spec, cells(spec), prepare_versions(spec)))
+    text = SWEEP.format(task="neuronav/grid/t_maze/micro", agent="q", seeds=[0, 1], episodes=3)
+    path = tmp_path / "starts.toml"
+    path.write_text(text.replace("max_steps = 30\n\n", 'max_steps = 30\nstart = "random"\n\n', 1), encoding="utf-8")
+    started = load_spec(path)
+    assert all(not isinstance(u, tuple) for u in group_cells(started, cells(started), prepare_versions(started)))
+    assert run_experiment(started, workers=1).batched == 0
+
+
+def test_every_batched_agent_is_named_in_the_registry() -> None:
+    from gym_bridge.agents import AGENT_INFO
+
+    assert set(BATCHED) <= set(AGENT_INFO)
+    env = family("graph").make_vector_env("neuronav/graph/two_step", 2, autoreset_mode="disabled")
+    assert env.num_envs == 2
