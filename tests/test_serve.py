@@ -99,7 +99,7 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> Server:
+    def start(self, timeout: float = 90.0) -> Server:
         self.port = self.port or free_port()
         env = {**os.environ, "GRAPHTASKS_RESEARCHER_TOKEN": RESEARCHER}
         self.process = subprocess.Popen(
@@ -424,6 +424,7 @@ def test_simulated_participants_at_once_every_trial_stored_once(serve):
     assert {r[0] for r in rows} == set(range(20))
 
 
+@pytest.mark.slow
 def test_graphtasks_fit_fits_the_sessions(serve):
     server = serve(TWO_STEP_STUDY.format(episodes=10, timeout=0))
     for i in range(2):
