@@ -51,8 +51,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                    leave=False, position=0)
     for name in overall:
         overall.set_postfix_str(name)
-        if REPRODUCTIONS[name].study is not None and not args.no_progress:  # a study runs in this process
-            tqdm.write(f"{name}: running the study ({REPRODUCTIONS[name].title})", file=sys.stderr)
+        known = REPRODUCTIONS.get(name)  # an unknown name: reproduce() says so, in one line
+        if known is not None and known.study is not None and not args.no_progress:  # a study runs in this process
+            tqdm.write(f"{name}: running the study ({known.title})", file=sys.stderr)
         runs = ProgressObserver(name, disable=args.no_progress)
         outcome = reproduce(name, args.seeds, args.output, args.store, args.workers, not args.no_figure, [runs])
         outcomes.append(outcome)
