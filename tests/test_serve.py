@@ -438,6 +438,19 @@ def test_graphtasks_fit_fits_the_sessions(serve):
     assert result.returncode == 0, result.stderr
     fits = json.loads(result.stdout)
     assert [f["run"] for f in fits] == [0, 1] and all(f["choices"] == 24 for f in fits)
+    figure = server.store.parent / "stay.png"
+    result = subprocess.run(
+        [sys.executable, "-m", "graphtasks", "--store", str(server.store), "participants", "stay", "two-step people",
+         "-o", str(figure)], capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("people (2 runs): rewarded_common ") and figure.read_bytes()[:4] == b"\x89PNG"
+    result = subprocess.run(
+        [sys.executable, "-m", "graphtasks", "--store", str(server.store), "participants", "stay", "two-step people",
+         "--agents", "nobody", "-o", str(figure)], capture_output=True, text=True,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == "graphtasks: error: 'nobody': no two-step trials recorded"
 
 
 def resilient_play(server: Server, token: str, acknowledged: list[int], stop_at: float = 600) -> int:

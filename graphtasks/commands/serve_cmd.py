@@ -26,6 +26,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pilot-seed", type=int, default=0, help="seed of the pilot agents and their response times")
     parser.set_defaults(func=cmd_serve)
     one_line_errors(parser)
+    people = subparsers.add_parser("participants", help="a study's sessions beside agents' runs")
+    actions = people.add_subparsers(dest="action", metavar="ACTION", required=True)
+    stay = actions.add_parser("stay", help="two-step stay probabilities of a study's sessions beside agents' (PNG)")
+    stay.add_argument("study", help="the study's experiment name")
+    stay.add_argument("--agents", action="append", default=[], metavar="EXPERIMENT",
+                      help="an experiment of agents' runs on the same task (repeatable)")
+    stay.add_argument("-o", "--output", required=True, metavar="FILE.png", help="the figure to write")
+    stay.set_defaults(func=cmd_stay)
+    one_line_errors(people)
+    one_line_errors(stay)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -56,4 +66,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 print(f"pilot: run {row['run']}: {row['trials']} trials, reward {row['reward']:g}", flush=True)
 
     serve(server, args.host, args.port, lambda line: print(line, flush=True), then)
+    return 0
+
+
+def cmd_stay(args: argparse.Namespace) -> int:
+    from graphstore import open_store
+    from graphtasks.experiments.figures import require_matplotlib
+    from graphtasks.serve.compare import ORDER, plot_stay
+
+    require_matplotlib()
+    with open_store(args.store, "r") as store:
+        table = plot_stay(store, args.study, args.agents, args.output)
+    for group in sorted({g for g, _ in table}):
+        cells = ", ".join(f"{after} {table[(group, after)][0]:.2f}" for after in ORDER if (group, after) in table)
+        runs = max(table[(group, after)][2] for after in ORDER if (group, after) in table)
+        print(f"{group} ({runs} runs): {cells}")
+    print(f"wrote {args.output}")
     return 0
