@@ -7,7 +7,11 @@ them at once by expectation-maximisation with Laplace approximations. Both use t
 likelihood and 3 seeded starts per participant (EM: in its first E-step). The ratio is EM's
 seconds over the baseline's: what the group prior costs on top of fitting everyone alone.
 
-    python benchmarks/group_fit_bench.py           # 50 participants x 200 trials, a few minutes
+When NumPyro is installed (graphtasks[bayes]), the first 20 participants are also fitted by
+EM and sampled by NUTS (one chain, 1000 warmup steps and 1000 draws, the JIT compilation
+included), and NUTS's seconds are printed as a ratio to that EM fit of the same 20.
+
+    python benchmarks/group_fit_bench.py           # 50 participants x 200 trials, several minutes
     python benchmarks/group_fit_bench.py --quick   # short, to check the script
 """
 
@@ -25,7 +29,7 @@ import numpy as np  # noqa: E402
 
 from graphtasks.fitting import MODELS, fit, fit_group, simulate, task_shape  # noqa: E402
 from graphtasks.fitting.hierarchical import to_natural  # noqa: E402
-from graphtasks.fitting.recovery import group_distribution  # noqa: E402
+from graphtasks.fitting.recovery import group_distribution, nuts_installed  # noqa: E402
 
 TASK = "rewardgym/two-step"
 
@@ -35,6 +39,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="6 participants x 60 trials, to check the script")
     parser.add_argument("--participants", type=int, default=50)
     parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--nuts-participants", type=int, default=20)
+    parser.add_argument("--no-nuts", action="store_true", help="leave NUTS out even when NumPyro is installed")
     args = parser.parse_args()
     participants, trials = (6, 60) if args.quick else (args.participants, args.trials)
     model = MODELS["hybrid"]
@@ -56,6 +62,24 @@ def main() -> None:
     print(f"{f'{participants} maximum-likelihood fits (baseline)':<40} {separate:>8.1f}")
     print(f"{f'one EM fit ({result.iterations} iterations)':<40} {em:>8.1f}")
     print(f"EM / separate MLE fits: {em / separate:.2f}x")
+    if args.no_nuts or not nuts_installed():
+        return
+    from graphtasks.fitting.bayes import fit_group_nuts
+
+    few, (samples, warmup) = group[: 3 if args.quick else args.nuts_participants], (20, 20) if args.quick else (
+        1000, 1000)
+    start = time.perf_counter()
+    fit_group(model, few, starts=3, seed=0, shapes=[shape] * len(few))
+    em_few = time.perf_counter() - start
+    start = time.perf_counter()
+    sampled = fit_group_nuts(model, few, samples=samples, warmup=warmup, seed=0, shapes=[shape] * len(few))
+    nuts = time.perf_counter() - start
+    d = sampled.diagnostics
+    print(f"{f'one EM fit of {len(few)} participants':<40} {em_few:>8.1f}")
+    print(f"{f'NUTS, {len(few)} participants, 1 chain':<40} {nuts:>8.1f}   ({warmup} warmup + {samples} draws; "
+          f"divergences {d['divergences']}, largest r-hat {d['max_r_hat']:.3f}, fewest effective samples "
+          f"{d['min_ess']:.0f})")
+    print(f"NUTS / EM of the same participants: {nuts / em_few:.1f}x")
 
 
 if __name__ == "__main__":

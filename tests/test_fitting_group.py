@@ -316,6 +316,21 @@ def test_the_group_fit_benchmark_runs() -> None:
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "group_fit_bench.py"
-    done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, str(script), "--quick", "--no-nuts"], capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
     assert "EM / separate MLE fits:" in done.stdout and done.stdout.rstrip().endswith("x")
+    assert "NUTS" not in done.stdout
+
+
+@pytest.mark.slow
+def test_the_group_fit_benchmark_times_nuts_when_installed() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("numpyro")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "group_fit_bench.py"
+    done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "NUTS, 3 participants, 1 chain" in done.stdout and "NUTS / EM of the same participants:" in done.stdout

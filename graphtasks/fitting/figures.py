@@ -13,6 +13,31 @@ from .bms import ModelSelection
 from .recovery import GroupModelRecovery, GroupRecovery, ModelRecovery, ParameterRecovery
 
 
+def _finish(fig: Any, path: str, title: str = "", rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> None:
+    """A figure's title (if any), its layout within `rect`, written to `path` and closed."""
+    plt = require_matplotlib()
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=rect)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _true_against_fitted(ax: Any, name: str, truth: list[float], fitted: list[float], every: list[float],
+                         colour: str) -> None:
+    """One recovery panel: a point per simulated participant, the identity line, the axes
+    spanning `every` value (the same for panels to be compared)."""
+    low, high = min(every), max(every)
+    pad = 0.04 * (high - low)
+    ax.plot([low, high], [low, high], color="0.6", linestyle=":", linewidth=1)
+    ax.scatter(truth, fitted, s=18, alpha=0.8, color=colour)
+    ax.set_xlim(low - pad, high + pad)
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_xlabel(f"true {name}")
+    ax.set_ylabel(f"fitted {name}")
+    ax.grid(alpha=0.25)
+
+
 def plot_parameter_recovery(result: ParameterRecovery, path: str) -> None:
     """True against fitted value, one panel per setting, with the identity line and r."""
     plt = require_matplotlib()
@@ -20,21 +45,10 @@ def plot_parameter_recovery(result: ParameterRecovery, path: str) -> None:
     fig, axes = plt.subplots(1, len(names), figsize=(3.8 * len(names), 3.8))
     for ax, name in zip(np.atleast_1d(axes), names):
         truth, fitted = result.truth[name], result.fitted[name]
-        low, high = min(truth + fitted), max(truth + fitted)
-        ax.plot([low, high], [low, high], color="0.6", linestyle=":", linewidth=1)
-        ax.scatter(truth, fitted, s=18, alpha=0.8)
-        ax.set_xlabel(f"true {name}")
-        ax.set_ylabel(f"fitted {name}")
+        _true_against_fitted(ax, name, truth, fitted, truth + fitted, "tab:blue")
         ax.set_title(f"{name}: r = {result.correlation(name):.2f}", fontsize=10)
-        ax.grid(alpha=0.25)
-    fig.suptitle(
-        f"Parameter recovery: {result.model} on {result.task_id}, {len(truth)} simulated participants, "
-        f"{result.trials} trials each",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish(fig, path, f"Parameter recovery: {result.model} on {result.task_id}, {len(truth)} simulated "
+            f"participants, {result.trials} trials each")
 
 
 def plot_model_recovery(result: ModelRecovery, path: str) -> None:
@@ -53,9 +67,7 @@ def plot_model_recovery(result: ModelRecovery, path: str) -> None:
     ax.set_ylabel("model that generated the choices")
     ax.set_title(f"Model recovery on {result.task_id}, {result.trials} trials", fontsize=10)
     fig.colorbar(image, ax=ax, shrink=0.8, label="share of simulations")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish(fig, path)
 
 
 def plot_fits(
@@ -107,10 +119,8 @@ def plot_fits(
     elif len(labels) <= 12:
         fig.legend(handles, names, loc="lower center", ncol=min(len(labels), 6), frameon=False, fontsize=8)
     extra = "; EM, NUTS: dashed, the group median ± 1 s.e. of its mean" if groups else ""
-    fig.suptitle(f"{experiment}: fitted settings per run, ± 1 standard error (x: none, at a bound){extra}", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06 if len(labels) <= 12 and not spare else 0, 1, 1))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish(fig, path, f"{experiment}: fitted settings per run, ± 1 standard error (x: none, at a bound){extra}",
+            rect=(0, 0.06 if len(labels) <= 12 and not spare else 0, 1, 1))
 
 
 def plot_group_recovery(result: GroupRecovery, path: str) -> None:
@@ -138,32 +148,18 @@ def plot_group_recovery(result: GroupRecovery, path: str) -> None:
     for row, method in enumerate(methods):
         label, colour = styles[method]
         for ax, name in zip(axes[row], names):
-            truth, fitted = result.truth[name], getattr(result, method)[name]
+            truth = result.truth[name]
             every = truth + [v for m in methods for v in getattr(result, m)[name]]  # every row on the same axes
-            low, high = min(every), max(every)
-            pad = 0.04 * (high - low)
-            ax.plot([low, high], [low, high], color="0.6", linestyle=":", linewidth=1)
-            ax.scatter(truth, fitted, s=18, alpha=0.8, color=colour)
-            ax.set_xlim(low - pad, high + pad)
-            ax.set_ylim(low - pad, high + pad)
+            _true_against_fitted(ax, name, truth, getattr(result, method)[name], every, colour)
             if method in medians:
                 ax.axhline(medians[method][name], color=colour, linestyle="--", linewidth=1,
                            label="fitted group median")
                 ax.axvline(true_median[name], color="0.3", linestyle=":", linewidth=1, label="simulated median")
-            ax.set_xlabel(f"true {name}")
-            ax.set_ylabel(f"fitted {name}")
             ax.set_title(f"{label}: {name}\nr = {result.correlation(method, name):.2f}, "
                          f"MAE = {result.mae(method, name):.3g}", fontsize=9)
-            ax.grid(alpha=0.25)
     axes[1][0].legend(fontsize=7, loc="upper left", frameon=False)
-    fig.suptitle(
-        f"Group parameter recovery: {result.model} on {result.task_id}, {len(result.truth[names[0]])} simulated "
-        f"participants x {result.trials} trials",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish(fig, path, f"Group parameter recovery: {result.model} on {result.task_id}, "
+            f"{len(result.truth[names[0]])} simulated participants x {result.trials} trials")
 
 
 def plot_group_model_recovery(result: GroupModelRecovery, path: str) -> None:
@@ -188,11 +184,8 @@ def plot_group_model_recovery(result: GroupModelRecovery, path: str) -> None:
         ax.set_xlabel("candidate model (fitted by EM)")
         ax.set_title(title, fontsize=10)
     axes[0].set_ylabel("model that generated the group")
-    fig.suptitle(f"Group model recovery on {result.task_id}: {result.participants} participants x {result.trials} "
-                 "trials per group", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish(fig, path, f"Group model recovery on {result.task_id}: {result.participants} participants x "
+            f"{result.trials} trials per group")
 
 
 def plot_model_selection(selection: ModelSelection, path: str, title: str) -> None:
@@ -213,6 +206,4 @@ def plot_model_selection(selection: ModelSelection, path: str, title: str) -> No
     ax.set_title(f"{title}\nBayesian omnibus risk {selection.bor:.3g}, {selection.attribution.shape[0]} participants",
                  fontsize=10)
     ax.grid(alpha=0.25, axis="y")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish(fig, path)

@@ -349,18 +349,18 @@ def fit_runs(
 ) -> list[FitResult]:
     """Fit `model` to each of the runs (their recorded trials), in order; the runs are read
     here and fitted on `workers` processes (the same fits for any number of them)."""
+    from .recovery import map_jobs
+
+    choices, shapes = _read_runs(store, experiment, runs)
+    return map_jobs(_fit_job, [(model, c, starts, seed, s) for c, s in zip(choices, shapes)], workers)
+
+
+def _read_runs(store: GraphStore, experiment: str, runs: Sequence[int]) -> tuple[list[Choices], list[Any]]:
+    """The recorded choices of each run, and the shape of each one's task."""
     from .likelihood import task_shape
 
-    jobs = []
-    for run in runs:
-        choices = load_run(store, experiment, run)
-        jobs.append((model, choices, starts, seed, task_shape(choices.task_id, store)))
-    if workers == 1 or len(jobs) < 2:
-        return [_fit_job(job) for job in jobs]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_fit_job, jobs))
+    choices = [load_run(store, experiment, run) for run in runs]
+    return choices, [task_shape(c.task_id, store) for c in choices]
 
 
 def fit_group_runs(
@@ -379,15 +379,13 @@ def fit_group_runs(
     """Fit `model` to the runs together, hierarchically: by EM (`graphtasks.fitting.hierarchical`)
     or, with `method` "nuts", by sampling (`graphtasks.fitting.bayes`, one chain)."""
     from .hierarchical import fit_group
-    from .likelihood import task_shape
 
     if method == "nuts":
         from .bayes import check_model, require_numpyro
 
         require_numpyro()  # before the runs are read
         check_model(model)
-    choices = [load_run(store, experiment, run) for run in runs]
-    shapes = [task_shape(c.task_id, store) for c in choices]
+    choices, shapes = _read_runs(store, experiment, runs)
     if method == "nuts":
         from .bayes import fit_group_nuts
 

@@ -22,10 +22,19 @@ from .simulate import simulate
 
 
 @dataclass(frozen=True)
-class ParameterRecovery:
+class Simulated:
+    """What every recovery names: the model simulated, the task, the trials per participant."""
+
     model: str
     task_id: str
     trials: int
+
+    def head(self) -> dict[str, Any]:
+        return {"model": self.model, "task": self.task_id, "trials": self.trials}
+
+
+@dataclass(frozen=True)
+class ParameterRecovery(Simulated):
     truth: dict[str, list[float]]
     fitted: dict[str, list[float]]
 
@@ -34,9 +43,7 @@ class ParameterRecovery:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "model": self.model,
-            "task": self.task_id,
-            "trials": self.trials,
+            **self.head(),
             "participants": len(next(iter(self.truth.values()))),
             "correlation": {name: round(self.correlation(name), 3) for name in self.truth},
             "truth": self.truth,
@@ -82,6 +89,14 @@ def _check_workers(workers: int | None) -> None:
         raise BehaviourError(f"workers: expected a positive whole number or None, got {workers!r}")
 
 
+def _candidates(models: Sequence[str]) -> list[FitModel]:
+    """The shipped models a model recovery compares: two or more, different."""
+    chosen = [fit_model(m) for m in models]
+    if len(chosen) < 2 or len({m.name for m in chosen}) != len(chosen):
+        raise BehaviourError(f"models: expected two or more different models, got {list(models)}")
+    return chosen
+
+
 def _draw(model: FitModel, rng: np.random.Generator) -> dict[str, float]:
     return {name: float(rng.uniform(*model.prior_of(name))) for name in model.free}
 
@@ -96,10 +111,7 @@ def _simulate_and_fit(job: Job) -> list[FitResult]:
 
 
 def _run(jobs: list[Any], workers: int | None) -> list[list[FitResult]]:
-    if workers == 1 or len(jobs) < 2:
-        return [_simulate_and_fit(job) for job in jobs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_simulate_and_fit, jobs))
+    return map_jobs(_simulate_and_fit, jobs, workers)
 
 
 def parameter_recovery(
@@ -138,9 +150,7 @@ def model_recovery(
     """Simulate `participants` agents of each model and count which model's fit has the lowest BIC."""
     _check_sizes(participants, 1, trials, starts)
     _check_workers(workers)
-    chosen = [fit_model(m) for m in models]
-    if len(chosen) < 2 or len({m.name for m in chosen}) != len(chosen):
-        raise BehaviourError(f"models: expected two or more different models, got {list(models)}")
+    chosen = _candidates(models)
     root = np.random.SeedSequence(seed)
     rng = np.random.default_rng(root.spawn(1)[0])
     jobs = []
@@ -176,7 +186,8 @@ def _mle_job(job: tuple[FitModel, Any, int]) -> FitResult:
     return fit(model, choices, starts=starts, seed=0)
 
 
-def _map(function: Any, jobs: list[Any], workers: int | None) -> list[Any]:
+def map_jobs(function: Any, jobs: list[Any], workers: int | None) -> list[Any]:
+    """`function` of every job, in order: here, or on `workers` processes (None: one per core)."""
     if workers == 1 or len(jobs) < 2:
         return [function(job) for job in jobs]
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -194,16 +205,14 @@ def _simulate_group(
     x = mean + sd * np.random.default_rng(draws_seed).standard_normal((participants, len(mean)))
     values = to_natural(model, x)
     jobs = [(model, row.tolist(), task_id, trials, int(s.generate_state(1)[0])) for row, s in zip(values, seeds)]
-    return values, _map(_simulate_job, jobs, workers)
+    return values, map_jobs(_simulate_job, jobs, workers)
 
 
 @dataclass(frozen=True)
-class GroupRecovery:
-    """Settings of a simulated group, fitted back per participant (MLE) and hierarchically (EM)."""
+class GroupRecovery(Simulated):
+    """Settings of a simulated group, fitted back per participant (MLE) and hierarchically (EM,
+    and NUTS when it ran)."""
 
-    model: str
-    task_id: str
-    trials: int
     truth: dict[str, list[float]]
     mle: dict[str, list[float]]
     em: dict[str, list[float]]
@@ -250,8 +259,8 @@ class GroupRecovery:
         return out
 
     def as_dict(self, times: bool = True) -> dict[str, Any]:
-        out = {"model": self.model, "task": self.task_id, "trials": self.trials,
-               "participants": len(next(iter(self.truth.values()))), "rows": self.rows(), "truth": self.truth,
+        out = {**self.head(), "participants": len(next(iter(self.truth.values()))), "rows": self.rows(),
+               "truth": self.truth,
                "mle": self.mle, "em": self.em}
         if self.nuts:
             out["nuts"] = self.nuts
@@ -306,7 +315,7 @@ def group_parameter_recovery(
     values, choices = _simulate_group(chosen, mu, sigma, participants, trials, task_id, np.random.SeedSequence(seed),
                                       workers)
     started = time.perf_counter()
-    mle = _map(_mle_job, [(chosen, c, starts) for c in choices], workers)
+    mle = map_jobs(_mle_job, [(chosen, c, starts) for c in choices], workers)
     between = time.perf_counter()
     group = fit_group(chosen, choices, starts=starts, seed=seed, workers=workers)
     ended = time.perf_counter()
@@ -389,9 +398,7 @@ def group_model_recovery(
 
     _check_sizes(participants, 2, trials, starts)
     _check_workers(workers)
-    chosen = [fit_model(m) for m in models]
-    if len(chosen) < 2 or len({m.name for m in chosen}) != len(chosen):
-        raise BehaviourError(f"models: expected two or more different models, got {list(models)}")
+    chosen = _candidates(models)
     k = len(chosen)
     pxp, xp, freq, bor = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k)), np.zeros(k)
     best = np.zeros((k, k), dtype=int)
