@@ -548,3 +548,24 @@ def test_pilot_mode_plays_the_study_through_the_server(tmp_path):
         assert len(researcher(server)["sessions"]) == 3
     finally:
         server.stop()
+
+
+def test_a_session_that_no_longer_replays_stops_the_server_with_one_line(serve):
+    """A restart replays every session; a recorded trial its env does not give again (a store
+    changed behind the server's back) is named, and the server does not start."""
+    server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0))
+    play(server, start_session(server), limit=2)
+    server.stop()
+    with open_store(server.store, "w") as s:
+        uid = s.cypher("MATCH (t:Trial) WHERE t.step = 1 RETURN t.uid").rows[0][0]
+        s.merge_shared([("Trial", [{**dict(zip(
+            ["uid", "task", "experiment", "run", "phase_index", "episode", "step", "state", "action", "next_state"],
+            s.cypher("MATCH (t:Trial) WHERE t.uid = $u RETURN t.uid, t.task, t.experiment, t.run, t.phase_index, "
+                     "t.episode, t.step, t.state, t.action, t.next_state", {"u": uid}).rows[0])), "reward": 7.0}])])
+    result = subprocess.run(
+        [sys.executable, "-m", "graphtasks", "--store", str(server.store), "serve", server.study, "--port",
+         str(free_port())], capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "trial 1 replays to" in lines[0] and "recorded (7.0," in lines[0], result.stderr

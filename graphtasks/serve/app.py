@@ -30,6 +30,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from graphstore import GraphStore, open_store
+from graphstore.errors import GraphtasksError
 from graphtasks.experiments.ids import experiment_uid, participant_uid, run_uid
 from graphtasks.experiments.observers import COMPLETED, RUNNING
 from graphtasks.experiments.records import Records, _joined, _key, record_experiment, record_tasks, run_node
@@ -60,6 +61,10 @@ GRID_LOOKS: dict[str, dict[str, Any]] = {
              "colours": {"#": "#3b3b3b", " ": "#f2f2f2", "G": "#6acc64", "T": "#d65f5f", "D": "#8c613c"},
              "legend": "Move with the arrow keys to the green goal. Red squares end the round; brown ones are doors."},
 }
+
+
+class SessionReplayError(GraphtasksError, RuntimeError):
+    """A recorded session does not replay through its env (the task or the code changed)."""
 
 
 class Refused(Exception):
@@ -193,10 +198,13 @@ class StudyServer:
             for phase_index, episode, step, state, action, reward, next_state in trials:
                 where = (player.phase_index, player.episode, player.step, player.state)
                 if where != (phase_index, episode, step, state):
-                    raise RuntimeError(f"session {label}: the recorded trials do not replay at {where}")
+                    raise SessionReplayError(f"session {label} (run {index}): its recorded trial at (phase, "
+                                             f"episode, step, state) {(phase_index, episode, step, state)} does not "
+                                             f"replay: the env is at {where}")
                 done = player.act(int(action))
                 if (done.reward, done.next_state) != (reward, next_state):
-                    raise RuntimeError(f"session {label}: trial {done.trial} replays differently")
+                    raise SessionReplayError(f"session {label} (run {index}): trial {done.trial} replays to "
+                                             f"{(done.reward, done.next_state)}, recorded {(reward, next_state)}")
                 session.rewards.append(float(reward))
             self.sessions[token_hash] = session
             if pid_hash:
