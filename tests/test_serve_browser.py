@@ -202,7 +202,17 @@ def test_a_person_plays_a_grid_study_with_the_arrow_keys(serve, browser, tmp_pat
     shots = shots_dir(tmp_path)
     browser.get(server.url + "/")
     path = [Keys.ARROW_UP, Keys.ARROW_UP, Keys.ARROW_UP, Keys.ARROW_LEFT, Keys.ARROW_LEFT, Keys.ARROW_UP]
-    done = play_session(Player(browser, shots), lambda kind, n: path[n % len(path)], "grid")
+    player = Player(browser, shots)
+
+    def answer(kind: str, n: int) -> str:
+        if n == 2:  # the tab is closed after two moves and the study's link opened again
+            browser.get("about:blank")
+            browser.get(server.url + "/")
+            assert player.next_screen() == "grid"  # straight back to the session, at its third move
+        return path[n % len(path)]
+
+    done = play_session(player, answer, "grid")
+    assert player.seen.count("text") == 1  # the instructions, once
     assert "Your completion code" in done
     server.stop()
     rows = trials_of(server.store, "grid people")
