@@ -1,6 +1,6 @@
 """Draw the decision tasks (data/decision/) into docs/images/decision/<name>.png for
 docs/decision-tasks.md: the state graph of the choice tasks (the project's task pictures),
-the card sequence of the Iowa decks, the walks of the restless bandit and the payoffs of a
+Tolman's maze, the card sequence of the Iowa decks, the walks of the restless bandit and the payoffs of a
 depleting patch against the marginal value theorem's average rates.
 
     python docs/make_decision_pictures.py
@@ -31,6 +31,8 @@ DECKS = "ABCD"
 def graph_pictures() -> None:
     for name in ("reversal-learning", "probabilistic-selection"):
         draw_task(f"decision/{name}", store=":memory:").save(OUT / f"{name}.png", dpi=90)
+    for size in ("micro", "small"):  # Tolman's maze, drawn as the grid family draws its maps
+        draw_task(f"decision/grid/tolman/{size}", store=":memory:").save(OUT / f"tolman-{size}.png", dpi=70)
 
 
 def iowa() -> None:

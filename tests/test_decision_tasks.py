@@ -144,3 +144,23 @@ def test_patch_foraging_depletes_and_travel_takes_its_steps() -> None:
     assert env.step(0)[1] == 10.0
     assert patch_states(graph)[0] == 0
     assert [mvt_harvests(rewards, t) for t in (1, 8)] == [4, 8]  # longer travel, stay longer
+
+
+def test_tolman_s_maze_is_a_grid_task_with_one_way_to_the_goal_past_blind_alleys() -> None:
+    from collections import deque
+
+    env = gym.make("graphtasks/Grid-v0", task="decision/grid/tolman/micro").unwrapped
+    assert tasks.family_of(tasks.build("decision/grid/tolman/micro")).name == "grid"
+    cells = {(r, c) for r in range(env.n) for c in range(env.n) if not env.compiled.wall[r, c]}
+    dist = {(5, 5): 0}
+    queue = deque([(5, 5)])
+    while queue:
+        r, c = queue.popleft()
+        for t in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+            if t in cells and t not in dist:
+                dist[t] = dist[(r, c)] + 1
+                queue.append(t)
+    assert dist[(1, 1)] == 12  # the start is bottom right, the goal box top left
+    dead_ends = [cell for cell in cells if sum(t in cells for t in (
+        (cell[0] + 1, cell[1]), (cell[0] - 1, cell[1]), (cell[0], cell[1] + 1), (cell[0], cell[1] - 1))) == 1]
+    assert sorted(dead_ends) == [(1, 1), (1, 3), (5, 5)]  # the goal box, one blind alley, the start

@@ -371,3 +371,37 @@ def foraging_study(seeds: int, path: str | None, make: Callable[..., Any]) -> li
              bool(abs(long.mean() - optimum[FORAGING_TRAVEL[1]]) <= 1.5
                   and abs(short.mean() - optimum[FORAGING_TRAVEL[0]]) <= 1.5)),
     ]
+
+
+# -- Tolman's latent learning (a grid maze) ----------------------------------------------------------
+def test_steps(store: Any, name: str) -> dict[tuple[str, str], list[float]]:
+    """Per (agent, condition) each run's mean steps from the start to the goal in the test phase."""
+    from .records import recorded_episodes
+
+    per_run: dict[tuple[str, str, int], list[float]] = {}
+    for row in recorded_episodes(store, name):
+        if row["phase"] == "test":
+            per_run.setdefault((row["label"], row["condition"], row["run"]), []).append(float(row["length"]))
+    out: dict[tuple[str, str], list[float]] = {}
+    for (label, condition, _), lengths in sorted(per_run.items()):
+        out.setdefault((label, condition), []).append(float(np.mean(lengths)))
+    return out
+
+
+def latent_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any]:
+    steps = {key: np.asarray(v) for key, v in test_steps(store, name).items()}
+    checks = [
+        gap_check(make, f"{label}: steps, naive minus pre-exposed", steps[label, "naive"], steps[label, "pre-exposed"],
+                  f"a learner with a map ({label}) uses what it explored once the reward is known", " steps")
+        for label in ("model-based", "SR")
+    ]
+    q_gap = float(steps["Q", "naive"].mean() - steps["Q", "pre-exposed"].mean())
+    checks.append(make("Q: steps, naive minus pre-exposed", q_gap,
+                       "Q-learning learns nothing while no reward is paid: pre-exposure does not help it",
+                       abs(q_gap) < 5.0))
+    return checks
+
+
+def draw_latent(store: Any, name: str, path: str) -> None:
+    plot_bars(mean_and_error(test_steps(store, name)), path, "steps from the start to the goal (test, greedy)",
+              f"{name}: after exploring the maze without reward, or not", ("pre-exposed", "naive"))

@@ -427,6 +427,13 @@ REPRODUCTIONS.update(
             decision.draw_restless,
         ),
         Reproduction(
+            "tolman1930-latent-learning",
+            "latent learning: after exploring a maze without reward, learners with a map go straight to the goal",
+            "Tolman & Honzik 1930, Univ Calif Publ Psychol 4: 257-275",
+            lambda store, name: decision.latent_checks(store, name, _measured),
+            decision.draw_latent,
+        ),
+        Reproduction(
             "charnov1976-foraging",
             "patch foraging: learners leave a depleting patch later when travel takes longer (marginal value theorem)",
             "Charnov 1976, Theor Popul Biol 9(2): 129-136; Constantino & Daw 2015, CABN 15(4): 837-853",

@@ -8,14 +8,44 @@ from typing import Any
 
 from graphstore import TaskGraph
 
-from ..data import TaskFileError
+from ..data import TaskFileError, data_dir
 from ..family import Catalogue, TaskFamily, UserFiles
 from .entities import grid_entity_classes
-from .maps import FAMILY, PREFIX, _build, _names, build_grid_task, parse_template, template_files
+from .maps import (
+    FAMILY,
+    PREFIX,
+    SIZE_ORDER,
+    _build,
+    _names,
+    build_grid_task,
+    parse_template,
+    read_template,
+    template_files,
+)
 from .schema import add_schema
 from .variants import CHANGES, change_grid
 
 USER_PREFIX = "user/grid/"
+DECISION_PREFIX = "decision/grid/"  # data/decision/grids/: mazes of decision and learning studies (Tolman's)
+
+
+def _decision_maps() -> dict[str, Path]:
+    return {p.stem: p for p in sorted((data_dir() / "decision" / "grids").glob("*.txt"))}
+
+
+def _decision_names() -> list[str]:
+    out: list[str] = []
+    for name, path in _decision_maps().items():
+        sizes = read_template(path)
+        out.extend(f"{name}/{size}" for size in sorted(sizes, key=lambda s: (SIZE_ORDER + (s,)).index(s)))
+    return out
+
+
+def _decision_build(task_id: str, name: str, params: dict[str, Any]) -> TaskGraph:
+    if params:
+        raise TaskFileError(f"{task_id}: grid tasks take no task parameters (objects etc. are environment parameters)")
+    template, _, size = name.partition("/")
+    return build_grid_task(read_template(_decision_maps()[template])[size], task_id)
 
 
 def read_map(path: Path, task_id: str | None, params: dict[str, Any]) -> list[TaskGraph]:
@@ -46,6 +76,9 @@ GRID = TaskFamily(
     catalogues=(
         Catalogue(PREFIX, FAMILY, _names, _build, source=lambda name: template_files()[name.partition("/")[0]],
                   description="neuro-nav GridEnv templates (text maps)"),
+        Catalogue(DECISION_PREFIX, FAMILY, _decision_names, _decision_build,
+                  source=lambda name: _decision_maps()[name.partition("/")[0]],
+                  description="mazes of learning studies (text maps): Tolman's latent learning"),
     ),
     add_schema=add_schema,
     user_files=UserFiles(USER_PREFIX, read_map, _is_map, "a grid map with [size] sections (*.txt)"),

@@ -39,7 +39,7 @@ def is_deterministic(task_id: str) -> bool:
     return c.targets.shape[2] == 1 and all(s is None or s.kind == "fixed" for s in c.reward_specs)
 
 
-GRAPH_TASKS = [t for t in tasks.builtin_ids() if t.startswith(("neuronav/graph/", "rewardgym/", "decision/"))]
+GRAPH_TASKS = tasks.builtin_ids("graph")  # neuro-nav graphs, rewardGym and decision tasks
 DETERMINISTIC = [t for t in GRAPH_TASKS if is_deterministic(t)]
 STOCHASTIC = [t for t in GRAPH_TASKS if not is_deterministic(t)]
 

@@ -70,6 +70,22 @@ def test_every_copy_equals_the_single_env(template, kwargs):
         assert picked_keys > 0 and opened > 0  # the object path was exercised
 
 
+@pytest.mark.parametrize("task", ["decision/grid/tolman/micro", "decision/grid/tolman/small"])
+def test_every_copy_equals_the_single_env_in_the_decision_mazes(task):
+    """The mazes of data/decision/grids/ (Tolman's) step alike in both envs, random starts included."""
+    kwargs = {"episode_length": 25, "time_penalty": 0.05}
+    venv = GridVectorEnv(8, task=task, **kwargs)
+    actions = np.random.default_rng(3).integers(0, venv.n_actions, (300, 8))
+    venv.reset(seed=0)
+    got: list[list[tuple]] = [[] for _ in range(8)]
+    for row in actions:
+        obs, r, term, trunc, info = venv.step(row)
+        for i in range(8):
+            got[i].append(copy_row(obs, r, term, trunc, info, i))
+    for i in range(8):
+        assert got[i] == single_stream(GridEnv(task=task, **kwargs), actions[:, i]), f"copy {i}"
+
+
 def picture_size(obs_type: str) -> dict:
     return {"resolution": 40} if obs_type in ("visual", "window", "window_tight") else {}
 
