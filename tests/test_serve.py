@@ -59,6 +59,11 @@ iti_ms = 100
 completion = "Thank you for taking part."
 completion_code = "CODE-2S"
 redirect = "https://example.org/done?cc={{code}}"
+
+[[study.checks]]
+question = "Which keys choose?"
+options = ["F and J", "The arrow keys", "The mouse"]
+answer = 0
 """
 
 GRID_STUDY = """
@@ -176,6 +181,8 @@ def start_session(server: Server, pid: str | None = None, consent: bool = True) 
     token = answer["token"]
     if consent:
         assert post(f"{server.url}/api/s/{token}/consent", {"agree": True})[0] == 200
+        if "[[study.checks]]" in Path(server.study).read_text():
+            assert post(f"{server.url}/api/s/{token}/checks", {"answers": [0]}) == (200, {"passed": True})
     return token
 
 
@@ -520,6 +527,7 @@ def test_fifty_participants_and_a_killed_server_lose_no_trial(serve):
     assert all(steps == expected for steps in per_run.values())
 
 
+@pytest.mark.slow
 def test_pilot_mode_plays_the_study_through_the_server(tmp_path):
     """`serve --pilot N`: N of the spec's agents play through the server, recorded as sessions
     whose Participant says pilot; only a researcher may start a pilot session."""
@@ -550,6 +558,7 @@ def test_pilot_mode_plays_the_study_through_the_server(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_session_that_no_longer_replays_stops_the_server_with_one_line(serve):
     """A restart replays every session; a recorded trial its env does not give again (a store
     changed behind the server's back) is named, and the server does not start."""
@@ -569,3 +578,23 @@ def test_a_session_that_no_longer_replays_stops_the_server_with_one_line(serve):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "trial 1 replays to" in lines[0] and "recorded (7.0," in lines[0], result.stderr
+
+
+def test_comprehension_checks_come_before_the_trials(serve):
+    server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0))
+    token = start_session(server, consent=False)
+    url = f"{server.url}/api/s/{token}"
+    assert post(url + "/checks", {"answers": [0]})[0] == 409  # consent first
+    assert post(url + "/consent", {"agree": True})[0] == 200
+    assert get(url)[1]["study"]["checks"] == [
+        {"question": "Which keys choose?", "options": ["F and J", "The arrow keys", "The mouse"]}]  # no answers
+    for bad in ({"answers": [3]}, {"answers": [0, 0]}, {"answers": ["0"]}, {"answers": [True]}, {"answer": [0]}):
+        assert post(url + "/checks", bad)[0] == 400, bad
+    assert post(url + "/checks", {"answers": [1]}) == (200, {"passed": False})
+    assert post(url + "/trial", {"index": 0, "action": 0})[0] == 409  # not before the checks are passed
+    assert post(url + "/checks", {"answers": [0]}) == (200, {"passed": True})
+    assert post(url + "/trial", {"index": 0, "action": 0})[0] == 200
+    server.stop()
+    with open_store(server.store, "r") as s:
+        attempts, passed = s.cypher("MATCH (r:Run) RETURN r.check_attempts, r.checks_passed_at").rows[0]
+    assert attempts == 2 and passed

@@ -62,6 +62,7 @@ class Player:
     def __init__(self, driver: Any, shots: Path) -> None:
         self.driver, self.shots, self.seq = driver, shots, ""
         self.seen: list[str] = []
+        self.texts: list[str] = []
 
     def shoot(self, name: str) -> None:
         if not (self.shots / f"{name}.png").exists():
@@ -114,11 +115,19 @@ def play_session(player: Player, answer: Any, name: str, reload_at: int | None =
         if kind == "consent":
             player.shoot("consent")
             driver.find_element(By.CSS_SELECTOR, "button.agree").click()
+        elif kind == "check":  # the first attempt is wrong: the instructions again, then right
+            player.shoot("check")
+            player.key("1" if "Some answers were not right" in " ".join(player.texts) else "2")
         elif kind == "text":
             body = player.text()
+            player.texts.append(body)
             label = ("instructions" if texts < 2 else "practice") if name == "two-step" else f"{name}-instructions"
             if "practice is over" in body:
                 label = "practice-over"
+            elif "Some answers were not right" in body:
+                label = "check-failed"
+            elif name == "two-step" and ("choose twice" in body or "win as often" in body):
+                label = "instructions"
             player.shoot(label)
             texts += 1
             player.key(" ")
@@ -179,7 +188,9 @@ def test_a_person_plays_a_two_step_study_in_chromium(serve, browser, tmp_path):
     assert browser.find_element(By.CSS_SELECTOR, "a.redirect").get_attribute("href") == \
         "https://example.org/done?cc=CODE-2S"
     slow = player.seen.count("slow")  # once on purpose; a loaded machine may add one
-    assert player.seen.count("consent") == 1 and player.seen.count("text") == 4  # the reload resumed the trials
+    # instructions, a wrong check, "not right", the instructions again, a right check, practice, practice over;
+    # the reload resumed the trials, with no consent, instructions or checks again
+    assert player.seen.count("consent") == 1 and player.seen.count("check") == 2 and player.seen.count("text") == 7
     assert slow >= 1 and "fixation" in player.seen and "feedback" in player.seen
     browser.get(browser.current_url)  # a reload after the end shows the code again
     assert Player(browser, shots).next_screen() == "done" and "CODE-2S" in browser.page_source

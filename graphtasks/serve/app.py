@@ -177,15 +177,16 @@ class StudyServer:
             "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid AND r.agent = $agent "
             "RETURN r.index, r.task_id, r.label, r.seed, r.condition, r.token_hash, r.status, r.started_at, "
             "r.ended_at, r.consented_at, r.completion_code, p.uid, p.participant_id, p.pid_hash, p.study_hash, "
-            "p.session_hash ORDER BY r.index",
+            "p.session_hash, r.check_attempts, r.checks_passed_at ORDER BY r.index",
             {"uid": self.uid, "agent": PARTICIPANT},
         ).rows
         for (index, task, label, seed, condition, token_hash, status, started, ended, consented, code, p_uid, pid,
-             pid_hash, study_hash, session_hash) in rows:
+             pid_hash, study_hash, session_hash, attempts, passed) in rows:
             cell = Cell(int(index), task, AgentSpec(PARTICIPANT, label, {}), int(seed), condition or "")
             player = SessionPlayer(self.spec, self.versions, cell)
             run = {**run_node(self.spec, cell, status, None, started, ended), "token_hash": token_hash,
-                   "consented_at": consented, "completion_code": code}
+                   "consented_at": consented, "completion_code": code, "check_attempts": attempts,
+                   "checks_passed_at": passed}
             participant = {"uid": p_uid, "task": self.uid, "participant_id": pid, "source": "graphtasks serve",
                            "pid_hash": pid_hash, "study_hash": study_hash, "session_hash": session_hash}
             session = Session(token_hash, cell, player, run, participant)
@@ -236,7 +237,8 @@ class StudyServer:
         player = SessionPlayer(self.spec, self.versions, cell)
         code = self.study.completion_code or secrets.token_hex(4).upper()
         run = {**run_node(self.spec, cell, RUNNING, None, now_ms(), None), "token_hash": token_hash,
-               "consented_at": None if self.study.consent else now_ms(), "completion_code": code}
+               "consented_at": None if self.study.consent else now_ms(), "completion_code": code,
+               "check_attempts": 0, "checks_passed_at": None if self.study.checks else now_ms()}
         person = participant_uid(self.uid, label)
         participant = {"uid": person, "task": self.uid, "participant_id": label,
                        "source": f"pilot: {pilot}" if pilot else "graphtasks serve",
@@ -267,7 +269,8 @@ class StudyServer:
         s.sent = time.monotonic()
         return {
             "study": self.study.page_settings(), "practice": list(self.study.practice), "screens": self.screens,
-            "consented": bool(s.run.get("consented_at")), "position": s.player.position(), **self._end(s),
+            "consented": bool(s.run.get("consented_at")), "checked": bool(s.run.get("checks_passed_at")),
+            "position": s.player.position(), **self._end(s),
         }
 
     def _end(self, s: Session) -> dict[str, Any]:
@@ -286,6 +289,27 @@ class StudyServer:
             self.store.merge_shared([("Run", [run])])
             s.run = run
         return {"ok": True}
+
+    def answer_checks(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One attempt at the comprehension checks: all right (the trials may start) or not;
+        the attempt is counted on the Run either way."""
+        s = self.session(token)
+        checks = self.study.checks
+        answers = body.get("answers")
+        if set(body) != {"answers"} or not isinstance(answers, list) or len(answers) != len(checks):
+            raise Refused(400, f"answers: expected a list of {len(checks)} option numbers")
+        for i, (given, (_, options, _)) in enumerate(zip(answers, checks)):
+            _integer(given, f"answers[{i}]", 0, len(options) - 1)
+        if not s.run.get("consented_at"):
+            raise Refused(409, "consent has not been given")
+        if s.run.get("checks_passed_at"):
+            return {"passed": True}
+        passed = all(given == right for given, (_, _, right) in zip(answers, checks))
+        run = {**s.run, "check_attempts": int(s.run.get("check_attempts") or 0) + 1,
+               "checks_passed_at": now_ms() if passed else None}
+        self.store.merge_shared([("Run", [run])])
+        s.run = run
+        return {"passed": passed}
 
     def post_trial(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
         """Check a posted choice, step the env, commit the Trial, answer with the next screen.
@@ -310,6 +334,8 @@ class StudyServer:
             raise Refused(409, f"index: the session is at trial {s.player.trial}, got {index}")
         if not s.run.get("consented_at"):
             raise Refused(409, "consent has not been given")
+        if not s.run.get("checks_passed_at"):
+            raise Refused(409, "the comprehension checks have not been passed")
         if s.player.done:
             raise Refused(409, "the session is finished")
         action = _integer(body.get("action"), "action", 0, 10**6)
@@ -502,6 +528,10 @@ def make_app(server: StudyServer) -> Starlette:
                     future.set_result(None)
         committer.clear()
 
+    async def checks(request: Request) -> Any:
+        body = await _json_body(request)
+        return await on_thread(server.answer_checks, request.path_params["token"], body)
+
     async def trial(request: Request) -> Any:
         body = await _json_body(request)
         token = request.path_params["token"]
@@ -573,6 +603,7 @@ def make_app(server: StudyServer) -> Starlette:
         Route("/s/{token}", answer(page)),
         Route("/api/s/{token}", answer(state)),
         Route("/api/s/{token}/consent", answer(consent), methods=["POST"]),
+        Route("/api/s/{token}/checks", answer(checks), methods=["POST"]),
         Route("/api/s/{token}/trial", answer(trial), methods=["POST"]),
         Route("/researcher", answer(dashboard)),
         Route("/researcher/sessions", answer(sessions)),

@@ -84,8 +84,11 @@ def run_pilot(
         started = _call(f"{url}/api/start", {"params": {}, "pilot": chosen.label}, researcher_token)
         token = started["token"]
         api = f"{url}/api/s/{token}"
-        if not _call(api)["consented"]:
+        view = _call(api)
+        if not view["consented"]:
             _call(api + "/consent", {"agree": True})
+        if not view["checked"]:  # a pilot knows the answers
+            _call(api + "/checks", {"answers": [right for _, _, right in study.checks]})
         probe = SessionPlayer(spec, versions, Cell(0, spec.tasks[0], AgentSpec("pilot", "pilot", {}), 0))
         actor = agent_for_env(chosen.name, probe.env, probe.view, seed + i, **chosen.params)
         position = _call(api)["position"]

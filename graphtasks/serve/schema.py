@@ -31,6 +31,8 @@ def add_schema(s: Schema) -> None:
             Property("token_hash", "str", False, "browser session: SHA-256 of its session token"),
             Property("consented_at", "str", False, "browser session: UTC time consent was given"),
             Property("completion_code", "str", False, "browser session: the code shown at the end"),
+            Property("check_attempts", "int", False, "browser session: comprehension check attempts"),
+            Property("checks_passed_at", "str", False, "browser session: UTC time every check was answered right"),
         ],
         shared=True,
     )

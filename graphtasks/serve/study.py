@@ -18,6 +18,11 @@ A task id instead of a file is a study of one phase of that task.
     completion_code = "C0DE1234"   # none: a code per session
     redirect = "https://example.org/done?cc={code}"
     allow_repeat = false           # true: one participant id may start several sessions
+
+    [[study.checks]]               # comprehension checks after the instructions: all right, or
+    question = "Which keys choose?"  # the instructions again and the checks again
+    options = ["F and J", "The arrow keys"]
+    answer = 0                     # the right option, from 0
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ from gym_bridge import family_of
 
 STUDY_KEYS = (
     "title", "consent", "instructions", "practice", "keys", "timeout_ms", "too_slow_ms", "feedback_ms", "iti_ms",
-    "completion", "completion_code", "redirect", "allow_repeat",
+    "completion", "completion_code", "redirect", "allow_repeat", "checks",
 )
+CHECK_KEYS = ("question", "options", "answer")
+MAX_CHECKS = 20
 PLAYABLE = ("graph", "grid", "poge")  # families with screens: choices, and drawn grids
 MAX_TEXT = 20_000  # characters of one text of the study
 MAX_MS = 600_000
@@ -65,6 +72,7 @@ class Study:
     completion_code: str = ""
     redirect: str = ""
     allow_repeat: bool = False
+    checks: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # (question, options, the right option)
 
     def page_settings(self) -> dict[str, Any]:
         """What the page needs to know of the study (no spec internals)."""
@@ -72,6 +80,7 @@ class Study:
             "title": self.title or self.spec.name, "consent": self.consent, "instructions": list(self.instructions),
             "timeout_ms": self.timeout_ms, "too_slow_ms": self.too_slow_ms, "feedback_ms": self.feedback_ms,
             "iti_ms": self.iti_ms, "completion": self.completion,
+            "checks": [{"question": q, "options": list(o)} for q, o, _ in self.checks],  # not the answers
         }
 
 
@@ -174,13 +183,34 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
     repeat = table.get("allow_repeat", False)
     if not isinstance(repeat, bool):
         raise StudyError(f"{path}: study.allow_repeat: expected true or false, got {repeat!r}")
+    checks = _checks(table.get("checks", []), path)
     defaults = Study(spec, text)
     timing = {k: v if v is not None else getattr(defaults, k) for k, v in times.items()}
     return Study(
         spec, text, texts["title"], texts["consent"], pages, tuple(practice), tuple(k.lower() for k in keys),
         completion=texts["completion"] or defaults.completion, completion_code=texts["completion_code"],
-        redirect=redirect, allow_repeat=repeat, **timing,
+        redirect=redirect, allow_repeat=repeat, checks=checks, **timing,
     )
+
+
+def _checks(value: Any, path: str) -> tuple[tuple[str, tuple[str, ...], int], ...]:
+    if not isinstance(value, list) or len(value) > MAX_CHECKS:
+        raise StudyError(f"{path}: study.checks: expected at most {MAX_CHECKS} [[study.checks]] tables")
+    out = []
+    for i, item in enumerate(value):
+        where = f"{path}: study.checks[{i}]"
+        if not isinstance(item, dict) or set(item) - set(CHECK_KEYS):
+            raise StudyError(f"{where}: expected a table of {', '.join(CHECK_KEYS)}")
+        question = _text(item.get("question"), f"{where}.question")
+        options = item.get("options")
+        if not isinstance(options, list) or not 2 <= len(options) <= 9:
+            raise StudyError(f"{where}.options: expected 2 to 9 options")
+        texts = tuple(_text(o, f"{where}.options[{j}]") for j, o in enumerate(options))
+        answer = item.get("answer")
+        if isinstance(answer, bool) or not isinstance(answer, int) or not 0 <= answer < len(texts):
+            raise StudyError(f"{where}.answer: expected the right option's number, 0 to {len(texts) - 1}")
+        out.append((question, texts, answer))
+    return tuple(out)
 
 
 def _without_study(text: str) -> str:

@@ -103,6 +103,17 @@
     return true;
   }
 
+  // one comprehension question; the number of the option chosen (from 0)
+  async function ask(check, i) {
+    const list = el("ol", "options-list");
+    check.options.forEach((option) => list.append(el("li", null, option)));
+    show("check", el("h1", null, `Question ${i + 1} of ${view.study.checks.length}`), el("p", "question", check.question),
+         list, el("p", "hint", "Press the number of your answer."));
+    const keys = check.options.map((_, j) => String(j + 1));
+    const got = await press(keys, 0);
+    return keys.indexOf(got.key);
+  }
+
   function choiceScreen(pos, def) {
     const state = def.states[String(pos.state)] || {stimulus: "state " + pos.state, colour: "#797979"};
     const stimulus = el("div", "stimulus");
@@ -266,7 +277,15 @@
     if (pos.done) return finish(view);
     if (!view.consented && !(await consent())) return;
     if (pos.trial === 0) {
-      for (const page of view.study.instructions) await space(page);
+      for (;;) {
+        for (const page of view.study.instructions) await space(page);
+        if (view.checked || !view.study.checks.length) break;
+        const answers = [];
+        for (let i = 0; i < view.study.checks.length; i++) answers.push(await ask(view.study.checks[i], i));
+        const result = await request("POST", api + "/checks", {answers});
+        if (result.passed) break;
+        await space("Some answers were not right. Please read the instructions again.");
+      }
     }
     const last = await trials(pos);
     if (last) finish(last);
