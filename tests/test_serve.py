@@ -333,11 +333,16 @@ def test_duplicates_reload_and_a_killed_server_lose_nothing(serve):
 
 
 def test_one_participant_id_one_session(serve):
-    server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0))
+    server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0).replace("[[study.checks]]", "max_sessions = 2\n\n"
+                                                                        "[[study.checks]]"))
     start_session(server, pid="same-person")
     status, answer = post(server.url + "/api/start", {"params": {"PROLIFIC_PID": "same-person"}})
     assert status == 409 and "started this study already" in answer["error"]
     assert len(researcher(server)["sessions"]) == 1
+    start_session(server, pid="another-person")
+    status, answer = post(server.url + "/api/start", {"params": {"PROLIFIC_PID": "a-third-person"}})
+    assert status == 503 and answer["error"] == "the study is full (2 sessions)"
+    assert len(researcher(server)["sessions"]) == 2
     server.stop()
     with open_store(server.store, "r") as s:
         values = json.dumps(s.cypher("MATCH (p:Participant) RETURN p.participant_id, p.pid_hash").rows)

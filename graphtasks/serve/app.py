@@ -225,6 +225,8 @@ class StudyServer:
         pid_hash = hashed["pid"]
         if pid_hash and self.by_pid.get(pid_hash) and not self.study.allow_repeat:
             raise Refused(409, "this participant id has started this study already")
+        if len(self.sessions) >= self.study.max_sessions:
+            raise Refused(503, f"the study is full ({self.study.max_sessions} sessions)")
         token = secrets.token_urlsafe(32)
         token_hash = digest(token)
         index = max((s.cell.index for s in self.sessions.values()), default=-1) + 1

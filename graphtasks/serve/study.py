@@ -18,6 +18,7 @@ A task id instead of a file is a study of one phase of that task.
     completion_code = "C0DE1234"   # none: a code per session
     redirect = "https://example.org/done?cc={code}"
     allow_repeat = false           # true: one participant id may start several sessions
+    max_sessions = 1000            # sessions the study takes; then "the study is full"
 
     [[study.checks]]               # comprehension checks after the instructions: all right, or
     question = "Which keys choose?"  # the instructions again and the checks again
@@ -40,10 +41,11 @@ from gym_bridge import family_of
 
 STUDY_KEYS = (
     "title", "consent", "instructions", "practice", "keys", "timeout_ms", "too_slow_ms", "feedback_ms", "iti_ms",
-    "completion", "completion_code", "redirect", "allow_repeat", "checks",
+    "completion", "completion_code", "redirect", "allow_repeat", "checks", "max_sessions",
 )
 CHECK_KEYS = ("question", "options", "answer")
 MAX_CHECKS = 20
+MAX_SESSIONS = 1_000_000
 PLAYABLE = ("graph", "grid", "poge")  # families with screens: choices, and drawn grids
 MAX_TEXT = 20_000  # characters of one text of the study
 MAX_MS = 600_000
@@ -73,6 +75,7 @@ class Study:
     redirect: str = ""
     allow_repeat: bool = False
     checks: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # (question, options, the right option)
+    max_sessions: int = 1000
 
     def page_settings(self) -> dict[str, Any]:
         """What the page needs to know of the study (no spec internals)."""
@@ -184,12 +187,15 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
     if not isinstance(repeat, bool):
         raise StudyError(f"{path}: study.allow_repeat: expected true or false, got {repeat!r}")
     checks = _checks(table.get("checks", []), path)
+    most = table.get("max_sessions", Study.max_sessions)
+    if isinstance(most, bool) or not isinstance(most, int) or not 1 <= most <= MAX_SESSIONS:
+        raise StudyError(f"{path}: study.max_sessions: expected a number of sessions from 1 to {MAX_SESSIONS:,}")
     defaults = Study(spec, text)
     timing = {k: v if v is not None else getattr(defaults, k) for k, v in times.items()}
     return Study(
         spec, text, texts["title"], texts["consent"], pages, tuple(practice), tuple(k.lower() for k in keys),
         completion=texts["completion"] or defaults.completion, completion_code=texts["completion_code"],
-        redirect=redirect, allow_repeat=repeat, checks=checks, **timing,
+        redirect=redirect, allow_repeat=repeat, checks=checks, max_sessions=most, **timing,
     )
 
 
