@@ -68,7 +68,7 @@ def run_recorded(spec: ExperimentSpec, record: bool, workers: int = 1) -> float:
                 record_tasks(store, task_versions(spec))
         observers = [StoreRecorder(location, spec)] if record else []
         start = time.perf_counter()
-        run_experiment(spec, workers=workers, observers=observers)
+        run_experiment(spec, workers=workers, observers=observers, batched=False)  # the cost of recording per run
         return time.perf_counter() - start
 
 
@@ -112,7 +112,7 @@ def pool_against_loop(episodes: int) -> None:
                 first.append(time.perf_counter() - start)
 
     start = time.perf_counter()
-    run_experiment(spec, workers=2, observers=[FirstBack()])
+    run_experiment(spec, workers=2, observers=[FirstBack()], batched=False)  # the loop above is per agent too
     pool = time.perf_counter() - start
     print()
     print("48 cells (t_maze small, q, 4 learning rates x 12 seeds, %d episodes each):" % episodes)

@@ -1,0 +1,111 @@
+"""Sweeps at array speed: batched agents against the per-agent loop, measured in the same run.
+
+1. A researcher's sweep, the way a user runs it (`graphtasks experiment run`: records written
+   into a fresh embedded store): R runs of an agent on four_rooms small (100 episodes of at
+   most 100 steps, one worker), batched against `--per-agent`. Agent-steps/s and the ratio.
+2. The agent-and-env loop alone (no records): 2,000 runs batched (`play_batch`) against the
+   per-agent loop (`play_run`, timed on a sample of the same cells): agent-steps/s and ratio.
+
+    python benchmarks/batched_sweep_bench.py            # a few minutes
+    python benchmarks/batched_sweep_bench.py --quick    # short, to check the script
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if not __package__:  # run as a script: make the checkout importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from graphtasks.experiments.api import run_and_record  # noqa: E402
+from graphtasks.experiments.batched_runs import group_cells, play_batch  # noqa: E402
+from graphtasks.experiments.runs import cells, play_run  # noqa: E402
+from graphtasks.experiments.spec import parse_spec  # noqa: E402
+from graphtasks.experiments.versions import prepare_versions  # noqa: E402
+
+TASK = "neuronav/grid/four_rooms/small"
+SPEC = """
+[experiment]
+name = "bench-{agent}"
+tasks = ["{task}"]
+seeds = {runs}
+
+[[agents]]
+name = "{agent}"
+params = {{ lr = 0.1, gamma = 0.99, epsilon = 0.1 }}
+
+[[phases]]
+name = "learning"
+episodes = {episodes}
+max_steps = 100
+"""
+
+
+def spec_of(agent: str, runs: int, episodes: int, task: str = TASK):
+    text = SPEC.format(agent=agent, task=task, runs=runs, episodes=episodes)
+    return parse_spec(text), text
+
+
+def recorded_sweep(agent: str, runs: int, episodes: int, batched: bool) -> tuple[float, int]:
+    """Seconds and agent-steps of the sweep run and recorded as the CLI does, on one worker."""
+    spec, text = spec_of(agent, runs, episodes)
+    with tempfile.TemporaryDirectory() as directory:
+        store = str(Path(directory) / "store.lbug")
+        start = time.perf_counter()
+        report = run_and_record(spec, text, store, workers=1, batched=batched)
+        took = time.perf_counter() - start
+    assert not report.failures, report.failures
+    return took, sum(int(row["length"]) for row in report.rows)
+
+
+def sweep_table(agents: list[str], runs: int, episodes: int) -> None:
+    print(f"1. Sweep of {runs} runs on four_rooms small ({episodes} episodes of at most 100 steps), one worker,")
+    print("   records written into an embedded store (graphtasks experiment run), batched against per agent:")
+    print(f"{'agent':<8} {'per agent s':>12} {'steps/s':>10} {'batched s':>10} {'steps/s':>11} {'ratio':>7}")
+    for agent in agents:
+        slow, steps_slow = recorded_sweep(agent, runs, episodes, batched=False)
+        fast, steps_fast = recorded_sweep(agent, runs, episodes, batched=True)
+        print(f"{agent:<8} {slow:12.2f} {steps_slow / slow:10.0f} {fast:10.2f} {steps_fast / fast:11.0f} "
+              f"{(steps_fast / fast) / (steps_slow / slow):6.1f}x")
+
+
+def loop_alone(agent: str, runs: int, sample: int, episodes: int) -> None:
+    spec, _ = spec_of(agent, runs, episodes)
+    versions = prepare_versions(spec)
+    every = cells(spec)
+    start = time.perf_counter()
+    steps_per_agent = sum(p.episode.length for cell in every[:sample] for p in play_run(spec, cell, versions))
+    slow = time.perf_counter() - start
+    units = group_cells(spec, every, versions, workers=1)
+    start = time.perf_counter()
+    steps_batched = 0
+    for unit in units:
+        assert isinstance(unit, tuple)
+        steps_batched += sum(p.episode.length for played in play_batch(spec, unit, versions).values() for p in played)
+    fast = time.perf_counter() - start
+    rate_slow, rate_fast = steps_per_agent / slow, steps_batched / fast
+    print(f"{agent:<8} per agent {rate_slow:10.0f} steps/s ({sample} runs) | batched {rate_fast:11.0f} steps/s "
+          f"({runs} runs in {len(units)} batches, {fast:.1f} s) | {rate_fast / rate_slow:6.1f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="short runs, to check the script")
+    parser.add_argument("--agents", default="q,sarsa,sr", help="agents, comma-separated (default: q,sarsa,sr)")
+    args = parser.parse_args(argv)
+    agents = args.agents.split(",")
+    runs, episodes, loop_runs, sample = (8, 5, 40, 4) if args.quick else (200, 100, 2000, 20)
+    sweep_table(agents, runs, episodes)
+    print()
+    print(f"2. The agent-and-env loop alone (no records), {loop_runs} runs of {episodes} episodes:")
+    for agent in agents:
+        loop_alone(agent, loop_runs if agent != "sr" else loop_runs // 4, sample, episodes)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
