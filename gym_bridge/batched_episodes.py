@@ -30,10 +30,11 @@ def env_lanes(env_seeds: Sequence[int]) -> LaneStreams:
     return LaneStreams.from_seeds(env_seeds, ENV_LANE_STREAM)
 
 
-def action_mask(env: Any, count: int, n_actions: int) -> np.ndarray:
-    """(N, A) actions each copy's state offers: the env's `action_masks()` where it has one, else all."""
+def action_mask(env: Any) -> np.ndarray | None:
+    """(N, A) actions each copy's state offers: the env's `action_masks()`, or None where every
+    state offers every action (grids): the agents then skip the masking."""
     masks = getattr(env, "action_masks", None)
-    return masks() if masks is not None else np.ones((count, n_actions), dtype=bool)
+    return masks() if masks is not None else None
 
 
 def play_lanes(
@@ -84,10 +85,9 @@ def play_lanes(
     if env.num_envs != size:
         raise ValueError(f"play_lanes: {env.num_envs} env copies for {size} agent lanes")
     env.use_lanes(env_lanes(env_seeds))
-    n_actions = agent.n_actions
     _, info = env.reset()
     states = np.asarray(info["state"], dtype=np.int64).copy()
-    mask = action_mask(env, size, n_actions)
+    mask = action_mask(env)
     out: list[list[Episode]] = [[] for _ in range(size)]
     played = np.zeros(size, dtype=np.int64)
     total = np.zeros(size)
@@ -100,18 +100,20 @@ def play_lanes(
     agent.begin_episode(lanes)
     actions = np.zeros(size, dtype=np.int64)
     while lanes.size:
-        lane_states, lane_mask = states[lanes], mask[lanes]
+        lane_states = states[lanes]
+        lane_mask = None if mask is None else mask[lanes]
         chosen = agent.act(lanes, lane_states, lane_mask)
         if steps is not None:
             p_chosen = agent.action_probabilities(lanes, lane_states, lane_mask)[np.arange(lanes.size), chosen]
         actions[lanes] = chosen
         _, reward, terminated, truncated, info = env.step(actions)
         next_states = np.asarray(info["state"], dtype=np.int64)
-        next_mask = action_mask(env, size, n_actions)
+        next_mask = action_mask(env)
         lane_reward, lane_next = reward[lanes], next_states[lanes]
         lane_terminated = terminated[lanes]
         if learn:
-            agent.learn(lanes, lane_states, chosen, lane_reward, lane_next, lane_terminated, next_mask[lanes])
+            agent.learn(lanes, lane_states, chosen, lane_reward, lane_next, lane_terminated,
+                        None if next_mask is None else next_mask[lanes])
         if steps is not None:
             for k, lane in enumerate(lanes.tolist()):
                 steps[lane].append(
@@ -145,7 +147,7 @@ def play_lanes(
             reset_mask[again] = True
             _, info = env.reset(options={"reset_mask": reset_mask})
             states[again] = np.asarray(info["state"], dtype=np.int64)[again]
-            mask = action_mask(env, size, n_actions)
+            mask = action_mask(env)
             start[again] = states[again]
             total[again], length[again] = 0.0, 0
             first_action[again], first_state[again] = -1, -1

@@ -42,27 +42,37 @@ from .registry import agent_settings
 NEG = -np.inf
 
 
-def masked_max(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+Mask = np.ndarray | None  # (n, A) bool: the actions each row's state offers; None: every action
+
+
+def masked_max(values: np.ndarray, mask: Mask) -> np.ndarray:
     """Row maxima over the offered actions (rows with none offered: -inf)."""
-    return np.where(mask, values, NEG).max(axis=1)
+    return values.max(axis=1) if mask is None else np.where(mask, values, NEG).max(axis=1)
 
 
-def lane_policy(values: np.ndarray, mask: np.ndarray, beta: np.ndarray | None, epsilon: np.ndarray) -> np.ndarray:
+def offered(mask: Mask, shape: tuple[int, ...]) -> np.ndarray:
+    return np.ones(shape, dtype=bool) if mask is None else mask
+
+
+def lane_policy(values: np.ndarray, mask: Mask, beta: np.ndarray | None, epsilon: np.ndarray) -> np.ndarray:
     """(n, A) probabilities of each action, as `gym_bridge.agents.base.policy` gives them per
     row: softmax at inverse temperature `beta` (per row), or epsilon-greedy with ties shared."""
     top = masked_max(values, mask)[:, None]
     if beta is not None:
-        z = np.where(mask, np.exp(beta[:, None] * (values - top)), 0.0)
+        z = np.exp(beta[:, None] * (values - top))
+        if mask is not None:
+            z = np.where(mask, z, 0.0)
         return z / z.sum(axis=1, keepdims=True)
-    best = mask & (values == top)
-    offered = mask.sum(axis=1, keepdims=True)
-    return np.where(mask, epsilon[:, None] / offered, 0.0) + (1.0 - epsilon[:, None]) * best / best.sum(
+    every = offered(mask, values.shape)
+    best = every & (values == top)
+    count = every.sum(axis=1, keepdims=True)
+    return np.where(every, epsilon[:, None] / count, 0.0) + (1.0 - epsilon[:, None]) * best / best.sum(
         axis=1, keepdims=True
     )
 
 
 def lane_choice(
-    streams: LaneStreams, lanes: np.ndarray, values: np.ndarray, mask: np.ndarray,
+    streams: LaneStreams, lanes: np.ndarray, values: np.ndarray, mask: Mask,
     beta: np.ndarray | None, epsilon: np.ndarray,
 ) -> np.ndarray:
     """One action per lane by `lane_policy`'s rule, from the lanes' own streams (1 + A uniforms
@@ -75,9 +85,12 @@ def lane_choice(
         cumulative = np.cumsum(p, axis=1)
         return np.argmax(cumulative > (first * cumulative[:, -1])[:, None], axis=1)
     top = masked_max(values, mask)[:, None]
-    best = mask & (values == top)
-    explore = (first < epsilon)[:, None]
-    pick = np.where(explore, mask, best)
+    pick = values == top
+    if mask is not None:
+        pick &= mask
+    explore = first < epsilon
+    if explore.any():
+        pick[explore] = True if mask is None else mask[explore]
     return np.argmax(np.where(pick, keys, -1.0), axis=1)
 
 
@@ -143,12 +156,12 @@ class BatchedAgent:
         """(n, A): the values lane `lanes[i]` gives the actions of `states[i]`."""
         raise NotImplementedError
 
-    def act(self, lanes: np.ndarray, states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def act(self, lanes: np.ndarray, states: np.ndarray, mask: Mask) -> np.ndarray:
         """One action per lane among the offered ones (`mask`, n x A)."""
         beta = None if self.beta is None else self.beta[lanes]
         return lane_choice(self.streams, lanes, self.lane_values(lanes, states), mask, beta, self.epsilon[lanes])
 
-    def action_probabilities(self, lanes: np.ndarray, states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def action_probabilities(self, lanes: np.ndarray, states: np.ndarray, mask: Mask) -> np.ndarray:
         """(n, A): the probability `act` gives each action now."""
         beta = None if self.beta is None else self.beta[lanes]
         return lane_policy(self.lane_values(lanes, states), mask, beta, self.epsilon[lanes])
@@ -158,9 +171,17 @@ class BatchedAgent:
 
     def learn(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
     ) -> None:
+        """Learn one step (s, a, r, s', ended, offers at s') in each of `lanes`."""
         raise NotImplementedError
+
+    def learners(self, lanes: np.ndarray, *columns: Any) -> tuple[Any, ...]:
+        """`lanes` and the per-lane columns, less the lanes that do not learn now (`learning`)."""
+        keep = self.learning[lanes]
+        if keep.all():
+            return (lanes, *columns)
+        return (lanes[keep], *(None if c is None else c[keep] for c in columns))
 
     def lane(self, index: int) -> "LaneAgent":
         """One lane seen as a per-agent agent (its `values`): what a probe reads."""
@@ -199,32 +220,36 @@ class BatchedQ(BatchedAgent):
     def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
         return self.q[lanes, states]
 
-    def next_values(self, lanes: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """V(s') of each lane (`QAgent`'s `next_value`), given the next states' rows and offers."""
-        if self.bootstrap == "policy":
-            beta = None if self.beta is None else self.beta[lanes]
-            best = (lane_policy(rows, mask, beta, self.epsilon[lanes]) * np.where(mask, rows, 0.0)).sum(axis=1)
-        else:
-            best = masked_max(rows, mask)
-        optimism = self.optimism[lanes]
-        if np.all(optimism == 1.0):
-            return best
-        worst = np.where(mask, rows, np.inf).min(axis=1)
-        return optimism * best + (1 - optimism) * worst
+    def next_values(self, lanes: np.ndarray, rows: np.ndarray, mask: Mask) -> np.ndarray:
+        """V(s') of each lane (`QAgent`'s `next_value`), given the next states' rows and offers
+        (rows that offer nothing give -inf or nan: the caller sets ended lanes to 0)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.bootstrap == "policy":
+                beta = None if self.beta is None else self.beta[lanes]
+                shown = rows if mask is None else np.where(mask, rows, 0.0)
+                best = (lane_policy(rows, mask, beta, self.epsilon[lanes]) * shown).sum(axis=1)
+            else:
+                best = masked_max(rows, mask)
+            optimism = self.optimism[lanes]
+            if self.all_optimistic:
+                return best
+            worst = rows.min(axis=1) if mask is None else np.where(mask, rows, np.inf).min(axis=1)
+            return optimism * best + (1 - optimism) * worst
+
+    @property
+    def all_optimistic(self) -> bool:
+        return bool(np.all(self.optimism == 1.0))
 
     def learn(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
     ) -> None:
-        keep = self.learning[lanes]
-        if not keep.all():
-            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
-            next_states, terminated, next_mask = next_states[keep], terminated[keep], next_mask[keep]
-        ended = terminated | ~next_mask.any(axis=1)
-        future = np.zeros(lanes.size)
-        going = ~ended
-        if going.any():
-            future[going] = self.next_values(lanes[going], self.q[lanes[going], next_states[going]], next_mask[going])
+        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
+            lanes, states, actions, rewards, next_states, terminated, next_mask
+        )
+        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
+        future = self.next_values(lanes, self.q[lanes, next_states], next_mask)
+        future[ended] = 0.0
         old = self.q[lanes, states, actions]
         self.q[lanes, states, actions] = old + self.lr[lanes] * (rewards + self.gamma[lanes] * future - old)
 
@@ -252,12 +277,11 @@ class BatchedSarsa(BatchedAgent):
 
     def learn(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
     ) -> None:
-        keep = self.learning[lanes]
-        if not keep.all():
-            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
-            next_states, terminated, next_mask = next_states[keep], terminated[keep], next_mask[keep]
+        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
+            lanes, states, actions, rewards, next_states, terminated, next_mask
+        )
         lr, gamma = self.lr[lanes], self.gamma[lanes]
         waiting = (self.pending_state[lanes] >= 0) & (self.pending_next[lanes] == states)
         if waiting.any():
@@ -267,7 +291,7 @@ class BatchedSarsa(BatchedAgent):
             target = r + gamma[waiting] * self.q[w, states[waiting], actions[waiting]]
             self.q[w, s, a] = old + lr[waiting] * (target - old)
         self.pending_state[lanes] = -1
-        ended = terminated | ~next_mask.any(axis=1)
+        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
         if ended.any():
             e = lanes[ended]
             old = self.q[e, states[ended], actions[ended]]
@@ -302,21 +326,21 @@ class BatchedSR(BatchedAgent):
 
     def learn(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
     ) -> None:
-        keep = self.learning[lanes]
-        if not keep.all():
-            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
-            next_states, terminated, next_mask = next_states[keep], terminated[keep], next_mask[keep]
+        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
+            lanes, states, actions, rewards, next_states, terminated, next_mask
+        )
         n, count = self.n_states, lanes.size
         rows = np.arange(count)
         arrived = np.zeros((count, n))
         arrived[rows, next_states] = 1.0
-        ended = terminated | ~next_mask.any(axis=1)
+        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
         after = np.zeros((count, n)) if not self.include_current else arrived.copy()
         going = ~ended
         if going.any():
-            g, gl, gs, gm = rows[going], lanes[going], next_states[going], next_mask[going]
+            g, gl, gs = rows[going], lanes[going], next_states[going]
+            gm = offered(None if next_mask is None else next_mask[going], (g.size, self.n_actions))
             if self.goal_biased:
                 values = self.lane_values(gl, gs)
                 best = np.argmax(np.where(gm, values, NEG), axis=1)  # first of the best, as np.argmax
