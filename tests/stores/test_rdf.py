@@ -172,7 +172,7 @@ def test_cli_import_round_trips_many_tasks(loaded_store_copy, tmp_path, capsys, 
     # per-task round trips above (they would make this test 10x slower and test nothing more
     # about a file of many tasks)
     ids = [t for t in tasks.builtin_ids() if not t.startswith("neuronav/grid/") or t.endswith("/micro")]
-    assert {t.split("/")[0] for t in ids} == {"neuronav", "poge", "rewardgym", "room"} and len(ids) > 40
+    assert {t.split("/")[0] for t in ids} == {"decision", "neuronav", "poge", "rewardgym", "room"} and len(ids) > 40
     assert run_cli(["--store", store, "export", *ids, "-o", str(out_file)], capsys, monkeypatch)[0] == 0
     fresh = str(tmp_path / "fresh.lbug")
     code, out, _ = run_cli(["--store", fresh, "import", str(out_file)], capsys, monkeypatch)
