@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -215,14 +216,21 @@ def test_a_person_plays_a_grid_study_with_the_arrow_keys(serve, browser, tmp_pat
     path = [Keys.ARROW_UP, Keys.ARROW_UP, Keys.ARROW_UP, Keys.ARROW_LEFT, Keys.ARROW_LEFT, Keys.ARROW_UP]
     player = Player(browser, shots)
 
+    restarted: list[threading.Thread] = []
+
     def answer(kind: str, n: int) -> str:
         if n == 2:  # the tab is closed after two moves and the study's link opened again
             browser.get("about:blank")
             browser.get(server.url + "/")
             assert player.next_screen() == "grid"  # straight back to the session, at its third move
+        if n == 4:  # the server is killed; the page posts the fifth move while it is down, and retries
+            server.stop(kill=True)
+            restarted.append(threading.Thread(target=lambda: (time.sleep(1.0), server.start())))
+            restarted[0].start()
         return path[n % len(path)]
 
     done = play_session(player, answer, "grid")
+    restarted[0].join()
     assert player.seen.count("text") == 1  # the instructions, once
     assert "Your completion code" in done
     server.stop()
@@ -231,6 +239,8 @@ def test_a_person_plays_a_grid_study_with_the_arrow_keys(serve, browser, tmp_pat
     assert [r[4] for r in rows] == [0, 0, 0, 3, 3, 0] * 2  # north, north, north, west, west, north
     assert [r[3] for r in rows[:6]] == [38, 31, 24, 17, 16, 15] and rows[5][6] == 8 and rows[5][5] > 0
     assert [r[8] for r in rows[:6]] == ["ArrowUp"] * 3 + ["ArrowLeft"] * 2 + ["ArrowUp"]
+    # the fifth move reached the restarted server, which had sent no screen of this session: no server_rt
+    assert [r[12] is None for r in rows] == [False] * 4 + [True] + [False] * 7
     assert all(r[7] is not None and r[7] > 0 for r in rows)
 
 
