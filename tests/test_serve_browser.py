@@ -83,7 +83,7 @@ class Player:
             time.sleep(0.005)
         ActionChains(self.driver).send_keys(key).perform()
 
-    def next_screen(self, timeout: float = 20.0) -> str:
+    def next_screen(self, timeout: float = 60.0) -> str:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             try:  # one script: no element that a navigation could make stale
