@@ -31,6 +31,8 @@ LANE_SETTINGS: dict[str, list[dict[str, Any]]] = {
     "sr": [{"lr": 0.5, "w_lr": 0.3}, {"lr": 0.1, "gamma": 0.8}],
     "sr-walk": [{"goal_biased": False, "lr": 0.4}, {"goal_biased": False, "gamma": 0.7}],
     "sr-after": [{"include_current": False, "lr": 0.4}, {"include_current": False}],
+    "hybrid": [{"lr": 0.5, "lam": 0.6, "w": 0.7}, {"lr": 0.2, "lam": 0.0, "w": 0.0, "perseveration": 0.5},
+               {"w": 1.0, "beta": 1.0}],
 }
 
 
@@ -55,6 +57,8 @@ def experience(seed: int, steps: int = 400) -> list[tuple[int, int, float, int, 
 
 
 def tables(agent: Any) -> np.ndarray:
+    if hasattr(agent, "q_mf"):
+        return np.concatenate([agent.q_mf.ravel(), agent.counts.ravel()])
     return np.concatenate([agent.M.ravel(), agent.w.ravel()]) if hasattr(agent, "M") else agent.q.ravel()
 
 
@@ -86,6 +90,8 @@ def test_each_lane_learns_the_per_agent_rule_on_the_same_experience(case: str) -
         assert np.allclose(tables(lane), tables(single), atol=1e-12), k
         offered = [0, 1]
         mask = np.array([True, True, False])
+        single.begin_episode()
+        batch.begin_episode(np.array([k]))
         expected = single.action_probabilities(2, offered)
         got = batch.action_probabilities(np.array([k]), np.array([2]), mask[None])[0]
         assert np.allclose(got, expected, atol=1e-12)
@@ -158,7 +164,7 @@ seeds = {seeds}
 
 [[agents]]
 name = "{agent}"
-params = {{ epsilon = 0.2 }}
+params = {{ {params} }}
 
 [[phases]]
 name = "learning"
@@ -175,7 +181,9 @@ learn = false
 
 def sweep_spec(tmp_path: Path, task: str, agent: str, seeds: list[int], episodes: int) -> Any:
     path = tmp_path / f"{agent}-{len(seeds)}.toml"
-    path.write_text(SWEEP.format(task=task, agent=agent, seeds=seeds, episodes=episodes), encoding="utf-8")
+    params = "w = 0.5" if agent == "hybrid" else "epsilon = 0.2"
+    text = SWEEP.format(task=task, agent=agent, seeds=seeds, episodes=episodes, params=params)
+    path.write_text(text, encoding="utf-8")
     return load_spec(path)
 
 
@@ -185,7 +193,7 @@ def episodes_of(played: list[Any]) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("task,agent", [("rewardgym/two-step", "q"), ("neuronav/grid/t_maze/micro", "sarsa"),
-                                        ("neuronav/graph/two_step", "sr")])
+                                        ("neuronav/graph/two_step", "sr"), ("rewardgym/two-step", "hybrid")])
 def test_a_cell_alone_equals_the_same_cell_in_a_batch_of_1000(tmp_path: Path, task: str, agent: str) -> None:
     big = sweep_spec(tmp_path, task, agent, list(range(1000)), 5)
     versions = prepare_versions(big)
@@ -218,6 +226,33 @@ def test_batched_and_per_agent_runs_agree_in_distribution(tmp_path: Path) -> Non
         assert abs(x.mean() - y.mean()) < 3 * se + 1e-9, (block, x.mean(), y.mean(), se)
 
 
+def test_batched_hybrid_agents_show_the_two_step_signatures(tmp_path: Path) -> None:
+    """Daw et al. 2011 with 200 batched hybrid agents of 201 trials: w = 1 stays more after a
+    rewarded common than a rewarded rare transition, w = 0 does not (stay gap of the per-agent
+    agents in the reproduction: 0.2-0.3 and about 0)."""
+    from gym_bridge.runner import RunLog, stay_probabilities
+
+    gaps = {}
+    for w in (0.0, 1.0):
+        text = SWEEP.format(task="rewardgym/two-step", agent="hybrid", seeds=list(range(100)), episodes=201,
+                            params=f"w = {w}")
+        path = tmp_path / f"daw-{w}.toml"
+        path.write_text(text, encoding="utf-8")
+        spec = load_spec(path)
+        versions = prepare_versions(spec)
+        played = play_batch(spec, cells(spec), versions)
+        graph = next(iter(versions.values())).graph
+        stays = []
+        for episodes in played.values():
+            log = RunLog("two-step")
+            for p in episodes:
+                if p.phase_index == 0:
+                    log.add(p.episode)
+            stays.append(stay_probabilities(log, graph))
+        gaps[w] = float(np.nanmean([s["rewarded_common"] - s["rewarded_rare"] for s in stays]))
+    assert gaps[1.0] > 0.1 and abs(gaps[0.0]) < 0.1 and gaps[1.0] > gaps[0.0] + 0.1, gaps
+
+
 def test_a_sweep_batches_its_cells_and_its_numbers_do_not_depend_on_workers(tmp_path: Path) -> None:
     spec = sweep_spec(tmp_path, "rewardgym/two-step", "q", list(range(12)), 4)
     one = run_experiment(spec, workers=1)
@@ -234,7 +269,7 @@ def test_a_sweep_batches_its_cells_and_its_numbers_do_not_depend_on_workers(tmp_
 def test_agents_without_a_batched_form_and_per_episode_starts_run_per_agent(tmp_path: Path) -> None:
     spec = sweep_spec(tmp_path, "neuronav/grid/t_maze/micro", "dyna", [0, 1], 3)
     assert all(not isinstance(u, tuple) for u in group_cells(spec, cells(spec), prepare_versions(spec)))
-    text = SWEEP.format(task="neuronav/grid/t_maze/micro", agent="q", seeds=[0, 1], episodes=3)
+    text = SWEEP.format(task="neuronav/grid/t_maze/micro", agent="q", seeds=[0, 1], episodes=3, params="")
     path = tmp_path / "starts.toml"
     path.write_text(text.replace("max_steps = 30\n\n", 'max_steps = 30\nstart = "random"\n\n', 1), encoding="utf-8")
     started = load_spec(path)
