@@ -603,3 +603,31 @@ def test_comprehension_checks_come_before_the_trials(serve):
     with open_store(server.store, "r") as s:
         attempts, passed = s.cypher("MATCH (r:Run) RETURN r.check_attempts, r.checks_passed_at").rows[0]
     assert attempts == 2 and passed
+
+
+def test_sessions_are_balanced_over_conditions_and_tasks():
+    from graphtasks.serve.app import assignment
+    from graphtasks.serve.study import parse_study
+
+    study = parse_study("""
+[experiment]
+name = "balanced"
+tasks = ["rewardgym/two-step", "neuronav/graph/two_step"]
+seeds = [5, 6]
+
+[[phases]]
+name = "main"
+episodes = 4
+
+[[conditions]]
+name = "short"
+phases = { main = { episodes = 2 } }
+
+[[conditions]]
+name = "long"
+""")
+    sessions = [assignment(study.spec, k) for k in range(8)]
+    for start in range(0, 8, 4):  # every four sessions: each task in each condition once
+        assert sorted(s[:2] for s in sessions[start:start + 4]) == sorted(
+            (t, c) for t in study.spec.tasks for c in ("short", "long"))
+    assert [s[2] for s in sessions] == [5] * 4 + [6] * 4

@@ -96,6 +96,25 @@ class Staged:
     run_before: dict[str, Any]
 
 
+def assignment(spec: Any, index: int) -> tuple[str, str, int]:
+    """The task, condition and seed of session `index`: conditions alternate fastest, then tasks,
+    then seeds, so that sessions in any stretch are balanced over conditions and tasks.
+
+    Examples
+    --------
+    >>> from graphtasks.serve.app import assignment
+    >>> from graphtasks.experiments.spec import single_run_spec
+    >>> spec = single_run_spec("rewardgym/two-step", "random", seed=7, episodes=1)
+    >>> [assignment(spec, k) for k in range(2)]
+    [('rewardgym/two-step', '', 7), ('rewardgym/two-step', '', 7)]
+    """
+    conditions, tasks, seeds = spec.condition_names(), spec.tasks, spec.seeds
+    condition = conditions[index % len(conditions)]
+    task = tasks[(index // len(conditions)) % len(tasks)]
+    seed = seeds[(index // (len(conditions) * len(tasks))) % len(seeds)]
+    return task, condition, int(seed)
+
+
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -230,12 +249,9 @@ class StudyServer:
         token = secrets.token_urlsafe(32)
         token_hash = digest(token)
         index = max((s.cell.index for s in self.sessions.values()), default=-1) + 1
-        seeds, conditions = self.spec.seeds, self.spec.condition_names()
-        condition = conditions[index % len(conditions)]
-        seed = seeds[(index // len(conditions)) % len(seeds)]
+        task, condition, seed = assignment(self.spec, index)
         label = f"{'pilot' if pilot else 'p'}-{secrets.token_hex(5)}"
-        cell = Cell(index, self.spec.tasks[index % len(self.spec.tasks)], AgentSpec(PARTICIPANT, label, {}), seed,
-                    condition)
+        cell = Cell(index, task, AgentSpec(PARTICIPANT, label, {}), seed, condition)
         player = SessionPlayer(self.spec, self.versions, cell)
         code = self.study.completion_code or secrets.token_hex(4).upper()
         run = {**run_node(self.spec, cell, RUNNING, None, now_ms(), None), "token_hash": token_hash,
