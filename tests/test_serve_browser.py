@@ -184,6 +184,11 @@ def test_a_person_plays_a_two_step_study_in_chromium(serve, browser, tmp_path):
         # the first screen of the main phase times out once ("too slow"), then is shown again
         return None if n == 4 else "fj"[(n - (n > 4)) % 2]
 
+    end = time.monotonic() + 10
+    while browser.find_element(By.TAG_NAME, "h1").text != "A two-step task":  # the landing page asks the title
+        assert time.monotonic() < end, browser.find_element(By.TAG_NAME, "h1").text
+        time.sleep(0.02)
+    assert browser.title == "A two-step task"
     done = play_session(player, answer, "two-step", reload_at=6)
     assert "CODE-2S" in done and "Return to the study site" in done
     assert browser.find_element(By.CSS_SELECTOR, "a.redirect").get_attribute("href") == \

@@ -571,6 +571,9 @@ def make_app(server: StudyServer) -> Starlette:
                 del writing[staged.session.token_hash]
         return staged.answer
 
+    async def about(request: Request) -> Any:
+        return {"title": server.study.title or server.spec.name}
+
     async def landing(request: Request) -> Any:
         return FileResponse(STATIC / "start.html")
 
@@ -617,6 +620,7 @@ def make_app(server: StudyServer) -> Starlette:
 
     routes = [
         Route("/", answer(landing)),
+        Route("/api/study", answer(about)),
         Route("/api/start", answer(start), methods=["POST"]),
         Route("/s/{token}", answer(page)),
         Route("/api/s/{token}", answer(state)),

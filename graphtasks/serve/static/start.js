@@ -9,6 +9,10 @@
     location.replace("/s/" + encodeURIComponent(saved));
     return;
   }
+  fetch("/api/study").then((res) => res.json()).then((study) => {
+    document.title = study.title;
+    document.querySelector("h1").textContent = study.title;
+  }).catch(() => {}); // the page works without it
   let busy = false;
   async function start() {
     if (busy) return;
