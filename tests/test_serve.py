@@ -631,3 +631,36 @@ name = "long"
         assert sorted(s[:2] for s in sessions[start:start + 4]) == sorted(
             (t, c) for t in study.spec.tasks for c in ("short", "long"))
     assert [s[2] for s in sessions] == [5] * 4 + [6] * 4
+
+
+PIXEL = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJ"
+         "RU5ErkJggg==")
+
+
+def test_choice_screens_come_from_the_task_graph(serve, tmp_path):
+    """A task of one's own needs no page code: its states' names, and the stimulus, colour,
+    image and action labels of its task file's `info`, are what the page shows."""
+    task = tmp_path / "slots.json"
+    task.write_text(json.dumps({
+        "name": "slots", "reward_on": "terminal", "start": 0, "graph": {"0": [1, 2], "1": [], "2": []},
+        "names": {"0": "choose", "1": "red", "2": "blue"},
+        "info": {"0": {"stimulus": "Pick a machine", "colour": "#123456", "action_labels": ["Red", "Blue"],
+                       "image": PIXEL}, "1": {"image": "https://elsewhere.example/x.png"}},
+        "rewards": {"1": {"kind": "probabilistic", "values": [0, 1], "probs": [0.3, 0.7]},
+                    "2": {"kind": "probabilistic", "values": [0, 1], "probs": [0.6, 0.4]}},
+    }))
+    store = tmp_path / "store.lbug"
+    loaded = subprocess.run([sys.executable, "-m", "graphtasks", "--store", str(store), "tasks", "load", "--file",
+                             str(task)], capture_output=True, text=True)
+    assert loaded.returncode == 0, loaded.stderr
+    server = serve('[experiment]\nname = "slots"\ntasks = ["user/slots"]\n\n[[phases]]\nname = "play"\n'
+                   'episodes = 3\n', store=store)
+    token = start_session(server)
+    screens = get(f"{server.url}/api/s/{token}")[1]["screens"]["user/slots"]
+    assert screens["kind"] == "choice" and screens["keys"] == ["f", "j"]
+    first, red, blue = (screens["states"][k] for k in ("0", "1", "2"))
+    assert (first["stimulus"], first["colour"], first["labels"], first["image"]) == (
+        "Pick a machine", "#123456", ["Red", "Blue"], PIXEL)
+    assert (red["stimulus"], red["image"], red["labels"]) == ("red", None, None)  # no image from elsewhere
+    assert blue["colour"] != red["colour"]  # the palette's defaults differ by state
+    assert [a["position"]["done"] for a in play(server, token)] == [False, False, True]

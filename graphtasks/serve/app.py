@@ -165,8 +165,9 @@ class StudyServer:
     # -- what the page shows -----------------------------------------------------------------
     def _screens(self) -> dict[str, Any]:
         """Per task version of the study: its kind (choice screens or a grid) and, for choice
-        screens, each state's stimulus from the task graph (stimulus, colour, image, action
-        labels), with defaults: the state's name, a colour of the palette, the keys."""
+        screens, each state's stimulus from the task graph (`stimulus`, `colour`, `image`,
+        `action_labels`, on the State or in its `info`, the task file's per-state annotations),
+        with defaults: the state's name, a colour of the palette, "Option A", ... ."""
         out: dict[str, Any] = {}
         for version_id, version in self.versions.items():
             if version.family in GRID_LOOKS:
@@ -175,14 +176,17 @@ class StudyServer:
             n_actions = int(version.graph.task.get("n_actions") or 2)
             keys = list(self.study.keys) or (["f", "j"] if n_actions == 2 else [str(i + 1) for i in range(n_actions)])
             states = {}
-            for _, props in version.graph.nodes("State"):
+            for _, node in version.graph.nodes("State"):
+                info = node.get("info")
+                info = info if isinstance(info, dict) else {}
+                props = {**info, **{k: v for k, v in node.items() if v is not None}}  # the task file's info map
                 i = int(props["index"])
                 labels = props.get("action_labels")
                 states[str(i)] = {
                     "name": str(props.get("name") or f"state {i}"),
                     "stimulus": str(props.get("stimulus") or props.get("name") or f"state {i}"),
                     "colour": str(props.get("colour") or PALETTE[i % len(PALETTE)]),
-                    "image": str(props["image"]) if props.get("image") else None,
+                    "image": _image(props.get("image")),
                     "labels": [str(x) for x in labels] if isinstance(labels, list) else None,
                     "terminal": bool(props.get("terminal")),
                 }
@@ -436,6 +440,14 @@ class StudyServer:
                          "rt", "key", "timeouts", "server_rt", "received_at"])
         writer.writerows(rows)
         return out.getvalue()
+
+
+def _image(value: Any) -> str | None:
+    """A state's image as the page may show it: a data: URL stored with the task, or a path
+    under /static/ (the page's content security policy allows no other source)."""
+    if isinstance(value, str) and (value.startswith("data:image/") or value.startswith("/static/")):
+        return value
+    return None
 
 
 def _integer(value: Any, name: str, low: int, high: int) -> int:
