@@ -3,6 +3,7 @@ and fitted: the example files of tests/data/hbayesdm/ (simulated, not hBayesDM's
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import tasks
 from graphstore import open_store
 from graphtasks.cli import main
 from graphtasks.fitting import MODELS, BehaviourError, fit, simulate, task_shape
-from graphtasks.fitting.behaviour import read_participants
+from graphtasks.fitting.behaviour import load_run, read_participants
 from graphtasks.fitting.hbayesdm import LAYOUTS, layout_text
 from graphtasks.fitting.likelihood import log_likelihood, replay_log_likelihood
 from graphtasks.fitting.records import import_behaviour, recorded_fits
@@ -74,6 +75,34 @@ def test_other_layouts_map_onto_their_task_or_are_refused_naming_it(tmp_path, na
             return
         rows = import_behaviour(store, "x", [path], layout=name)
         assert [r["participant"] for r in rows] == ["101", "102", "103"]
+        assert [(r["trials"], r["choices"]) for r in rows] == [(60, 60)] * 3
+        first = load_run(store, "x", 0)
+        lines = path.read_text().splitlines()[1:61]
+        assert first.task_id == layout.task and first.trials == 60
+        assert first.states.tolist() == [0] * 60 and all(first.ends)
+        cells = [dict(zip(path.read_text().splitlines()[0].split("\t"), line.split("\t"))) for line in lines]
+        if name == "pst":  # the chosen stimulus of the pair shown
+            chosen = [int(c["type"][0] if c["choice"] == "1" else c["type"][1]) - 1 for c in cells]
+        else:
+            chosen = [int(c["choice"]) - 1 for c in cells]
+        assert first.actions.tolist() == chosen
+        paid = [float(c.get(layout.gain)) if layout.gain else float(c["gain"]) - abs(float(c["loss"])) for c in cells]
+        assert first.rewards.tolist() == paid
+        result = fit(MODELS["q"], first, starts=1, seed=0)
+        assert math.isfinite(result.log_likelihood) and result.log_likelihood <= 0
+
+
+def test_a_reversal_outcome_leads_to_the_state_that_pays_it(tmp_path) -> None:
+    if not tasks.is_builtin("decision/reversal-learning"):
+        pytest.skip("decision/reversal-learning is not built in")
+    path = tmp_path / "prl_lab.txt"
+    path.write_text("subjID\tchoice\toutcome\n1\t1\t1\n1\t1\t-1\n1\t2\t1\n1\t2\t-1\n1\t2\t0\n")
+    with pytest.raises(BehaviourError, match=r"prl_lab.txt, line 6: column 'outcome': 0 is not what a choice of 2 "
+                                             r"pays in task 'decision/reversal-learning' \(-1, 1\)"):
+        read_participants(path)
+    path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+    ((_, events),) = read_participants(path)
+    assert events.choices.next_states.tolist() == [1, 2, 3, 4]  # A: win, A: loss, B: win, B: loss
 
 
 def test_a_reversal_file_fits_on_a_two_armed_task_named_with_task(tmp_path) -> None:

@@ -11,22 +11,31 @@ in `tests/data/hbayesdm/` are simulated here, with a seed):
   Stage 1: action level1_choice - 1; stage 2: the state that first-stage action
   (level2_choice - 1) // 2 leads to commonly (level-2 choices 1 and 2 follow stimulus 1's
   common transition), action (level2_choice - 1) % 2, paid `reward`. Task rewardgym/two-step.
-- `prl`, probabilistic reversal: `choice` (1, 2), `outcome` (1 or -1, the reward).
-- `pst`, probabilistic selection: `type` (two digits: the pair of stimuli shown), `choice`
-  (1: the first of the pair), `reward`.
-- `igt`, Iowa gambling: `choice` (deck 1-4), `gain`, `loss`; reward (gain - abs(loss)) / 100.
+- `prl`, probabilistic reversal: `choice` (1, 2), `outcome` (1 or -1, the reward). Task
+  decision/reversal-learning, whose choice leads to a win or a loss state: the one paying
+  `outcome`.
+- `pst`, probabilistic selection: `type` (two digits: the pair of stimuli shown, 1-6),
+  `choice` (1: the first of the pair, 0: the second), `reward`. Task
+  decision/probabilistic-selection, stimulus k its action k - 1.
+- `igt`, Iowa gambling: `choice` (deck 1-4), `gain`, `loss`; reward gain - abs(loss), in the
+  task's units (decision/iowa-gambling pays 50 or 100 and loses up to 1250).
 - `bandit4arm`, 4-armed bandit with gains and losses (Seymour et al. 2012): `choice` (1-4),
-  `gain`, `loss`; reward gain - abs(loss).
-- `bandit4arm2`, 4-armed restless bandit (Daw et al. 2006): `choice` (1-4), `outcome` (points
-  0-100); reward outcome / 100.
+  `gain`, `loss`; reward gain - abs(loss). No built-in task yet (decision/four-armed-bandit).
+- `bandit4arm2`, 4-armed restless bandit (Daw et al. 2006): `choice` (1-4), `outcome`
+  (points 1-100, the reward). Task decision/restless-bandit.
 
 Every choice of a one-choice layout is action choice - 1 from the task's start state.
 Rows are taken in file order per `subjID` (the order of a participant's rows is the order of
 their trials, as hBayesDM takes them; other columns such as `trial` are ignored); a row whose
 choice is missing (`NA`, empty) is left out, as hBayesDM drops incomplete rows. Column names
 are matched ignoring case. Every layout but `ts` maps onto a one-choice task (a start state
-whose actions lead, each with certainty, to an end); `--task` names another task of the same
-shape. A layout whose task is not built in here is refused in one line naming the task.
+whose actions each end the trial; where an action may lead to several ends, as a reversal
+task's win and loss, the step goes to the one that pays the row's reward); `--task` names
+another task of the same shape. A layout whose task is not built in here is refused in one
+line naming the task.
+
+The likelihood offers a state's actions on every trial: a `pst` participant saw a pair, but a
+fit of decision/probabilistic-selection takes each choice as among all six stimuli.
 """
 
 from __future__ import annotations
@@ -60,14 +69,14 @@ LAYOUTS: dict[str, Layout] = {
     layout.name: layout
     for layout in (
         Layout("ts", "two-step", ("level1_choice", "level2_choice", "reward"), "rewardgym/two-step", 4, "reward"),
-        Layout("prl", "probabilistic reversal", ("choice", "outcome"), "rewardgym/reversal", 2, "outcome"),
-        Layout("pst", "probabilistic selection", ("type", "choice", "reward"), "rewardgym/probabilistic-selection", 6,
+        Layout("prl", "probabilistic reversal", ("choice", "outcome"), "decision/reversal-learning", 2, "outcome"),
+        Layout("pst", "probabilistic selection", ("type", "choice", "reward"), "decision/probabilistic-selection", 6,
                "reward"),
-        Layout("igt", "Iowa gambling", ("choice", "gain", "loss"), "rewardgym/iowa-gambling", 4, "", 0.01),
+        Layout("igt", "Iowa gambling", ("choice", "gain", "loss"), "decision/iowa-gambling", 4, ""),
         Layout("bandit4arm", "4-armed bandit, gains and losses", ("choice", "gain", "loss"),
-               "rewardgym/four-armed-bandit", 4, ""),
-        Layout("bandit4arm2", "4-armed restless bandit", ("choice", "outcome"), "rewardgym/restless-bandit", 4,
-               "outcome", 0.01),
+               "decision/four-armed-bandit", 4, ""),
+        Layout("bandit4arm2", "4-armed restless bandit", ("choice", "outcome"), "decision/restless-bandit", 4,
+               "outcome"),
     )
 }
 
@@ -113,6 +122,19 @@ class _Shape:
     targets: np.ndarray
     probs: np.ndarray
     terminal: np.ndarray
+    paid: np.ndarray  # each state's reward (its mean where it is drawn)
+
+    def ends(self, state: int, action: int) -> list[int]:
+        """The states (state, action) may lead to, if every one ends the trial, else []."""
+        if action >= self.targets.shape[1]:
+            return []
+        reached = [int(t) for t, p in zip(self.targets[state, action], self.probs[state, action]) if p > 0]
+        return reached if reached and all(self.terminal[t] for t in reached) else []
+
+    def by_reward(self, action: int, reward: float) -> int:
+        """The end (start, action) leads to that pays `reward` (-1 if none or several do)."""
+        found = [t for t in self.ends(self.start, action) if np.isclose(self.paid[t], reward)]
+        return found[0] if len(found) == 1 else -1
 
     def certain(self, state: int, action: int) -> int:
         """The state (state, action) leads to, if it leads to one with certainty, else -1."""
@@ -143,7 +165,7 @@ def _task_shape(task_id: str, layout: Layout, given: bool, path: Path | str = ""
     if compiled is None or not hasattr(compiled, "targets"):
         raise BehaviourError(f"{where}: task {task_id!r} is not a graph task (hBayesDM's layouts are choice tasks)")
     return _Shape(task_id, int(compiled.start), np.asarray(compiled.targets), np.asarray(compiled.probs),
-                  np.asarray(compiled.terminal))
+                  np.asarray(compiled.terminal), np.asarray(compiled.reward_value, dtype=float))
 
 
 def _option(text: str, path: Path, line: int, column: str, options: int) -> int:
@@ -239,13 +261,10 @@ def _check_shape(shape: _Shape, layout: Layout, path: Path) -> None:
         ok = len(set(firsts)) == 2 and all(shape.certain(s, a) >= 0 and shape.terminal[shape.certain(s, a)]
                                            for s in firsts for a in range(2))
         what = "two first-stage actions commonly leading to two second-stage states of two ending actions each"
-    elif layout.name == "pst":
-        ok, what = False, ""
     else:
-        ends = [shape.certain(start, a) for a in range(layout.options)]
-        ok = all(e >= 0 and shape.terminal[e] for e in ends)
+        ok = all(shape.ends(start, a) for a in range(layout.options))
         what = f"a start state whose first {layout.options} actions each end the trial"
-    if not ok and layout.name != "pst":
+    if not ok:
         raise BehaviourError(f"{path}: task {shape.task_id!r} does not have the shape of hBayesDM's {layout.name} "
                              f"layout ({what})")
 
@@ -271,12 +290,40 @@ def _one_choice(layout: Layout, shape: _Shape, cells: dict[str, str], path: Path
         reward = _number(cells[layout.gain], path, line, layout.gain)
     else:
         reward = _number(cells["gain"], path, line, "gain") - abs(_number(cells["loss"], path, line, "loss"))
-    person.add(shape.start, choice, reward * layout.scale, shape.certain(shape.start, choice), True, line)
+    _pay(layout, shape, choice, reward * layout.scale, path, line, layout.gain or "gain", person)
+
+
+def _pay(layout: Layout, shape: _Shape, action: int, reward: float, path: Path, line: int, column: str,
+         person: _Participant) -> None:
+    """A one-choice step: where `action` leads (with certainty, or else the end that pays `reward`)."""
+    nxt = shape.certain(shape.start, action)
+    if nxt < 0:
+        nxt = shape.by_reward(action, reward)
+        if nxt < 0:
+            paid = sorted({float(shape.paid[t]) for t in shape.ends(shape.start, action)})
+            raise BehaviourError(f"{_where(path, line)}: column {column!r}: {reward:g} is not what a choice of "
+                                 f"{action + 1} pays in task {shape.task_id!r} ({', '.join(f'{v:g}' for v in paid)})")
+    person.add(shape.start, action, reward, nxt, True, line)
 
 
 def _selection(layout: Layout, shape: _Shape, cells: dict[str, str], path: Path, line: int,
                person: _Participant) -> None:
-    raise BehaviourError(f"{path}: hBayesDM's pst layout has no mapping onto task {shape.task_id!r} yet")
+    """`type` names the pair shown (tens: the first option's stimulus, ones: the second's; 1-6),
+    `choice` 1 if the first was chosen, 0 if the second; stimulus k is action k - 1."""
+    text = cells["type"].strip()
+    if text.lower() in MISSING or text == "NA" or cells["choice"].strip().lower() in MISSING | {"na"}:
+        return
+    if not (len(text) == 2 and text.isdigit() and all("1" <= c <= str(layout.options) for c in text)
+            and text[0] != text[1]):
+        raise BehaviourError(f"{_where(path, line)}: column 'type': expected two different digits 1-{layout.options} "
+                             f"(the pair shown, e.g. 12), got {cells['type']!r:.60}")
+    flag = cells["choice"].strip()
+    if flag not in ("0", "1", "0.0", "1.0"):
+        raise BehaviourError(f"{_where(path, line)}: column 'choice': expected 1 (the first of the pair) or 0 (the "
+                             f"second), got {cells['choice']!r:.60}")
+    chosen = int(text[0]) if float(flag) == 1 else int(text[1])
+    reward = _number(cells["reward"], path, line, "reward") * layout.scale
+    _pay(layout, shape, chosen - 1, reward, path, line, "reward", person)
 
 
 def layout_text(layout_name: str, participants: list[tuple[str, Choices]]) -> str:
