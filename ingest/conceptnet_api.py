@@ -287,7 +287,7 @@ def _check_next(
 def _progress_bar(enabled: bool, desc: str):
     if not enabled:
         return None
-    from tqdm import tqdm
+    from tqdm.auto import tqdm  # a text bar in a terminal, a widget in a notebook
 
     return tqdm(desc=desc[:60], unit="page")
 

@@ -282,7 +282,7 @@ def ingest_dump(
     origin = f"dump {p.name}"
     bar = None
     if progress:
-        from tqdm import tqdm
+        from tqdm.auto import tqdm  # a text bar in a terminal, a widget in a notebook
 
         bar = tqdm(desc=p.name, unit=" lines", unit_scale=True, initial=skip)
     batch: dict[str, Assertion] = {}

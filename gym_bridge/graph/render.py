@@ -408,7 +408,9 @@ def draw_task(task: str, store: Any = None) -> Any:
         if not groups:  # rings of communities are drawn at their own scale: neighbours about one unit apart
             span = float(np.ptp(xy, axis=0).max()) or 1.0
             xy = xy / span * (1.0 + 0.35 * math.sqrt(n))
-        width = height = min(13.0, 4.0 + 0.9 * math.sqrt(n) * 1.6)
+        width = min(13.0, 4.0 + 0.9 * math.sqrt(n) * 1.6)
+        spans = np.ptp(xy, axis=0) + np.array([2.1, 1.65])  # the axes' limits below: the layout and its margins
+        height = float(np.clip(width * spans[1] / spans[0], 4.0, 13.0))  # no blank band under a flat layout
         columns = []
     figure = new_figure(width, height + 1.0)
     ax = figure.add_subplot()
@@ -443,7 +445,7 @@ def draw_task(task: str, store: Any = None) -> Any:
                                          connectionstyle="arc3,rad=-2.2", arrowstyle="-|>", mutation_scale=10,
                                          color="#888888", lw=1, shrinkA=node_radius_pt * 0.8,
                                          shrinkB=node_radius_pt * 0.8, zorder=1, gid="edge"))
-            label_xy = (x, y + (0.55 if not layered else 0.42))
+            label_xy = (x, y + 0.42)  # just above the loop
         else:
             rad = 0.18 if (t, s) in edges else 0.0
             ax.add_patch(FancyArrowPatch(pos[s], pos[t], connectionstyle=f"arc3,rad={rad}", arrowstyle="-|>",
@@ -496,9 +498,9 @@ def draw_task(task: str, store: Any = None) -> Any:
                 ha="center", va="center", fontsize=10, color=START_COLOUR, fontweight="bold", zorder=5,
                 arrowprops={"arrowstyle": "-|>", "color": START_COLOUR, "lw": 1.8, "shrinkB": node_radius_pt + 2},
                 gid="start")
-    pad = 1.2
-    ax.set_xlim(float(xy[:, 0].min()) - pad, float(xy[:, 0].max()) + pad)
-    ax.set_ylim(float(xy[:, 1].min()) - pad - 0.2, float(xy[:, 1].max()) + pad)
+    # room for the start arrow at the left, loops and stage names above, names and rewards below
+    ax.set_xlim(float(xy[:, 0].min()) - 1.1, float(xy[:, 0].max()) + 1.0)
+    ax.set_ylim(float(xy[:, 1].min()) - 0.8, float(xy[:, 1].max()) + (1.2 if layered else 0.85))
 
     handles: list[Any] = [
         Line2D([], [], ls="", marker="o", ms=11, mfc=POSITIVE_FACE, mec="#444444", label="reward > 0 (paler: smaller)"),
