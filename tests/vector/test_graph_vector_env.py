@@ -229,7 +229,8 @@ def test_session_rewards_match_the_single_env_trial_by_trial(task_id):
         a, b = single[:, t], vector[:, t]
         se = np.sqrt(a.var() / a.size + b.var() / b.size)
         assert abs(a.mean() - b.mean()) <= 5 * se + 1e-9, f"trial {t}: mean {a.mean():.2f} vs {b.mean():.2f}"
-        assert a.std() == b.std() == 0 or 0.75 < a.std() / b.std() < 1.33, f"trial {t}: sd {a.std():.2f} vs {b.std():.2f}"
+        spread = f"trial {t}: sd {a.std():.2f} vs {b.std():.2f}"
+        assert a.std() == b.std() == 0 or 0.75 < a.std() / b.std() < 1.33, spread
     if "walk" in reward_kinds(task_id):
         assert len(np.unique(vector[:, -1])) > 20  # copies walk apart
         assert single[:, -1].std() > 2 * single[:, 0].std()  # the walks spread the payoffs over the session
