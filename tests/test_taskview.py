@@ -91,3 +91,19 @@ def test_chromium_shows_a_clicked_nodes_properties_and_its_cypher(tmp_path, caps
     with open_store(store, "r") as opened:  # the panel's Cypher reads that node from the store
         rows = opened.cypher(cypher.replace("RETURN n", "RETURN n.name")).rows
     assert rows == [["first stage"]]
+
+
+@pytest.mark.parametrize("page, task_id", [("rewardgym-two-step.html", "rewardgym/two-step"),
+                                           ("neuronav-neighborhood.html", "neuronav/graph/neighborhood")])
+def test_the_docs_views_show_the_tasks_as_they_are(page: str, task_id: str) -> None:
+    """docs/views/ holds pages `graphtasks view` wrote; they still show the built task's nodes and
+    edges (else: graphtasks view TASK -o docs/views/PAGE)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "views" / page).read_text(encoding="utf-8")
+    shown = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', text, re.S).group(1))
+    now = view_data(tasks.build(task_id))
+    assert shown["task"] == task_id
+    assert sorted(n["id"] for n in shown["nodes"]) == sorted(n["id"] for n in now["nodes"])
+    assert sorted((e["source"], e["target"], e["text"]) for e in shown["edges"]) == sorted(
+        (e["source"], e["target"], e["text"]) for e in now["edges"])
