@@ -60,7 +60,7 @@ max_steps = 20
 
 
 def test_reversal_learning_reverses_between_fixed_blocks() -> None:
-    graph = tasks.build("decision/reversal-learning", block=10, reversals=3)
+    graph = tasks.build("decision/reversal-learning", block=10, cycles=3)
     order = tasks.trial_schedule(graph.task["schedule"], np.random.default_rng(0))
     assert order == (["A-better"] * 10 + ["B-better"] * 10) * 3
     env = gym.make("graphtasks/ReversalLearning-v0")
