@@ -4,8 +4,9 @@ frame only marks the agent's state on a copy.
 Layout: decision trees (DAGs) in layers from left to right; other graphs by stress
 majorization with Kamada-Kawai's weights (each pair of states as far apart as their
 shortest path, near pairs weighted most), then pushed apart until no two states overlap.
-States carry their index (and their name when it says more); edges carry the actions that
-take them, with the probability when it is below 1, where the picture has room for them.
+States carry their index (and their name when it says more, and their reward); edges carry
+the actions that take them, with the probability when it is below 1, where the picture has
+room for them. A whole task with a legend, for papers, is `draw_task` (`graphtasks render`).
 """
 
 from __future__ import annotations
@@ -165,9 +166,15 @@ class GraphRenderer:
         self.background = self._draw_static(graph)
 
     def _name(self, s: int) -> str:
-        """A state's name under its index, unless the name is the index itself."""
+        """A state's name under its index (unless the name is the index itself), then its reward:
+        `r 0.5` when fixed, `r~0.5` (the expected value) when it pays by chance."""
         name = str(self.compiled.names[s])
-        return "" if name == str(s) else name
+        name = "" if name == str(s) else name
+        spec, value = self.compiled.reward_specs[s], float(self.compiled.reward_value[s])
+        if spec is None or (spec.kind == "fixed" and value == 0):
+            return name
+        reward = f"r {value:.3g}" if spec.kind == "fixed" else f"r~{value:.2g}"
+        return f"{name}, {reward}" if name else reward
 
     def _fit(self, xy: np.ndarray, graph: nx.DiGraph) -> list[tuple[float, float]]:
         """Scale to the picture, keeping the aspect ratio, with room for the names, then
