@@ -507,7 +507,7 @@ def draw_task(task: str, store: Any = None) -> Any:
                 gid="start")
     # room for the start arrow at the left, loops and stage names above, names and rewards below
     ax.set_xlim(float(xy[:, 0].min()) - 1.1, float(xy[:, 0].max()) + 1.0)
-    ax.set_ylim(float(xy[:, 1].min()) - 0.8, float(xy[:, 1].max()) + (1.2 if layered else 0.85))
+    ax.set_ylim(float(xy[:, 1].min()) - 0.8, float(xy[:, 1].max()) + (1.2 if layered or groups else 0.85))
 
     handles: list[Any] = [
         Line2D([], [], ls="", marker="o", ms=11, mfc=POSITIVE_FACE, mec="#444444", label="reward > 0 (paler: smaller)"),
