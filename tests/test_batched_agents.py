@@ -31,6 +31,8 @@ LANE_SETTINGS: dict[str, list[dict[str, Any]]] = {
     "sr": [{"lr": 0.5, "w_lr": 0.3}, {"lr": 0.1, "gamma": 0.8}],
     "sr-walk": [{"goal_biased": False, "lr": 0.4}, {"goal_biased": False, "gamma": 0.7}],
     "sr-after": [{"include_current": False, "lr": 0.4}, {"include_current": False}],
+    "qlambda": [{"lr": 0.5, "lam": 0.9}, {"lr": 0.2, "gamma": 0.8, "lam": 0.0}],
+    "ac": [{"lr": 0.5, "beta": 2.0}, {"lr": 0.2, "gamma": 0.8, "beta": 0.5}],
     "hybrid": [{"lr": 0.5, "lam": 0.6, "w": 0.7}, {"lr": 0.2, "lam": 0.0, "w": 0.0, "perseveration": 0.5},
                {"w": 1.0, "beta": 1.0}],
 }
@@ -59,6 +61,8 @@ def experience(seed: int, steps: int = 400) -> list[tuple[int, int, float, int, 
 def tables(agent: Any) -> np.ndarray:
     if hasattr(agent, "q_mf"):
         return np.concatenate([agent.q_mf.ravel(), agent.counts.ravel()])
+    if hasattr(agent, "preferences"):
+        return np.concatenate([agent.preferences.ravel(), agent.v.ravel()])
     return np.concatenate([agent.M.ravel(), agent.w.ravel()]) if hasattr(agent, "M") else agent.q.ravel()
 
 
@@ -181,7 +185,7 @@ learn = false
 
 def sweep_spec(tmp_path: Path, task: str, agent: str, seeds: list[int], episodes: int) -> Any:
     path = tmp_path / f"{agent}-{len(seeds)}.toml"
-    params = "w = 0.5" if agent == "hybrid" else "epsilon = 0.2"
+    params = {"hybrid": "w = 0.5", "ac": "beta = 2.0"}.get(agent, "epsilon = 0.2")
     text = SWEEP.format(task=task, agent=agent, seeds=seeds, episodes=episodes, params=params)
     path.write_text(text, encoding="utf-8")
     return load_spec(path)
@@ -193,7 +197,8 @@ def episodes_of(played: list[Any]) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("task,agent", [("rewardgym/two-step", "q"), ("neuronav/grid/t_maze/micro", "sarsa"),
-                                        ("neuronav/graph/two_step", "sr"), ("rewardgym/two-step", "hybrid")])
+                                        ("neuronav/graph/two_step", "sr"), ("rewardgym/two-step", "hybrid"),
+                                        ("neuronav/grid/t_maze/micro", "qlambda"), ("rewardgym/two-step", "ac")])
 def test_a_cell_alone_equals_the_same_cell_in_a_batch_of_1000(tmp_path: Path, task: str, agent: str) -> None:
     big = sweep_spec(tmp_path, task, agent, list(range(1000)), 5)
     versions = prepare_versions(big)

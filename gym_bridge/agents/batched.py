@@ -1,5 +1,9 @@
 """Batched tabular agents: B agents of one kind as arrays, choosing and learning in one call.
 
+The batched forms: Q-learning (`q`), SARSA, Q(lambda), actor-critic (`ac`), the SR and the
+two-step hybrid. The others (Dyna, MBV, SRMB, Monte Carlo, episodic control, distributional
+TD, mood, valence) are played per agent.
+
 Why: a sweep of a thousand runs of a tabular agent spends its time in one Python agent step
 after another. Here the tables of B agents are one array (B x S x A for Q, B x A x S x S for
 the SR), a step of all B is a handful of array operations, and the runs step a native vector
@@ -438,8 +442,77 @@ class BatchedHybrid(BatchedAgent):
             self.q_mf[hl, s, a] += step[has] * lam[has] ** j
 
 
+class BatchedQLambda(BatchedAgent):
+    """Q(lambda) with accumulating traces (`gym_bridge.agents.td.QLambdaAgent`'s rule) for B
+    lanes: `q` and `traces` are B x S x A."""
+
+    name = "qlambda"
+    numbers = ("lr", "gamma", "epsilon", "lam")
+    lam: np.ndarray
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.q = np.zeros((self.size, self.n_states, self.n_actions))
+        self.traces = np.zeros_like(self.q)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.traces[lanes] = 0.0
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+    ) -> None:
+        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
+            lanes, states, actions, rewards, next_states, terminated, next_mask
+        )
+        self.traces[lanes, states, actions] += 1.0
+        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
+        with np.errstate(invalid="ignore"):
+            future = masked_max(self.q[lanes, next_states], next_mask)
+        future[ended] = 0.0
+        gamma = self.gamma[lanes]
+        delta = rewards + gamma * future - self.q[lanes, states, actions]
+        traces = self.traces[lanes]
+        self.q[lanes] += (self.lr[lanes] * delta)[:, None, None] * traces
+        self.traces[lanes] = traces * (gamma * self.lam[lanes])[:, None, None]
+
+
+class BatchedActorCritic(BatchedAgent):
+    """TD actor-critic (`gym_bridge.agents.td.ActorCriticAgent`'s rule) for B lanes: the critic
+    `v` is B x S, the actor's `preferences` B x S x A, chosen by a softmax at `beta`."""
+
+    name = "ac"
+    numbers = ("lr", "gamma")
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.epsilon = np.zeros(self.size)  # preferences mean nothing outside a softmax
+        self.v = np.zeros((self.size, self.n_states))
+        self.preferences = np.zeros((self.size, self.n_states, self.n_actions))
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.preferences[lanes, states]
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+    ) -> None:
+        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
+            lanes, states, actions, rewards, next_states, terminated, next_mask
+        )
+        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
+        future = np.where(ended, 0.0, self.v[lanes, next_states])
+        delta = rewards + self.gamma[lanes] * future - self.v[lanes, states]
+        step = self.lr[lanes] * delta
+        self.v[lanes, states] += step
+        self.preferences[lanes, states, actions] += step
+
+
 BATCHED: dict[str, type[BatchedAgent]] = {
-    cls.name: cls for cls in (BatchedQ, BatchedSarsa, BatchedSR, BatchedHybrid)
+    cls.name: cls for cls in (BatchedQ, BatchedSarsa, BatchedQLambda, BatchedActorCritic, BatchedSR, BatchedHybrid)
 }
 
 
@@ -465,7 +538,7 @@ def make_batched(
     Parameters
     ----------
     name : str
-        An agent with a batched form (`BATCHED`: q, sarsa, sr, hybrid).
+        An agent with a batched form (`BATCHED`: q, sarsa, qlambda, ac, sr, hybrid).
     n_states, n_actions : int
         The task's sizes.
     seeds : sequence of int
