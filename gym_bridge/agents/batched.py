@@ -177,15 +177,23 @@ class BatchedAgent:
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
         next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
     ) -> None:
-        """Learn one step (s, a, r, s', ended, offers at s') in each of `lanes`."""
-        raise NotImplementedError
-
-    def learners(self, lanes: np.ndarray, *columns: Any) -> tuple[Any, ...]:
-        """`lanes` and the per-lane columns, less the lanes that do not learn now (`learning`)."""
+        """Learn one step (s, a, r, s', terminated, offers at s') in each of `lanes` that learns
+        now (`learning`); the episode ended there if s' terminated it or offers no action."""
         keep = self.learning[lanes]
-        if keep.all():
-            return (lanes, *columns)
-        return (lanes[keep], *(None if c is None else c[keep] for c in columns))
+        if not keep.all():
+            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
+            next_states, terminated = next_states[keep], terminated[keep]
+            next_mask = None if next_mask is None else next_mask[keep]
+        if lanes.size:
+            ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
+            self.update(lanes, states, actions, rewards, next_states, ended, next_mask)
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        """The agent's rule for these lanes (all of them learning)."""
+        raise NotImplementedError
 
     def lane(self, index: int) -> "LaneAgent":
         """One lane seen as a per-agent agent (its `values`): what a probe reads."""
@@ -244,14 +252,10 @@ class BatchedQ(BatchedAgent):
     def all_optimistic(self) -> bool:
         return bool(np.all(self.optimism == 1.0))
 
-    def learn(
+    def update(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
-        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
-            lanes, states, actions, rewards, next_states, terminated, next_mask
-        )
-        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
         future = self.next_values(lanes, self.q[lanes, next_states], next_mask)
         future[ended] = 0.0
         old = self.q[lanes, states, actions]
@@ -279,13 +283,10 @@ class BatchedSarsa(BatchedAgent):
     def begin_episode(self, lanes: np.ndarray) -> None:
         self.pending_state[lanes] = -1
 
-    def learn(
+    def update(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
-        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
-            lanes, states, actions, rewards, next_states, terminated, next_mask
-        )
         lr, gamma = self.lr[lanes], self.gamma[lanes]
         waiting = (self.pending_state[lanes] >= 0) & (self.pending_next[lanes] == states)
         if waiting.any():
@@ -295,7 +296,6 @@ class BatchedSarsa(BatchedAgent):
             target = r + gamma[waiting] * self.q[w, states[waiting], actions[waiting]]
             self.q[w, s, a] = old + lr[waiting] * (target - old)
         self.pending_state[lanes] = -1
-        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
         if ended.any():
             e = lanes[ended]
             old = self.q[e, states[ended], actions[ended]]
@@ -328,18 +328,14 @@ class BatchedSR(BatchedAgent):
         # Q(s, a) = M[a, s] . w, per lane
         return np.einsum("nas,ns->na", self.M[lanes, :, states, :], self.w[lanes])
 
-    def learn(
+    def update(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
-        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
-            lanes, states, actions, rewards, next_states, terminated, next_mask
-        )
         n, count = self.n_states, lanes.size
         rows = np.arange(count)
         arrived = np.zeros((count, n))
         arrived[rows, next_states] = 1.0
-        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
         after = np.zeros((count, n)) if not self.include_current else arrived.copy()
         going = ~ended
         if going.any():
@@ -406,13 +402,10 @@ class BatchedHybrid(BatchedAgent):
             values[first] = mixed + self.perseveration[fl][:, None] * repeat
         return values
 
-    def learn(
+    def update(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
-        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
-            lanes, states, actions, rewards, next_states, terminated, next_mask
-        )
         first = self.trace_length[lanes] == 0
         self.previous_first[lanes[first]] = actions[first]
         self.counts[lanes, states, actions, next_states] += 1.0
@@ -424,7 +417,6 @@ class BatchedHybrid(BatchedAgent):
         self.trace_state[lanes, length] = states
         self.trace_action[lanes, length] = actions
         length = self.trace_length[lanes] = length + 1
-        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
         with np.errstate(invalid="ignore"):
             future = masked_max(self.q_mf[lanes, next_states], next_mask)
         future[ended] = 0.0
@@ -461,15 +453,11 @@ class BatchedQLambda(BatchedAgent):
     def begin_episode(self, lanes: np.ndarray) -> None:
         self.traces[lanes] = 0.0
 
-    def learn(
+    def update(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
-        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
-            lanes, states, actions, rewards, next_states, terminated, next_mask
-        )
         self.traces[lanes, states, actions] += 1.0
-        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
         with np.errstate(invalid="ignore"):
             future = masked_max(self.q[lanes, next_states], next_mask)
         future[ended] = 0.0
@@ -496,14 +484,10 @@ class BatchedActorCritic(BatchedAgent):
     def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
         return self.preferences[lanes, states]
 
-    def learn(
+    def update(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
-        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learners(
-            lanes, states, actions, rewards, next_states, terminated, next_mask
-        )
-        ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
         future = np.where(ended, 0.0, self.v[lanes, next_states])
         delta = rewards + self.gamma[lanes] * future - self.v[lanes, states]
         step = self.lr[lanes] * delta
