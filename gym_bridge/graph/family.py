@@ -7,8 +7,8 @@ from typing import Any
 import gymnasium as gym
 
 from graphstore import TaskGraph
-from tasks.graph.family import GRAPH as GRAPH_TASKS
 from tasks.graph.family import DECISION_KIND, USER_KIND
+from tasks.graph.family import GRAPH as GRAPH_TASKS
 
 from ..family import Family, GymId
 from ..loading import load_task_graph
