@@ -160,7 +160,7 @@ def add_schema(s: Schema) -> None:
             Property("choices", "int", True, "choices fitted"),
             Property("starts", "int", True, "optimiser starts"),
             Property("seed", "int", True, "seed of the starting points"),
-            Property("method", "str", False, "mle (none: mle) | em, nuts: one run of a hierarchical fit (its GroupFit)"),
+            Property("method", "str", False, "mle (none: mle) | em, nuts: a run's part of a hierarchical fit"),
             Property("log_evidence", "float", False, "em: the Laplace approximation of log p(choices | group prior)"),
             Property("created_at", "str", False, "UTC time of the fit"),
             Property("version", "str", False, "graphtasks version that fitted it"),
