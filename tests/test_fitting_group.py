@@ -334,3 +334,25 @@ def test_the_group_fit_benchmark_times_nuts_when_installed() -> None:
     done = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "NUTS, 3 participants, 1 chain" in done.stdout and "NUTS / EM of the same participants:" in done.stdout
+
+
+def test_random_effects_charges_each_participant_its_share_of_the_group_prior(tmp_path) -> None:
+    """EM's evidences go to random-effects selection less d ln(choices) / participants each, so
+    that they sum to -iBIC/2: a model whose extra setting the group pins down pays for it."""
+    with open_store(tmp_path / "store") as store:
+        _import(tmp_path, store, "lab", trials=40)
+        groups = {name: fit_group_runs(store, "lab", [0, 1, 2], MODELS[name], starts=1)
+                  for name in ("q", "hybrid")}
+        for group in groups.values():
+            record_group_fit(store, "lab", group)
+        fits = recorded_fits(store, "lab", method="em")
+    for name, group in groups.items():
+        assert group.evidence_cost == pytest.approx(len(group.mean) * math.log(group.choices) / 3)
+        assert sum(group.charged_evidences()) == pytest.approx(-group.integrated_bic / 2)
+        assert [f["evidence_cost"] for f in fits if f["model"] == name] == pytest.approx([group.evidence_cost] * 3)
+    models, runs, matrix = evidence_matrix(fits)
+    assert models == ["hybrid", "q"] and runs == [0, 1, 2]
+    expected = [[groups[m].charged_evidences()[r] for m in models] for r in runs]
+    assert np.allclose(matrix, expected)
+    # the hybrid pays for one setting more: 1 x ln(240) / 3 nats per participant
+    assert groups["hybrid"].evidence_cost - groups["q"].evidence_cost == pytest.approx(math.log(240) / 3)
