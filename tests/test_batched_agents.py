@@ -33,6 +33,9 @@ LANE_SETTINGS: dict[str, list[dict[str, Any]]] = {
     "sr-after": [{"include_current": False, "lr": 0.4}, {"include_current": False}],
     "qlambda": [{"lr": 0.5, "lam": 0.9}, {"lr": 0.2, "gamma": 0.8, "lam": 0.0}],
     "ac": [{"lr": 0.5, "beta": 2.0}, {"lr": 0.2, "gamma": 0.8, "beta": 0.5}],
+    "dyna": [{"lr": 0.5, "replays": 0}, {"lr": 0.2, "gamma": 0.8, "replays": 0}],  # the real steps' rule
+    "dynaac": [{"lr": 0.5, "replays": 0, "beta": 2.0}],
+    "dynasr": [{"lr": 0.5, "replays": 0}],
     "hybrid": [{"lr": 0.5, "lam": 0.6, "w": 0.7}, {"lr": 0.2, "lam": 0.0, "w": 0.0, "perseveration": 0.5},
                {"w": 1.0, "beta": 1.0}],
 }
@@ -99,6 +102,25 @@ def test_each_lane_learns_the_per_agent_rule_on_the_same_experience(case: str) -
         expected = single.action_probabilities(2, offered)
         got = batch.action_probabilities(np.array([k]), np.array([2]), mask[None])[0]
         assert np.allclose(got, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["dyna", "dynaac", "dynasr"])
+def test_dyna_lanes_replay_the_one_pair_they_tried_as_the_per_agent_dyna_does(name: str) -> None:
+    """One pair tried: every replay is that pair, so the tables are the per-agent agent's exactly
+    (DynaQAgent's example: learnt once, replayed twice, 0.875)."""
+    settings = [{"lr": 0.5, "replays": 2}, {"lr": 0.1, "replays": 2}]
+    batch = make_batched(name, 3, 2, seeds=[0, 1], settings=settings)
+    lanes = np.arange(2)
+    batch.learn(lanes, np.zeros(2, int), np.ones(2, int), np.ones(2), np.full(2, 2), np.ones(2, bool), None)
+    for k, setting in enumerate(settings):
+        single = make_agent(name, 3, 2, seed=k, **setting)
+        single.learn(0, 1, 1.0, 2, True, [0, 1])
+        lane = make_batched(name, 3, 2, seeds=[0], settings=[setting])
+        lane.__dict__.update({key: value[k : k + 1] for key, value in vars(batch).items()
+                              if isinstance(value, np.ndarray) and value.shape[:1] == (2,)})
+        assert np.allclose(tables(lane), tables(single), atol=1e-12)
+    if name == "dyna":
+        assert batch.q[0, 0, 1] == 0.875
 
 
 def test_the_q_examples_worked_by_hand_hold_for_every_lane() -> None:
@@ -198,7 +220,8 @@ def episodes_of(played: list[Any]) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("task,agent", [("rewardgym/two-step", "q"), ("neuronav/grid/t_maze/micro", "sarsa"),
                                         ("neuronav/graph/two_step", "sr"), ("rewardgym/two-step", "hybrid"),
-                                        ("neuronav/grid/t_maze/micro", "qlambda"), ("rewardgym/two-step", "ac")])
+                                        ("neuronav/grid/t_maze/micro", "qlambda"), ("rewardgym/two-step", "ac"),
+                                        ("rewardgym/two-step", "dyna")])
 def test_a_cell_alone_equals_the_same_cell_in_a_batch_of_1000(tmp_path: Path, task: str, agent: str) -> None:
     big = sweep_spec(tmp_path, task, agent, list(range(1000)), 5)
     versions = prepare_versions(big)
@@ -210,10 +233,11 @@ def test_a_cell_alone_equals_the_same_cell_in_a_batch_of_1000(tmp_path: Path, ta
     assert len({tuple(e[2:7] for e in episodes_of(played[i])) for i in range(1000)}) > 1  # lanes differ
 
 
-def test_batched_and_per_agent_runs_agree_in_distribution(tmp_path: Path) -> None:
-    """Learning curves of 200 seeds (t_maze micro, Q, epsilon 0.2): per block of 5 episodes,
-    the mean length of batched and per-agent runs within 3 standard errors of their difference."""
-    spec = sweep_spec(tmp_path, "neuronav/grid/t_maze/micro", "q", list(range(200)), 30)
+@pytest.mark.parametrize("agent", ["q", "dyna"])
+def test_batched_and_per_agent_runs_agree_in_distribution(tmp_path: Path, agent: str) -> None:
+    """Learning curves of 200 seeds (t_maze micro, epsilon 0.2): per block of 5 episodes, the
+    mean length of batched and per-agent runs within 3 standard errors of their difference."""
+    spec = sweep_spec(tmp_path, "neuronav/grid/t_maze/micro", agent, list(range(200)), 30)
     versions = prepare_versions(spec)
     every = cells(spec)
     batched = play_batch(spec, every, versions)
@@ -272,8 +296,13 @@ def test_a_sweep_batches_its_cells_and_its_numbers_do_not_depend_on_workers(tmp_
 
 
 def test_agents_without_a_batched_form_and_per_episode_starts_run_per_agent(tmp_path: Path) -> None:
-    spec = sweep_spec(tmp_path, "neuronav/grid/t_maze/micro", "dyna", [0, 1], 3)
+    spec = sweep_spec(tmp_path, "neuronav/grid/t_maze/micro", "mbv", [0, 1], 3)
     assert all(not isinstance(u, tuple) for u in group_cells(spec, cells(spec), prepare_versions(spec)))
+    text = SWEEP.format(task="neuronav/grid/t_maze/micro", agent="dyna", seeds=[0, 1], episodes=3,
+                        params="successors = 25")  # neuro-nav's model of 25 outcomes: per agent
+    (tmp_path / "dyna25.toml").write_text(text, encoding="utf-8")
+    kept = load_spec(tmp_path / "dyna25.toml")
+    assert all(not isinstance(u, tuple) for u in group_cells(kept, cells(kept), prepare_versions(kept)))
     text = SWEEP.format(task="neuronav/grid/t_maze/micro", agent="q", seeds=[0, 1], episodes=3, params="")
     path = tmp_path / "starts.toml"
     path.write_text(text.replace("max_steps = 30\n\n", 'max_steps = 30\nstart = "random"\n\n', 1), encoding="utf-8")

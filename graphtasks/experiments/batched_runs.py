@@ -47,6 +47,8 @@ def batch_key(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersi
     if not has_batched_form(name) or agent_observation(name) != "index":
         return None
     merged = {**agent_settings(name), **cell.agent.params}
+    if not BATCHED[name].supports(merged):
+        return None
     changeable = set(BATCHED[name].numbers) | ({"beta"} if merged.get("beta") is not None else set())
     for phase in spec.phases_of(cell.condition):
         if phase.start is not None or phase.schedule or set(phase.agent) - changeable:

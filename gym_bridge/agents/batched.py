@@ -1,8 +1,9 @@
 """Batched tabular agents: B agents of one kind as arrays, choosing and learning in one call.
 
-The batched forms: Q-learning (`q`), SARSA, Q(lambda), actor-critic (`ac`), the SR and the
-two-step hybrid. The others (Dyna, MBV, SRMB, Monte Carlo, episodic control, distributional
-TD, mood, valence) are played per agent.
+The batched forms: Q-learning (`q`), SARSA, Q(lambda), actor-critic (`ac`), the SR, the
+two-step hybrid, and Dyna-Q, Dyna-AC and Dyna-SR with the last-outcome model. The others
+(MBV, SRMB, Monte Carlo, episodic control, distributional TD, mood, valence) are played per
+agent.
 
 Why: a sweep of a thousand runs of a tabular agent spends its time in one Python agent step
 after another. Here the tables of B agents are one array (B x S x A for Q, B x A x S x S for
@@ -144,6 +145,11 @@ class BatchedAgent:
         self.beta: np.ndarray | None = None if betas[0] is None else np.array(betas, dtype=float)
         self.streams = LaneStreams.from_seeds(seeds, AGENT_STREAM)
         self.learning = np.ones(self.size, dtype=bool)
+
+    @classmethod
+    def supports(cls, settings: Mapping[str, Any]) -> bool:
+        """Whether the batched form has these settings' rule (else the runs go per agent)."""
+        return True
 
     # -- settings ---------------------------------------------------------------------------------
     def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
@@ -495,8 +501,93 @@ class BatchedActorCritic(BatchedAgent):
         self.preferences[lanes, states, actions] += step
 
 
+class BatchedDyna(BatchedAgent):
+    """Dyna (`gym_bridge.agents.dyna.Dyna`) for B lanes, before the batched agent whose rule it
+    replays for: after each real step, learnt by that rule, the step is remembered as its pair's
+    last outcome and `replays` remembered steps, pairs drawn uniformly among the pairs the lane
+    has tried, are learnt again by the same rule. The batched form keeps the last outcome only
+    (`successors = 1`, Sutton 1990); a spec with more outcomes runs per agent."""
+
+    replays: int
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        n, a, b = self.n_states, self.n_actions, self.size
+        self.replays = int(self.replays)
+        self.model_reward = np.zeros((b, n, a))
+        self.model_next = np.zeros((b, n, a), dtype=np.int64)
+        self.model_ended = np.zeros((b, n, a), dtype=bool)
+        self.model_offered: np.ndarray | None = None  # (B, S, A, A) once a task masks its actions
+        self.tried = np.zeros((b, n * a), dtype=bool)
+        self.tried_pairs = np.zeros((b, n * a), dtype=np.int64)  # each lane's tried pairs, in order
+        self.tried_count = np.zeros(b, dtype=np.int64)
+
+    @classmethod
+    def supports(cls, settings: Mapping[str, Any]) -> bool:
+        return int(settings.get("successors", 1)) == 1
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        super().update(lanes, states, actions, rewards, next_states, ended, next_mask)
+        self.remember(lanes, states, actions, rewards, next_states, ended, next_mask)
+        if not self.replays:
+            return
+        u = self.streams.uniform(lanes, self.replays)
+        count = self.tried_count[lanes]
+        n_actions = self.n_actions
+        for k in range(self.replays):
+            pick = np.minimum((u[:, k] * count).astype(np.int64), count - 1)
+            pairs = self.tried_pairs[lanes, pick]
+            s, a = pairs // n_actions, pairs % n_actions
+            offered = None if self.model_offered is None else self.model_offered[lanes, s, a]
+            super().update(lanes, s, a, self.model_reward[lanes, s, a], self.model_next[lanes, s, a],
+                           self.model_ended[lanes, s, a], offered)
+
+    def remember(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        """Each lane's step as its pair's last outcome; a pair tried for the first time joins the lane's list."""
+        self.model_reward[lanes, states, actions] = rewards
+        self.model_next[lanes, states, actions] = next_states
+        self.model_ended[lanes, states, actions] = ended
+        if next_mask is not None:
+            if self.model_offered is None:
+                self.model_offered = np.ones((self.size, self.n_states, self.n_actions, self.n_actions), dtype=bool)
+            self.model_offered[lanes, states, actions] = next_mask
+        flat = states * self.n_actions + actions
+        new = ~self.tried[lanes, flat]
+        if new.any():
+            fresh = lanes[new]
+            self.tried[fresh, flat[new]] = True
+            self.tried_pairs[fresh, self.tried_count[fresh]] = flat[new]
+            self.tried_count[fresh] += 1
+
+
+class BatchedDynaQ(BatchedDyna, BatchedQ):
+    """Dyna-Q (`gym_bridge.agents.dyna.DynaQAgent`) for B lanes."""
+
+    name = "dyna"
+
+
+class BatchedDynaAC(BatchedDyna, BatchedActorCritic):
+    """Dyna-AC (`gym_bridge.agents.dyna.DynaACAgent`) for B lanes."""
+
+    name = "dynaac"
+
+
+class BatchedDynaSR(BatchedDyna, BatchedSR):
+    """Dyna-SR (`gym_bridge.agents.sr_variants.DynaSRAgent`, Russek et al. 2017) for B lanes."""
+
+    name = "dynasr"
+
+
 BATCHED: dict[str, type[BatchedAgent]] = {
-    cls.name: cls for cls in (BatchedQ, BatchedSarsa, BatchedQLambda, BatchedActorCritic, BatchedSR, BatchedHybrid)
+    cls.name: cls
+    for cls in (BatchedQ, BatchedSarsa, BatchedQLambda, BatchedActorCritic, BatchedSR, BatchedHybrid,
+                BatchedDynaQ, BatchedDynaAC, BatchedDynaSR)
 }
 
 
@@ -511,6 +602,8 @@ def batched_bytes(name: str, n_states: int, n_actions: int) -> int:
         return 8 * (n_actions * n_states * n_states + n_states)
     if name == "hybrid":
         return 8 * (n_states * n_actions * n_states + 2 * n_states * n_actions)
+    if name == "dynasr":
+        return 8 * (n_actions * n_states * n_states + n_states + 6 * n_states * n_actions)
     return 8 * n_states * n_actions * 2
 
 
@@ -522,7 +615,8 @@ def make_batched(
     Parameters
     ----------
     name : str
-        An agent with a batched form (`BATCHED`: q, sarsa, qlambda, ac, sr, hybrid).
+        An agent with a batched form (`BATCHED`: q, sarsa, qlambda, ac, sr, hybrid, dyna, dynaac,
+        dynasr).
     n_states, n_actions : int
         The task's sizes.
     seeds : sequence of int
