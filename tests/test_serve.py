@@ -433,7 +433,7 @@ def test_simulated_participants_at_once_every_trial_stored_once(serve):
     server.stop()
     rows = stored_trials(server.store, "two-step people")
     assert len(rows) == 1000 and len({r[-1] for r in rows}) == 1000
-    assert {r[0] for r in rows} == set(range(20))
+    assert {r[0] for r in rows} == set(range(3, 23))  # after the spec's agent runs 0..2 (1 agent x 3 seeds)
 
 
 @pytest.mark.slow
@@ -449,7 +449,7 @@ def test_graphtasks_fit_fits_the_sessions(serve):
     )
     assert result.returncode == 0, result.stderr
     fits = json.loads(result.stdout)
-    assert [f["run"] for f in fits] == [0, 1] and all(f["choices"] == 24 for f in fits)
+    assert [f["run"] for f in fits] == [3, 4] and all(f["choices"] == 24 for f in fits)
     figure = server.store.parent / "stay.png"
     result = subprocess.run(
         [sys.executable, "-m", "graphtasks", "--store", str(server.store), "participants", "stay", "two-step people",
@@ -527,7 +527,7 @@ def test_fifty_participants_and_a_killed_server_lose_no_trial(serve):
     assert "50 session(s) resumed" in server.stop()
     rows = stored_trials(server.store, "two-step people")
     assert len(rows) == 10_000 and len({r[-1] for r in rows}) == 10_000
-    per_run = {run: [r[1:4] for r in rows if r[0] == run] for run in range(50)}
+    per_run = {run: [r[1:4] for r in rows if r[0] == run] for run in range(3, 53)}  # after the agent runs 0..2
     expected = [(p, e, s) for p, n in ((0, 2), (1, 98)) for e in range(n) for s in (0, 1)]
     assert all(steps == expected for steps in per_run.values())
 
@@ -546,7 +546,7 @@ def test_pilot_mode_plays_the_study_through_the_server(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert [line.split(":")[1].strip() for line in result.stdout.splitlines() if line.startswith("pilot:")] == [
-        "run 0", "run 1", "run 2"]
+        "run 3", "run 4", "run 5"]  # after the spec's agent runs 0..2
     assert "16 trials" in result.stdout
     with open_store(store, "r") as s:
         rows = s.cypher("MATCH (p:Participant)-[:PERFORMED]->(r:Run) RETURN p.source, r.status, p.participant_id "

@@ -33,6 +33,9 @@
     [conditions.phases."goal moved"]   # fields that differ from the phase of that name
     start = [2, 3]
 
+    [study]                        # optional: what people see when the spec is served as a study
+    title = "A two-step task"      # (graphtasks serve, docs/participants.md); kept, agents ignore it
+
 Tasks are any stored task: built-in ids are built from their files, others are read from the
 store (`graphtasks tasks load --file`, `graphtasks poge load`), and `id@hash` pins a version
 (see `graphtasks.experiments.versions`). Every error is one line naming the file, the line
@@ -60,7 +63,7 @@ from tasks.data import data_dir, decode_utf8, read_input
 
 from .versions import TaskSource
 
-TOP_TABLES = ("experiment", "env", "agents", "phases", "conditions")
+TOP_TABLES = ("experiment", "env", "agents", "phases", "conditions", "study")
 EXPERIMENT_KEYS = ("name", "description", "reference", "tasks", "seeds", "record")
 RECORD = ("auto", "episodes", "steps")
 AGENT_KEYS = ("name", "label", "params", "grid", "tasks")
@@ -147,6 +150,7 @@ class ExperimentSpec:
     record: str = "auto"  # "steps": a Trial per step too; "auto": as the task's family says (trial tasks)
     conditions: tuple[ConditionSpec, ...] = ()  # none: one unnamed condition, the phases as given
     graphs: Mapping[str, TaskGraph] = field(default_factory=dict, compare=False, repr=False)  # by version id
+    study: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # [study]: agents ignore it
 
     def condition_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.conditions) or ("",)
@@ -294,6 +298,9 @@ def parse_spec(text: str, path: str = "<spec>", store: GraphStore | str | None =
     agents = _agents(check, data.get("agents"), tasks)
     phases = _phases(check, data.get("phases"), tasks, agents)
     conditions = _conditions(check, data.get("conditions"), data["phases"], tasks, agents)
+    study = data.get("study", {})  # what people see (graphtasks.serve.study checks it); agents ignore it
+    if not isinstance(study, Mapping):
+        raise check.fail("study", f"expected a table, got {study!r}")
     record = experiment.get("record", "auto")
     if record not in RECORD:
         raise check.fail("experiment.record", f"expected one of {', '.join(RECORD)}, got {record!r}")
@@ -313,6 +320,7 @@ def parse_spec(text: str, path: str = "<spec>", store: GraphStore | str | None =
         record,
         conditions,
         dict(check.versions),
+        dict(study),
     )
 
 

@@ -34,7 +34,7 @@ from graphstore.errors import GraphtasksError
 from graphtasks.experiments.ids import experiment_uid, participant_uid, run_uid
 from graphtasks.experiments.observers import COMPLETED, RUNNING
 from graphtasks.experiments.records import Records, _joined, _key, record_experiment, record_tasks, run_node
-from graphtasks.experiments.runs import Cell
+from graphtasks.experiments.runs import Cell, cells
 from graphtasks.experiments.spec import AgentSpec
 from graphtasks.experiments.versions import prepare_versions
 
@@ -97,7 +97,8 @@ class Staged:
 
 
 def assignment(spec: Any, index: int) -> tuple[str, str, int]:
-    """The task, condition and seed of session `index`: conditions alternate fastest, then tasks,
+    """The task, condition and seed of the study's session number `index` (from 0; it is run
+    `first_run + index` of the experiment, after the spec's agent runs): conditions alternate fastest, then tasks,
     then seeds, so that sessions in any stretch are balanced over conditions and tasks.
 
     Examples
@@ -146,6 +147,9 @@ class StudyServer:
         self.study, self.spec = study, study.spec
         self.researcher_token = researcher_token or secrets.token_urlsafe(24)
         self.uid = experiment_uid(self.spec.name)
+        # sessions are the runs after the spec's agent runs (0..n-1, as `graphtasks experiment run` numbers
+        # them), so that the agents can run under the study's own name
+        self.first_run = len(cells(self.spec))
         self.store: GraphStore = open_store(store, "w")
         try:
             self.versions = prepare_versions(self.spec, self.store)
@@ -252,8 +256,8 @@ class StudyServer:
             raise Refused(503, f"the study is full ({self.study.max_sessions} sessions)")
         token = secrets.token_urlsafe(32)
         token_hash = digest(token)
-        index = max((s.cell.index for s in self.sessions.values()), default=-1) + 1
-        task, condition, seed = assignment(self.spec, index)
+        index = max([self.first_run, *(s.cell.index + 1 for s in self.sessions.values())])
+        task, condition, seed = assignment(self.spec, index - self.first_run)
         label = f"{'pilot' if pilot else 'p'}-{secrets.token_hex(5)}"
         cell = Cell(index, task, AgentSpec(PARTICIPANT, label, {}), seed, condition)
         player = SessionPlayer(self.spec, self.versions, cell)

@@ -17,6 +17,7 @@ from graphtasks.experiments.ids import experiment_uid
 from graphtasks.experiments.records import STAY_BY_RUN_QUERY
 
 PEOPLE = "people"
+PARTICIPANT = "participant"  # the agent name of sessions' runs (graphtasks.serve.app)
 ORDER = ("rewarded_common", "rewarded_rare", "unrewarded_common", "unrewarded_rare")
 
 
@@ -33,9 +34,10 @@ def stay_table(store: GraphStore, study: str, agents: list[str]) -> dict[tuple[s
         The store of the records.
     study : str
         The study's experiment name: its sessions are pooled as "people" (pilot sessions as
-        "pilot: AGENT").
+        "pilot: AGENT"); the runs of its spec's agents (`graphtasks experiment run STUDY.toml`)
+        are grouped by their labels.
     agents : list of str
-        Experiments of agents' runs on the task: each agent label is a group.
+        Other experiments of agents' runs on the task: each agent label is a group.
 
     Returns
     -------
@@ -52,15 +54,16 @@ def stay_table(store: GraphStore, study: str, agents: list[str]) -> dict[tuple[s
     ...
     graphtasks.serve.compare.CompareError: 'no such study': no two-step trials recorded
     """
-    sources = {
-        label: source
-        for label, source in store.cypher(
-            "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid RETURN r.label, p.source",
+    groups = {  # a session's label -> people (or the pilot agent); an agent run of the study's spec keeps its label
+        label: _group(source) if agent == PARTICIPANT else str(label)
+        for label, agent, source in store.cypher(
+            "MATCH (r:Run) WHERE r.task = $uid OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
+            "RETURN r.label, r.agent, p.source",
             {"uid": experiment_uid(study)},
         ).rows
     }
     out: dict[tuple[str, str], list[float]] = {}
-    for name, group_of in [(study, lambda label: _group(sources.get(label)))] + [
+    for name, group_of in [(study, lambda label: groups.get(label, str(label)))] + [
         (a, lambda label: str(label)) for a in agents
     ]:
         rows = store.cypher(STAY_BY_RUN_QUERY, {"experiment": name}).rows

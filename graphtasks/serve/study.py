@@ -141,17 +141,11 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: not valid TOML: {exc}") from None
-    table = data.pop("study", {})
-    spec_text = _without_study(text)
-    try:
-        rest = tomllib.loads(spec_text)
-    except tomllib.TOMLDecodeError:
-        rest = None
-    if rest != data:
-        raise StudyError(f"{path}: write [study] as a table of its own (with [study] as its header)")
+    spec_text = text
     if "agents" not in data:  # people play it; pilot mode's simulated participants default to random choices
         spec_text += '\n[[agents]]\nname = "random"\n'
-    spec = parse_spec(spec_text, path, store)
+    spec = parse_spec(spec_text, path, store)  # the spec keeps the [study] table (agents ignore it)
+    table = spec.study
     for version in spec.graphs.values():
         kind = family_of(version).name
         if kind not in PLAYABLE:
@@ -217,18 +211,6 @@ def _checks(value: Any, path: str) -> tuple[tuple[str, tuple[str, ...], int], ..
             raise StudyError(f"{where}.answer: expected the right option's number, 0 to {len(texts) - 1}")
         out.append((question, texts, answer))
     return tuple(out)
-
-
-def _without_study(text: str) -> str:
-    """The text with the lines of the [study] table (and its sub-tables) blanked, so that line
-    numbers in the spec's errors stay those of the file."""
-    out, inside = [], False
-    for line in text.splitlines():
-        header = re.match(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\"]+)", line)
-        if header:
-            inside = header.group(1).strip('"').split(".")[0] == "study"
-        out.append("" if inside else line)
-    return "\n".join(out) + "\n"
 
 
 def _text(value: Any, where: str) -> str:

@@ -1,0 +1,95 @@
+"""A study file is an experiment spec: `graphtasks experiment run STUDY.toml` runs the spec's
+agents under the study's own name, on the same task version and seeds as the sessions, and
+`graphtasks participants stay STUDY` draws the sessions beside them from the one experiment.
+
+A real `graphtasks serve` process on 127.0.0.1, real HTTP, a real store.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphstore import open_store
+from graphtasks.experiments.ids import experiment_uid
+from graphtasks.experiments.spec import ExperimentSpecError, parse_spec
+from tests.test_serve import play, start_session
+from tests.test_serve import serve as serve  # the fixture
+
+STUDY = """
+[experiment]
+name = "study with agents"
+tasks = ["rewardgym/two-step"]
+seeds = [21, 22]
+record = "steps"
+
+[[agents]]
+name = "hybrid"
+label = "model-based"
+params = {{ lr = 0.4, beta = 5.0, w = 1.0 }}
+
+[[phases]]
+name = "main"
+episodes = {episodes}
+
+[study]
+title = "A two-step task"
+keys = ["f", "j"]
+feedback_ms = 100
+
+[[study.checks]]
+question = "Which keys choose?"
+options = ["F and J", "The mouse"]
+answer = 0
+"""
+
+
+def graphtasks(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "graphtasks", "--store", str(store), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_spec_keeps_the_study_table_and_agents_ignore_it():
+    spec = parse_spec(STUDY.format(episodes=3), "study.toml")
+    assert spec.study["title"] == "A two-step task" and spec.study["checks"][0]["answer"] == 0
+    plain = parse_spec(STUDY.format(episodes=3).split("[study]")[0], "study.toml")
+    assert spec == plain and not plain.study  # the same experiment for agents (the study table takes no part)
+    with pytest.raises(ExperimentSpecError, match=r"^study.toml, line 1: study: expected a table, got 5$"):
+        parse_spec('study = 5\n' + STUDY.format(episodes=3).split("[study]")[0], "study.toml")
+
+
+def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
+    """Sessions first, then `experiment run` of the same file: the agents' runs are 0..n-1 (the
+    sessions, numbered after them, are neither skipped for them nor overwritten), on the task
+    version and seeds the sessions got; a second `experiment run` has nothing to do; the figure
+    is drawn from the one experiment."""
+    server = serve(STUDY.format(episodes=12))
+    token = start_session(server, pid="someone")
+    assert len(play(server, token)) == 24
+    server.stop()
+    store, study = server.store, server.study
+    result = graphtasks(store, "experiment", "run", study, "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert "2 runs" in result.stdout
+    with open_store(store, "r") as s:
+        runs = s.cypher(
+            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $uid "
+            "RETURN r.index, r.agent, r.label, r.seed, r.status, count(e), collect(DISTINCT e.task_hash) "
+            "ORDER BY r.index", {"uid": experiment_uid("study with agents")}).rows
+    assert [r[:5] for r in runs] == [
+        [0, "hybrid", "model-based", 21, "completed"], [1, "hybrid", "model-based", 22, "completed"],
+        [2, "participant", runs[2][2], 21, "completed"]]
+    assert runs[2][2].startswith("p-") and [r[5] for r in runs] == [12, 12, 12]
+    assert len({h for r in runs for h in r[6]}) == 1  # one task version, by its hash
+    again = graphtasks(store, "experiment", "run", study, "--no-progress")
+    assert again.returncode == 0 and "runs:" not in again.stdout, again.stdout  # nothing left to run
+    figure = tmp_path / "stay.png"
+    result = graphtasks(store, "participants", "stay", "study with agents", "-o", str(figure))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("model-based (2 runs): rewarded_common ")
+    assert lines[1].startswith("people (1 runs): rewarded_common ")
+    assert lines[2] == f"wrote {figure}" and figure.read_bytes()[:4] == b"\x89PNG"
