@@ -7,6 +7,9 @@ A real `graphtasks serve` process on 127.0.0.1, real HTTP, a real store.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from graphstore import open_store
+from graphtasks.experiments.export import BROWSER_COLUMNS, TRIAL_COLUMNS
 from graphtasks.experiments.ids import experiment_uid
 from graphtasks.experiments.spec import ExperimentSpecError, parse_spec
 from tests.test_serve import play, start_session
@@ -93,3 +97,36 @@ def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
     assert lines[0].startswith("model-based (2 runs): rewarded_common ")
     assert lines[1].startswith("people (1 runs): rewarded_common ")
     assert lines[2] == f"wrote {figure}" and figure.read_bytes()[:4] == b"\x89PNG"
+    # the trials exported with what the browser measured (people's trials) beside the agents' (empty)
+    result = graphtasks(store, "experiment", "export", "study with agents", "--trials")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert tuple(rows[0]) == TRIAL_COLUMNS + BROWSER_COLUMNS and len(rows) == 3 * 24
+    people = [r for r in rows if r["run"] == "2"]
+    assert [float(r["rt"]) for r in people] == [400.0 + i for i in range(24)]  # as play() posted them
+    assert all(r["shown_ms"] == "1000.0" and r["key"] and r["received_at"] and float(r["server_rt"]) >= 0
+               for r in people)
+    assert all(r[c] == "" for r in rows if r["run"] != "2" for c in BROWSER_COLUMNS)
+    parquet = tmp_path / "trials.parquet"
+    result = graphtasks(store, "experiment", "export", "study with agents", "--trials", "--format", "parquet",
+                        "-o", str(parquet))
+    assert result.returncode == 0, result.stderr
+    import pyarrow.parquet
+
+    table = pyarrow.parquet.read_table(parquet).to_pydict()
+    assert table["rt"][48:] == [400.0 + i for i in range(24)] and table["rt"][:48] == [None] * 48
+    # BIDS: every events file has a sidecar describing each of its columns; people's response times in seconds
+    bids = tmp_path / "bids"
+    result = graphtasks(store, "experiment", "export", "study with agents", "--bids", str(bids))
+    assert result.returncode == 0 and result.stdout.startswith("3 events files"), result.stderr
+    events = sorted(bids.glob("*_events.tsv"))
+    assert [e.with_suffix(".json").is_file() for e in events] == [True] * 3
+    for path in events:
+        table_rows = list(csv.DictReader(path.open(encoding="utf-8"), delimiter="\t"))
+        sidecar = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        assert list(sidecar) == list(table_rows[0]) and all(v["Description"] for v in sidecar.values())
+    person = list(csv.DictReader((bids / "sub-sim0002_task-twostep_run-1_events.tsv").open(encoding="utf-8"),
+                                 delimiter="\t"))
+    assert [float(r["response_time"]) for r in person] == [(400.0 + i) / 1000 for i in range(24)]
+    agent = list(csv.DictReader(events[0].open(encoding="utf-8"), delimiter="\t"))
+    assert {r["response_time"] for r in agent} == {"n/a"}

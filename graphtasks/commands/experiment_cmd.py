@@ -278,7 +278,7 @@ def _table(rows: list[dict], columns: tuple[str, ...], fmt: str) -> str | bytes:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.export import TRIAL_COLUMNS, recorded_trials, require_parquet, write_bids
+    from graphtasks.experiments.export import recorded_trials, require_parquet, trial_columns, write_bids
 
     if args.format == "parquet":
         if not args.output and not args.bids:
@@ -298,7 +298,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"{len(written)} events files written to {args.bids}")
         if not args.output:
             return 0
-    rows, columns = (trials, TRIAL_COLUMNS) if args.trials else (episodes, COLUMNS)
+    rows, columns = (trials, trial_columns(trials)) if args.trials else (episodes, COLUMNS)
     table = _table(rows, columns, args.format)
     if args.output:
         write_output(args.output, table)

@@ -1,5 +1,8 @@
 """Tables of recorded experiments: one row per episode or per trial, as CSV or parquet, and
-rewardGym-style BIDS events files (one TSV per run) for trial tasks."""
+rewardGym-style BIDS events files (one TSV per run, with its JSON sidecar) for trial tasks.
+
+Trials of people (`graphtasks serve`) carry what the browser measured (`BROWSER_COLUMNS`);
+a trial table has those columns only when some of its trials do."""
 
 from __future__ import annotations
 
@@ -44,6 +47,14 @@ QUERY_TRIALS = (
     "e.start_state ORDER BY r.index, e.phase_index, e.index, t.step"
 )
 
+# What the browser measured on a person's trial (graphtasks.serve.schema); agents' trials leave them empty
+BROWSER_COLUMNS = ("rt", "shown_ms", "pressed_ms", "key", "timeouts", "server_rt", "received_at")
+QUERY_BROWSER = (
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
+    "WHERE r.task = $uid AND t.received_at IS NOT NULL RETURN r.index, e.phase_index, e.index, t.step, "
+    + ", ".join(f"t.{c}" for c in BROWSER_COLUMNS)
+)
+
 # rewardGym's event-log columns (rewardgym/psychopy_render/logger.py), in its order; ours follow
 BIDS_COLUMNS = (
     "onset",
@@ -70,6 +81,33 @@ BIDS_COLUMNS = (
     "phase",
 )
 NA = "n/a"
+# The sidecar of an events file (BIDS: every column that is not onset or duration described)
+BIDS_SIDECAR: dict[str, dict[str, str]] = {
+    "onset": {"Description": "the trial's position in the run: one unit per step (a simulated run has no clock)",
+              "Units": "steps"},
+    "duration": {"Description": "one step", "Units": "steps"},
+    "trial_type": {"Description": "the trial's condition in the task's trial schedule (n/a: none)"},
+    "start_position": {"Description": "the index of the state the episode started in"},
+    "event_type": {"Description": "stage-N: the N-th step (choice) of the episode, from 0"},
+    "response_time": {"Description": "people: the time from the screen's display to the key press, measured in "
+                      "the browser (performance.now()); n/a for agents", "Units": "s"},
+    "response_button": {"Description": "the action taken (its index in the task's actions)"},
+    "response_late": {"Description": "people: 'too slow' screens shown before this response; n/a for agents"},
+    "reward": {"Description": "the reward collected in the run so far"},
+    "delta_reward": {"Description": "the reward of this step"},
+    "trial": {"Description": "the episode's number in the run, from 0"},
+    "TR": {"Description": "repetition time (0: no scanner)", "Units": "s"},
+    "task": {"Description": "the task id in graphtasks (its version is in the experiment records)"},
+    "run": {"Description": "the BIDS run (1)"},
+    "participant_id": {"Description": "sim<run>: the experiment's run number (agents and pseudonymous people)"},
+    "expected_duration": {"Description": "not recorded (n/a)"},
+    "trial_time": {"Description": "not recorded (n/a)"},
+    "total_reward": {"Description": "the reward collected in the run so far (as reward)"},
+    "current_location": {"Description": "the index of the state the step led to"},
+    "state": {"Description": "the index of the state the step was taken in"},
+    "p_action": {"Description": "the agent's probability of the action taken (n/a for people)"},
+    "phase": {"Description": "the experiment phase of the step"},
+}
 
 
 class ExportError(GraphtasksError, ValueError):
@@ -85,7 +123,17 @@ def recorded_trials(store: GraphStore, name: str) -> list[dict[str, Any]]:
         values["params"] = json.dumps(json.loads(params) if isinstance(params, str) else params, sort_keys=True)
         values["condition"] = values["condition"] or ""
         out.append(values)
+    browser = {tuple(row[:4]): row[4:] for row in store.cypher(QUERY_BROWSER, {"uid": experiment_uid(name)}).rows}
+    if browser:
+        for values in out:
+            found = browser.get((values["run"], values["phase_index"], values["episode"], values["step"]))
+            values.update(zip(BROWSER_COLUMNS, found or (None,) * len(BROWSER_COLUMNS)))
     return out
+
+
+def trial_columns(trials: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The columns of a trial table: TRIAL_COLUMNS, then BROWSER_COLUMNS when the trials have them."""
+    return TRIAL_COLUMNS + BROWSER_COLUMNS if trials and BROWSER_COLUMNS[0] in trials[0] else TRIAL_COLUMNS
 
 
 def require_parquet() -> Any:
@@ -153,6 +201,8 @@ def bids_events(trials: list[dict[str, Any]]) -> dict[str, str]:
                     "start_position": t["start_state"],
                     "event_type": f"stage-{t['step']}",
                     "response_button": t["action"],
+                    "response_time": NA if t.get("rt") is None else round(float(t["rt"]) / 1000, 6),
+                    "response_late": NA if t.get("rt") is None else int(t.get("timeouts") or 0),
                     "reward": total,
                     "delta_reward": t["reward"],
                     "trial": trial,
@@ -191,12 +241,15 @@ def trials_of_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def write_bids(trials: list[dict[str, Any]], directory: str | Path) -> list[Path]:
-    """Write `bids_events` into `directory` (made if missing); the paths written."""
+    """Write `bids_events` into `directory` (made if missing), each events file with its
+    `_events.json` sidecar describing its columns (`BIDS_SIDECAR`); the events files written."""
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
     written = []
+    sidecar = json.dumps({c: BIDS_SIDECAR[c] for c in BIDS_COLUMNS}, indent=2) + "\n"
     for name, text in bids_events(trials).items():
         path = target / name
         path.write_text(text, encoding="utf-8")
+        path.with_suffix(".json").write_text(sidecar, encoding="utf-8")
         written.append(path)
     return written
