@@ -37,9 +37,10 @@ from graphtasks.experiments.records import Records, _joined, _key, record_experi
 from graphtasks.experiments.runs import Cell, cells
 from graphtasks.experiments.spec import AgentSpec
 from graphtasks.experiments.versions import prepare_versions
+from gym_bridge import family
 
-from .engine import ActionRefused, SessionPlayer, now_ms, trial_records
-from .study import Study
+from .engine import ROOM, ActionRefused, SessionPlayer, now_ms, trial_records
+from .study import Study, StudyError
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4096  # bytes of a posted JSON body
@@ -51,6 +52,8 @@ URL_PARAMS = {  # Prolific's names, then SONA's and generic ones
 }
 PALETTE = ("#4878d0", "#ee854a", "#6acc64", "#d65f5f", "#956cb4", "#8c613c", "#dc7ec0", "#797979")
 PARTICIPANT = "participant"
+NO_ANSWER = "I don't know"  # the Room task's last action: no answer
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # How the page draws a family's text picture: each action's arrow key, the agent's character
 # and the colours of the others (any other character is written in its cell)
 GRID_LOOKS: dict[str, dict[str, Any]] = {
@@ -177,6 +180,9 @@ class StudyServer:
             if version.family in GRID_LOOKS:
                 out[version_id] = {"kind": "grid", **GRID_LOOKS[version.family]}
                 continue
+            if version.family == ROOM:
+                out[version_id] = self._room_screen(version)
+                continue
             n_actions = int(version.graph.task.get("n_actions") or 2)
             keys = list(self.study.keys) or (["f", "j"] if n_actions == 2 else [str(i + 1) for i in range(n_actions)])
             states = {}
@@ -196,6 +202,26 @@ class StudyServer:
                 }
             out[version_id] = {"kind": "choice", "keys": keys[:n_actions], "states": states}
         return out
+
+    def _room_screen(self, version: Any) -> dict[str, Any]:
+        """The Room task's question screen: the candidate answers (the room's location words, then
+        "I don't know", the env's no-answer action) and their keys (the study's `keys`, else 1..9,
+        else a..z)."""
+        env = family(version.family).make_env(version.prepared)
+        room: Any = env.unwrapped
+        answers = [str(t) for t in room.tails] + [NO_ANSWER]
+        n = int(env.action_space.n)  # type: ignore[attr-defined]
+        env.close()
+        if len(answers) != n:
+            raise StudyError(f"{version.task_id}: {n} actions, but {len(answers)} answers to show")
+        keys = list(self.study.keys)
+        if len(keys) < n:
+            keys = [str(i + 1) for i in range(n)] if n <= 9 else list(LETTERS[:n])
+        if len(keys) < n:
+            raise StudyError(f"{version.task_id}: {n} answers, more than keys to give them "
+                             f"(list {n} keys in study.keys)")
+        return {"kind": "room", "keys": keys[:n], "answers": answers,
+                "legend": "Remember where everyone's things are. Answer with the key of the place."}
 
     # -- sessions ------------------------------------------------------------------------------
     def _resume(self) -> int:

@@ -23,6 +23,8 @@ from gym_bridge.episodes import SeedTree
 from tasks import trial_schedule
 
 GRAPH = "graph"
+ROOM = "room"  # the Room memory task: a question screen from the env's observation texts
+GRIDS = ("grid", "poge")  # drawn from the env's text picture
 
 
 class ActionRefused(ValueError):
@@ -75,6 +77,7 @@ class SessionPlayer:
         self.available: tuple[int, ...] = ()
         self.steps: list[tuple[int, int, float, int, float]] = []  # this episode's steps
         self.condition: str | None = None
+        self.info: Mapping[str, Any] = {}
         self._start_phase()
 
     # -- the run's structure, as play_run builds it --------------------------------------------
@@ -91,7 +94,7 @@ class SessionPlayer:
         limit = phase.steps_limit(self.cell.task)
         if limit is not None:
             settings[fam.episode_length] = limit
-        if version.family != GRAPH:
+        if version.family in GRIDS:
             settings["render_mode"] = "ansi"  # a grid is drawn from its text picture
         self.env = fam.make_env(version.prepared, **settings)
         tree = self.tree
@@ -112,6 +115,7 @@ class SessionPlayer:
         chosen = self.options[self.episode] if self.options is not None else None
         seed = self.tree.env(self.phase_index) if self.episode == 0 else None
         obs, info = self.env.reset(seed=seed, options=chosen or None)
+        self.info = info
         self.state = int(self.view.state(obs, info))
         self.start_state = self.state
         self.available = tuple(int(a) for a in info.get("available_actions", self.all_actions))
@@ -124,13 +128,22 @@ class SessionPlayer:
 
     @property
     def grid(self) -> bool:
-        return self.version.family != GRAPH
+        return self.version.family in GRIDS
 
     def frame(self) -> str | None:
         """The grid's text picture now (None for graph tasks, whose screens come from the graph)."""
         if not self.grid or self.done:
             return None
         return str(self.env.render())
+
+    def question(self) -> dict[str, Any] | None:
+        """The Room task's question screen now: what each agent in the room observed (`head` is at
+        `tail`) and the object asked about (None for other families)."""
+        if self.version.family != ROOM or self.done:
+            return None
+        observed = [{"head": str(o[0]), "tail": str(o[2])} for o in self.info.get("observations_text") or ()]
+        asked = self.info.get("question_text") or ("?",)
+        return {"observations": observed, "question": str(asked[0])}
 
     def act(self, action: int) -> Step:
         """Take `action` in the current state; ActionRefused if it is not available there."""
@@ -139,6 +152,7 @@ class SessionPlayer:
         if action not in self.available:
             raise ActionRefused(f"action {action} is not available in state {self.state} (actions: {self.available})")
         obs, reward, terminated, truncated, info = self.env.step(action)
+        self.info = info
         next_state = int(self.view.state(obs, info))
         self.steps.append((self.state, int(action), float(reward), next_state, 1.0))
         step = Step(self.trial, self.phase_index, self.episode, self.step, self.state, int(action), float(reward),
@@ -167,6 +181,7 @@ class SessionPlayer:
             "trial": self.trial, "done": False, "phase_index": self.phase_index, "phase": self.phase.name,
             "episode": self.episode, "episodes": self.phase.episodes, "step": self.step, "state": self.state,
             "available": list(self.available), "task": self.version.task_id, "frame": self.frame(),
+            "question": self.question(),
         }
 
 

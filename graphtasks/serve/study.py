@@ -46,7 +46,7 @@ STUDY_KEYS = (
 CHECK_KEYS = ("question", "options", "answer")
 MAX_CHECKS = 20
 MAX_SESSIONS = 1_000_000
-PLAYABLE = ("graph", "grid", "poge")  # families with screens: choices, and drawn grids
+PLAYABLE = ("graph", "grid", "poge", "room")  # families with screens: choices, drawn grids, questions
 MAX_TEXT = 20_000  # characters of one text of the study
 MAX_MS = 600_000
 

@@ -178,6 +178,24 @@
     show("grid", el("p", "hint", def.legend), canvas, progress(pos));
   }
 
+  // the Room task: what the room showed this step, the question, and the answers with their keys
+  function roomScreen(pos, def) {
+    const q = pos.question || {observations: [], question: "?"};
+    const seen = el("ul", "observed");
+    q.observations.forEach((o) => seen.append(el("li", null, `${o.head} is at ${o.tail}.`)));
+    const answers = el("div", "answers");
+    const boxes = {};
+    for (const action of pos.available) {
+      const box = el("div", "answer");
+      box.append(el("span", "key", (def.keys[action] || "?").toUpperCase()), el("span", "label", def.answers[action]));
+      boxes[action] = box;
+      answers.append(box);
+    }
+    show("room", el("p", "hint", def.legend), el("p", "seen-title", "You see:"), seen,
+         el("p", "question", `Where is ${q.question}?`), answers, el("p", "progress", `question ${pos.step + 1}`));
+    return boxes;
+  }
+
   async function phaseBanner(pos, previous) {
     const practice = view.practice.includes(pos.phase);
     if (practice) {
@@ -202,6 +220,9 @@
       let keys;
       if (def.kind === "grid") {
         gridScreen(pos, def);
+        keys = pos.available.map((a) => def.keys[a]);
+      } else if (def.kind === "room") {
+        boxes = roomScreen(pos, def);
         keys = pos.available.map((a) => def.keys[a]);
       } else {
         boxes = choiceScreen(pos, def);
@@ -229,7 +250,11 @@
       await minimum;
       timeouts = 0;
       const ended = answer.terminated;
-      if (def.kind !== "grid" && ended) {
+      if (def.kind === "room") { // every question has its answer: right (+1) or not
+        const won = answer.reward > 0;
+        show("feedback", el("p", "big " + (won ? "won" : "lost"), won ? "Right" : "Not right"));
+        await sleep(view.study.feedback_ms);
+      } else if (def.kind !== "grid" && ended) {
         const won = answer.reward > 0;
         show("feedback", el("p", "big " + (won ? "won" : "lost"), (won ? "+" : "") + answer.reward),
              el("p", null, won ? "You won this round." : "No reward this round."));
