@@ -60,6 +60,7 @@ def test_models_without_a_jax_likelihood_are_refused_in_one_line() -> None:
     check_model(MODELS["model-based"])  # the shipped ones pass
 
 
+@pytest.mark.slow  # about 15 s of CPU, most of it JAX compiling the sampler
 def test_a_small_nuts_fit_samples_reports_and_is_stored(tmp_path, capsys) -> None:
     """Three Q participants x 60 trials, one chain of 150 + 150: the fit reports its
     diagnostics, orders the participants' learning rates as simulated, and goes through the
