@@ -23,6 +23,8 @@ from graphstore import open_store
 from graphtasks.experiments.ids import experiment_uid
 from tests.test_serve import GRID_STUDY, RESEARCHER, TWO_STEP_STUDY
 from tests.test_serve import serve as serve  # the fixture
+from tests.test_serve_room import ROOM_STUDY
+from tests.test_serve_room import room_store as room_store  # the fixture
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -147,6 +149,14 @@ def play_session(player: Player, answer: Any, name: str, reload_at: int | None =
                     player.shoot("chosen")
                 if choices - 1 == reload_at:  # the post may be on its way: the server's record decides
                     driver.refresh()
+        elif kind == "room":  # the Room task's question screen
+            player.texts.append(player.text())
+            player.shoot("room")
+            key = answer(kind, choices)
+            choices += 1
+            player.key(key)
+            time.sleep(0.05)
+            player.shoot("room-chosen")
         elif kind in ("feedback", "fixation", "slow"):
             player.shoot(f"{name}-{kind}" if kind == "feedback" else kind)
         elif kind == "done":
@@ -278,3 +288,21 @@ def test_a_person_plays_a_poge_world_with_its_own_arrow_mapping(serve, browser, 
     rows = trials_of(server.store, "poge people")
     assert [r[4] for r in rows] == [0, 0, 2, 2, 2, 2, 1, 1]
     assert [r[5] for r in rows] == [0.0] * 7 + [100.0]  # the goal, reached by the path drawn above
+
+
+def test_a_person_answers_the_room_tasks_questions(serve, browser, room_store, tmp_path):
+    """The Room task's question screens: what the room shows, the question, the answers with
+    their letter keys; each key press is the answer recorded."""
+    server = serve(ROOM_STUDY.replace("max_steps = 8", "max_steps = 4").replace("feedback_ms = 100",
+                                                                              "feedback_ms = 300"),
+                   name="room.toml", store=room_store)
+    browser.get(server.url + "/")
+    player = Player(browser, shots_dir(tmp_path))
+    keys = "ajck"
+    done = play_session(player, lambda kind, n: keys[n], "room")
+    assert "Your completion code" in done and player.seen.count("room") == 4
+    assert all("You see:" in t and "Where is " in t and "I don't know" in t for t in player.texts[1:])
+    server.stop()
+    rows = trials_of(server.store, "room people")
+    assert [r[4] for r in rows] == [0, 9, 2, 10] and [r[8] for r in rows] == list(keys)
+    assert all(r[5] in (0.0, 1.0) and r[7] > 0 for r in rows)
