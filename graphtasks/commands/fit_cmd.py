@@ -450,14 +450,17 @@ def _random_effects(args: argparse.Namespace, fits: list[dict[str, Any]]) -> int
     return 0
 
 
-def _figure_and_json(args: argparse.Namespace, result: Any, plot: Any) -> bool:
-    """A recovery's figure (-o) and JSON (--json); True when the JSON was printed (nothing else is)."""
+def _recovery(args: argparse.Namespace, recover: Any, plot: Any, first: Any, **extra: Any) -> Any:
+    """Run a recovery with the shared arguments, draw its figure (-o) and print its JSON
+    (--json); the result to print as tables, or None when the JSON was printed."""
+    result = recover(first, args.participants, args.trials, args.task, args.seed, args.starts, args.workers, **extra)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         plot(result, args.output)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
-    return bool(args.json)
+        return None
+    return result
 
 
 def _model_names(text: str) -> list[str]:
@@ -468,9 +471,8 @@ def cmd_parameter_recovery(args: argparse.Namespace) -> int:
     from graphtasks.fitting.figures import plot_parameter_recovery
     from graphtasks.fitting.recovery import parameter_recovery
 
-    result = parameter_recovery(args.model, args.participants, args.trials, args.task, args.seed, args.starts,
-                                args.workers)
-    if _figure_and_json(args, result, plot_parameter_recovery):
+    result = _recovery(args, parameter_recovery, plot_parameter_recovery, args.model)
+    if result is None:
         return 0
     print(f"parameter recovery: {result.model} on {result.task_id}, {args.participants} participants x "
           f"{result.trials} trials")
@@ -483,9 +485,8 @@ def cmd_model_recovery(args: argparse.Namespace) -> int:
     from graphtasks.fitting.figures import plot_model_recovery
     from graphtasks.fitting.recovery import model_recovery
 
-    result = model_recovery(_model_names(args.models), args.participants, args.trials, args.task, args.seed,
-                            args.starts, args.workers)
-    if _figure_and_json(args, result, plot_model_recovery):
+    result = _recovery(args, model_recovery, plot_model_recovery, _model_names(args.models))
+    if result is None:
         return 0
     print(f"model recovery on {result.task_id}: rows generated, columns picked by BIC ({args.participants} "
           f"simulations per model, {result.trials} trials)")
@@ -502,9 +503,9 @@ def cmd_group_recovery(args: argparse.Namespace) -> int:
         from graphtasks.fitting.bayes import require_numpyro
 
         require_numpyro()
-    result = group_parameter_recovery(args.model, args.participants, args.trials, args.task, args.seed, args.starts,
-                                      args.workers, nuts=args.nuts, samples=args.samples, warmup=args.warmup)
-    if _figure_and_json(args, result, plot_group_recovery):
+    result = _recovery(args, group_parameter_recovery, plot_group_recovery, args.model, nuts=args.nuts,
+                       samples=args.samples, warmup=args.warmup)
+    if result is None:
         return 0
     nuts = f", NUTS fit {result.seconds['nuts']:.1f} s" if result.nuts else ""
     print(f"group parameter recovery: {result.model} on {result.task_id}, {args.participants} participants x "
@@ -525,9 +526,8 @@ def cmd_group_model_recovery(args: argparse.Namespace) -> int:
     from graphtasks.fitting.figures import plot_group_model_recovery
     from graphtasks.fitting.recovery import group_model_recovery
 
-    result = group_model_recovery(_model_names(args.models), args.participants, args.trials, args.task, args.seed,
-                                  args.starts, args.workers)
-    if _figure_and_json(args, result, plot_group_model_recovery):
+    result = _recovery(args, group_model_recovery, plot_group_model_recovery, _model_names(args.models))
+    if result is None:
         return 0
     print(f"group model recovery on {result.task_id}: rows generated, columns the protected exceedance probability "
           f"of each model fitted by EM ({args.participants} participants x {result.trials} trials per group)")
