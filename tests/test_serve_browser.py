@@ -157,6 +157,10 @@ def play_session(player: Player, answer: Any, name: str, reload_at: int | None =
             player.key(key)
             time.sleep(0.05)
             player.shoot("room-chosen")
+        elif kind == "break":  # study.break_every: a break within a phase, until the space bar
+            player.texts.append(player.text())
+            player.shoot(f"{name}-break" if name != "two-step" else "break")
+            player.key(" ")
         elif kind in ("feedback", "fixation", "slow"):
             player.shoot(f"{name}-{kind}" if kind == "feedback" else kind)
         elif kind == "done":
@@ -184,7 +188,7 @@ def shots_dir(tmp_path: Path) -> Path:
 
 def test_a_person_plays_a_two_step_study_in_chromium(serve, browser, tmp_path):
     study = TWO_STEP_STUDY.format(episodes=3, timeout=3000).replace("feedback_ms = 150", "feedback_ms = 400") \
-        .replace("iti_ms = 100", "iti_ms = 300")
+        .replace("iti_ms = 100", "iti_ms = 300").replace("[study]\n", "[study]\nbreak_every = 2\n")
     server = serve(study)
     shots = shots_dir(tmp_path)
     browser.get(server.url + "/?PROLIFIC_PID=browser-person&STUDY_ID=s1&SESSION_ID=x1")
@@ -208,6 +212,8 @@ def test_a_person_plays_a_two_step_study_in_chromium(serve, browser, tmp_path):
     # the reload resumed the trials, with no consent, instructions or checks again
     assert player.seen.count("consent") == 1 and player.seen.count("check") == 2 and player.seen.count("text") == 7
     assert slow >= 1 and "fixation" in player.seen and "feedback" in player.seen
+    assert player.seen.count("break") == 1  # after two of the main phase's three rounds (practice: two rounds)
+    assert "Block 1 of 2 is done." in player.texts[-1]
     browser.get(browser.current_url)  # a reload after the end shows the code again
     assert Player(browser, shots).next_screen() == "done" and "CODE-2S" in browser.page_source
     browser.get(server.url + "/researcher?key=" + RESEARCHER)
@@ -294,14 +300,17 @@ def test_a_person_answers_the_room_tasks_questions(serve, browser, room_store, t
     """The Room task's question screens: what the room shows, the question, the answers with
     their letter keys; each key press is the answer recorded."""
     server = serve(ROOM_STUDY.replace("max_steps = 8", "max_steps = 4").replace("feedback_ms = 100",
-                                                                              "feedback_ms = 300"),
+                                                                              "feedback_ms = 300")
+                   + "break_every = 2\n",
                    name="room.toml", store=room_store)
     browser.get(server.url + "/")
     player = Player(browser, shots_dir(tmp_path))
     keys = "ajck"
     done = play_session(player, lambda kind, n: keys[n], "room")
     assert "Your completion code" in done and player.seen.count("room") == 4
-    assert all("You see:" in t and "Where is " in t and "I don't know" in t for t in player.texts[1:])
+    assert player.seen.count("break") == 1 and "Block 1 is done." in player.texts[3]  # after question 2 of 4
+    questions = player.texts[1:3] + player.texts[4:]  # the instructions first, the break after two questions
+    assert all("You see:" in t and "Where is " in t and "I don't know" in t for t in questions)
     server.stop()
     rows = trials_of(server.store, "room people")
     assert [r[4] for r in rows] == [0, 9, 2, 10] and [r[8] for r in rows] == list(keys)

@@ -20,7 +20,8 @@ from graphstore import open_store
 from graphtasks.experiments.export import BROWSER_COLUMNS, TRIAL_COLUMNS
 from graphtasks.experiments.ids import experiment_uid
 from graphtasks.experiments.spec import ExperimentSpecError, parse_spec
-from tests.test_serve import play, start_session
+from graphtasks.serve.study import StudyError, parse_study
+from tests.test_serve import get, play, start_session
 from tests.test_serve import serve as serve  # the fixture
 
 STUDY = """
@@ -43,6 +44,7 @@ episodes = {episodes}
 title = "A two-step task"
 keys = ["f", "j"]
 feedback_ms = 100
+break_every = 5
 
 [[study.checks]]
 question = "Which keys choose?"
@@ -65,6 +67,14 @@ def test_the_spec_keeps_the_study_table_and_agents_ignore_it():
         parse_spec('study = 5\n' + STUDY.format(episodes=3).split("[study]")[0], "study.toml")
 
 
+def test_break_every_is_a_number_of_trials():
+    assert parse_study(STUDY.format(episodes=3), "study.toml").break_every == 5
+    assert parse_study(STUDY.format(episodes=3).replace("break_every = 5\n", ""), "study.toml").break_every == 0
+    for bad in ("-1", '"5"', "true", "2.5"):
+        with pytest.raises(StudyError, match=r"^study.toml: study.break_every: expected a number of trials"):
+            parse_study(STUDY.format(episodes=3).replace("break_every = 5", f"break_every = {bad}"), "study.toml")
+
+
 def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
     """Sessions first, then `experiment run` of the same file: the agents' runs are 0..n-1 (the
     sessions, numbered after them, are neither skipped for them nor overwritten), on the task
@@ -72,6 +82,8 @@ def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
     is drawn from the one experiment."""
     server = serve(STUDY.format(episodes=12))
     token = start_session(server, pid="someone")
+    status, view = get(f"{server.url}/api/s/{token}")
+    assert status == 200 and view["study"]["break_every"] == 5  # the page shows a break after every 5 rounds
     assert len(play(server, token)) == 24
     server.stop()
     store, study = server.store, server.study

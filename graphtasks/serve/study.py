@@ -19,6 +19,8 @@ A task id instead of a file is a study of one phase of that task.
     redirect = "https://example.org/done?cc={code}"
     allow_repeat = false           # true: one participant id may start several sessions
     max_sessions = 1000            # sessions the study takes; then "the study is full"
+    break_every = 20               # a break screen after every 20 trials of a phase (0: none); a trial
+                                   # is a round (an episode), or a question of the Room task
 
     [[study.checks]]               # comprehension checks after the instructions: all right, or
     question = "Which keys choose?"  # the instructions again and the checks again
@@ -41,7 +43,7 @@ from gym_bridge import family_of
 
 STUDY_KEYS = (
     "title", "consent", "instructions", "practice", "keys", "timeout_ms", "too_slow_ms", "feedback_ms", "iti_ms",
-    "completion", "completion_code", "redirect", "allow_repeat", "checks", "max_sessions",
+    "completion", "completion_code", "redirect", "allow_repeat", "checks", "max_sessions", "break_every",
 )
 CHECK_KEYS = ("question", "options", "answer")
 MAX_CHECKS = 20
@@ -76,13 +78,14 @@ class Study:
     allow_repeat: bool = False
     checks: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # (question, options, the right option)
     max_sessions: int = 1000
+    break_every: int = 0  # a break after every this many trials (rounds; the Room task's questions) of a phase
 
     def page_settings(self) -> dict[str, Any]:
         """What the page needs to know of the study (no spec internals)."""
         return {
             "title": self.title or self.spec.name, "consent": self.consent, "instructions": list(self.instructions),
             "timeout_ms": self.timeout_ms, "too_slow_ms": self.too_slow_ms, "feedback_ms": self.feedback_ms,
-            "iti_ms": self.iti_ms, "completion": self.completion,
+            "iti_ms": self.iti_ms, "completion": self.completion, "break_every": self.break_every,
             "checks": [{"question": q, "options": list(o)} for q, o, _ in self.checks],  # not the answers
         }
 
@@ -184,12 +187,16 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
     most = table.get("max_sessions", Study.max_sessions)
     if isinstance(most, bool) or not isinstance(most, int) or not 1 <= most <= MAX_SESSIONS:
         raise StudyError(f"{path}: study.max_sessions: expected a number of sessions from 1 to {MAX_SESSIONS:,}")
+    every = table.get("break_every", 0)
+    if isinstance(every, bool) or not isinstance(every, int) or not 0 <= every <= MAX_SESSIONS:
+        raise StudyError(f"{path}: study.break_every: expected a number of trials from 0 (no breaks) to "
+                         f"{MAX_SESSIONS:,}, got {every!r}")
     defaults = Study(spec, text)
     timing = {k: v if v is not None else getattr(defaults, k) for k, v in times.items()}
     return Study(
         spec, text, texts["title"], texts["consent"], pages, tuple(practice), tuple(k.lower() for k in keys),
         completion=texts["completion"] or defaults.completion, completion_code=texts["completion_code"],
-        redirect=redirect, allow_repeat=repeat, checks=checks, max_sessions=most, **timing,
+        redirect=redirect, allow_repeat=repeat, checks=checks, max_sessions=most, break_every=every, **timing,
     )
 
 

@@ -265,6 +265,17 @@
         await sleep(view.study.feedback_ms);
       }
       const next = answer.position;
+      // a break after every break_every trials of a phase: rounds (episodes), or the Room task's questions
+      const every = view.study.break_every;
+      const counted = def.kind === "room" ? next.step : (ended ? next.episode : 0);
+      if (every > 0 && !next.done && next.phase_index === pos.phase_index && counted > 0 && counted % every === 0) {
+        const blocks = def.kind === "room" ? 0 : Math.ceil(pos.episodes / every); // the Room's length: unknown here
+        const block = counted / every;
+        show("break", el("h1", null, "Time for a short break"),
+             el("p", null, blocks ? `Block ${block} of ${blocks} is done.` : `Block ${block} is done.`),
+             el("p", "hint", "Press the space bar when you are ready to go on."));
+        await press([" "], 0);
+      }
       if (ended && !next.done) {
         show("fixation", el("p", "cross", "+"));
         await sleep(view.study.iti_ms);
