@@ -25,7 +25,7 @@ so mixed conditions cost one extra modulo per step, not a loop over conditions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -36,6 +36,7 @@ from tasks import REWARD_KINDS, Condition, parse_condition, reward_kind
 from tasks.rewards import BatchSource
 
 from ..loading import load_task_graph
+from ..observation_types import TableObservation
 from ..params import check_episode_length, check_probability, check_time_penalty
 from ..vector.base import BatchedVectorEnv, tighter_limit
 from .compiled import CompiledGraphTask, compile_task
@@ -253,6 +254,12 @@ class GraphVectorEnv(BatchedVectorEnv):
         self.use_noop = bool(use_noop)
         length = tighter_limit(check_episode_length(episode_length), max_episode_steps)
         self.observation = build_observation(obs_type, c, store)
+        # a fixed row per state (or the state itself): gathered here without the generic call chain
+        self._rows: np.ndarray | None = None
+        self._index_obs = False
+        if type(self.observation).observe_batch is TableObservation.observe_batch:
+            table = cast(TableObservation, self.observation).table
+            self._index_obs, self._rows = table is None, table
         single_obs = self.observation.space
         single_action = spaces.Discrete(c.n_actions + int(self.use_noop))
         super().__init__(num_envs, single_obs, single_action, length, autoreset_mode)
@@ -294,13 +301,21 @@ class GraphVectorEnv(BatchedVectorEnv):
         self._conditions = list(conditions)
         self.tables = tables
         self._sampling = (tables.flat_targets, tables.boundaries)
+        self._fast = tables.fast_tables  # cached: read every step
         self._terminal = np.tile(c.terminal, k)
         self._skip_live = np.tile(c.skip & ~c.terminal, k)  # skip states that advance
         self._skip_first = np.tile(_skip_first(c), k)
+        # the common reset: one shared start state, no override, no skip chain to follow
+        self._plain_start = tables.start if k == 1 and tables.start >= 0 else -1
 
     @property
     def _multi(self) -> bool:
         return len(self._conditions) > 1
+
+    @property
+    def _uses_active(self) -> bool:  # type: ignore[override]
+        """Only drawn rewards read `active` (the copies NEXT_STEP resets must not move their sources)."""
+        return self.tables.any_stochastic_source
 
     def _real(self, states: np.ndarray) -> np.ndarray:
         """Task state indices of internal states (which carry the copy's condition block)."""
@@ -376,10 +391,10 @@ class GraphVectorEnv(BatchedVectorEnv):
             replace = rng.random(self.num_envs) < self.stochasticity
             actions = np.where(replace, rng.integers(0, T.n_actions, self.num_envs), actions)
         rows = self.state * T.n_actions + actions
-        fast = T.fast_tables
+        fast = self._fast
         if fast is not None:
             fast_next, fast_reward, fast_terminal = fast
-            t = self.state = fast_next.take(rows)
+            self.state = fast_next.take(rows)
             return fast_reward.take(rows), fast_terminal.take(rows)
         t = T.next1[rows] if T.deterministic else self._sample(rows)
         if self._has_skip:
@@ -407,6 +422,9 @@ class GraphVectorEnv(BatchedVectorEnv):
         return reward, self._terminal[t]
 
     def _reset_copies(self, copies: np.ndarray | None) -> None:
+        if copies is not None and self._plain_start >= 0 and self._start_override is None:
+            self.state[copies] = self._plain_start  # the autoreset of a few copies: one assignment
+            return
         n = self.compiled.n_states
         start = self._start_override
         if start is None:
@@ -476,11 +494,16 @@ class GraphVectorEnv(BatchedVectorEnv):
         self._start_override = None  # autoresets start at the task's start again
 
     def _observe(self) -> np.ndarray:
-        return self.observation.observe_batch(self._real(self.state))
+        states = self.state % self.compiled.n_states if len(self._conditions) > 1 else self.state
+        if self._index_obs:
+            return states.copy() if states is self.state else states
+        if self._rows is not None:
+            return self._rows.take(states, axis=0)  # a new array, as `table[states]`
+        return self.observation.observe_batch(states)
 
     def _info(self) -> dict[str, Any]:
-        states = self._real(self.state)
-        return {"state": states.copy() if states is self.state else states}
+        states = self.state
+        return {"state": states % self.compiled.n_states if len(self._conditions) > 1 else states.copy()}
 
     def action_masks(self) -> np.ndarray:
         """bool (N, n_actions): the actions each copy's state offers (what `available_actions` lists)."""

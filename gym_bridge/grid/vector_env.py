@@ -35,6 +35,7 @@ class GridVectorEnv(BatchedVectorEnv):
     """`num_envs` copies of a grid world; the other parameters are `GridEnv`'s."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    _uses_active = False  # NEXT_STEP's copies are reset whole: nothing per copy to protect
 
     def __init__(
         self,
@@ -108,6 +109,10 @@ class GridVectorEnv(BatchedVectorEnv):
         self._hot = np.zeros(nn, dtype=bool)
         self._hot[list(slots.hot)] = True
         n_envs = self.num_envs
+        self._reward0 = np.full(n_envs, self._neg_penalty)  # copied each step: cheaper than np.full
+        self._has_keys = bool(key_cells)  # without keys, keys_held stays 0
+        # the observation is the state index or a fixed row per state: gathered here (no call chain)
+        self._plain_observe = type(self.observation).observe_batch is GridObservation.observe_batch
         # per-copy state: position, orientation, keys held, and one column per object slot
         self.batch = GridBatch(
             rules,
@@ -139,11 +144,11 @@ class GridVectorEnv(BatchedVectorEnv):
             t = self._tab.take(actions * nn + pos)  # (fixed mode: the orientation is not part of the state)
             if self._track_look:
                 batch.orientation = np.where(actions < 4, actions, batch.orientation)
-        reward = np.full(n_envs, self._neg_penalty)
+        reward = self._reward0.copy()
         terminated = np.zeros(n_envs, dtype=bool)
         hot = self._hot.take(t)
-        if hot.any():
-            self._interact(np.flatnonzero(hot), pos, t, actions, reward, terminated)
+        if np.count_nonzero(hot):
+            self._interact(hot.nonzero()[0], pos, t, actions, reward, terminated)
         batch.pos = t
         return reward, terminated
 
@@ -198,10 +203,11 @@ class GridVectorEnv(BatchedVectorEnv):
         else:
             batch.pos[copies] = start
             batch.orientation[copies] = 0
-        batch.keys_held[rows] = 0
-        batch.rewards_left[rows] = True
-        batch.keys_left[rows] = True
-        batch.doors_closed[rows] = True
+        if self._has_keys:
+            batch.keys_held[rows] = 0
+        for left in (batch.rewards_left, batch.keys_left, batch.doors_closed):
+            if left.shape[1]:  # object kinds the grid has
+                left[rows] = True
 
     @property
     def _random_start_now(self) -> bool:
@@ -258,10 +264,19 @@ class GridVectorEnv(BatchedVectorEnv):
         return self.batch.present()
 
     def _observe(self) -> Any:
-        return self.observation.observe_batch(self.batch)
+        observation = self.observation
+        if not self._plain_observe:
+            return observation.observe_batch(self.batch)
+        pos = self.batch.pos
+        index = pos + self.batch.orientation * self._nn if self._variable else pos
+        if observation.is_index:
+            return index.copy() if index is pos else index
+        assert observation.table is not None, f"{type(observation).__name__}: override observe_batch"
+        return observation.table.take(index, axis=0)  # a new array, as `table[index]`
 
     def _info(self) -> dict[str, Any]:
-        return {"state": self.state}
+        pos = self.batch.pos
+        return {"state": pos + self.batch.orientation * self._nn if self._variable else pos.copy()}
 
 
 def make_grid_vector_env(num_envs: int = 1, **kwargs: Any) -> GridVectorEnv:

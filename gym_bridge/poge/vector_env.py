@@ -16,7 +16,7 @@ copy's state index (`tile * 2 + slips_on`); with `names_in_info=True` it also ho
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -25,6 +25,7 @@ from gymnasium.vector import AutoresetMode
 from graphstore import GraphStore, TaskGraph
 from tasks.poge import ACTIONS
 
+from ..observation_types import TableObservation
 from ..params import check_positive_int
 from ..vector.base import BatchedVectorEnv, tighter_limit
 from .compiled import PogeOptions
@@ -35,6 +36,7 @@ class PogeVectorEnv(BatchedVectorEnv):
     """`num_envs` copies of a POGE world; the other parameters are `PogeEnv`'s."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    _uses_active = False  # NEXT_STEP's copies are reset whole: nothing per copy to protect
 
     def __init__(
         self,
@@ -101,8 +103,8 @@ class PogeVectorEnv(BatchedVectorEnv):
         if self._has_slots:
             slot = self._slot.take(flat)
             hit = slot >= 0
-            if hit.any():
-                copies = np.flatnonzero(hit)
+            if np.count_nonzero(hit):
+                copies = hit.nonzero()[0]
                 cells = copies * self.collected.shape[1] + slot[copies]
                 flat_collected = self.collected.reshape(-1)  # a view: writes land in `collected`
                 again = flat_collected.take(cells)
@@ -133,7 +135,11 @@ class PogeVectorEnv(BatchedVectorEnv):
         self._start_override = None  # autoresets start at the world's start again
 
     def _observe(self) -> np.ndarray:
-        return self.observation.observe_batch(self._obs)
+        observation = self.observation
+        if type(observation).observe_batch is TableObservation.observe_batch:  # the built-in types: no call chain
+            table = cast(TableObservation, observation).table
+            return self._obs.copy() if table is None else table.take(self._obs, axis=0)
+        return observation.observe_batch(self._obs)
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"state": self.state.copy()}

@@ -30,6 +30,19 @@ from gymnasium.vector.utils import batch_space
 from ..params import check_positive_int
 from .lanes import LaneStreams
 
+SMALL_BATCH = 32  # up to this many copies, actions are checked in Python (a numpy reduction costs more)
+_UNSIGNED: dict[np.dtype, np.dtype] = {}  # signed integer dtype -> its unsigned twin (same size and byte order)
+_NEXT_STEP = AutoresetMode.NEXT_STEP
+_count = np.count_nonzero  # a truth test of a bool array in one C call (ndarray.any goes through Python)
+
+
+def _unsigned(dtype: np.dtype) -> np.dtype:
+    """The unsigned dtype of a signed integer dtype's size and byte order (cached)."""
+    twin = _UNSIGNED.get(dtype)
+    if twin is None:
+        twin = _UNSIGNED[dtype] = np.dtype(dtype.str.replace("i", "u"))
+    return twin
+
 
 def parse_autoreset_mode(value: str | AutoresetMode) -> AutoresetMode:
     """Accept the enum or its value / name ('NextStep', 'next_step', ...), with a clear error."""
@@ -96,11 +109,20 @@ class BatchedVectorEnv(VectorEnv):
         self.action_space = batch_space(single_action_space, self.num_envs)
         self.n_actions = int(single_action_space.n)
         self.episode_length = int(episode_length)  # 0: never truncate
-        self._steps = np.zeros(self.num_envs, dtype=np.int64)
+        # step counting without a per-step array operation: `_t` counts the batch's steps, copy i's
+        # episode began at step `_start_t[i]` (its elapsed steps: _t - _start_t[i]); `_oldest` is at most
+        # min(_start_t), so while _t - _oldest < episode_length no copy can be truncated
+        self._t = 0
+        self._start_t = np.zeros(self.num_envs, dtype=np.int64)
+        self._oldest = 0
+        self._action_shape = (self.num_envs,)
         # copies that ended last step, as (mask, indices): NEXT_STEP resets them on the next step
         self._pending: tuple[np.ndarray, np.ndarray] | None = None
         self._started = False
         self._lanes: LaneStreams | None = None  # per-copy streams (`use_lanes`), else the one generator
+
+    # A family that never reads `active` in `_transition` sets this False: the step then skips the mask.
+    _uses_active: bool = True
 
     # -- randomness ----------------------------------------------------------------------------
     def use_lanes(self, streams: LaneStreams) -> None:
@@ -183,54 +205,66 @@ class BatchedVectorEnv(VectorEnv):
         self._reset_options(options, copies)
         self._reset_copies(copies)
         if mask is None:
-            self._steps[:] = 0
+            self._start_t[:] = self._t
+            self._oldest = self._t
             self._pending = None
         else:
-            self._steps[copies] = 0
+            self._start_t[copies] = self._t  # `_oldest` stays a lower bound
             if self._pending is not None:
                 done = self._pending[0] & ~mask
-                self._pending = (done, np.flatnonzero(done)) if done.any() else None
+                self._pending = (done, done.nonzero()[0]) if _count(done) else None
         return self._observe(), self._info()
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+        if type(actions) is not np.ndarray:
+            actions = np.asarray(actions)
+        if actions.shape != self._action_shape or actions.dtype.kind not in "iu":
             raise ValueError(
                 f"actions: expected an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
             )
-        # one reduction: as unsigned, a negative action is a huge number
-        unsigned = actions.view(actions.dtype.str.replace("i", "u")) if actions.dtype.kind == "i" else actions
-        if unsigned.max() >= self.n_actions:
+        if self.num_envs <= SMALL_BATCH:  # Python's min and max beat a numpy reduction on a few numbers
+            values = actions.tolist()
+            bad = min(values) < 0 or max(values) >= self.n_actions
+        else:  # one reduction: as unsigned, a negative action is a huge number
+            unsigned = actions.view(_unsigned(actions.dtype)) if actions.dtype.kind == "i" else actions
+            bad = unsigned.max() >= self.n_actions
+        if bad:
             raise ValueError(
                 f"actions: every action must be in 0..{self.n_actions - 1}, got {actions.min()}..{actions.max()}"
             )
         return actions
 
     def step(self, actions: Any):
+        """Step every copy; returns fresh arrays (observations, rewards, terminated, truncated) and info.
+
+        The fixed cost of a step (what it pays whatever N) is kept to a few numpy calls: the step
+        counter is a Python int (see `_t`), truncation is only computed when some copy can have
+        reached `episode_length`, and nothing is done for ended copies when none ended.
+        """
         if not self._started:
             raise RuntimeError("step() before reset(): call reset(seed=...) first")
         actions = self._check_actions(actions)
         mode = self.autoreset_mode
-        pending = self._pending if mode is AutoresetMode.NEXT_STEP else None
-        reward, terminated = self._transition(actions, None if pending is None else ~pending[0])
-        steps = self._steps
-        steps += 1
+        pending = self._pending if mode is _NEXT_STEP else None
+        active = None if pending is None or not self._uses_active else ~pending[0]
+        reward, terminated = self._transition(actions, active)
+        t = self._t = self._t + 1
         if pending is not None:
             copies = pending[1]
             self._reset_copies(copies)
-            steps[copies] = 0
+            self._start_t[copies] = t
             reward[copies] = 0.0
             terminated[copies] = False
-        if self.episode_length:
-            truncated = (steps >= self.episode_length) > terminated
-            any_done = bool(terminated.any()) or bool(truncated.any())
-        else:
-            truncated = np.zeros(self.num_envs, dtype=bool)
-            any_done = bool(terminated.any())
-        self._pending = None
-        if any_done:  # our own mask and indices (the returned arrays are the caller's to modify)
+        length = self.episode_length
+        if length and t - self._oldest >= length and t - self._refresh_oldest() >= length:
+            truncated = self._start_t <= t - length
+            np.greater(truncated, terminated, out=truncated)
             done = terminated | truncated
-            self._pending = (done, np.flatnonzero(done))
+            self._pending = (done, done.nonzero()[0]) if _count(done) else None
+        else:  # no copy can be truncated this step
+            truncated = np.zeros(self.num_envs, dtype=bool)
+            # our own mask and indices (the returned arrays are the caller's to modify)
+            self._pending = (terminated.copy(), terminated.nonzero()[0]) if _count(terminated) else None
         if mode is AutoresetMode.SAME_STEP and self._pending is not None:
             done, copies = self._pending
             info = {
@@ -238,16 +272,21 @@ class BatchedVectorEnv(VectorEnv):
                 "final_info": self._info(), "_final_info": done.copy(),
             }
             self._reset_copies(copies)
-            steps[copies] = 0
+            self._start_t[copies] = t
             info.update(self._info())
             self._pending = None
             return self._observe(), reward, terminated, truncated, info
         return self._observe(), reward, terminated, truncated, self._info()
 
+    def _refresh_oldest(self) -> int:
+        """Make `_oldest` exact (the start of the longest-running episode) and return it."""
+        self._oldest = int(self._start_t.min())
+        return self._oldest
+
     @property
     def elapsed_steps(self) -> np.ndarray:
         """Steps taken by each copy in its current episode."""
-        return self._steps.copy()
+        return self._t - self._start_t
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_envs={self.num_envs}, autoreset_mode={self.autoreset_mode.value})"
