@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "graphtasks.commands.families_cmd",
     "graphtasks.commands.stores_cmd",  # after tasks_cmd: adds `tasks copy` / `tasks show` to its group
     "graphtasks.commands.rdf_cmd",
+    "graphtasks.commands.validate_cmd",
     "graphtasks.commands.entities_cmd",
     "graphtasks.commands.poge_cmd",
     "graphtasks.commands.ingest_cmd",
