@@ -319,7 +319,7 @@ def test_the_group_fit_benchmark_runs() -> None:
     done = subprocess.run([sys.executable, str(script), "--quick", "--no-nuts"], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "EM / separate MLE fits:" in done.stdout and done.stdout.rstrip().endswith("x")
+    assert "EM / separate MLE fits:" in done.stdout and done.stdout.rstrip().endswith("x)")
     assert "NUTS" not in done.stdout
 
 
