@@ -38,7 +38,7 @@ from tasks.rewards import BatchSource
 from ..loading import load_task_graph
 from ..observation_types import TableObservation
 from ..params import check_episode_length, check_probability, check_time_penalty
-from ..vector.base import BatchedVectorEnv, tighter_limit
+from ..vector.base import BatchedVectorEnv, count_nonzero, tighter_limit
 from .compiled import CompiledGraphTask, compile_task
 from .observations import build_observation
 
@@ -350,8 +350,11 @@ class GraphVectorEnv(BatchedVectorEnv):
 
     def _draw(self, copies: np.ndarray, states: np.ndarray) -> np.ndarray:
         """Rewards of the sources at `states` for `copies` (each copy once), kinds in registry order."""
-        kind = self.tables.source_kind[states]
-        slots = self._source_slot[self._real(states)]
+        slots = self._source_slot.take(self._real(states))
+        if len(self._source_by_code) == 1:  # one kind draws (the common case): every copy here draws from it
+            (source,) = self._source_by_code.values()
+            return source.draw(self._rng(copies), copies, slots)
+        kind = self.tables.source_kind.take(states)
         out = np.empty(copies.size)
         for code, source in self._source_by_code.items():
             m = kind == code
@@ -365,7 +368,7 @@ class GraphVectorEnv(BatchedVectorEnv):
         is copy `copies[i]`; None: row i is copy i)."""
         targets, boundaries = self._sampling
         u = self._rng(copies).random(rows.size)
-        flat = rows * len(boundaries) + rows
+        flat = rows * (len(boundaries) + 1)
         for boundary in boundaries:  # outcome k: the number of boundaries u is past
             flat += u >= boundary.take(rows)
         return targets.take(flat)
@@ -375,13 +378,14 @@ class GraphVectorEnv(BatchedVectorEnv):
         Entry i of `t` is copy `copies[i]` (None: copy i)."""
         T = self.tables
         for _ in range(self.compiled.n_states + 1):
-            live = self._skip_live[t]
-            if not live.any():
+            live = self._skip_live.take(t)
+            if not count_nonzero(live):
                 return t
-            sel = np.flatnonzero(live)
-            s = t[sel]
-            rows = s * T.n_actions + self._skip_first[s]
-            t[sel] = T.next1[rows] if T.deterministic else self._sample(rows, sel if copies is None else copies[sel])
+            sel = live.nonzero()[0]
+            s = t.take(sel)
+            rows = s * T.n_actions + self._skip_first.take(s)
+            lanes = sel if copies is None else copies[sel]
+            t[sel] = T.next1.take(rows) if T.deterministic else self._sample(rows, lanes)
         raise RuntimeError(f"task {self.compiled.task_id!r}: skip states form a cycle")
 
     def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -396,30 +400,31 @@ class GraphVectorEnv(BatchedVectorEnv):
             fast_next, fast_reward, fast_terminal = fast
             self.state = fast_next.take(rows)
             return fast_reward.take(rows), fast_terminal.take(rows)
-        t = T.next1[rows] if T.deterministic else self._sample(rows)
+        t = T.next1.take(rows) if T.deterministic else self._sample(rows)
         if self._has_skip:
             t = self._advance(t)
-        reward = T.fixed_reward[t]
+        reward = T.fixed_reward.take(t)
         undefined = None
         if T.any_undefined:
-            undefined = T.undefined[rows]
+            undefined = T.undefined.take(rows)
             reward[undefined] = 0.0
         if T.any_stochastic_source:
-            draw = T.source_kind[t] != NO_SOURCE
+            draw = T.source_kind.take(t) != NO_SOURCE
             if undefined is not None:
-                draw &= ~undefined
+                np.greater(draw, undefined, out=draw)  # and not undefined
             if active is not None:
                 draw &= active
-            if draw.any():
-                sel = np.flatnonzero(draw)
-                drawn = self._draw(sel, t[sel])
+            if count_nonzero(draw):
+                sel = draw.nonzero()[0]
+                arrived = t.take(sel)
+                drawn = self._draw(sel, arrived)
                 if T.overridden is not None:
-                    drawn = np.where(T.overridden[t[sel]], T.fixed_reward[t[sel]], drawn)
+                    drawn = np.where(T.overridden.take(arrived), T.fixed_reward.take(arrived), drawn)
                 reward[sel] = drawn
         if self.time_penalty:
             reward -= self.time_penalty
         self.state = t
-        return reward, self._terminal[t]
+        return reward, self._terminal.take(t)
 
     def _reset_copies(self, copies: np.ndarray | None) -> None:
         if copies is not None and self._plain_start >= 0 and self._start_override is None:

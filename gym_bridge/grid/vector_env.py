@@ -25,7 +25,7 @@ from gymnasium.vector import AutoresetMode
 from graphstore import GraphStore, TaskGraph
 
 from ..params import check_bool
-from ..vector.base import BatchedVectorEnv, tighter_limit
+from ..vector.base import BatchedVectorEnv, count_nonzero, tighter_limit
 from .compiled import CompiledGrid
 from .observations import GRID_OBSERVATIONS, GridObservation
 from .rules import GridBatch, grid_rules
@@ -147,7 +147,7 @@ class GridVectorEnv(BatchedVectorEnv):
         reward = self._reward0.copy()
         terminated = np.zeros(n_envs, dtype=bool)
         hot = self._hot.take(t)
-        if np.count_nonzero(hot):
+        if count_nonzero(hot):
             self._interact(hot.nonzero()[0], pos, t, actions, reward, terminated)
         batch.pos = t
         return reward, terminated

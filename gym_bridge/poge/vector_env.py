@@ -27,7 +27,7 @@ from tasks.poge import ACTIONS
 
 from ..observation_types import TableObservation
 from ..params import check_positive_int
-from ..vector.base import BatchedVectorEnv, tighter_limit
+from ..vector.base import BatchedVectorEnv, count_nonzero, tighter_limit
 from .compiled import PogeOptions
 from .env import prepare_world, start_state
 
@@ -79,6 +79,7 @@ class PogeVectorEnv(BatchedVectorEnv):
             flat.next_state, flat.observation, flat.reward, flat.terminal, flat.slot
         )
         self._boundaries = flat.boundaries
+        self._pays_once = flat.slot >= 0  # outcomes that hold a one-time reward
         self._start, self._start_obs = c.start_state, c.start_obs
         self._start_override: tuple[int, int] | None = None
         self.state = np.full(self.num_envs, self._start, dtype=np.int64)
@@ -101,11 +102,10 @@ class PogeVectorEnv(BatchedVectorEnv):
         self._obs = self._obs_of.take(flat)
         reward = self._reward.take(flat)
         if self._has_slots:
-            slot = self._slot.take(flat)
-            hit = slot >= 0
-            if np.count_nonzero(hit):
+            hit = self._pays_once.take(flat)
+            if count_nonzero(hit):
                 copies = hit.nonzero()[0]
-                cells = copies * self.collected.shape[1] + slot[copies]
+                cells = copies * self.collected.shape[1] + self._slot.take(flat.take(copies))
                 flat_collected = self.collected.reshape(-1)  # a view: writes land in `collected`
                 again = flat_collected.take(cells)
                 reward[copies[again]] = self.step_penalty  # a one-time reward already collected this episode

@@ -33,7 +33,11 @@ from .lanes import LaneStreams
 SMALL_BATCH = 32  # up to this many copies, actions are checked in Python (a numpy reduction costs more)
 _UNSIGNED: dict[np.dtype, np.dtype] = {}  # signed integer dtype -> its unsigned twin (same size and byte order)
 _NEXT_STEP = AutoresetMode.NEXT_STEP
-_count = np.count_nonzero  # a truth test of a bool array in one C call (ndarray.any goes through Python)
+try:  # a truth test of a bool array in one C call (ndarray.any goes through Python; np.count_nonzero wraps this)
+    from numpy._core.multiarray import count_nonzero
+except ImportError:  # pragma: no cover - numpy < 2
+    count_nonzero = np.count_nonzero
+_count = count_nonzero
 
 
 def _unsigned(dtype: np.dtype) -> np.dtype:
