@@ -28,7 +28,6 @@ every draw is made before, so any number of workers gives the same result.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -36,7 +35,7 @@ import numpy as np
 
 from .behaviour import BehaviourError, Choices
 from .likelihood import TaskShape, log_likelihood, task_shape
-from .mle import FitResult, finite_hessian, require_scipy
+from .mle import FitResult, finite_hessian, process_pool, require_scipy
 from .models import FitModel
 
 START_VARIANCE = 6.25  # the first E-step's prior: sd 2.5 in the transformed space, any setting of the bounds plausible
@@ -316,7 +315,7 @@ def fit_group(
     mean, variance = np.zeros(d), np.full(d, START_VARIANCE)
     pool = None
     if workers != 1 and len(choices) > 1:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_hold, initargs=(model, list(choices), shapes))
+        pool = process_pool(workers, initializer=_hold, initargs=(model, list(choices), shapes))
     else:
         _hold(model, list(choices), shapes)
     history: list[float] = []

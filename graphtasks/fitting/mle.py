@@ -63,6 +63,19 @@ class FitResult:
         }
 
 
+def process_pool(workers: int | None, **options: Any) -> Any:
+    """A process pool for fits: forked as usual, but started by a fork server once JAX is
+    imported (the NUTS backend), since forking a process whose JAX threads run can deadlock."""
+    import sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "jax" in sys.modules:
+        import multiprocessing
+
+        options["mp_context"] = multiprocessing.get_context("forkserver")
+    return ProcessPoolExecutor(max_workers=workers, **options)
+
+
 def require_scipy() -> Any:
     try:
         import scipy.optimize as optimize

@@ -9,14 +9,13 @@ one `SeedSequence`, so the result is the same for any number of workers.
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
 from .behaviour import BehaviourError
-from .mle import FitResult, fit
+from .mle import FitResult, fit, process_pool
 from .models import FitModel, fit_model
 from .simulate import simulate
 
@@ -190,7 +189,7 @@ def map_jobs(function: Any, jobs: list[Any], workers: int | None) -> list[Any]:
     """`function` of every job, in order: here, or on `workers` processes (None: one per core)."""
     if workers == 1 or len(jobs) < 2:
         return [function(job) for job in jobs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with process_pool(workers) as pool:
         return list(pool.map(function, jobs))
 
 
