@@ -20,7 +20,7 @@ from graphstore import open_store
 from graphtasks.experiments.export import BROWSER_COLUMNS, TRIAL_COLUMNS
 from graphtasks.experiments.ids import experiment_uid
 from graphtasks.experiments.spec import ExperimentSpecError, parse_spec
-from graphtasks.serve.study import StudyError, parse_study
+from graphtasks.serve.study import StudyError, load_study, parse_study
 from tests.test_serve import get, play, start_session
 from tests.test_serve import serve as serve  # the fixture
 
@@ -65,6 +65,15 @@ def test_the_spec_keeps_the_study_table_and_agents_ignore_it():
     assert spec == plain and not plain.study  # the same experiment for agents (the study table takes no part)
     with pytest.raises(ExperimentSpecError, match=r"^study.toml, line 1: study: expected a table, got 5$"):
         parse_spec('study = 5\n' + STUDY.format(episodes=3).split("[study]")[0], "study.toml")
+
+
+def test_sessions_follow_the_runs_of_the_files_agents():
+    assert parse_study(STUDY.format(episodes=3), "study.toml").agent_runs == 2  # 1 agent x 2 seeds
+    no_agents = STUDY.format(episodes=3).replace('[[agents]]\nname = "hybrid"\nlabel = "model-based"\n', "")
+    no_agents = no_agents.replace("params = { lr = 0.4, beta = 5.0, w = 1.0 }\n", "")
+    study = parse_study(no_agents, "study.toml")
+    assert [a.name for a in study.spec.agents] == ["random"] and study.agent_runs == 0  # pilots only: no runs kept
+    assert load_study("rewardgym/two-step").agent_runs == 0
 
 
 def test_break_every_is_a_number_of_trials():

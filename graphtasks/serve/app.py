@@ -34,7 +34,7 @@ from graphstore.errors import GraphtasksError
 from graphtasks.experiments.ids import experiment_uid, participant_uid, run_uid
 from graphtasks.experiments.observers import COMPLETED, RUNNING
 from graphtasks.experiments.records import Records, _joined, _key, record_experiment, record_tasks, run_node
-from graphtasks.experiments.runs import Cell, cells
+from graphtasks.experiments.runs import Cell
 from graphtasks.experiments.spec import AgentSpec
 from graphtasks.experiments.versions import prepare_versions
 from gym_bridge import family
@@ -152,7 +152,7 @@ class StudyServer:
         self.uid = experiment_uid(self.spec.name)
         # sessions are the runs after the spec's agent runs (0..n-1, as `graphtasks experiment run` numbers
         # them), so that the agents can run under the study's own name
-        self.first_run = len(cells(self.spec))
+        self.first_run = study.agent_runs
         self.store: GraphStore = open_store(store, "w")
         try:
             self.versions = prepare_versions(self.spec, self.store)

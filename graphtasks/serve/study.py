@@ -30,6 +30,7 @@ A task id instead of a file is a study of one phase of that task.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from typing import Any
 
 from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
+from graphtasks.experiments.runs import cells
 from graphtasks.experiments.spec import ExperimentSpec, parse_spec, read_spec_text
 from gym_bridge import family_of
 
@@ -79,6 +81,7 @@ class Study:
     checks: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # (question, options, the right option)
     max_sessions: int = 1000
     break_every: int = 0  # a break after every this many trials (rounds; the Room task's questions) of a phase
+    agent_runs: int = 0  # the runs `graphtasks experiment run` makes of the file's [[agents]]; sessions follow
 
     def page_settings(self) -> dict[str, Any]:
         """What the page needs to know of the study (no spec internals)."""
@@ -135,7 +138,8 @@ def load_study(study: str, store: GraphStore | str | None = None, episodes: int 
         return parse_study(text, str(path), store)
     if not re.fullmatch(r"[A-Za-z0-9_./@-]{1,200}", study) or ".." in study:
         raise StudyError(f"{study!r}: neither a study file nor a task id")
-    return parse_study(TASK_STUDY.format(task=study, episodes=int(episodes)), f"task {study}", store)
+    task_study = parse_study(TASK_STUDY.format(task=study, episodes=int(episodes)), f"task {study}", store)
+    return dataclasses.replace(task_study, agent_runs=0)  # no agents run under a task id's study
 
 
 def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None = None) -> Study:
@@ -196,7 +200,8 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
     return Study(
         spec, text, texts["title"], texts["consent"], pages, tuple(practice), tuple(k.lower() for k in keys),
         completion=texts["completion"] or defaults.completion, completion_code=texts["completion_code"],
-        redirect=redirect, allow_repeat=repeat, checks=checks, max_sessions=most, break_every=every, **timing,
+        redirect=redirect, allow_repeat=repeat, checks=checks, max_sessions=most, break_every=every,
+        agent_runs=len(cells(spec)) if "agents" in data else 0, **timing,
     )
 
 
