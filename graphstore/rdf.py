@@ -5,7 +5,11 @@ Vocabulary (namespace `https://graphtasks.dev/ns#`, prefix `gt:`), generated fro
   `rdf:type gt:<Label>` (gt:Task, gt:State, gt:Reward, gt:Condition) and `gt:uid`, `gt:task`;
 - every attribute is the property `gt:<attribute>` (gt:index, gt:name, gt:p, ...), typed
   xsd:string / xsd:integer / xsd:double / xsd:boolean; list attributes are RDF collections
-  (`gt:values (1.0 0.0)`); JSON attributes are `rdf:JSON` literals;
+  (`gt:values (1.0 0.0)`); JSON attributes of a task's nodes are `rdf:JSON` literals (they
+  round-trip exactly), those of shared records (a run's `params`, a fit's `stderr`) structured
+  values: an object is a `gt:Map` of `gt:entry [ gt:entryKey "w" ;
+  gt:entryValue 0.5 ]`, an array an RDF
+  list, null `gt:null`;
 - every relationship is the property `gt:<TYPE>` in its Cypher spelling (gt:MOVE,
   gt:HAS_REWARD, gt:START, gt:OVERRIDE, gt:HAS_CONDITION) from source to target;
 - a relationship that carries properties (MOVE, OVERRIDE) is also reified as a
@@ -191,7 +195,7 @@ def shared_to_rdf(
                 rdf.add((subject, RDF.type, URIRef(iri)))
             for prop in declared:
                 if values[prop.name] is not None:
-                    _add_value(rdf, subject, prop, _stored_value(prop, values[prop.name]))
+                    _add_record_value(rdf, subject, prop, _stored_value(prop, values[prop.name]))
     for rel_name, rel in sorted(schema.rels.items()):
         for a, b in rel.endpoints:
             if a not in shared or b not in shared:
@@ -215,8 +219,49 @@ def shared_to_rdf(
                 rdf.add((edge, TO, t))
                 for prop in rel.properties:
                     if values[prop.name] is not None:
-                        _add_value(rdf, edge, prop, _stored_value(prop, values[prop.name]))
+                        _add_record_value(rdf, edge, prop, _stored_value(prop, values[prop.name]))
     return rdf
+
+
+def _json_term(rdf: Graph, value: Any, key: str) -> Node:
+    """A JSON value as RDF: an object is a gt:Map of gt:entry [gt:entryKey; gt:entryValue], an array an RDF
+    list, null gt:null, a number, string or boolean a typed literal. Blank-node labels come from
+    `key` (owner, property, path), so the same record gives the same text."""
+    if isinstance(value, dict):
+        node = BNode("m" + hashlib.sha1(key.encode()).hexdigest()[:16])
+        rdf.add((node, RDF.type, GT.Map))
+        for name in sorted(value):
+            entry = BNode("m" + hashlib.sha1(f"{key}|{name}".encode()).hexdigest()[:16])
+            rdf.add((node, GT.entry, entry))
+            rdf.add((entry, GT.entryKey, Literal(str(name), datatype=XSD.string)))
+            rdf.add((entry, GT.entryValue, _json_term(rdf, value[name], f"{key}|{name}")))
+        return node
+    if isinstance(value, list):
+        if not value:
+            return RDF.nil
+        digest = hashlib.sha1(key.encode()).hexdigest()[:16]
+        cells = [BNode(f"l{digest}x{i}") for i in range(len(value))]
+        for i, (cell, item) in enumerate(zip(cells, value)):
+            rdf.add((cell, RDF.first, _json_term(rdf, item, f"{key}|{i}")))
+            rdf.add((cell, RDF.rest, cells[i + 1] if i + 1 < len(cells) else RDF.nil))
+        return cells[0]
+    if value is None:
+        return GT.null
+    if isinstance(value, bool):
+        return _literal("bool", value)
+    if isinstance(value, int):
+        return _literal("int", value)
+    if isinstance(value, float):
+        return _literal("float", value)
+    return _literal("str", str(value))
+
+
+def _add_record_value(rdf: Graph, subject: URIRef | BNode, prop: Property, value: Any) -> None:
+    """A shared node's attribute: JSON ones (a run's `params`, a fit's `stderr`) as structured values."""
+    if prop.kind == "json":
+        rdf.add((subject, GT[prop.name], _json_term(rdf, value, f"{subject}|{prop.name}")))
+    else:
+        _add_value(rdf, subject, prop, value)
 
 
 def _stored_value(prop: Property, value: Any) -> Any:
@@ -477,9 +522,12 @@ def _turtle_term(term: Any, prefixes: dict[str, str]) -> str:
     return f"<{text}>"
 
 
-def to_turtle(rdf: Graph) -> str:
-    """Deterministic, exact Turtle: sorted subjects, doubles in their full lexical form, lists inline."""
-    prefixes = {"gt": NS, "rdf": str(RDF), "xsd": str(XSD), "rdfs": str(RDFS)}
+def to_turtle(rdf: Graph, extra_prefixes: dict[str, str] | None = None) -> str:
+    """Deterministic, exact Turtle: sorted subjects, doubles in their full lexical form, lists inline.
+
+    `extra_prefixes` (name -> namespace) are declared and used besides gt:, rdf:, xsd: and rdfs:.
+    """
+    prefixes = {"gt": NS, "rdf": str(RDF), "xsd": str(XSD), "rdfs": str(RDFS), **(extra_prefixes or {})}
     referenced: dict[Any, int] = defaultdict(int)
     for obj in rdf.objects():
         if isinstance(obj, BNode):
@@ -544,6 +592,13 @@ def vocabulary(schema: Schema = SCHEMA) -> Graph:
         rdf.add((pred, RDF.type, RDF.Property))
         rdf.add((pred, RDFS.comment, Literal(doc)))
         rdf.add((pred, RDFS.domain, EDGE))
+    rdf.add((GT.Map, RDF.type, RDFS.Class))
+    rdf.add((GT.Map, RDFS.comment, Literal("A JSON object of a shared record (a run's params): its gt:entry pairs.")))
+    for pred, doc in ((GT.entry, "One key-value pair of a gt:Map."), (GT.entryKey, "The key of a gt:Map entry."),
+                      (GT.entryValue, "The value of a gt:Map entry: a literal, a gt:Map, an RDF list or gt:null.")):
+        rdf.add((pred, RDF.type, RDF.Property))
+        rdf.add((pred, RDFS.comment, Literal(doc)))
+    rdf.add((GT.null, RDFS.comment, Literal("JSON null in a structured value.")))
     for label, node_type in schema.nodes.items():
         rdf.add((GT[label], RDF.type, RDFS.Class))
         rdf.add((GT[label], RDFS.comment, Literal(node_type.doc)))

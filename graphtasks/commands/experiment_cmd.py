@@ -80,9 +80,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "choices: first choices in test phases (learn = false)",
     )
     plot.set_defaults(func=cmd_plot)
-    export = actions.add_parser("export", help="a recorded experiment as a table: one row per episode or trial")
+    export = actions.add_parser(
+        "export", help="a recorded experiment as a table (one row per episode or trial), its records as Turtle, "
+        "or its provenance as W3C PROV-O"
+    )
     export.add_argument("name", help="the experiment's name")
-    export.add_argument("--format", choices=["csv", "parquet"], default="csv", help="csv (default) or parquet")
+    export.add_argument(
+        "--format",
+        choices=["csv", "parquet", "turtle", "prov"],
+        default="csv",
+        help="csv (default) or parquet: a table; turtle: the records' RDF view; prov: W3C PROV-O (Turtle)",
+    )
     export.add_argument("--trials", action="store_true", help="one row per recorded trial (step)")
     export.add_argument("-o", "--output", metavar="FILE", help="write to a file (default: print; csv only)")
     export.add_argument(
@@ -280,6 +288,8 @@ def _table(rows: list[dict], columns: tuple[str, ...], fmt: str) -> str | bytes:
 def cmd_export(args: argparse.Namespace) -> int:
     from graphtasks.experiments.export import recorded_trials, require_parquet, trial_columns, write_bids
 
+    if args.format in ("turtle", "prov"):
+        return _export_rdf(args)
     if args.format == "parquet":
         if not args.output and not args.bids:
             raise CommandError("--format parquet writes a file: give -o FILE.parquet")
@@ -304,6 +314,21 @@ def cmd_export(args: argparse.Namespace) -> int:
         write_output(args.output, table)
     else:
         print(table, end="")
+    return 0
+
+
+def _export_rdf(args: argparse.Namespace) -> int:
+    from graphtasks.experiments.export import rdf_text
+
+    if args.trials or args.bids:
+        raise CommandError(f"--format {args.format}: --trials and --bids are for tables (csv, parquet)")
+    with open_store(args.store, "r") as store:
+        _known(lambda: require_recorded(store, args.name))
+        text = rdf_text(store, args.name, args.format)
+    if args.output:
+        write_output(args.output, text)
+    else:
+        print(text, end="")
     return 0
 
 

@@ -253,3 +253,199 @@ def write_bids(trials: list[dict[str, Any]], directory: str | Path) -> list[Path
         path.with_suffix(".json").write_text(sidecar, encoding="utf-8")
         written.append(path)
     return written
+
+
+# -- RDF: the records as Turtle, their provenance as W3C PROV-O ---------------------------------
+PROV_NS = "http://www.w3.org/ns/prov#"
+PROV_PREFIXES = {"prov": PROV_NS}
+QUERY_PROV_RUNS = (
+    "MATCH (x:Experiment)-[:HAS_RUN]->(r:Run) WHERE x.uid = $uid "
+    "RETURN r.uid, r.index, r.status, r.agent, r.label, r.params, r.seed, r.started_at, r.ended_at, r.version "
+    "ORDER BY r.index"
+)
+QUERY_PROV_USED = (
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $uid "
+    "RETURN DISTINCT r.uid, e.task_version, e.task_hash"
+)
+QUERY_PROV_PARTICIPANTS = (
+    "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid RETURN p.uid, p.participant_id, r.uid"
+)
+QUERY_PROV_FITS = (
+    "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.task = $uid "
+    "RETURN f.uid, f.model, f.agent, f.method, f.created_at, f.version, r.uid"
+)
+QUERY_PROV_GROUP_FITS = (
+    "MATCH (g:GroupFit)-[:HAS_FIT]->(f:Fit) WHERE g.task = $uid RETURN g.uid, g.model, g.method, g.created_at, f.uid"
+)
+QUERY_PROV_MODELS = "MATCH (f)-[:OF_MODEL]->(m:Model) WHERE m.task = $uid RETURN f.uid, m.uid, m.name"
+QUERY_PROV_EXPERIMENT = "MATCH (x:Experiment) WHERE x.uid = $uid RETURN x.name, x.spec_hash, x.created_at"
+
+
+def records_rdf(store: GraphStore, name: str) -> Any:
+    """The RDF view of one experiment's records (the gt: vocabulary, W3C ML-Schema types).
+
+    Parameters
+    ----------
+    store
+        An open store holding the experiment.
+    name
+        The experiment's name.
+
+    Returns
+    -------
+    rdflib.Graph
+        Its Experiment, Phase, Run, Episode, Trial, Probe, Participant, Model and Fit nodes with the
+        relationships among them; JSON attributes (a run's `params`) as structured values.
+    """
+    from graphstore.rdf import store_to_rdf
+
+    return store_to_rdf(store, [], rdf_store="default", owners=[experiment_uid(name)])
+
+
+def prov_rdf(store: GraphStore, name: str) -> Any:
+    """The provenance of one experiment as W3C PROV-O.
+
+    Runs and fits are `prov:Activity` (with `prov:startedAtTime` / `prov:endedAtTime`); the task
+    versions a run used are `prov:Entity` (`<task version IRI>@<content hash>`, a
+    `prov:specializationOf` the task) it `prov:used`; the agent setting that ran it (or the
+    participant who performed it) is a `prov:Agent` it `prov:wasAssociatedWith`, under the
+    experiment as `prov:Plan` (`prov:qualifiedAssociation`). A fit `prov:wasInformedBy` the run
+    whose choices it explains and `prov:used` its model; a group fit `prov:wasInformedBy` its
+    members' fits. Runs, fits and the experiment keep the IRIs of the records' RDF view
+    (`records_rdf`), so both graphs merge.
+
+    Parameters
+    ----------
+    store
+        An open store holding the experiment.
+    name
+        The experiment's name.
+
+    Returns
+    -------
+    rdflib.Graph
+        The PROV-O graph (rdflib's memory store).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from graphstore import open_store
+    >>> from graphtasks.experiments import Experiment
+    >>> from graphtasks.experiments.export import prov_rdf
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "spec.toml").write_text('''
+    ... [experiment]
+    ... name = "prov-example"
+    ... tasks = ["rewardgym/two-step"]
+    ... seeds = 2
+    ... [[agents]]
+    ... name = "hybrid"
+    ... [[phases]]
+    ... name = "trials"
+    ... episodes = 3
+    ... ''')
+    >>> store = str(folder / "store.lbug")
+    >>> _ = Experiment.from_file(folder / "spec.toml", store).run(store)
+    >>> with open_store(store, "r") as opened:
+    ...     graph = prov_rdf(opened, "prov-example")
+    >>> from rdflib import RDF, Namespace
+    >>> PROV = Namespace("http://www.w3.org/ns/prov#")
+    >>> len(set(graph.subjects(RDF.type, PROV.Activity)))
+    2
+    """
+    from rdflib import RDF, XSD, BNode, Graph, Literal, Namespace
+
+    from graphstore.rdf import GT, node_iri
+
+    prov = Namespace(PROV_NS)
+    uid = experiment_uid(name)
+    graph = Graph()
+    graph.bind("prov", prov)
+    graph.bind("gt", GT)
+    params = {"uid": uid}
+
+    def time(subject: Any, predicate: Any, value: Any) -> None:
+        if value:
+            graph.add((subject, predicate, Literal(str(value), datatype=XSD.dateTime)))
+
+    plan = node_iri(uid)
+    for exp_name, spec_hash, created_at in store.cypher(QUERY_PROV_EXPERIMENT, params).rows:
+        graph.add((plan, RDF.type, prov.Plan))
+        graph.add((plan, RDF.type, prov.Entity))
+        graph.add((plan, GT.name, Literal(exp_name)))
+        graph.add((plan, GT.spec_hash, Literal(spec_hash)))
+        time(plan, prov.generatedAtTime, created_at)
+    performers = {}
+    for participant_uid, participant_id, run_uid in store.cypher(QUERY_PROV_PARTICIPANTS, params).rows:
+        person = node_iri(participant_uid)
+        graph.add((person, RDF.type, prov.Agent))
+        graph.add((person, RDF.type, prov.Person))
+        graph.add((person, GT.participant_id, Literal(participant_id)))
+        performers[run_uid] = person
+    for run_uid, index, status, agent, label, _params, seed, started, ended, version in store.cypher(
+        QUERY_PROV_RUNS, params
+    ).rows:
+        run = node_iri(run_uid)
+        graph.add((run, RDF.type, prov.Activity))
+        graph.add((run, RDF.type, GT.Run))
+        graph.add((run, GT["index"], Literal(int(index))))
+        graph.add((run, GT.status, Literal(status)))
+        graph.add((run, GT.seed, Literal(int(seed))))
+        time(run, prov.startedAtTime, started)
+        time(run, prov.endedAtTime, ended)
+        who = performers.get(run_uid)
+        if who is None:
+            who = node_iri(f"{uid}/agent/{label}")
+            graph.add((who, RDF.type, prov.Agent))
+            graph.add((who, RDF.type, prov.SoftwareAgent))
+            graph.add((who, GT.agent, Literal(agent)))
+            graph.add((who, GT.label, Literal(label)))
+        graph.add((run, prov.wasAssociatedWith, who))
+        association = BNode("assoc-" + "".join(c if c.isalnum() else "-" for c in run_uid))
+        graph.add((run, prov.qualifiedAssociation, association))
+        graph.add((association, RDF.type, prov.Association))
+        graph.add((association, prov.agent, who))
+        graph.add((association, prov.hadPlan, plan))
+    for run_uid, task_version, task_hash in store.cypher(QUERY_PROV_USED, params).rows:
+        version = node_iri(f"{task_version}@{task_hash}")
+        graph.add((version, RDF.type, prov.Entity))
+        graph.add((version, GT.task_version, Literal(task_version)))
+        graph.add((version, GT.task_hash, Literal(task_hash)))
+        graph.add((version, prov.specializationOf, node_iri(task_version)))
+        graph.add((node_iri(run_uid), prov.used, version))
+    for fit_uid, model, agent, method, created_at, version, run_uid in store.cypher(QUERY_PROV_FITS, params).rows:
+        fit = node_iri(fit_uid)
+        graph.add((fit, RDF.type, prov.Activity))
+        graph.add((fit, RDF.type, GT.Fit))
+        graph.add((fit, GT.model, Literal(model)))
+        graph.add((fit, GT.method, Literal(method or "mle")))
+        time(fit, prov.endedAtTime, created_at)
+        graph.add((fit, prov.wasInformedBy, node_iri(run_uid)))
+    for group_uid, model, method, created_at, fit_uid in store.cypher(QUERY_PROV_GROUP_FITS, params).rows:
+        group = node_iri(group_uid)
+        graph.add((group, RDF.type, prov.Activity))
+        graph.add((group, RDF.type, GT.GroupFit))
+        graph.add((group, GT.model, Literal(model)))
+        graph.add((group, GT.method, Literal(method)))
+        time(group, prov.endedAtTime, created_at)
+        graph.add((group, prov.wasInformedBy, node_iri(fit_uid)))
+    for fit_uid, model_uid, model_name in store.cypher(QUERY_PROV_MODELS, params).rows:
+        model = node_iri(model_uid)
+        graph.add((model, RDF.type, prov.Entity))
+        graph.add((model, RDF.type, prov.Plan))
+        graph.add((model, GT.name, Literal(model_name)))
+        graph.add((node_iri(fit_uid), prov.used, model))
+    return graph
+
+
+def rdf_text(store: GraphStore, name: str, fmt: str) -> str:
+    """An experiment's records (`fmt` 'turtle') or their provenance ('prov') as Turtle text."""
+    from graphstore.rdf import to_turtle
+
+    if fmt == "prov":
+        return to_turtle(prov_rdf(store, name), PROV_PREFIXES)
+    if fmt == "turtle":
+        from .schema import MLS
+
+        return to_turtle(records_rdf(store, name), {"mls": MLS})
+    raise ExportError(f"--format: expected prov or turtle, got {fmt!r}")
