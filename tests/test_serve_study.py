@@ -7,16 +7,17 @@ A real `graphtasks serve` process on 127.0.0.1, real HTTP, a real store.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from graphstore import open_store
+from graphtasks.cli import main
 from graphtasks.experiments.export import BROWSER_COLUMNS, TRIAL_COLUMNS
 from graphtasks.experiments.ids import experiment_uid
 from graphtasks.experiments.spec import ExperimentSpecError, parse_spec
@@ -54,8 +55,14 @@ answer = 0
 
 
 def graphtasks(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "graphtasks", "--store", str(store), *args],
-                          capture_output=True, text=True, timeout=300)
+    """The command line, run in this process (as `graphtasks --store STORE ARGS`): its exit code and output."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["--store", str(store), *args])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(["graphtasks", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_the_spec_keeps_the_study_table_and_agents_ignore_it():
