@@ -105,3 +105,22 @@ def test_the_docstring_examples_run() -> None:
 
     result = doctest.testmod(graphstore.shacl)
     assert result.attempted >= 2 and result.failed == 0
+
+
+def test_validate_store_and_the_shape_each_result_comes_from() -> None:
+    from graphstore.shacl import validate_store
+    from graphstore.taskgraph import TASK_LOCAL_ID
+    from tasks.families import build as build_task
+
+    with open_store(":memory:", "w") as store:
+        store.put(build_task("rewardgym/two-step"))
+        assert validate_store(store) == {"rewardgym/two-step": []}
+    broken = build_task("neuronav/graph/human_a")
+    move = next(d for _, _, d in broken.graph.out_edges("s0", data=True) if d["rel"] == "MOVE")
+    move["props"]["p"] = 0.25
+    start = [t for _, t, d in broken.graph.out_edges(TASK_LOCAL_ID, data=True) if d["rel"] == "START"]
+    assert start == ["s0"]
+    [violation] = validate(broken)
+    assert violation.shape == str(GT.TaskShape) and violation.severity == "Violation"
+    assert violation.value == "https://graphtasks.dev/id/neuronav/graph/human_a/s0"
+    assert violation.message.endswith("under action 0 sum to 0.25, not 1")
