@@ -159,3 +159,19 @@ def test_missing_choices_are_left_out_and_a_task_of_another_shape_refused(tmp_pa
     assert first.rewards.tolist() == [0.0, 1.0, 0.0, 0.0]
     with pytest.raises(BehaviourError, match="does not have the shape of hBayesDM's ts layout"):
         read_participants(path, "rewardgym/two-armed-bandit")
+
+
+def test_fit_simulate_writes_the_two_step_layout(tmp_path, capsys) -> None:
+    path = tmp_path / "ts_sim.txt"
+    assert main(["fit", "simulate", str(path), "--layout", "ts", "--participants", "2", "--model", "q", "--params",
+                 "lr=0.4,beta=5", "--trials", "30", "--seed", "7"]) == 0
+    assert "participants 1..2 (hBayesDM's ts)" in capsys.readouterr().out
+    read = read_participants(path)
+    expected = simulate(TWO_STEP, "q", {"lr": 0.4, "beta": 5.0, "gamma": 1.0}, 30, seed=8)  # the second: seed + 1
+    assert [p for p, _ in read] == ["1", "2"]
+    np.testing.assert_array_equal(read[1][1].choices.actions, expected.actions)
+    assert main(["fit", "simulate", str(path), "--layout", "ts", "--participant", "x", "--params",
+                 "lr=0.4,beta=5"]) == 2
+    assert "--participant goes without --layout" in capsys.readouterr().err
+    assert main(["fit", "simulate", str(path), "--participants", "2", "--params", "lr=0.4,beta=5"]) == 2
+    assert "--participants goes with --layout" in capsys.readouterr().err
