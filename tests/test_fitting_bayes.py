@@ -111,3 +111,13 @@ def test_the_same_seed_gives_the_same_draws() -> None:
         fit_group_nuts(MODELS["q"], group, samples=5)
     with pytest.raises(BehaviourError, match="two or more participants"):
         fit_group_nuts(MODELS["q"], group[:1])
+
+
+@pytest.mark.slow
+def test_the_backend_docstring_examples_run() -> None:
+    import doctest
+
+    import graphtasks.fitting.bayes as module
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 8 and result.failed == 0

@@ -175,3 +175,12 @@ def test_fit_simulate_writes_the_two_step_layout(tmp_path, capsys) -> None:
     assert "--participant goes without --layout" in capsys.readouterr().err
     assert main(["fit", "simulate", str(path), "--participants", "2", "--params", "lr=0.4,beta=5"]) == 2
     assert "--participants goes with --layout" in capsys.readouterr().err
+
+
+def test_the_layout_docstring_examples_run() -> None:
+    import doctest
+
+    import graphtasks.fitting.hbayesdm as module
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 10 and result.failed == 0

@@ -221,13 +221,36 @@ class _Participant:
 def read_hbayesdm(
     table: _Table, task_id: str | None = None, layout_name: str | None = None
 ) -> list[tuple[str, EventsFile]]:
-    """Every participant of an hBayesDM file (an open `_Table` whose header has `subjID`), in
-    the order of their first row: (subjID, their choices on the layout's task, each choice's line).
+    """Every participant of an hBayesDM file, in the order of their first row.
 
-    `task_id` (default: the layout's task) must have the layout's shape; `layout_name` picks
-    the layout when the columns fit two (igt and bandit4arm; prl and bandit4arm2 are told
-    apart by their columns only if named). BehaviourError naming the file, line and column
-    of the first cell that does not fit, before anything is returned.
+    Parameters
+    ----------
+    table
+        The file opened for reading (its header has `subjID`); `read_participants` opens it.
+    task_id
+        The task the choices are steps of (default: the layout's); it must have the layout's shape.
+    layout_name
+        The layout, where the columns fit two (igt or bandit4arm; prl or bandit4arm2) and the
+        file's name does not begin with one.
+
+    Returns
+    -------
+    list of (str, EventsFile)
+        (subjID, their choices on the task with the line of the file each was read from).
+        BehaviourError naming the file, line and column of the first cell that does not fit,
+        before anything is returned.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from graphtasks.fitting.behaviour import read_participants
+    >>> path = Path(tempfile.mkdtemp()) / "ts_data.txt"
+    >>> rows = ["subjID level1_choice level2_choice reward", "A 1 1 1", "A 2 4 0"]
+    >>> _ = path.write_text("".join(row.replace(" ", chr(9)) + chr(10) for row in rows))
+    >>> ((subject, events),) = read_participants(path)
+    >>> subject, events.choices.states.tolist(), events.choices.next_states.tolist()
+    ('A', [0, 1, 0, 2], [1, 3, 2, 6])
     """
     path = table.path
     layout = _layout_of(table, layout_name)
@@ -327,9 +350,29 @@ def _selection(layout: Layout, shape: _Shape, cells: dict[str, str], path: Path,
 
 
 def layout_text(layout_name: str, participants: list[tuple[str, Choices]]) -> str:
-    """Choices of participants on a layout's task written in hBayesDM's layout (what
-    `read_hbayesdm` reads back): a row per trial, `subjID` first, then the layout's columns
-    (a `trial` column, counted from 1, as hBayesDM's example files have)."""
+    """Choices of participants written in hBayesDM's layout (what `read_hbayesdm` reads back).
+
+    Parameters
+    ----------
+    layout_name
+        One of `LAYOUTS` (`ts`: two-step; the others one-choice tasks).
+    participants
+        (subjID, choices) per participant, their choices on a task of the layout's shape.
+
+    Returns
+    -------
+    str
+        A row per trial: `subjID`, a `trial` column counted from 1 (as hBayesDM's example
+        files have), then the layout's columns.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting import simulate
+    >>> from graphtasks.fitting.hbayesdm import layout_text
+    >>> run = simulate("rewardgym/two-step", "q", {"lr": 0.4, "beta": 5.0, "gamma": 1.0}, trials=2, seed=0)
+    >>> layout_text("ts", [("1", run)]).splitlines()[0].split(chr(9))
+    ['subjID', 'trial', 'level1_choice', 'level2_choice', 'reward']
+    """
     layout = LAYOUTS[layout_name]
     lines = ["\t".join(("subjID", "trial", *layout.columns))]
     for subject, choices in participants:
