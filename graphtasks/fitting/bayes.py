@@ -99,8 +99,22 @@ class Packed:
 
 
 def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any:
-    """Each participant's log-likelihood (a JAX array of P) under `settings` (each a number or
-    a JAX array of P): the agent's rule as one `jax.lax.scan` over the choices.
+    """Each participant's log-likelihood: the agent's rule as one `jax.lax.scan` over the choices.
+
+    Parameters
+    ----------
+    agent
+        "q" or "hybrid" (`SETTINGS`).
+    settings
+        The agent's settings, each a number or a JAX array of one value per participant
+        (missing ones take the agent's defaults).
+    packed
+        The participants' choices (`Packed`).
+
+    Returns
+    -------
+    jax.Array
+        One log-likelihood per participant, equal to `likelihood.log_likelihood` of each.
 
     Examples
     --------

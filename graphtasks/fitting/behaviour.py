@@ -283,11 +283,28 @@ def read_events_file(
 def read_participants(
     path: Path, task_id: str | None = None, drop_reminded: bool = True, digest: Any = None, layout: str | None = None
 ) -> list[tuple[str, EventsFile]]:
-    """Every participant of an events file: (participant id, what they did). A file in one of
-    hBayesDM's layouts (a `subjID` column: `graphtasks.fitting.hbayesdm`) holds any number of
-    participants, named by `subjID`; rewardGym's and graphtasks' events files hold one, named
-    by the `participant_id` of their first row ("" if none). `layout` names hBayesDM's layout
-    where the columns fit two."""
+    """Every participant of an events file.
+
+    Parameters
+    ----------
+    path
+        A tab-separated file: rewardGym's events, graphtasks' export (one participant each)
+        or one of hBayesDM's layouts (a `subjID` column; any number of participants).
+    task_id
+        The task (default: the file's `task` column; for hBayesDM, the layout's task).
+    drop_reminded
+        rewardGym: leave out trials with a `reminder` event.
+    digest
+        A hashlib object fed every byte read.
+    layout
+        hBayesDM's layout, where the columns fit two (`graphtasks.fitting.hbayesdm.LAYOUTS`).
+
+    Returns
+    -------
+    list of (str, EventsFile)
+        (participant id, what they did): hBayesDM's `subjID`, else the `participant_id` of the
+        file's first row ("" if none). An example is on `hbayesdm.read_hbayesdm`.
+    """
     from .hbayesdm import is_hbayesdm, read_hbayesdm
 
     with open_input(path, MAX_EVENTS_BYTES, BehaviourError) as handle:
