@@ -127,7 +127,27 @@ def shapes(schema: Schema = SCHEMA) -> Graph:
         needed = [p.name for p in rel.properties if p.required]
         if needed:
             _add_required_edge_properties(graph, rel_name, needed)
+        pairs = [(a, b) for a, b in rel.endpoints if not (schema.nodes[a].shared or schema.nodes[b].shared)]
+        if pairs:
+            _add_endpoint_classes(graph, rel_name, pairs)
     return graph
+
+
+def _add_endpoint_classes(graph: Graph, rel_name: str, pairs: list[tuple[str, str]]) -> None:
+    """A SPARQL constraint on gt:Task: every `rel_name` link of the task joins node types the schema allows."""
+    allowed = " || ".join(f"(?from = gt:{a} && ?to = gt:{b})" for a, b in pairs)
+    ends = ", ".join(f"{a} -> {b}" for a, b in pairs)
+    constraint = BNode()
+    graph.add((GT.TaskShape, SH.sparql, constraint))
+    graph.add((constraint, RDF.type, SH.SPARQLConstraint))
+    graph.add((constraint, SH.prefixes, URIRef(SHAPES_IRI)))
+    graph.add((constraint, SH.message, Literal(f"{{?subject}} gt:{rel_name} {{?value}}: a {rel_name} joins {ends}")))
+    query = (
+        f"SELECT $this ?subject ?value WHERE {{ $this gt:uid ?task . ?subject gt:task ?task ; gt:{rel_name} ?value . "
+        "FILTER EXISTS { ?value a ?class } "  # an untyped target is a dangling link, reported as such
+        f"FILTER NOT EXISTS {{ ?subject a ?from . ?value a ?to . FILTER ({allowed}) }} }}"
+    )
+    graph.add((constraint, SH.select, Literal(query)))
 
 
 def _add_required_edge_properties(graph: Graph, rel_name: str, required: list[str]) -> None:
@@ -190,9 +210,11 @@ def validate(data: Graph | TaskGraph, shapes_graph: Graph | None = None) -> list
     pyshacl = _pyshacl()
     graph = to_rdf(data) if isinstance(data, TaskGraph) else data
     shape_graph = shapes_graph if shapes_graph is not None else shapes()
-    _, report, _ = pyshacl.validate(
+    _, report, text = pyshacl.validate(
         graph, shacl_graph=shape_graph, inference="none", advanced=False, allow_warnings=True
     )
+    if not isinstance(report, Graph):  # the shapes themselves are wrong (pyshacl's ValidationFailure)
+        raise GraphStoreError(f"SHACL validation could not run: {' '.join(str(text).split())}")
     out = []
     for result in report.subjects(RDF.type, SH.ValidationResult):
         messages = sorted(str(m) for m in report.objects(result, SH.resultMessage))

@@ -33,6 +33,9 @@ BROKEN = {
     "untyped.ttl": [f"{TINY}/s1: a State has one gt:index, xsd:integer (required)"],
     "missing-required.ttl": [f"{TINY}/s2: a State has one gt:index, xsd:integer (required)"],
     "edge-without-action.ttl": [f"{TINY}: the MOVE Edge {TINY}#e3 needs gt:action, gt:p"],
+    "start-at-a-reward.ttl": [
+        f"{TINY}: {TINY} gt:START {TINY}/r1: a START joins Task -> State, Task -> Cell, Task -> Tile"
+    ],
     "override-sum.ttl": [
         f"{TINY}: OVERRIDE probabilities of {TINY}/condition/rare from state 0 under action 0 sum to 0.9, not 1"
     ],
