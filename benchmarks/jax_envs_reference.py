@@ -102,6 +102,7 @@ def main() -> int:
     envs = {
         "gymnax FourRooms-misc": lambda: gymnax_env("FourRooms-misc"),
         "navix Navix-Empty-5x5-v0": lambda: navix_env("Navix-Empty-5x5-v0"),
+        "navix Navix-FourRooms-v0": lambda: navix_env("Navix-FourRooms-v0"),
     }
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; env-steps/s, best of {args.repeats}")
     print(f"{'env':<28}{'mode':<6}" + "".join(f"{'N=' + str(n):>10}" for n in SIZES) + "  N=256 / N=1 loop")

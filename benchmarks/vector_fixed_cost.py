@@ -121,8 +121,8 @@ def calls_per_step(venv: Any, steps: int = 200) -> float:
     return pstats.Stats(profile).total_calls / steps  # type: ignore[attr-defined]
 
 
-def measure(budget: float) -> dict[str, Any]:
-    """One pass over every case and N (run in a subprocess with the code under test first on sys.path)."""
+def measure(budget: float, cases: list[str]) -> dict[str, Any]:
+    """One pass over the cases and every N (run in a subprocess with the code under test first on sys.path)."""
     import gym_bridge
     from graphstore import open_store
 
@@ -130,6 +130,8 @@ def measure(budget: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         store = open_store(os.path.join(folder, "bench.lbug"))
         for case, (make_vector, make_single) in _makers(store).items():
+            if case not in cases:
+                continue
             row: dict[str, Any] = {"single": single_rate(make_single(), budget)}
             for n in SIZES:
                 row[str(n)] = vector_rate(make_vector(n), budget)  # steps/s
@@ -139,11 +141,11 @@ def measure(budget: float) -> dict[str, Any]:
     return result
 
 
-def run_pass(code_root: Path, budget: float) -> dict[str, Any]:
+def run_pass(code_root: Path, budget: float, cases: list[str]) -> dict[str, Any]:
     """`measure` in a fresh interpreter whose first import path is `code_root`."""
     env = {**os.environ, "PYTHONPATH": str(code_root)}
     done = subprocess.run(
-        [sys.executable, str(HERE), "--measure", str(budget), "--code-root", str(code_root)],
+        [sys.executable, str(HERE), "--measure", str(budget), "--code-root", str(code_root), "--cases", *cases],
         env=env, cwd=code_root, capture_output=True, text=True, check=False,
     )
     if done.returncode:
@@ -151,9 +153,9 @@ def run_pass(code_root: Path, budget: float) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def best_of(passes: list[dict[str, Any]]) -> dict[str, Any]:
+def best_of(passes: list[dict[str, Any]], cases: list[str]) -> dict[str, Any]:
     best: dict[str, Any] = {}
-    for case in CASES:
+    for case in cases:
         rows = [p[case] for p in passes]
         best[case] = {k: max(r[k] for r in rows) for k in rows[0] if k != "calls"}
         best[case]["calls"] = rows[0]["calls"]
@@ -174,14 +176,14 @@ def fmt(rate: float) -> str:
     return f"{rate / 1e6:.1f}M" if rate >= 1e6 else f"{rate / 1e3:.0f}k"
 
 
-def report(now: dict[str, Any], before: dict[str, Any] | None) -> None:
+def report(now: dict[str, Any], before: dict[str, Any] | None, cases: list[str]) -> None:
     head = f"{'case':<29}{'single':>8}" + "".join(f"{'N=' + str(n):>9}" for n in SIZES)
     print(head + f"{'fixed us':>10}{'N=1/single':>11}{'calls/step':>11}")
     for label, table in (("before", before), ("after", now)):
         if table is None:
             continue
         print(f"-- {label} (env-steps/s; fixed us = one step at N = 1)")
-        for case in CASES:
+        for case in cases:
             row = table[case]
             rates = "".join(f"{fmt(row[str(n)] * n):>9}" for n in SIZES)
             print(
@@ -190,7 +192,7 @@ def report(now: dict[str, Any], before: dict[str, Any] | None) -> None:
             )
     if before is not None:
         print("-- ratio after / before (same run, best of the repeats each)")
-        for case in CASES:
+        for case in cases:
             ratios = "".join(f"{now[case][str(n)] / before[case][str(n)]:>8.2f}x" for n in SIZES)
             fixed = before[case]["1"] and now[case]["1"] / before[case]["1"]
             print(f"{case:<29}{'':>8}{ratios}{fixed:>9.2f}x (fixed cost {1e6 / before[case]['1']:.2f} -> "
@@ -203,27 +205,29 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="best of this many passes (default 3)")
     parser.add_argument("--baseline-commit", help="also measure this commit's code, interleaved, as the baseline")
     parser.add_argument("--json", type=Path, help="write every figure here as JSON")
+    parser.add_argument("--cases", nargs="+", metavar="WORD", help="only the cases whose name holds one of these words")
     parser.add_argument("--measure", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--code-root", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure is not None:  # a pass in a child process
         sys.path.insert(0, str(args.code_root))
         os.environ["GRAPHTASKS_STORE"] = os.path.join(tempfile.mkdtemp(), "store.lbug")
-        print(json.dumps(measure(args.measure)))
+        print(json.dumps(measure(args.measure, args.cases)))
         return 0
+    cases = [c for c in CASES if not args.cases or any(word in c for word in args.cases)]
     tree = HERE.parents[1]
     with tempfile.TemporaryDirectory() as folder:
         old = extract(args.baseline_commit, Path(folder)) if args.baseline_commit else None
         now_passes, old_passes = [], []
         for _ in range(args.repeats):  # interleaved: both see the same load
-            now_passes.append(run_pass(tree, args.budget))
+            now_passes.append(run_pass(tree, args.budget, cases))
             if old is not None:
-                old_passes.append(run_pass(old, args.budget))
-    now = best_of(now_passes)
-    before = best_of(old_passes) if old_passes else None
+                old_passes.append(run_pass(old, args.budget, cases))
+    now = best_of(now_passes, cases)
+    before = best_of(old_passes, cases) if old_passes else None
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"best of {args.repeats} passes of {args.budget} s per figure")
-    report(now, before)
+    report(now, before, cases)
     if args.json:
         args.json.write_text(json.dumps({"after": now, "before": before, "baseline_commit": args.baseline_commit},
                                         indent=2))

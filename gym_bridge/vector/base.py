@@ -143,7 +143,9 @@ class BatchedVectorEnv(VectorEnv):
     def _rng(self, copies: np.ndarray | None = None) -> Any:
         """The generator that draws for these copies (None: all, in order): the batch's one
         generator, or a view of the copies' own streams (`use_lanes`)."""
-        return self.np_random if self._lanes is None else self._lanes.view(copies)
+        if self._lanes is not None:
+            return self._lanes.view(copies)
+        return self._np_random if self._np_random is not None else self.np_random  # (the property, once)
 
     # -- hooks for a family ----------------------------------------------------------------
     def _transition(self, actions: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
