@@ -146,7 +146,9 @@ def test_csv_and_bids_observers_write_what_the_runs_give(tmp_path: Path) -> None
     with open(table, newline="") as handle:
         written = list(csv.DictReader(handle))
     assert [(int(r["run"]), int(r["episode"])) for r in written] == [(r["run"], r["episode"]) for r in result.rows]
-    assert sorted(p.name for p in bids.written) == sorted(p.name for p in folder.iterdir())
+    events = sorted(p.name for p in folder.iterdir() if p.suffix == ".tsv")
+    assert sorted(p.name for p in bids.written) == events  # each beside its _events.json sidecar
+    assert sorted(p.name for p in folder.iterdir() if p.suffix == ".json") == [e[:-4] + ".json" for e in events]
     assert len(bids.written) == 4
     lines = bids.written[0].read_text().splitlines()
     assert lines[0].startswith("onset\tduration\ttrial_type") and len(lines) == 1 + 3 * 2  # two stages a trial

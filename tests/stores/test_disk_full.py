@@ -96,7 +96,7 @@ def stored_ids(store: Path) -> list[str]:
 def test_loading_tasks_onto_a_full_disk_keeps_what_was_stored(small_disk):
     store = small_disk("2m") / "tasks.lbug"
     assert cli("--store", store, "tasks", "load", "rewardgym/two-step", "rewardgym/hcp").returncode == 0
-    run = cli("--store", store, "tasks", "load", "--all")  # does not fit: about 2 MB of log for some of them
+    run = cli("--store", store, "tasks", "load", "--all", "--no-progress")  # does not fit: about 2 MB of log for some
     line = assert_one_error_line(run, repr(str(store)), "the disk is full", "failed and nothing of it was kept")
     failed = re.search(r"writing task '([^']+)'", line)
     assert failed, line
