@@ -23,3 +23,14 @@ def test_reproduce_shows_its_runs(tmp_path, capsys) -> None:
     out, err = capsys.readouterr()
     assert "daw2011-two-step" in err and ("run/s" in err or "s/run" in err)
     assert "check" in out
+
+
+def test_fit_recovery_shows_its_fits_and_no_progress_hides_them(tmp_path, capsys) -> None:
+    command = ["fit", "parameter-recovery", "--model", "q", "--participants", "4", "--trials", "30",
+               "--workers", "1"]
+    assert main(command) == 0
+    shown = capsys.readouterr()
+    assert "simulated and fitted" in shown.err and "parameter recovery: q" in shown.out
+    assert main([*command, "--no-progress"]) == 0
+    quiet = capsys.readouterr()
+    assert "simulated and fitted" not in quiet.err and quiet.out == shown.out

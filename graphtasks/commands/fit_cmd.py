@@ -20,6 +20,19 @@ from .output import add_format_argument, print_rows
 LAYOUT_NAMES = ("ts", "prl", "pst", "igt", "bandit4arm", "bandit4arm2")  # graphtasks.fitting.hbayesdm.LAYOUTS
 
 
+def with_progress(command: Any) -> Any:
+    """A long command shows a bar of its fits and simulations unless `--no-progress` is given."""
+
+    def run(args: argparse.Namespace) -> int:
+        from graphtasks.fitting.recovery import progress
+
+        with progress(not args.no_progress):
+            return int(command(args))
+
+    run.__doc__, run.__name__ = command.__doc__, command.__name__
+    return run
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("fit", help="fit agents to behaviour (maximum likelihood, AIC, BIC), recovery")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -141,6 +154,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group_models.add_argument("--participants", type=int, default=30, help="participants per group (default: 30)")
     _recovery_arguments(group_models, starts=2)
     group_models.set_defaults(func=cmd_group_model_recovery)
+    for long_running in (run, params, confusion, group, group_models):
+        long_running.add_argument("--no-progress", action="store_true", help="no progress bar")
     for leaf in (models, sim, imp, run, show, compare, params, confusion, group, group_models):
         one_line_errors(leaf)
 
@@ -274,6 +289,7 @@ GROUP_COLUMNS = ["model", "method", "participants", "median", "mean", "sd", "log
                  "iterations", "converged"]
 
 
+@with_progress
 def cmd_run(args: argparse.Namespace) -> int:
     from graphtasks.fitting import recorded_runs
     from graphtasks.fitting.behaviour import BehaviourError
@@ -467,6 +483,7 @@ def _model_names(text: str) -> list[str]:
     return [m.strip() for m in text.split(",") if m.strip()]
 
 
+@with_progress
 def cmd_parameter_recovery(args: argparse.Namespace) -> int:
     from graphtasks.fitting.figures import plot_parameter_recovery
     from graphtasks.fitting.recovery import parameter_recovery
@@ -481,6 +498,7 @@ def cmd_parameter_recovery(args: argparse.Namespace) -> int:
     return 0
 
 
+@with_progress
 def cmd_model_recovery(args: argparse.Namespace) -> int:
     from graphtasks.fitting.figures import plot_model_recovery
     from graphtasks.fitting.recovery import model_recovery
@@ -495,6 +513,7 @@ def cmd_model_recovery(args: argparse.Namespace) -> int:
     return 0
 
 
+@with_progress
 def cmd_group_recovery(args: argparse.Namespace) -> int:
     from graphtasks.fitting.figures import plot_group_recovery
     from graphtasks.fitting.recovery import group_parameter_recovery
@@ -522,6 +541,7 @@ def cmd_group_recovery(args: argparse.Namespace) -> int:
     return 0
 
 
+@with_progress
 def cmd_group_model_recovery(args: argparse.Namespace) -> int:
     from graphtasks.fitting.figures import plot_group_model_recovery
     from graphtasks.fitting.recovery import group_model_recovery

@@ -9,8 +9,10 @@ one `SeedSequence`, so the result is the same for any number of workers.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -110,7 +112,7 @@ def _simulate_and_fit(job: Job) -> list[FitResult]:
 
 
 def _run(jobs: list[Any], workers: int | None) -> list[list[FitResult]]:
-    return map_jobs(_simulate_and_fit, jobs, workers)
+    return map_jobs(_simulate_and_fit, jobs, workers, "simulated and fitted")
 
 
 def parameter_recovery(
@@ -185,12 +187,41 @@ def _mle_job(job: tuple[FitModel, Any, int]) -> FitResult:
     return fit(model, choices, starts=starts, seed=0)
 
 
-def map_jobs(function: Any, jobs: list[Any], workers: int | None) -> list[Any]:
-    """`function` of every job, in order: here, or on `workers` processes (None: one per core)."""
-    if workers == 1 or len(jobs) < 2:
-        return [function(job) for job in jobs]
-    with process_pool(workers) as pool:
-        return list(pool.map(function, jobs))
+PROGRESS: ContextVar[bool] = ContextVar("graphtasks_fitting_progress", default=False)
+
+
+@contextmanager
+def progress(shown: bool = True) -> Iterator[None]:
+    """Show a progress bar of the fits and simulations `map_jobs` makes inside the block (the
+    commands' default; a library call stays silent)."""
+    token = PROGRESS.set(shown)
+    try:
+        yield
+    finally:
+        PROGRESS.reset(token)
+
+
+def map_jobs(function: Any, jobs: list[Any], workers: int | None, what: str = "fits") -> list[Any]:
+    """`function` of every job, in order: here, or on `workers` processes (None: one per core);
+    with a progress bar of `what` inside `progress()`."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(jobs), desc=what, unit="job", disable=not PROGRESS.get() or len(jobs) < 2, leave=False)
+    try:
+        if workers == 1 or len(jobs) < 2:
+            out = []
+            for job in jobs:
+                out.append(function(job))
+                bar.update(1)
+            return out
+        with process_pool(workers) as pool:
+            out = []
+            for result in pool.map(function, jobs):  # in order: the bar follows the first unfinished job
+                out.append(result)
+                bar.update(1)
+            return out
+    finally:
+        bar.close()
 
 
 def _simulate_group(
@@ -204,7 +235,7 @@ def _simulate_group(
     x = mean + sd * np.random.default_rng(draws_seed).standard_normal((participants, len(mean)))
     values = to_natural(model, x)
     jobs = [(model, row.tolist(), task_id, trials, int(s.generate_state(1)[0])) for row, s in zip(values, seeds)]
-    return values, map_jobs(_simulate_job, jobs, workers)
+    return values, map_jobs(_simulate_job, jobs, workers, "simulated")
 
 
 @dataclass(frozen=True)
