@@ -135,6 +135,11 @@ def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
     assert all(r["shown_ms"] == "1000.0" and r["key"] and r["received_at"] and float(r["server_rt"]) >= 0
                for r in people)
     assert all(r[c] == "" for r in rows if r["run"] != "2" for c in BROWSER_COLUMNS)
+    from graphtasks.experiments.api import Experiment
+
+    frame = Experiment.from_file(study, store).results(store, trials=True)  # the Python API: the same columns
+    assert tuple(frame.columns) == TRIAL_COLUMNS + BROWSER_COLUMNS and len(frame) == 3 * 24
+    assert frame.loc[frame["run"] == 2, "rt"].tolist() == [400.0 + i for i in range(24)]
     parquet = tmp_path / "trials.parquet"
     result = graphtasks(store, "experiment", "export", "study with agents", "--trials", "--format", "parquet",
                         "-o", str(parquet))

@@ -214,14 +214,16 @@ class Experiment:
         return run_and_record(self.spec, self.text, store, workers, dask, [*shown, *observers])
 
     def results(self, store: str | None = None, trials: bool = False) -> Any:
-        """The recorded episodes (or, with `trials`, steps) as a pandas DataFrame."""
+        """The recorded episodes (or, with `trials`, steps) as a pandas DataFrame; people's trials
+        carry the browser's response times too (`export.trial_columns`)."""
         pandas = require_pandas()
-        from .export import TRIAL_COLUMNS, recorded_trials
+        from .export import recorded_trials, trial_columns
 
         with open_store(store, "r") as opened:
             require_recorded(opened, self.name)
             if trials:
-                return pandas.DataFrame(recorded_trials(opened, self.name), columns=list(TRIAL_COLUMNS))
+                rows = recorded_trials(opened, self.name)
+                return pandas.DataFrame(rows, columns=list(trial_columns(rows)))
             return pandas.DataFrame(recorded_episodes(opened, self.name), columns=list(COLUMNS))
 
     def delete(self, store: str | None = None, force: bool = False) -> dict[str, int]:
