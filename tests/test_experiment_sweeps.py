@@ -55,11 +55,11 @@ def test_48_cells_on_a_dask_local_cluster_record_what_the_process_pool_records(t
 @pytest.mark.slow
 def test_readers_can_look_at_a_store_while_a_sweep_records_into_it(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
-    spec.write_text(SPEC.replace("{episodes}", "400"), encoding="utf-8")
+    spec.write_text(SPEC.replace("{episodes}", "1500"), encoding="utf-8")  # long enough to be read while it runs
     store = str(tmp_path / "store.lbug")
     graphtasks = [sys.executable, "-m", "graphtasks", "--store", store]
     driver = subprocess.Popen(
-        [*graphtasks, "experiment", "run", str(spec), "--workers", "2", "--no-progress"],
+        [*graphtasks, "experiment", "run", str(spec), "--workers", "2", "--no-progress", "--per-agent"],  # long enough
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

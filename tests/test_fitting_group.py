@@ -292,7 +292,8 @@ def test_done_when_em_recovers_w_and_group_means() -> None:
     0.05 of its correlation; every group mean lies within two standard errors of the simulated one."""
     from graphtasks.fitting.recovery import group_parameter_recovery
 
-    result = group_parameter_recovery("hybrid", participants=30, trials=200, seed=0, starts=3, workers=2)
+    result = group_parameter_recovery("hybrid", participants=30, trials=200, seed=0, starts=3, workers=2,
+                                      nuts=False)  # MLE against EM is the bar; NUTS has tests of its own
     assert result.mae("em", "w") < result.mae("mle", "w")
     assert result.correlation("em", "w") > result.correlation("mle", "w") - 0.05
     for name in ("lr", "beta", "w"):

@@ -131,8 +131,9 @@ def test_nothing_is_written_for_an_experiment_deleted_meanwhile(tmp_path: Path) 
 def start_sweep(tmp_path: Path, store: str, name: str = "long", stdout=subprocess.PIPE) -> subprocess.Popen:
     spec = tmp_path / f"{name}.toml"
     spec.write_text(spec_text(name, seeds=12, episodes=4000).replace("t_maze/micro", "t_maze/small"))
+    # per agent: the sweep must still be running when the test acts on it (as batches these runs end in seconds)
     command = [sys.executable, "-m", "graphtasks", "--store", store, "experiment", "run", str(spec),
-               "--workers", "2", "--no-progress"]
+               "--workers", "2", "--no-progress", "--per-agent"]
     return subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, text=True)
 
 

@@ -6,6 +6,7 @@ talks to it over HTTP, and reads the store after stopping it.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -474,7 +475,7 @@ def resilient_play(server: Server, token: str, acknowledged: list[int], stop_at:
         try:
             status, view = get(f"{server.url}/api/s/{token}")
             position = view["position"] if status == 200 else None
-        except OSError:
+        except (OSError, http.client.HTTPException):  # refused, reset, or cut mid-answer by the kill
             time.sleep(0.05)
     answered = 0
     while not position["done"]:
@@ -482,7 +483,7 @@ def resilient_play(server: Server, token: str, acknowledged: list[int], stop_at:
         body = {"index": position["trial"], "action": position["available"][position["trial"] % 2], "rt": 300.0}
         try:
             status, answer = post(f"{server.url}/api/s/{token}/trial", body)
-        except OSError:  # refused, reset: the server is being restarted
+        except (OSError, http.client.HTTPException):  # refused, reset, cut mid-answer: the server is restarting
             time.sleep(0.05)
             continue
         if status >= 500:

@@ -326,7 +326,7 @@ def group_parameter_recovery(
     Examples
     --------
     >>> from graphtasks.fitting.recovery import group_parameter_recovery
-    >>> result = group_parameter_recovery("q", participants=4, trials=40, starts=1, seed=1)
+    >>> result = group_parameter_recovery("q", participants=4, trials=40, starts=1, seed=1, nuts=False)
     >>> sorted(result.truth), len(result.em["lr"])
     (['beta', 'lr'], 4)
     """
