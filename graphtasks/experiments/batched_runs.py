@@ -28,7 +28,7 @@ from gym_bridge.batched_episodes import play_lanes
 from gym_bridge.episodes import SeedTree
 from gym_bridge.views import index_state
 
-from .runs import Cell, PhaseEpisode, play_run, probe
+from .runs import Cell, PhaseEpisode, check_sizes, env_settings, play_run, probe
 from .spec import ExperimentSpec, agent_observation
 from .versions import TaskVersion
 
@@ -101,10 +101,7 @@ def phase_env(
     fam = family(version.family)
     view = fam.view("index")
     assert view is not None  # batch_key checked it
-    settings = {**spec.env, **view.env_settings, **phase.env}
-    limit = phase.steps_limit(task)
-    if limit is not None:
-        settings[fam.episode_length] = limit
+    settings = env_settings(spec, phase, fam, view, task)
     return fam, view.sizes(fam.make_env(version.prepared, **settings)), settings
 
 
@@ -159,11 +156,8 @@ def play_batch(
             agent = make_batched(name, sizes[0], sizes[1], [cell.seed for cell in batch],
                                  [cell.agent.params for cell in batch])
             shape = sizes
-        elif sizes != shape:
-            raise ValueError(
-                f"phase {phase.name!r}: {version.task_id} has {sizes[0]} states and {sizes[1]} actions; "
-                f"the agent was made for {shape}"
-            )
+        else:
+            check_sizes(phase, version, sizes, shape)
         for key in phase_set | set(phase.agent):
             if key in bases[0]:
                 agent.set_setting(key, np.array([phase.agent.get(key, base[key]) for base in bases]))

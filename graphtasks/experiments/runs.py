@@ -68,6 +68,25 @@ def probe(agent: Any, phase: PhaseSpec) -> dict[str, Any]:
     return {"preference": float(z[0] / z.sum()), "values": [float(v) for v in values]}
 
 
+def env_settings(spec: ExperimentSpec, phase: PhaseSpec, fam: Any, view: Any, task: str) -> dict[str, Any]:
+    """A phase's env settings: the spec's, the agent view's and the phase's, with the phase's
+    step limit for `task` as the family's episode length."""
+    settings = {**spec.env, **view.env_settings, **phase.env}
+    limit = phase.steps_limit(task)
+    if limit is not None:
+        settings[fam.episode_length] = limit
+    return settings
+
+
+def check_sizes(phase: PhaseSpec, version: TaskVersion, sizes: tuple[int, int], shape: Any) -> None:
+    """A later phase's task must have the states and actions the agent was made for."""
+    if sizes != shape:
+        raise ValueError(
+            f"phase {phase.name!r}: {version.task_id} has {sizes[0]} states and {sizes[1]} actions; "
+            f"the agent was made for {shape}"
+        )
+
+
 def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersion]) -> Iterator[PhaseEpisode]:
     """Every episode of one run, phase after phase, as each ends.
 
@@ -111,20 +130,13 @@ def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersio
         view = fam.view(observation)
         if view is None:  # the spec refuses this pairing; a hand-made spec or cell may not
             raise ValueError(f"the {cell.agent.name} agent cannot run on {version.task_id}")
-        settings = {**spec.env, **view.env_settings, **phase.env}
-        limit = phase.steps_limit(cell.task)
-        if limit is not None:
-            settings[fam.episode_length] = limit
-        env = fam.make_env(version.prepared, **settings)
+        env = fam.make_env(version.prepared, **env_settings(spec, phase, fam, view, cell.task))
         sizes = view.sizes(env)
         if agent is None:
             agent = agent_for_env(cell.agent.name, env, view, cell.seed, **cell.agent.params)
             shape = sizes
-        elif sizes != shape:
-            raise ValueError(
-                f"phase {phase.name!r}: {version.task_id} has {sizes[0]} states and {sizes[1]} actions; "
-                f"the agent was made for {shape}"
-            )
+        else:
+            check_sizes(phase, version, sizes, shape)
         for key in phase_set | set(phase.agent):
             if key in base:
                 setattr(agent, key, phase.agent.get(key, base[key]))
