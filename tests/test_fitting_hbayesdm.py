@@ -93,8 +93,6 @@ def test_other_layouts_map_onto_their_task_or_are_refused_naming_it(tmp_path, na
 
 
 def test_a_reversal_outcome_leads_to_the_state_that_pays_it(tmp_path) -> None:
-    if not tasks.is_builtin("decision/reversal-learning"):
-        pytest.skip("decision/reversal-learning is not built in")
     path = tmp_path / "prl_lab.txt"
     path.write_text("subjID\tchoice\toutcome\n1\t1\t1\n1\t1\t-1\n1\t2\t1\n1\t2\t-1\n1\t2\t0\n")
     with pytest.raises(BehaviourError, match=r"prl_lab.txt, line 6: column 'outcome': 0 is not what a choice of 2 "
