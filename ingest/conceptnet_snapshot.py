@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from graphstore import GraphStore
+from graphstore.providers import KnowledgeProvider
 
 from .conceptnet import Assertion, IngestError, commit_batch, from_jsonld, merge_into, read_checkpoint
 
 SNAPSHOT_NAME = "atlocation-room-env.json"
 SNAPSHOT_FETCHED = "2022"  # when the edges were fetched from the API (room-env 0.1.5 data)
+SNAPSHOT_ASSERTIONS = 740  # what the snapshot adds to an empty store (tests/room/test_knowledge_provider.py)
 
 
 def data_dir() -> Path:
@@ -115,3 +117,28 @@ def ingest_snapshot(
         store, job_id, "snapshot", f"snapshot {p.name}", batch, len(assertions), True, stats, SNAPSHOT_FETCHED
     )
     return job_id, len(assertions), new, False
+
+
+# -- the knowledge provider: the Room task's ConceptNet, loaded on first use -------------------
+ATLOCATION_PRESENT = "MATCH ()-[e:ASSERTS]->() WHERE e.relation = $rel RETURN e.key LIMIT 1"
+
+
+def has_atlocation(store: GraphStore) -> bool:
+    """Whether the store holds any ConceptNet AtLocation assertion (from any job)."""
+    return bool(store.cypher(ATLOCATION_PRESENT, {"rel": "AtLocation"}).rows)
+
+
+def load_atlocation(store: GraphStore) -> int:
+    """The snapshot, loaded again even if its checkpoint says done (the assertions may have been
+    deleted since); assertions merge by key, so nothing is added twice. The number added."""
+    return ingest_snapshot(store, restart=True)[2]
+
+
+# registered under the entry point group graphtasks.knowledge (pyproject.toml): `graphstore.providers`
+ATLOCATION_SNAPSHOT = KnowledgeProvider(
+    name="conceptnet-atlocation",
+    knowledge="ConceptNet AtLocation knowledge",
+    source=f"the bundled snapshot ({SNAPSHOT_ASSERTIONS} assertions)",
+    present=has_atlocation,
+    load=load_atlocation,
+)

@@ -3,15 +3,15 @@
 `graphtasks room baselines` runs the four handcrafted memory agents over seeds and
 capacities and prints the table beside the published figures. The Room task reads its
 locations from the store's ConceptNet AtLocation assertions; when the store has none, the
-bundled snapshot is loaded first (said on stderr). `graphtasks run room` is the same
-command: the `run` group adds it with `register_run(its subparsers)`.
+environment loads the bundled snapshot first (said on stderr), as every use of the task
+does. `graphtasks run room` is the same command: the `run` group adds it with
+`register_run(its subparsers)`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from .arguments import MAX_SEED, integer, integers, one_line_errors
 from .errors import CommandError
@@ -60,27 +60,6 @@ def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:
     one_line_errors(parser)
 
 
-KNOWLEDGE_COUNT = "MATCH ()-[e:ASSERTS]->() WHERE e.relation = 'AtLocation' RETURN count(e)"
-
-
-def ensure_knowledge(location: str | None) -> None:
-    """Load the bundled snapshot when the store holds no AtLocation assertion yet."""
-    from graphstore import StoreMissingError, open_store
-    from ingest.conceptnet_snapshot import ingest_snapshot
-
-    try:
-        with open_store(location, "r") as store:
-            if store.cypher(KNOWLEDGE_COUNT).rows[0][0] > 0:
-                return  # the usual case: only read, so many processes can run baselines at once
-    except StoreMissingError:
-        pass
-    with open_store(location, "w") as store:
-        if store.cypher(KNOWLEDGE_COUNT).rows[0][0] == 0:
-            _, edges, new, _ = ingest_snapshot(store)
-            print(f"graphtasks: the store had no AtLocation assertions; loaded the bundled snapshot ({new} assertions)",
-                  file=sys.stderr)
-
-
 def run_baselines(args: argparse.Namespace) -> int:
     from gym_bridge.room.agents import KINDS, PAPER, baseline_table
     from gym_bridge.room.env import RoomEnv
@@ -90,7 +69,6 @@ def run_baselines(args: argparse.Namespace) -> int:
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise CommandError(f"--agents: unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
-    ensure_knowledge(args.store)
     env = RoomEnv(args.room_size, store=args.store, num_agents=args.num_agents, text_info=False,
                   reference_noncommonsense=args.reference_noncommonsense, weighting_mode=args.weighting_mode)
     table = baseline_table(lambda: env, capacities, seeds, kinds)
@@ -115,7 +93,6 @@ def run_baselines(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     from gym_bridge.room.env import RoomEnv
 
-    ensure_knowledge(args.store)
     env = RoomEnv(args.room_size, store=args.store)
     print(f"{env.task_id}: {len(env.names)} people, {len(env.heads)} objects, {len(env.tails)} locations")
     print("people: " + ", ".join(env.names[: env.n_slots]))

@@ -21,6 +21,10 @@ relation)); head = name * n_objects + object ("James's laptop"), tail = name *
 n_locations + location ("James's desk"). Action = location index; the extra last action
 means "no answer" (always wrong). The texts come through `info` and `decode_*`.
 
+Knowledge: the locations come from the store's AtLocation assertions (`load_room`); a store
+with none gets the bundled ConceptNet snapshot on first use, said on one line on stderr
+(`load_knowledge=False`: RoomKnowledgeError instead).
+
 Speed: knowledge is read from the store once; `step` never touches it. The Bernoulli
 events of a block of steps are drawn with one numpy call and turned into per-step event
 lists; the remaining draws come from block-drawn uniforms (`RandomStream`).
@@ -35,10 +39,11 @@ import numpy as np
 from gymnasium import spaces
 
 from graphstore import GraphStore, TaskGraph
+from graphstore.providers import UnknownKnowledgeProvider, knowledge_provider, provide
 from tasks import RandomStream
-from tasks.room import RELATION, RoomKnowledge, room_knowledge
+from tasks.room import KNOWLEDGE_PROVIDER, RELATION, RoomKnowledge, RoomKnowledgeError, room_knowledge
 
-from ..loading import load_task_graph, with_store
+from ..loading import load_task_graph, read_else_write
 from ..params import (
     RenderModes,
     check_bool,
@@ -55,12 +60,40 @@ BLOCK = 4096  # steps of random events drawn at once (drawn again only when used
 
 
 def load_room(task: str | TaskGraph, store: GraphStore | str | None, allow_spaces: bool,
-              disjoint_entities: bool) -> tuple[TaskGraph, RoomKnowledge]:
-    """The task graph (put into the store first if it is a missing built-in), then its knowledge, read-only."""
+              disjoint_entities: bool, load_knowledge: bool = True) -> tuple[TaskGraph, RoomKnowledge]:
+    """The task graph (put into the store first if it is a missing built-in), then its knowledge.
+
+    The knowledge is read in a read-only session. A store with no AtLocation assertion at all
+    first gets the bundled ConceptNet snapshot from the knowledge provider, as a writer, said
+    on one line on stderr (once: a writer that finds it loaded meanwhile adds nothing);
+    `load_knowledge=False` leaves the store as it is and raises RoomKnowledgeError instead.
+    """
     graph = load_task_graph(task, store)
     if graph.family != "room":
         raise ValueError(f"task: {graph.task_id!r} is a {graph.family!r} task, not a Room task")
-    return graph, with_store(store, lambda s: room_knowledge(s, graph, allow_spaces, disjoint_entities))
+
+    def read(s: GraphStore) -> RoomKnowledge | None:
+        try:
+            return room_knowledge(s, graph, allow_spaces, disjoint_entities)
+        except RoomKnowledgeError:
+            if load_knowledge and knowledge_missing(s):
+                return None  # load it as a writer
+            raise  # opted out, or the store has AtLocation knowledge, but none for these objects
+
+    def write(s: GraphStore) -> RoomKnowledge:
+        provide(s, KNOWLEDGE_PROVIDER)  # looks again under the writer's lock
+        return room_knowledge(s, graph, allow_spaces, disjoint_entities)
+
+    return graph, read_else_write(store, read, write, may_create=True)
+
+
+def knowledge_missing(store: GraphStore) -> bool:
+    """The store has none of the provider's knowledge (False when no provider is installed: nothing to load)."""
+    try:
+        provider = knowledge_provider(KNOWLEDGE_PROVIDER)
+    except UnknownKnowledgeProvider:
+        return False
+    return not provider.present(store)
 
 
 class RoomEnv(gym.Env):
@@ -102,6 +135,7 @@ class RoomEnv(gym.Env):
         text_info: bool = True,
         render_mode: str | None = None,
         knowledge: RoomKnowledge | None = None,
+        load_knowledge: bool = True,
     ) -> None:
         check_choice("room_size", room_size, ("small", "big"))
         check_store(store)
@@ -111,6 +145,7 @@ class RoomEnv(gym.Env):
         check_render_mode(render_mode, self.metadata["render_modes"])
         disjoint_entities = check_bool("disjoint_entities", disjoint_entities)
         allow_spaces = check_bool("allow_spaces", allow_spaces)
+        load_knowledge = check_bool("load_knowledge", load_knowledge)
         self.p_commonsense = check_probability("p_commonsense", p_commonsense)
         self.p_new_location = check_probability("p_new_location", p_new_location)
         self.p_new_object = check_probability("p_new_object", p_new_object)
@@ -125,7 +160,7 @@ class RoomEnv(gym.Env):
         if knowledge is None:
             with named("task"):
                 self.task_graph, knowledge = load_room(
-                    task or f"room/{room_size}", store, allow_spaces, disjoint_entities
+                    task or f"room/{room_size}", store, allow_spaces, disjoint_entities, load_knowledge
                 )
             self.task_id = self.task_graph.task_id
         else:  # knowledge read beforehand (an experiment's driver reads it once for its workers)

@@ -37,7 +37,7 @@ def make_env(task: str | TaskGraph | PreparedRoom, store: Any = None, **kwargs: 
 def prepare(graph: TaskGraph, store: Any, settings: Mapping[str, Any]) -> PreparedRoom:
     """The room's ConceptNet knowledge, read from the store with the env's settings."""
     _, knowledge = load_room(graph, store, bool(settings.get("allow_spaces", False)),
-                             bool(settings.get("disjoint_entities", True)))
+                             bool(settings.get("disjoint_entities", True)), bool(settings.get("load_knowledge", True)))
     return PreparedRoom(graph, knowledge)
 
 

@@ -2,6 +2,7 @@
 as tasks and the ConceptNet knowledge an environment reads (`tasks.room.knowledge`)."""
 
 from .knowledge import (
+    KNOWLEDGE_PROVIDER,
     KNOWLEDGE_QUERY,
     RELATION,
     ROOMS_FILE,
@@ -12,6 +13,6 @@ from .knowledge import (
 )
 
 __all__ = [
-    "KNOWLEDGE_QUERY", "RELATION", "ROOMS_FILE", "RoomKnowledge", "RoomKnowledgeError", "build_room_task",
-    "room_knowledge",
+    "KNOWLEDGE_PROVIDER", "KNOWLEDGE_QUERY", "RELATION", "ROOMS_FILE", "RoomKnowledge", "RoomKnowledgeError",
+    "build_room_task", "room_knowledge",
 ]

@@ -4,8 +4,10 @@ A Room task in the store is a Task node with its people (RoomPerson) and objects
 (RoomObject, each pointing at a ConceptNet Concept). Its locations are NOT copied into the
 task: `room_knowledge` reads the objects' AtLocation assertions from the store's shared
 ConceptNet graph when an environment is created, so ingesting more ConceptNet changes
-the task. Ids: 'room/small' (the paper's 10 people, 10 curated object-location pairs)
-and 'room/big' (20 people, the MS-COCO categories, every stored location).
+the task. A store with no AtLocation assertion at all gets the bundled snapshot first, from
+the knowledge provider `KNOWLEDGE_PROVIDER` (see `gym_bridge.room.env.load_room`).
+Ids: 'room/small' (the paper's 10 people, 10 curated object-location pairs) and 'room/big'
+(20 people, the MS-COCO categories, every stored location).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from ..data import TaskFileError, data_dir, read_json
 
 ROOMS_FILE = "room/rooms.json"
 RELATION = "AtLocation"
+# the knowledge provider (graphstore.providers) that loads the assertions into a store without any:
+# ingest registers the bundled ConceptNet snapshot under this name
+KNOWLEDGE_PROVIDER = "conceptnet-atlocation"
 
 KNOWLEDGE_QUERY = (
     "MATCH (h:Concept)-[a:ASSERTS]->(t:Concept) "

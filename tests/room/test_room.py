@@ -103,7 +103,7 @@ def test_locations_come_from_the_stored_triples(store, tmp_path):
 
 def test_an_empty_store_says_how_to_load_knowledge(temp_store):
     with pytest.raises(RoomKnowledgeError, match="graphtasks ingest snapshot"):
-        RoomEnv(store=temp_store)
+        RoomEnv(store=temp_store, load_knowledge=False)  # without it, the env loads the snapshot itself
 
 
 def locations_drawn(env: RoomEnv, steps: int = 3000) -> list[tuple[int, int]]:
@@ -169,7 +169,7 @@ def test_agent_arguments_are_checked():
 def test_cli_room_baselines_loads_snapshot_when_needed(capsys):
     assert run_cli(["room", "baselines", "--capacities", "8", "--seeds", "0,1", "--agents", "episodic,semantic"]) == 0
     captured = capsys.readouterr()
-    assert "loaded the bundled snapshot" in captured.err
+    assert "loading the bundled snapshot (740 assertions)" in captured.err
     assert "episodic" in captured.out and "( 399.8)" in captured.out
     assert run_cli(["room", "baselines", "--agents", "clever"]) == 2
     assert "--agents: unknown kind(s) clever" in capsys.readouterr().err
