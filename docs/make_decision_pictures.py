@@ -1,6 +1,7 @@
 """Draw the decision tasks (data/decision/) into docs/images/decision/<name>.png for
 docs/decision-tasks.md: the state graph of the choice tasks (the project's task pictures),
-Tolman's maze, the card sequence of the Iowa decks, the walks of the restless bandit and the payoffs of a
+Tolman's maze, the card sequence of the Iowa decks, the walks of the restless bandit, two games of the
+horizon task and the payoffs of a
 depleting patch against the marginal value theorem's average rates.
 
     python docs/make_decision_pictures.py
@@ -87,6 +88,44 @@ def restless() -> None:
     plt.close(fig)
 
 
+def horizon() -> None:
+    """Two unequal games ([1, 3] forced choices) of horizon 1 and 6: each trial's payoff by arm,
+    the game's means, the forced trials shaded; the arm seen once is the less-known one."""
+    env = GraphTaskEnv(tasks.build("decision/horizon"))
+    env.reset(seed=4)
+    group = next(source.group for source in env._sources if source is not None)
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.4), sharey=True, gridspec_kw={"width_ratios": [5, 10]})
+    colours = ["tab:blue", "tab:orange"]
+    for ax, condition, free in zip(axes, ("h1-unequal-RLRR", "h6-unequal-LRLL"), ([0], [1, 1, 0, 1, 1, 1])):
+        _, info = env.reset(options={"condition": condition})
+        trials, terminated = [], False
+        while not terminated:
+            offered = info["available_actions"]
+            arm = offered[0] if len(offered) == 1 else free[len(trials) - 4]
+            _, reward, terminated, _, info = env.step(arm)
+            trials.append((arm, reward))
+        means = group.current.copy()
+        ax.axvspan(0.5, 4.5, color="0.92")
+        ax.text(2.5, 96, "forced", ha="center", fontsize=8, color="0.4")
+        ax.text(4.5 + len(free) / 2, 96, f"free (horizon {len(free)})", ha="center", fontsize=8, color="0.4")
+        for arm, name in ((0, "left"), (1, "right")):
+            at = [i + 1 for i, (a, _) in enumerate(trials) if a == arm]
+            ax.scatter(at, [trials[i - 1][1] for i in at], color=colours[arm], s=36, zorder=3,
+                       label=f"{name}: mean {means[arm]:.0f}")
+            ax.axhline(means[arm], color=colours[arm], linestyle="--", linewidth=1)
+        ax.set_xticks(range(1, len(trials) + 1))
+        ax.set_xlim(0.5, len(trials) + 0.5)
+        ax.set_xlabel(f"trial ({condition})")
+        ax.legend(fontsize=8, loc="lower right", frameon=False)
+    axes[0].set_ylabel("points (1..100)")
+    axes[0].set_ylim(0, 101)
+    fig.suptitle("decision/horizon: games of four forced and 1 or 6 free choices (Wilson et al. 2014)",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(OUT / "horizon.png", dpi=90)
+    plt.close(fig)
+
+
 def foraging() -> None:
     """What each harvest of a patch pays, and the best long-run rate for short and long travel:
     the theorem leaves when the next harvest pays less than that rate."""
@@ -116,6 +155,7 @@ def main() -> None:
     graph_pictures()
     iowa()
     restless()
+    horizon()
     foraging()
     for path in sorted(OUT.glob("*.png")):
         print(path.relative_to(OUT.parents[1]))

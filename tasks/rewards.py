@@ -88,6 +88,9 @@ class RewardSpec:
     noise: float | None = None  # walk: sd of a payoff around the mean
     rounded: bool | None = None  # walk: payoffs rounded to whole numbers
     criterion: int | None = None  # reversal: correct choices in a row after which the better option changes
+    gaps: tuple[float, ...] | None = None  # game: the differences between an arm's mean and the base mean
+    arm: int | None = None  # game: which arm of the game pays here
+    first: bool | None = None  # game: a draw here starts a new game (new means)
 
     def node_props(self) -> dict[str, Any]:
         props: dict[str, Any] = {"kind": self.kind, "values": list(self.values)}
@@ -99,7 +102,9 @@ class RewardSpec:
             props["sd"] = self.sd
         if self.losses is not None:
             props["losses"] = list(self.losses)
-        for name in ("decay", "center", "noise", "rounded", "criterion"):
+        if self.gaps is not None:
+            props["gaps"] = list(self.gaps)
+        for name in ("decay", "center", "noise", "rounded", "criterion", "arm", "first"):
             if getattr(self, name) is not None:
                 props[name] = getattr(self, name)
         return props
@@ -178,6 +183,9 @@ def spec_from_props(props: Mapping[str, Any]) -> RewardSpec:
         props.get("noise"),
         props.get("rounded"),
         props.get("criterion"),
+        tuple(props["gaps"]) if props.get("gaps") is not None else None,
+        props.get("arm"),
+        props.get("first"),
     )
 
 
@@ -845,5 +853,153 @@ class Reversal(RewardKind):
         return ReversalBatch(specs, n_envs)
 
 
-for _kind in (Fixed(), Probabilistic(), Drifting(), PseudoRandom(), Sequence(), Walk(), Reversal()):
+# -- game: Gaussian arms whose means are drawn anew for every game (Wilson et al. 2014) -------------------
+@dataclass(frozen=True)
+class GameSettings:
+    """The arms of one task's rewards of kind game, one entry per reward, as arrays."""
+
+    base: np.ndarray  # the means one arm of a new game may take (`values` of the first reward)
+    gaps: np.ndarray  # the differences the other arms' means may have from it (either sign)
+    n_arms: int
+    arm: np.ndarray
+    first: np.ndarray
+    noise: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    rounded: np.ndarray
+
+    @classmethod
+    def of(cls, specs: list[RewardSpec]) -> GameSettings:
+        borders = [spec.borders or (-math.inf, math.inf) for spec in specs]
+        arm = np.array([_present(spec.arm, "arm", spec.kind) for spec in specs], dtype=np.int64)
+        return cls(
+            np.asarray(specs[0].values, dtype=float), np.asarray(_present(specs[0].gaps, "gaps", "game"), dtype=float),
+            int(arm.max()) + 1, arm, np.array([bool(spec.first) for spec in specs]),
+            np.array([spec.noise or 0.0 for spec in specs]), np.array([b[0] for b in borders]),
+            np.array([b[1] for b in borders]), np.array([bool(spec.rounded) for spec in specs]),
+        )
+
+    def start(self) -> np.ndarray:
+        """The means before the first game of a session: every arm at the first base mean."""
+        return np.full(self.n_arms, self.base[0])
+
+    def means(self, base: np.ndarray, which: np.ndarray, gap: np.ndarray) -> np.ndarray:
+        """New games' means (one row per game): arm `which` at `base`, every other at base + its `gap`."""
+        out = base[:, None] + gap
+        out[np.arange(len(base)), which] = base
+        return out
+
+    def payoff(self, mean: np.ndarray, normal: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        value = mean + self.noise[slots] * normal
+        value = np.where(self.rounded[slots], np.round(value), value)
+        return np.clip(value, self.low[slots], self.high[slots])
+
+
+class GameGroup:
+    """The arms of one task in one env: their means in the current game."""
+
+    def __init__(self, specs: list[RewardSpec]) -> None:
+        self.settings = GameSettings.of(specs)
+        self.current = self.settings.start()
+
+    def new_game(self, stream: RandomStream) -> None:
+        s = self.settings
+        base = s.base[stream.below(len(s.base))]
+        which = stream.below(s.n_arms)
+        gap = np.array([s.gaps[stream.below(len(s.gaps))] * (1.0 if stream.uniform() < 0.5 else -1.0)
+                        for _ in range(s.n_arms)])
+        self.current = s.means(np.array([base]), np.array([which]), gap[None, :])[0]
+
+    def pay(self, k: int, stream: RandomStream) -> float:
+        s = self.settings
+        if s.first[k]:
+            self.new_game(stream)
+        slot = np.array([k])
+        return float(s.payoff(self.current[s.arm[slot]], np.array([stream.normal()]), slot)[0])
+
+
+class GameSource:
+    """Reward k of a `GameGroup`."""
+
+    def __init__(self, group: GameGroup, k: int) -> None:
+        self.group, self.k = group, k
+
+    def reset(self, stream: RandomStream) -> None:
+        self.group.current = self.group.settings.start()
+
+    def draw(self, stream: RandomStream) -> float:
+        return self.group.pay(self.k, stream)
+
+
+class GameBatch:
+    """`means[copy, arm]`: each copy's arms in its current game."""
+
+    def __init__(self, specs: list[RewardSpec], n_envs: int) -> None:
+        self.settings = GameSettings.of(specs)
+        self.means = np.tile(self.settings.start(), (n_envs, 1))
+
+    def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
+        self.means[copies] = self.settings.start()
+
+    def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        s = self.settings
+        new = copies[s.first[slots]]
+        if new.size:
+            base = s.base[rng.integers(len(s.base), size=new.size)]
+            which = rng.integers(s.n_arms, size=new.size)
+            sign = np.where(rng.random((new.size, s.n_arms)) < 0.5, 1.0, -1.0)
+            gap = s.gaps[rng.integers(len(s.gaps), size=(new.size, s.n_arms))] * sign
+            self.means[new] = s.means(base, which, gap)
+        return s.payoff(self.means[copies, s.arm[slots]], rng.standard_normal(copies.size), slots)
+
+
+class Game(RewardKind):
+    """An arm of a game of a two-armed (or n-armed) bandit whose means are drawn anew for every
+    game, as in Wilson et al.'s (2014) horizon task. The task's rewards of this kind are the arms
+    of its games (`arm`: which one pays here); a draw at a reward marked `first` starts a new
+    game: one arm, drawn at random, gets a mean drawn from `values` (the first reward's), every
+    other arm that mean plus one of `gaps` with a random sign. A payoff is N(mean, `noise`),
+    rounded if `rounded`, clipped to `borders`."""
+
+    name = "game"
+    fields = ("gaps", "arm", "first", "noise", "borders", "rounded")
+    stateful = True
+
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
+        gaps = _numbers(value.get("gaps"), "gaps", where) if "gaps" in value else ()
+        if not gaps or any(g < 0 for g in gaps):
+            raise RewardSpecError(f"{where}: 'gaps' must be a non-empty list of differences >= 0, got {list(gaps)}")
+        arm = value.get("arm")
+        if isinstance(arm, bool) or not isinstance(arm, int) or arm < 0:
+            raise RewardSpecError(f"{where}: 'arm' must be a whole number >= 0, got {arm!r}")
+        noise = value.get("noise", 0.0)
+        if not finite_number(noise) or noise < 0:
+            raise RewardSpecError(f"{where}: 'noise' must be a finite number >= 0, got {noise!r}")
+        borders = None
+        if "borders" in value:
+            given = _numbers(value["borders"], "borders", where)
+            if len(given) != 2 or given[0] > given[1]:
+                raise RewardSpecError(f"{where}: 'borders' must be [low, high] with low <= high, got {list(given)}")
+            borders = (given[0], given[1])
+        for flag in ("rounded", "first"):
+            if not isinstance(value.get(flag, False), bool):
+                raise RewardSpecError(f"{where}: '{flag}' must be true or false, got {value[flag]!r}")
+        return RewardSpec(self.name, values, None, borders, noise=float(noise), rounded=bool(value.get("rounded")),
+                          gaps=gaps, arm=arm, first=bool(value.get("first")))
+
+    def expected(self, spec: RewardSpec) -> float:
+        return float(np.mean(spec.values))
+
+    def source(self, spec: RewardSpec) -> RewardSource:
+        return self.sources([spec])[0]
+
+    def sources(self, specs: list[RewardSpec]) -> list[RewardSource]:
+        group = GameGroup(specs)
+        return [GameSource(group, k) for k in range(len(specs))]
+
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        return GameBatch(specs, n_envs)
+
+
+for _kind in (Fixed(), Probabilistic(), Drifting(), PseudoRandom(), Sequence(), Walk(), Reversal(), Game()):
     register_reward_kind(_kind)

@@ -21,7 +21,7 @@ DECISION = tasks.builtin_ids("decision")
 
 def test_the_catalogue_lists_every_decision_task() -> None:
     assert DECISION == [f"decision/{name}" for name in (
-        "iowa-gambling", "patch-foraging", "probabilistic-selection", "restless-bandit", "reversal-learning",
+        "horizon", "iowa-gambling", "patch-foraging", "probabilistic-selection", "restless-bandit", "reversal-learning",
         "reversal-learning-criterion")]
 
 

@@ -300,6 +300,59 @@ def draw_restless(store: Any, name: str, path: str) -> None:
     _bars(switch_rates(store, name), "per trial", path, "P(switch arm)", f"{name}: switching by inverse temperature")
 
 
+# -- the horizon task -----------------------------------------------------------------------------------
+FREE_CHOICE_QUERY = (
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid AND t.step = $step "
+    "RETURN r.index, r.label, t.action, t.condition ORDER BY r.index, e.phase_index, e.index"
+)
+FORCED_CHOICES = 4  # a horizon game's forced choices: its first free choice is step 4
+HORIZON_NULL = 0.15  # a horizon effect smaller than this is none (3 SE of a gap between 16 runs' shares)
+
+
+def less_known_arm(condition: str) -> int | None:
+    """The arm forced once in an unequal game ('h6-unequal-LRRR' -> 0, left); None in an equal one."""
+    _, info, pattern = condition.split("-")
+    if info != "unequal":
+        return None
+    return 0 if pattern.count("L") == 1 else 1
+
+
+def directed_exploration(store: Any, name: str) -> dict[tuple[str, str], list[float]]:
+    """Per (agent, horizon) each run's share of unequal games whose first free choice was the
+    arm forced once (the less-known one)."""
+    per_run: dict[tuple[str, str, int], list[bool]] = {}
+    rows = store.cypher(FREE_CHOICE_QUERY, {"uid": experiment_uid(name), "step": FORCED_CHOICES}).rows
+    for run, label, action, condition in rows:
+        arm = less_known_arm(str(condition))
+        if arm is not None:
+            horizon = f"horizon {str(condition).split('-')[0][1:]}"
+            per_run.setdefault((str(label), horizon, int(run)), []).append(int(action) == arm)
+    out: dict[tuple[str, str], list[float]] = {}
+    for (label, horizon, _), chosen in sorted(per_run.items()):
+        out.setdefault((label, horizon), []).append(float(np.mean(chosen)))
+    return out
+
+
+def horizon_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any]:
+    m = {key: np.asarray(v) for key, v in directed_exploration(store, name).items()}
+    checks = [gap_check(make, "info bonus: less-known arm, horizon 6 minus horizon 1", m["info bonus", "horizon 6"],
+                        m["info bonus", "horizon 1"], "directed exploration grows with the horizon")]
+    bonus_gap = float(m["info bonus", "horizon 6"].mean() - m["info bonus", "horizon 1"].mean())
+    for label in ("no bonus", "Q"):
+        high, low = m[label, "horizon 6"], m[label, "horizon 1"]
+        gap = float(high.mean() - low.mean())
+        checks.append(make(f"{label}: less-known arm, horizon 6 minus horizon 1", gap,
+                           f"without an information bonus the horizon hardly matters: {high.mean():.2f} vs "
+                           f"{low.mean():.2f} (|gap| < {HORIZON_NULL}, below the info bonus's {bonus_gap:.2f})",
+                           abs(gap) < HORIZON_NULL and gap < bonus_gap))
+    return checks
+
+
+def draw_horizon(store: Any, name: str, path: str) -> None:
+    plot_bars(mean_and_error(directed_exploration(store, name)), path, "P(less-known arm), first free choice",
+              f"{name}: directed exploration in [1, 3] games", ("horizon 1", "horizon 6"), (0, 1.05), 0.5)
+
+
 # -- patch foraging (a study: it reads the learnt policy) -------------------------------------------
 FORAGING = "decision/patch-foraging"
 FORAGING_TRAVEL = (1, 8)  # short and long travel: steps between leaving and the next patch, besides the leave step

@@ -427,6 +427,13 @@ REPRODUCTIONS.update(
             decision.draw_restless,
         ),
         Reproduction(
+            "wilson2014-horizon",
+            "horizon task: directed exploration grows with the horizon for a learner with an information bonus",
+            "Wilson et al. 2014, J Exp Psychol Gen 143(6): 2074-2081",
+            lambda store, name: decision.horizon_checks(store, name, _measured),
+            decision.draw_horizon,
+        ),
+        Reproduction(
             "tolman1930-latent-learning",
             "latent learning: after exploring a maze without reward, learners with a map go straight to the goal",
             "Tolman & Honzik 1930, Univ Calif Publ Psychol 4: 257-275",

@@ -2,6 +2,7 @@
 family whose envs give one takes them), and the Room task's memory agents, which read its
 observation. `AGENT_INFO[name].observation` and `.families()` say which tasks an agent takes."""
 
+from .bandit import InfoBonusAgent
 from .base import Agent, RandomAgent, softmax_choice
 from .distributional import DistributionalQAgent
 from .dyna import DynaACAgent, DynaQAgent
@@ -26,8 +27,8 @@ AGENTS: dict[str, type] = {name: info.cls for name, info in AGENT_INFO.items()} 
 
 __all__ = [
     "AGENT_INFO", "AGENTS", "ActorCriticAgent", "Agent", "AgentSettingError", "DistributionalQAgent", "DynaACAgent",
-    "DynaQAgent", "DynaSRAgent", "EpisodicControlAgent", "HybridAgent", "MBVAgent", "MonteCarloQAgent", "MoodAgent",
-    "QAgent", "QLambdaAgent", "RandomAgent", "SRAgent", "SRMBAgent", "SarsaAgent", "ValenceHybridAgent",
-    "ValenceQAgent",
+    "DynaQAgent", "DynaSRAgent", "EpisodicControlAgent", "HybridAgent", "InfoBonusAgent", "MBVAgent",
+    "MonteCarloQAgent", "MoodAgent", "QAgent", "QLambdaAgent", "RandomAgent", "SRAgent", "SRMBAgent", "SarsaAgent",
+    "ValenceHybridAgent", "ValenceQAgent",
     "agent_for_env", "agent_settings", "check_agent_settings", "make_agent", "softmax_choice",
 ]

@@ -17,6 +17,7 @@ from graphstore import did_you_mean
 from graphstore.errors import GraphtasksError
 
 from ..room.agents import MEMORY_AGENTS, MemoryAgent
+from .bandit import InfoBonusAgent
 from .base import AgentBase, RandomAgent
 from .distributional import DistributionalQAgent
 from .dyna import DynaACAgent, DynaQAgent
@@ -42,6 +43,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "replays": (0, 10_000),
     "successors": (1, 10_000),  # outcomes a Dyna model keeps per (state, action)
     "sweeps": (1, 10_000),
+    "info_bonus": (0.0, math.inf),
+    "prior_sd": (1e-9, math.inf),
+    "noise": (1e-9, math.inf),
 }
 # The values a setting named by a word may take, by name.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -96,6 +100,8 @@ AGENT_INFO = {
         AgentInfo("valence", ValenceQAgent, "Q-learning, rates for +/- errors, traces", "Lefebvre et al. 2017"),
         AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011"),
         AgentInfo("vhybrid", ValenceHybridAgent, "rewardGym's hybrid: delta-rule model, valence MF", "Daw et al. 2011"),
+        AgentInfo("infobonus", InfoBonusAgent, "Kalman arm means per game, plus an information bonus",
+                  "Wilson et al. 2014"),
         AgentInfo("random", RandomAgent, "uniform over the offered actions (a baseline)", "-"),
         *(
             AgentInfo(kind, MEMORY_AGENTS[kind], summary, "Kim et al. 2022")

@@ -33,6 +33,9 @@ def add_schema(s: Schema) -> None:
             Property("noise", "float", False, "walk: sd of a payoff around the mean"),
             Property("rounded", "bool", False, "walk: payoffs rounded to whole numbers"),
             Property("criterion", "int", False, "reversal: correct choices in a row before the better option changes"),
+            Property("gaps", "float[]", False, "game: differences of the other arms' means from the drawn one"),
+            Property("arm", "int", False, "game: the arm that pays here"),
+            Property("first", "bool", False, "game: a draw here starts a new game with new means"),
         ],
         "A reward source attached to a state.",
     )
