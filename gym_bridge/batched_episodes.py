@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .compiled_lanes import compiled_plan, play_compiled
 from .episodes import Episode, Step
 from .vector.lanes import LaneStreams
 
@@ -37,6 +38,18 @@ def action_mask(env: Any) -> np.ndarray | None:
     return masks() if masks is not None else None
 
 
+def compiled_episodes(
+    table: Any, rule: int, agent: Any, streams: LaneStreams, episodes: int, learn: bool
+) -> list[list[Episode]]:
+    """`play_lanes`'s episodes played by the compiled loop."""
+    columns = [column.tolist() for column in play_compiled(table, rule, agent, streams, episodes, learn)]
+    return [
+        [Episode(e, reward, length, start, action, state) for e, (reward, length, start, action, state)
+         in enumerate(zip(*lane))]
+        for lane in zip(*columns)
+    ]
+
+
 def play_lanes(
     env: Any,
     agent: Any,
@@ -44,6 +57,7 @@ def play_lanes(
     env_seeds: Sequence[int],
     learn: bool = True,
     record_steps: bool = False,
+    compiled: bool = True,
 ) -> list[list[Episode]]:
     """Play `episodes` episodes on every lane of `agent` in `env` (one copy per lane).
 
@@ -62,6 +76,10 @@ def play_lanes(
         False: the lanes act but do not learn (a test phase).
     record_steps : bool, optional
         Keep every step (state, action, reward, next state, P(action)) on each Episode.
+    compiled : bool, optional
+        Play with the compiled loop where it applies (`gym_bridge.compiled_lanes`: numba
+        installed, epsilon-greedy Q or SARSA, a fixed-table env); its numbers are this loop's.
+        False: always this numpy loop.
 
     Returns
     -------
@@ -84,7 +102,11 @@ def play_lanes(
     size = agent.size
     if env.num_envs != size:
         raise ValueError(f"play_lanes: {env.num_envs} env copies for {size} agent lanes")
-    env.use_lanes(env_lanes(env_seeds))
+    streams = env_lanes(env_seeds)
+    env.use_lanes(streams)
+    plan = compiled_plan(env, agent, record_steps) if compiled else None
+    if plan is not None:  # the same numbers, compiled (`gym_bridge.compiled_lanes`)
+        return compiled_episodes(*plan, agent, streams, episodes, learn)
     _, info = env.reset()
     states = np.asarray(info["state"], dtype=np.int64).copy()
     mask = action_mask(env)

@@ -65,6 +65,12 @@ class RunObserver:
     def run_finished(self, outcome: RunOutcome) -> None:
         """The run ended, completed, failed or interrupted."""
 
+    def runs_finished(self, outcomes: Sequence[RunOutcome]) -> None:
+        """Runs that ended together (a batch's lanes, a unit of work): each told to `run_finished`
+        unless an observer has a better use for them together (the store writes them at once)."""
+        for outcome in outcomes:
+            self.run_finished(outcome)
+
     def experiment_finished(self, status: str) -> None:
         """The sweep ended: `completed` (every run ended), `interrupted` or `failed` (the driver's error)."""
 

@@ -9,6 +9,7 @@ twice changes nothing.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -65,6 +66,7 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+@functools.cache
 def _version() -> str:
     try:
         return version("graphtasks")
@@ -394,6 +396,10 @@ class StoreRecorder(RunObserver):
 
     def run_finished(self, outcome: RunOutcome) -> None:
         self.pending.append(outcome)
+        self._maybe_flush()
+
+    def runs_finished(self, outcomes: Sequence[RunOutcome]) -> None:
+        self.pending.extend(outcomes)  # a batch's runs: one write, however many
         self._maybe_flush()
 
     def experiment_finished(self, status: str) -> None:

@@ -214,9 +214,9 @@ def _process_outcomes(
     versions: Mapping[str, TaskVersion],
     todo: list[Unit],
     started: Callable[[Cell], object],
-) -> Iterator[RunOutcome]:
+) -> Iterator[list[RunOutcome]]:
     """Run the units (cells and batches) on `workers` processes, one unit per process at a time
-    over its own pipe, and yield their cells' outcomes as they finish.
+    over its own pipe, and yield each unit's outcomes as it finishes.
 
     A pool of our own rather than ProcessPoolExecutor: there, a worker killed while the
     shared call queue is being fed can hang the driver (Python 3.11), and the whole pool
@@ -269,7 +269,7 @@ def _process_outcomes(
                     outcomes = [RunOutcome(c, INTERRUPTED, None, error, "", now()) for c in unit_cells(running[index])]
                     connection.close()
                     start(index)
-                yield from outcomes
+                yield outcomes
                 assign(index)
     finally:
         for process, connection in slots:
@@ -297,9 +297,9 @@ def _dask_outcomes(
     versions: Mapping[str, TaskVersion],
     todo: list[Unit],
     started: Callable[[Cell], object],
-) -> Iterator[RunOutcome]:
+) -> Iterator[list[RunOutcome]]:
     """Run the units on a Dask cluster (`address`, or "local" for a LocalCluster of `workers`
-    single-threaded processes) and yield their outcomes as they finish. A run counts as
+    single-threaded processes) and yield each unit's outcomes as it finishes. A run counts as
     started when it is submitted (the scheduler does not say when a worker takes it)."""
     try:
         from distributed import Client, LocalCluster
@@ -320,7 +320,7 @@ def _dask_outcomes(
                 started(cell)
             futures.append(client.submit(_run_with, payload, unit, pure=False))
         for future in dask_completed(futures):
-            yield from future.result()
+            yield future.result()
     finally:
         client.close()
         if cluster is not None:
@@ -364,32 +364,35 @@ def run_experiment(
         for observer in observers:
             observer.run_started(cell, at)
 
-    def finished(outcome: RunOutcome) -> None:
-        _, at = under_way.pop(outcome.cell.index, (outcome.cell, outcome.started_at))
-        if not outcome.started_at:
-            outcome = dataclasses.replace(outcome, started_at=at)
+    def finished(ended: list[RunOutcome]) -> None:
+        """A unit's runs ended (a batch's end together): the observers hear of them in one call."""
+        outcomes = []
+        for outcome in ended:
+            _, at = under_way.pop(outcome.cell.index, (outcome.cell, outcome.started_at))
+            outcomes.append(outcome if outcome.started_at else dataclasses.replace(outcome, started_at=at))
         for observer in observers:
-            observer.run_finished(outcome)
-        if outcome.status == COMPLETED:
-            done[outcome.cell.index] = outcome.rows or []
-        else:
-            said = outcome.error or ""  # an interrupted run says so: its own code is not to blame
-            failures.append((outcome.cell, f"{INTERRUPTED}: {said}" if outcome.status == INTERRUPTED else said))
+            observer.runs_finished(outcomes)
+        for outcome in outcomes:
+            if outcome.status == COMPLETED:
+                done[outcome.cell.index] = outcome.rows or []
+            else:
+                said = outcome.error or ""  # an interrupted run says so: its own code is not to blame
+                failures.append((outcome.cell, f"{INTERRUPTED}: {said}" if outcome.status == INTERRUPTED else said))
 
     count = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
     units: list[Unit] = group_cells(spec, todo, versions, count) if batched else list(todo)
     in_batches = sum(len(u) for u in units if isinstance(u, tuple))
     count = min(count, len(units) or 1)
 
-    def in_process() -> Iterator[RunOutcome]:
+    def in_process() -> Iterator[list[RunOutcome]]:
         _init_worker(spec, versions)
         for unit in units:
             for cell in unit_cells(unit):
                 started(cell)
-            yield from _run_in_worker(unit)
+            yield _run_in_worker(unit)
 
     status = FAILED
-    outcomes: Iterator[RunOutcome] = iter(())
+    outcomes: Iterator[list[RunOutcome]] = iter(())
     try:
         if units:
             if dask is not None:
@@ -403,8 +406,8 @@ def run_experiment(
         status = COMPLETED
     except KeyboardInterrupt:
         status = INTERRUPTED
-        for cell, at in list(under_way.values()):
-            finished(RunOutcome(cell, INTERRUPTED, None, "the sweep was stopped", at, now()))
+        finished([RunOutcome(cell, INTERRUPTED, None, "the sweep was stopped", at, now())
+                  for cell, at in list(under_way.values())])
         raise
     finally:
         close = getattr(outcomes, "close", None)

@@ -26,6 +26,7 @@ from graphstore import GraphStore, TaskGraph
 
 from ..params import check_bool
 from ..vector.base import BatchedVectorEnv, count_nonzero, tighter_limit
+from ..vector.step_table import StepTable
 from .compiled import CompiledGrid
 from .observations import GRID_OBSERVATIONS, GridObservation
 from .rules import GridBatch, grid_rules
@@ -226,6 +227,24 @@ class GridVectorEnv(BatchedVectorEnv):
     def _forget_reset_options(self) -> None:
         self._agent_pos = None  # autoresets start as the env was made
         self._random_start_override = None
+
+    def step_table(self) -> StepTable | None:
+        """This env's step as a fixed table (`gym_bridge.vector.step_table`), or None when the
+        step depends on more than the cell and the action: an orientation, keys and doors, or a
+        reward that does not end the episode (it is gone once taken, so the grid changes)."""
+        slots = self.rules.objects
+        if self._variable or slots.keys or slots.doors or not all(slots.reward_terminates):
+            return None
+        nn = self._nn
+        gains = self._reward_slot >= 0
+        gain = np.zeros(nn)
+        gain[gains] = self._reward_value[self._reward_slot[gains]]
+        return StepTable(
+            move=self._tab.reshape(-1, nn), gains=gains, gain=gain, warp=self._warp.copy(),
+            step_reward=float(self._neg_penalty), collect=int(self._collect), slip=float(self.stochasticity),
+            random_start=bool(self.random_start), starts=self._free.copy(), start=int(self._start_cell),
+            episode_length=int(self.episode_length or 0),
+        )
 
     @property
     def state(self) -> np.ndarray:
