@@ -1,0 +1,354 @@
+"""What the reproductions' and decision tasks' figures plot, read back from the saved Figure's
+artists: each bar is the mean over runs of the measure the figure names (worked out here by
+hand from a few recorded choices), its error bar one standard error, one legend entry per
+agent with its number of runs, the axis labels, and no empty panel.
+
+The records come from a small stand-in store that answers the figures' own Cypher queries
+with rows written here (what a real store returns for them is tested with the records);
+every figure is caught as it is saved (`Figure.savefig`), so the tests see exactly what
+`graphtasks reproduce` writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from matplotlib.container import BarContainer  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from graphtasks.experiments import decision, figures, records, reproduce  # noqa: E402
+from graphtasks.experiments.ids import experiment_uid  # noqa: E402
+
+NAME = "x"  # the experiment's name in every stand-in store
+
+
+@dataclass
+class Result:
+    rows: list[tuple]
+
+
+class Answers:
+    """A store that answers the queries it is given (by their text) with fixed rows."""
+
+    def __init__(self, answers: dict[str, list[tuple]]) -> None:
+        self.answers = answers
+        self.asked: list[dict[str, Any]] = []
+
+    def cypher(self, query: str, params: dict[str, Any] | None = None) -> Result:
+        assert query in self.answers, f"a query the test did not expect: {query}"
+        self.asked.append(dict(params or {}))
+        return Result(self.answers[query])
+
+
+@pytest.fixture
+def saved(monkeypatch) -> list[Figure]:
+    """Every Figure saved while the test runs (still readable after pyplot closed it)."""
+    out: list[Figure] = []
+    original = Figure.savefig
+
+    def keep(self: Figure, *args: Any, **kwargs: Any) -> None:
+        out.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    return out
+
+
+def only_figure(saved: list[Figure], path: Path) -> Figure:
+    assert len(saved) == 1 and path.stat().st_size > 0
+    figure = saved[0]
+    for ax in figure.axes:  # no empty panel: every axes (but a colour bar's) shows data
+        if ax.get_label() != "<colorbar>":
+            assert ax.lines or ax.patches or ax.images or ax.collections, f"an empty panel: {ax.get_title()!r}"
+    return figure
+
+
+def bars(figure: Figure) -> dict[tuple[str, str], tuple[float, float]]:
+    """(agent, group) -> (bar height, half the error bar), read from the bars' containers; the
+    group is the x tick label under the bar."""
+    (ax,) = figure.axes
+    ticks = {round(float(x)): t.get_text().replace("\n", "_") for x, t in zip(ax.get_xticks(), ax.get_xticklabels())}
+    out = {}
+    for container in ax.containers:
+        if not isinstance(container, BarContainer):
+            continue
+        agent = container.get_label().rsplit(" (n=", 1)[0]
+        segments = container.errorbar.lines[2][0].get_segments() if container.errorbar else []
+        for patch, segment in zip(container.patches, segments):
+            if np.isnan(patch.get_height()):
+                continue
+            group = ticks[round(patch.get_x() + patch.get_width() / 2)]
+            assert patch.get_gid() == f"bar:{agent}"
+            out[agent, group] = (float(patch.get_height()), float(np.ptp(np.asarray(segment)[:, 1]) / 2))
+    return out
+
+
+def legend(figure: Figure) -> list[str]:
+    return [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+
+
+def mean_se(*values: float) -> tuple[float, float]:
+    a = np.asarray(values, dtype=float)
+    return float(a.mean()), float(a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else 0.0
+
+
+def assert_bars(figure: Figure, expected: dict[tuple[str, str], tuple[float, float]]) -> None:
+    got = bars(figure)
+    assert sorted(got) == sorted(expected)
+    for key, (height, error) in expected.items():
+        assert got[key] == pytest.approx((height, error), abs=1e-9), key
+
+
+def choice_rows(runs: dict[int, tuple[str, list[int], list[str]]]) -> list[tuple]:
+    """CHOICES_QUERY's rows: run, label, phase, episode, action, reward, condition."""
+    return [(run, label, 0, i, action, 0.0, condition)
+            for run, (label, actions, conditions) in runs.items()
+            for i, (action, condition) in enumerate(zip(actions, conditions))]
+
+
+# -- decision tasks ----------------------------------------------------------------------------
+def test_reversal_bars_are_the_runs_perseverative_errors(saved, tmp_path):
+    a, b = "A-better", "B-better"
+    store = Answers({decision.CHOICES_QUERY: choice_rows({
+        0: ("Q lr=0.1", [0, 0, 0, 0, 0, 1, 1], [a, a, a, b, b, b, b]),  # two more choices of A after the reversal
+        1: ("Q lr=0.1", [0, 0, 0, 1, 1, 0, 0], [a, a, a, b, b, a, a]),  # switched at once, twice: 0
+        2: ("Q lr=0.5", [0, 0, 1, 1, 1, 1, 1], [a, a, b, b, b, b, b]),  # 0
+        3: ("Q lr=0.5", [0, 0, 0, 1, 1, 1, 1], [a, a, b, b, b, b, b]),  # 1
+    })})
+    path = tmp_path / "reversal.png"
+    decision.draw_reversal(store, NAME, str(path))
+    figure = only_figure(saved, path)
+    group = "after a reversal"
+    assert_bars(figure, {("Q lr=0.1", group): mean_se(2, 0), ("Q lr=0.5", group): mean_se(0, 1)})
+    assert legend(figure) == ["Q lr=0.1 (n=2)", "Q lr=0.5 (n=2)"]
+    assert figure.axes[0].get_ylabel() == "perseverative errors (trials)"
+    assert store.asked == [{"uid": experiment_uid(NAME)}]
+
+
+def test_criterion_bars_are_errors_and_reversals_replayed_from_the_choices(saved, tmp_path):
+    store = Answers({
+        decision.CRITERION_QUERY: [(2,)],  # two correct choices in a row hand the lead on
+        decision.CHOICES_QUERY: choice_rows({
+            0: ("Q lr=0.2", [0, 0, 1, 1, 0, 0], [""] * 6),  # A, A | B, B | A, A: 2 reversals, no error
+            1: ("Q lr=0.2", [0, 0, 0, 0, 1, 1], [""] * 6),  # A, A | B, B, B, B: 1 reversal, 2 errors
+        }),
+    })
+    path = tmp_path / "criterion.png"
+    decision.draw_criterion(store, NAME, str(path))
+    figure = only_figure(saved, path)
+    assert_bars(figure, {("Q lr=0.2", "perseverative errors"): mean_se(0, 2),
+                         ("Q lr=0.2", "reversals"): mean_se(2, 1)})
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["perseverative errors", "reversals"]
+    assert legend(figure) == ["Q lr=0.2 (n=2)"]
+
+
+def test_selection_bars_are_training_accuracy_and_test_choices(saved, tmp_path):
+    # actions are stimuli (A = 0 ... F = 5); test-AB is left out of choose A / avoid B
+    trials = [("AB", 0), ("AB", 1), ("CD", 2), ("CD", 2), ("EF", 5), ("EF", 4),
+              ("test-AC", 0), ("test-AD", 3), ("test-BC", 2), ("test-BD", 1), ("test-AB", 1)]
+    other = [("AB", 0), ("AB", 0), ("CD", 3), ("CD", 2), ("EF", 4), ("EF", 4),
+             ("test-AC", 0), ("test-AE", 0), ("test-BC", 2), ("test-BF", 5)]
+    store = Answers({decision.CHOICES_QUERY: choice_rows({
+        0: ("Q", [a for _, a in trials], [c for c, _ in trials]),
+        1: ("Q", [a for _, a in other], [c for c, _ in other]),
+    })})
+    path = tmp_path / "selection.png"
+    decision.draw_selection(store, NAME, str(path))
+    figure = only_figure(saved, path)
+    assert_bars(figure, {("Q", "training AB"): mean_se(0.5, 1.0), ("Q", "training CD"): mean_se(1.0, 0.5),
+                         ("Q", "training EF"): mean_se(0.5, 1.0), ("Q", "choose A"): mean_se(0.5, 1.0),
+                         ("Q", "avoid B"): mean_se(0.5, 1.0)})
+    ax = figure.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "training AB", "training CD", "training EF", "choose A", "avoid B"]
+    assert ax.get_ylabel() == "P(better choice)" and ax.get_ylim()[1] == 1.05
+    assert [list(line.get_ydata()) for line in ax.lines if line.get_linestyle() == ":"] == [[0.5, 0.5]]  # chance
+
+
+def test_iowa_bars_are_the_share_of_good_decks_per_block(saved, tmp_path):
+    first = [0] * 15 + [2] * 5  # 5 of 20 from C or D
+    last = [1] * 4 + [3] * 8 + [2] * 8  # 16 of 20
+    store = Answers({decision.CHOICES_QUERY: choice_rows({
+        0: ("Q", first + last, [""] * 40),
+        1: ("Q", last + last, [""] * 40),
+        2: ("random", first + first, [""] * 40),
+    })})
+    path = tmp_path / "iowa.png"
+    decision.draw_iowa(store, NAME, str(path))
+    figure = only_figure(saved, path)
+    assert_bars(figure, {("Q", "trials 1-20"): mean_se(0.25, 0.8), ("Q", "trials 21-40"): mean_se(0.8, 0.8),
+                         ("random", "trials 1-20"): (0.25, 0.0), ("random", "trials 21-40"): (0.25, 0.0)})
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["trials 1-20", "trials 21-40"]
+    assert legend(figure) == ["Q (n=2)", "random (n=1)"]
+    assert figure.axes[0].get_ylabel() == "P(deck C or D)"
+
+
+def test_restless_bars_are_switch_rates(saved, tmp_path):
+    store = Answers({decision.CHOICES_QUERY: choice_rows({
+        0: ("Q beta=1", [0, 0, 1, 1, 2], [""] * 5),  # 2 switches in 4
+        1: ("Q beta=1", [0, 1, 2, 3, 0], [""] * 5),  # 4 in 4
+        2: ("Q beta=8", [3, 3, 3, 3, 3], [""] * 5),  # none: a zero bar
+        3: ("Q beta=8", [3, 3, 3, 3, 3], [""] * 5),
+    })})
+    path = tmp_path / "restless.png"
+    decision.draw_restless(store, NAME, str(path))
+    figure = only_figure(saved, path)
+    assert_bars(figure, {("Q beta=1", "per trial"): mean_se(0.5, 1.0), ("Q beta=8", "per trial"): (0.0, 0.0)})
+    assert [t.get_text() for t in figure.axes[0].texts if t.get_gid() == "zero-label"] == ["0"]
+    assert figure.axes[0].get_ylabel() == "P(switch arm)"
+
+
+def test_horizon_bars_are_the_less_known_arm_in_unequal_games(saved, tmp_path):
+    if not hasattr(decision, "draw_horizon"):
+        pytest.skip("no horizon task in this checkout")
+    rows = [  # run, label, first free action, condition; equal games do not count
+        (0, "info bonus", 0, "h6-unequal-LRRR"), (0, "info bonus", 1, "h6-unequal-RLLL"),
+        (0, "info bonus", 1, "h1-unequal-LRRR"), (0, "info bonus", 0, "h1-equal-LLRR"),
+        (1, "info bonus", 0, "h6-unequal-LRRR"), (1, "info bonus", 0, "h6-unequal-RLLL"),
+        (1, "info bonus", 0, "h1-unequal-LRRR"), (1, "info bonus", 0, "h1-unequal-RLLL"),
+    ]
+    store = Answers({decision.FREE_CHOICE_QUERY: rows})
+    path = tmp_path / "horizon.png"
+    decision.draw_horizon(store, NAME, str(path))
+    figure = only_figure(saved, path)
+    assert_bars(figure, {("info bonus", "horizon 1"): mean_se(0.0, 0.5),
+                         ("info bonus", "horizon 6"): mean_se(1.0, 0.5)})
+    assert store.asked == [{"uid": experiment_uid(NAME), "step": decision.FORCED_CHOICES}]
+
+
+def episode(label: str, run: int, phase_index: int, phase: str, index: int, length: float = 0.0,
+            ret: float = 0.0, condition: str = "") -> dict[str, Any]:
+    return {"task": "t", "label": label, "run": run, "phase_index": phase_index, "phase": phase, "episode": index,
+            "length": length, "return": ret, "condition": condition}
+
+
+def test_latent_learning_bars_are_test_steps_per_condition(saved, tmp_path, monkeypatch):
+    rows = [episode("SR", 0, 0, "explore", 0, 50.0, condition="pre-exposed")]  # not the test: left out
+    for run, condition, lengths in ((0, "pre-exposed", (10, 12)), (1, "pre-exposed", (8, 8)),
+                                    (2, "naive", (30, 40)), (3, "naive", (20, 20))):
+        rows += [episode("SR", run, 1, "test", i, length, condition=condition) for i, length in enumerate(lengths)]
+    monkeypatch.setattr(records, "recorded_episodes", lambda store, name: rows)
+    path = tmp_path / "latent.png"
+    decision.draw_latent(None, NAME, str(path))
+    figure = only_figure(saved, path)
+    assert_bars(figure, {("SR", "pre-exposed"): mean_se(11, 8), ("SR", "naive"): mean_se(35, 20)})
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["pre-exposed", "naive"]
+    assert figure.axes[0].get_ylabel() == "steps from the start to the goal (test, greedy)"
+
+
+def test_foraging_bars_are_the_learnt_and_the_optimal_leaving_times(saved, tmp_path):
+    path = tmp_path / "foraging.png"
+    checks = decision.foraging_study(1, str(path), reproduce._measured)
+    figure = only_figure(saved, path)
+    got = bars(figure)
+    short, long = decision.FORAGING_TRAVEL
+    import tasks
+
+    for travel in (short, long):
+        graph = tasks.build(f"{decision.FORAGING}?travel={travel}")
+        optimum = decision.mvt_harvests(decision.harvest_rewards(graph), travel)
+        assert got["marginal value theorem", f"travel {travel}"] == (optimum, 0.0)
+    learnt = (got["Q-learner", f"travel {short}"][0], got["Q-learner", f"travel {long}"][0])
+    assert f"learnt {learnt[0]:.1f} and {learnt[1]:.1f} harvests" in checks[1].finding  # the numbers the checks read
+    assert checks[0].measured == pytest.approx(learnt[1] - learnt[0], abs=1e-3)
+    assert legend(figure) == ["Q-learner (n=1)", "marginal value theorem (n=1)"]
+
+
+# -- reproductions of spec experiments ---------------------------------------------------------
+def test_steps_per_episode_figure_draws_each_agents_mean_and_band(saved, tmp_path, monkeypatch):
+    rows = []
+    for label, base in (("TD-Q", 100.0), ("MBV", 20.0)):
+        for run in (0, 1):
+            rows += [episode(label, run, 0, "learn", e, base - 10 * e + run) for e in range(3)]
+            rows += [episode(label, run, 1, "goal moves", e, base / 2 + 2 * run) for e in range(2)]
+    monkeypatch.setattr(reproduce, "recorded_episodes", lambda store, name: rows)
+    path = tmp_path / "steps.png"
+    reproduce._draw_steps_per_episode(("TD-Q", "MBV"))(None, NAME, str(path))
+    figure = only_figure(saved, path)
+    (ax,) = figure.axes
+    lines = {line.get_label(): line for line in ax.lines if not line.get_label().startswith("_")}
+    assert list(lines) == ["TD-Q", "MBV"] and legend(figure) == ["TD-Q", "MBV"]
+    assert np.allclose(lines["TD-Q"].get_ydata(), [100.5, 90.5, 80.5, 51.0, 51.0])
+    assert np.allclose(lines["MBV"].get_ydata(), [20.5, 10.5, 0.5, 11.0, 11.0])
+    change = [line for line in ax.lines if line.get_linestyle() == ":"]
+    assert [list(line.get_xdata()) for line in change] == [[2.5, 2.5]]  # between the phases
+    assert [t.get_text() for t in ax.texts] == ["goal moves"]
+    assert ax.get_ylabel() == "steps per episode" and ax.get_xlabel() == "episode"
+    assert ax.get_legend().get_title().get_text() == "mean of 2 runs\nband: 1 SE"
+    bands = ax.collections
+    assert len(bands) == 2
+    top = bands[0].get_paths()[0].vertices[:, 1].max()
+    assert top == pytest.approx(100.5 + 0.5)  # one standard error of (100, 101)
+    assert ax.get_ylim()[1] >= top  # nothing is cut off
+
+
+def test_phase_returns_bars_are_each_runs_mean_test_return(saved, tmp_path, monkeypatch):
+    rows = [episode("model-based", 0, 0, "learn", 0, ret=0.0)]  # not the test phase
+    rows += [episode("model-based", run, 1, "test", e, ret=r) for run, rs in ((0, (1, 1)), (1, (1, 0)))
+             for e, r in enumerate(rs)]
+    rows += [episode("model-free (Q)", run, 1, "test", e, ret=0.0) for run in (0, 1) for e in range(2)]
+    monkeypatch.setattr(reproduce, "recorded_episodes", lambda store, name: rows)
+    path = tmp_path / "returns.png"
+    reproduce._draw_phase_returns(None, NAME, str(path))
+    figure = only_figure(saved, path)
+    assert_bars(figure, {("model-based", "test"): mean_se(1.0, 0.5), ("model-free (Q)", "test"): (0.0, 0.0)})
+    assert legend(figure) == ["model-based (n=2)", "model-free (Q) (n=2)"]
+    assert figure.axes[0].get_ylabel() == "mean return per test episode"
+
+
+def test_stay_bars_are_the_runs_stay_probabilities_in_daws_order(saved, tmp_path, monkeypatch):
+    stay = {("hybrid w=0.0", condition): [0.8, 0.6] for condition in figures.STAY_ORDER}
+    stay.update({("hybrid w=1.0", "rewarded_common"): [0.9, 0.9], ("hybrid w=1.0", "rewarded_rare"): [0.3, 0.5],
+                 ("hybrid w=1.0", "unrewarded_common"): [0.4, 0.2], ("hybrid w=1.0", "unrewarded_rare"): [0.7, 0.7]})
+    monkeypatch.setattr(records, "stay_by_run", lambda store, name: stay)
+    path = tmp_path / "stay.png"
+    assert figures.plot_experiment(None, NAME, str(path), kind="stay") == "stay"
+    figure = only_figure(saved, path)
+    assert_bars(figure, {key: mean_se(*values) for key, values in stay.items()})
+    ax = figure.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [c.replace("_", "\n") for c in figures.STAY_ORDER]
+    assert ax.get_ylabel() == "P(repeat first choice)"
+    assert legend(figure) == ["hybrid w=0.0 (n=2)", "hybrid w=1.0 (n=2)"]
+
+
+def test_revaluation_bars_are_the_runs_scores_in_the_specs_order(saved, tmp_path, monkeypatch):
+    scores = {("TD-SR", "reward"): [0.9, 0.7], ("TD-SR", "transition"): [0.0, 0.0],
+              ("model-based", "reward"): [1.0, 1.0], ("model-based", "transition"): [0.8, 0.6]}
+    monkeypatch.setattr(records, "revaluation_by_run", lambda store, name: scores)
+    path = tmp_path / "revaluation.png"
+    assert figures.plot_experiment(None, NAME, str(path)) == "revaluation"
+    figure = only_figure(saved, path)
+    assert_bars(figure, {key: mean_se(*values) for key, values in scores.items()})
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["reward", "transition"]
+    assert [t.get_text() for t in figure.axes[0].texts if t.get_gid() == "zero-label"] == ["0"]
+
+
+def test_choice_bars_are_the_test_phases_choice_rates(saved, tmp_path, monkeypatch):
+    choices = {("q", "test: action 0"): [0.9, 0.7], ("q", "test: action 1"): [0.1, 0.3],
+               ("sr", "test: action 0"): [0.5, 0.5], ("sr", "test: action 1"): [0.5, 0.5]}
+    monkeypatch.setattr(figures, "choices_in_test_phases", lambda store, name: choices)
+    path = tmp_path / "choices.png"
+    assert figures.plot_experiment(None, NAME, str(path), kind="choices") == "choices"
+    figure = only_figure(saved, path)
+    assert_bars(figure, {key: mean_se(*values) for key, values in choices.items()})
+    chance = [line for line in figure.axes[0].lines if line.get_linestyle() == ":"]
+    assert [list(line.get_ydata()) for line in chance] == [[0.5, 0.5]]  # two actions: chance is 1/2
+
+
+def test_every_drawn_reproduction_is_covered_here():
+    """A reproduction with its own drawing is checked above: adding one without a test fails here."""
+    covered = {decision.draw_reversal, decision.draw_criterion, decision.draw_selection, decision.draw_iowa,
+               decision.draw_restless, decision.draw_latent, reproduce._draw_phase_returns,
+               getattr(decision, "draw_horizon", None)}
+    steps = {"russek2017-reward-transfer", "russek2017-structure-transfer"}  # _draw_steps_per_episode(order)
+    for name, r in reproduce.REPRODUCTIONS.items():
+        if r.study is not None:
+            continue  # studies draw their own figures (foraging is checked above)
+        assert r.draw is None or r.draw in covered or name in steps, name
