@@ -26,7 +26,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .views import INDEX, AgentView, action_count
+from .views import INDEX, AgentView, offered_actions
 
 SCHEDULE_STREAM = 0x7363686564  # "sched"
 
@@ -135,8 +135,8 @@ def play(
     """
     if episodes < 1:
         raise ValueError(f"episodes: expected a positive number, got {episodes}")
-    all_actions = tuple(range(action_count(env)))
-    state_of, recorded = view.state, view.recorded
+    all_actions = offered_actions(env)
+    state_of, recorded, action_index = view.state, view.recorded, view.action_index
     for episode in range(episodes):
         chosen = options[episode] if options is not None else None
         obs, info = env.reset(seed=env_seed if episode == 0 else None, options=chosen or None)
@@ -156,11 +156,11 @@ def play(
             next_state = state_of(obs, info)
             available = info.get("available_actions", all_actions)
             if steps is not None:
-                steps.append((recorded(state), int(action), reward, recorded(next_state), p_action))
+                steps.append((recorded(state), action_index(action), reward, recorded(next_state), p_action))
             if learn:
                 agent.learn(state, action, reward, next_state, terminated, available)
             if length == 0:
-                first_action, first_state = int(action), recorded(next_state)
+                first_action, first_state = action_index(action), recorded(next_state)
             total += reward
             length += 1
             state = next_state

@@ -27,8 +27,9 @@ from .graph.family import GRAPH
 from .grid.family import GRID
 from .poge.family import POGE
 from .room.family import ROOM
+from .roommap.family import ROOM_MAP
 
-BUILT_IN: tuple[Family, ...] = (GRAPH, GRID, POGE, ROOM)
+BUILT_IN: tuple[Family, ...] = (GRAPH, GRID, POGE, ROOM, ROOM_MAP)
 ENTRY_POINT_GROUP = "graphtasks.families"
 
 _FAMILIES: dict[str, Family] = {}

@@ -27,6 +27,13 @@ def action_count(env: gym.Env) -> int:
     return discrete_size(env.action_space)
 
 
+def offered_actions(env: gym.Env) -> tuple[int, ...]:
+    """The actions the episode loop offers an agent: every action of a Discrete space; none listed
+    for other spaces (a Room map's answers and move: its agents read what they need themselves)."""
+    space = env.action_space
+    return tuple(range(int(space.n))) if isinstance(space, gym.spaces.Discrete) else ()
+
+
 def agent_state_count(env: gym.Env) -> int:
     """How many states a tabular agent needs: `info["state"]` indices or the observations."""
     n_states = getattr(env.unwrapped, "n_states", None)  # grids: depends on the orientation mode
@@ -61,6 +68,7 @@ class AgentView:
     env_settings: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
     recorded: Callable[[Any], int] = int  # the state index a Trial record keeps of a state
+    action_index: Callable[[Any], int] = int  # the action index a Trial record keeps of an action
 
 
 INDEX = AgentView("index", description="a state index (info['state'] or the Discrete observation)")

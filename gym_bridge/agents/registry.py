@@ -17,6 +17,7 @@ from graphstore import did_you_mean
 from graphstore.errors import GraphtasksError
 
 from ..room.agents import MEMORY_AGENTS, MemoryAgent
+from ..roommap.agents import ExplorerAgent
 from .bandit import InfoBonusAgent
 from .base import AgentBase, RandomAgent
 from .distributional import DistributionalQAgent
@@ -63,7 +64,7 @@ class AgentSettingError(GraphtasksError, ValueError):
 @dataclass(frozen=True)
 class AgentInfo:
     name: str
-    cls: type[AgentBase] | type[MemoryAgent]
+    cls: type[AgentBase] | type[MemoryAgent] | type[ExplorerAgent]
     summary: str
     reference: str
 
@@ -103,6 +104,7 @@ AGENT_INFO = {
         AgentInfo("infobonus", InfoBonusAgent, "Kalman arm means per game, plus an information bonus",
                   "Wilson et al. 2014"),
         AgentInfo("random", RandomAgent, "uniform over the offered actions (a baseline)", "-"),
+        AgentInfo("explorer", ExplorerAgent, "Room maps: random moves, answers from the latest sighting", "-"),
         *(
             AgentInfo(kind, MEMORY_AGENTS[kind], summary, "Kim et al. 2022")
             for kind, summary in (

@@ -1,0 +1,281 @@
+"""RoomMapEnv: the Room task's map versions (room-env 3.0.6 RoomEnv-v2 and RoomEnv-v3) as a
+gymnasium env on integer arrays.
+
+The agent is in one room of a map and sees only that room: its four sides (the room each
+leads to, or a wall) and which objects are in it. Each step it is asked where some objects
+are (v2: 10 questions drawn by the objects' question weights; v3: one, from the map's
+100-step question cycle), answers each with a room, and moves north, east, south, west or
+stays. Reward: `rewards[0]` per answer naming the object's current room, `rewards[2]` per
+answer naming the room it was in before (room-env's "partial"), else `rewards[1]`.
+
+Spaces (R rooms, O objects, Q questions a step):
+- observation `Dict(room=Discrete(R), exits=MultiDiscrete([R + 1] * 4) (R = wall; north,
+  east, south, west), objects=MultiBinary(O) (objects in the agent's room),
+  questions=MultiDiscrete([O + 1] * Q) (O = no question))`;
+- action `MultiDiscrete([R] * Q + [5])`: a room per question, then the move (north, east,
+  south, west, stay).
+`decode_observation`, `encode_action` and `decode_action` translate to room-env's texts.
+An episode is `max_steps` (100) steps, then `terminated` (room-env's `terminates_at` 99).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from graphstore import GraphStore, TaskGraph
+from tasks.roommap import DEFAULTS
+from tasks.roommap.schema import DIRECTIONS, MOVES
+
+from ..params import check_positive_int
+from .compiled import CompiledRoomMap, load_room_map
+from .world import Episodes, episode_v3, episodes_v2
+
+DEFAULT_TASK = f"room/v2/{DEFAULTS[2]}"
+
+
+class RoomMapSettings:
+    """The env settings both envs share, checked once."""
+
+    def __init__(self, compiled: CompiledRoomMap, max_steps: int, questions_per_step: int | None,
+                 question_prob: float, rewards: Any, make_everything_static: bool) -> None:
+        self.max_steps = check_positive_int("max_steps", max_steps)
+        if compiled.version == 3:
+            if questions_per_step not in (None, 1):
+                raise ValueError("questions_per_step: a v3 map asks one question a step")
+            questions_per_step = 1
+        self.n_questions = check_positive_int("questions_per_step", 10 if questions_per_step is None
+                                              else questions_per_step)
+        if not 0.0 <= float(question_prob) <= 1.0:
+            raise ValueError(f"question_prob: expected a probability, got {question_prob!r}")
+        self.question_prob = float(question_prob)
+        if isinstance(rewards, dict):
+            rewards = (rewards.get("correct", 1), rewards.get("wrong", 0), rewards.get("partial", 0))
+        correct, wrong, partial = (float(r) for r in rewards)
+        self.correct, self.wrong, self.partial = correct, wrong, partial
+        self.static = bool(make_everything_static)
+
+
+def room_map_spaces(c: CompiledRoomMap, n_questions: int) -> tuple[spaces.Dict, spaces.MultiDiscrete]:
+    n, o = c.n_rooms, c.n_objects
+    observation = spaces.Dict({
+        "room": spaces.Discrete(n),
+        "exits": spaces.MultiDiscrete([n + 1] * 4),
+        "objects": spaces.MultiBinary(max(o, 1)),
+        "questions": spaces.MultiDiscrete([o + 1] * n_questions),
+    })
+    return observation, spaces.MultiDiscrete([n] * n_questions + [len(MOVES)])
+
+
+def make_episodes(c: CompiledRoomMap, s: RoomMapSettings, rng: Any, count: int) -> Episodes:
+    if c.version == 3:
+        one = episode_v3(c, s.max_steps)
+        if count == 1:
+            return one
+        return Episodes(*(np.repeat(a, count, axis=0) for a in (one.rooms, one.attached, one.questions,
+                                                                  one.truth, one.previous, one.agent)))
+    return episodes_v2(c, rng, count, s.max_steps, s.n_questions, s.question_prob, s.static)
+
+
+def occupancy(c: CompiledRoomMap, rooms: np.ndarray) -> np.ndarray:
+    """(..., R, O) int8: 1 where the object is in the room; from rooms (..., O)."""
+    return (rooms[..., None, :] == np.arange(c.n_rooms)[:, None]).astype(np.int8)
+
+
+class Decoder:
+    """Texts of a map's integer observations and actions, in room-env's words."""
+
+    def __init__(self, c: CompiledRoomMap) -> None:
+        self.compiled = c
+
+    def decode_observation(self, obs: dict[str, Any]) -> dict[str, Any]:
+        """room-env's observation: {"room": [[room, direction, room or 'wall'], ..., [object,
+        'at_location', room], ..., ['agent', 'at_location', room]], "questions": [[object,
+        'at_location', '?'] or None, ...]} (v3 names the one question 'question')."""
+        c = self.compiled
+        room = c.rooms[int(obs["room"])]
+        sides = zip(DIRECTIONS, obs["exits"])
+        triples = [[room, d, c.rooms[int(x)] if int(x) < c.n_rooms else "wall"] for d, x in sides]
+        triples += [[c.objects[o], "at_location", room] for o in np.flatnonzero(obs["objects"][: c.n_objects])]
+        triples.append(["agent", "at_location", room])
+        questions = [None if int(q) >= c.n_objects else [c.objects[int(q)], "at_location", "?"]
+                     for q in obs["questions"]]
+        if c.version == 3:
+            return {"room": triples, "question": questions[0]}
+        return {"room": triples, "questions": questions}
+
+    def encode_action(self, answers: list[str] | str, move: str) -> np.ndarray:
+        """An action from room names (one per question; a v3 answer may be one string) and a move."""
+        c = self.compiled
+        if isinstance(answers, str):
+            answers = [answers]
+        return np.array([c.room_index(a) for a in answers] + [MOVES.index(move)], dtype=np.int64)
+
+    def decode_action(self, action: Any) -> tuple[list[str], str]:
+        c = self.compiled
+        values = [int(v) for v in action]
+        return [c.rooms[v] for v in values[:-1]], MOVES[values[-1]]
+
+
+class RoomMapEnv(gym.Env):
+    """One Room map (v2 or v3); see the module docstring.
+
+    Parameters
+    ----------
+    task : str, TaskGraph or CompiledRoomMap
+        A Room map task ('room/v2/xl-different-prob', 'room/v3/small-01', ...).
+    store : GraphStore or str, optional
+        Where a task id is read (a built-in is put there first).
+    max_steps : int
+        Steps per episode (room-env's `terminates_at` + 1).
+    questions_per_step : int, optional
+        v2: questions a step (room-env: num_total_questions / (terminates_at + 1), 10); v3: 1.
+    question_prob : float
+        v2: the probability that each drawn question is asked.
+    rewards : dict or (correct, wrong, partial)
+        Reward of an answer naming the current room, any other room, the previous room.
+    make_everything_static : bool
+        v2: objects never move.
+    episodes_ahead : int
+        v2: episodes of the world drawn at once (the world does not depend on the agent).
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        task: str | TaskGraph | CompiledRoomMap = DEFAULT_TASK,
+        store: GraphStore | str | None = None,
+        max_steps: int = 100,
+        questions_per_step: int | None = None,
+        question_prob: float = 1.0,
+        rewards: Any = (1, 0, 0),
+        make_everything_static: bool = False,
+        episodes_ahead: int = 32,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            modes = self.metadata["render_modes"]
+            raise ValueError(f"render_mode: expected one of {modes} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.compiled = c = load_room_map(task, store)
+        self.task_id = c.task_id
+        self.settings = s = RoomMapSettings(c, max_steps, questions_per_step, question_prob, rewards,
+                                            make_everything_static)
+        self.observation_space, self.action_space = room_map_spaces(c, s.n_questions)
+        self.decoder = Decoder(c)
+        self.episodes_ahead = check_positive_int("episodes_ahead", episodes_ahead)
+        self._n_q = s.n_questions
+        self._doors = c.doors.tolist()  # [t % period][room][move]
+        self._exits = [[np.array(row, dtype=np.int64) for row in period] for period in c.exits]
+        self._period = c.period
+        self._buffer: Episodes | None = None
+        self._next = 0
+        self._t = 0
+        self._room = 0
+        self._episode: dict[str, Any] = {}
+
+    # -- episodes ----------------------------------------------------------------------------
+    def _take_episode(self) -> None:
+        c, s = self.compiled, self.settings
+        if self._buffer is None or self._next >= len(self._buffer):
+            count = 1 if c.version == 3 else self.episodes_ahead
+            self._buffer = make_episodes(c, s, self.np_random, count)
+            self._occ = occupancy(c, self._buffer.rooms)
+            self._next = 0
+        b, e = self._buffer, self._next
+        self._next = e + 1 if c.version == 2 else 0
+        self._rooms = b.rooms[e]
+        self._attached = b.attached[e]
+        self._questions = b.questions[e]
+        self._truth = b.truth[e]
+        self._previous = b.previous[e]
+        self._occ_e = self._occ[e]
+        self._room = int(b.agent[e])
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._buffer = None  # a seeded reset starts a fresh world stream
+        if options:
+            raise ValueError(f"reset options: unknown key(s) {', '.join(sorted(options))}")
+        self._take_episode()
+        self._t = 0
+        return self._observe(), {}
+
+    def _observe(self) -> dict[str, Any]:
+        t, room = self._t, self._room
+        return {  # fresh arrays: gymnasium's users keep what they are given
+            "room": room,
+            "exits": self._exits[t % self._period][room].copy(),
+            "objects": self._occ_e[t, room].copy(),
+            "questions": self._questions[t].copy(),
+        }
+
+    def step(self, action: Any):
+        t = self._t
+        values = action.tolist() if isinstance(action, np.ndarray) else list(action)
+        n_q = self._n_q
+        if len(values) != n_q + 1:
+            raise ValueError(f"action: expected {n_q} answers and a move, got {len(values)} values")
+        truth = self._truth[t].tolist()
+        s = self.settings
+        hits = sum(1 for a, r in zip(values, truth) if a == r)
+        reward = hits * s.correct + (n_q - hits) * s.wrong if s.wrong or s.correct != 1 else float(hits)
+        if s.partial:
+            prev = self._previous[t].tolist()
+            partial = sum(1 for a, r, p in zip(values, truth, prev) if a != r and a == p and p >= 0)
+            reward += partial * (s.partial - s.wrong)
+        move = values[n_q]
+        if not 0 <= move < 5:
+            raise ValueError(f"action: the move must be 0..4 (north, east, south, west, stay), got {move}")
+        self._room = self._doors[t % self._period][self._room][move]
+        self._t = t = t + 1
+        return self._observe(), float(reward), t >= s.max_steps, False, {}
+
+    # -- the hidden state (tests, rendering) --------------------------------------------------------
+    @property
+    def t(self) -> int:
+        return self._t
+
+    @property
+    def agent_room(self) -> int:
+        return self._room
+
+    @property
+    def locations(self) -> np.ndarray:
+        """Every object's room now."""
+        return self._rooms[self._t].copy()
+
+    @property
+    def attached(self) -> np.ndarray:
+        """v2: the independent object (index among them) each dependent one is attached to, or -1."""
+        return self._attached[self._t].copy()
+
+    def closed_sides(self) -> list[int]:
+        """v3: 4 * room + direction of each side that is a wall now but a door in the base map."""
+        c = self.compiled
+        doors = c.doors[self._t % c.period, :, :4]
+        closed = (c.base_doors >= 0) & (doors == np.arange(c.n_rooms)[:, None])
+        return [int(i) for i in np.flatnonzero(closed)]
+
+    def decode_observation(self, obs: dict[str, Any]) -> dict[str, Any]:
+        return self.decoder.decode_observation(obs)
+
+    def encode_action(self, answers: list[str] | str, move: str) -> np.ndarray:
+        return self.decoder.encode_action(answers, move)
+
+    def decode_action(self, action: Any) -> tuple[list[str], str]:
+        return self.decoder.decode_action(action)
+
+    def render(self) -> Any:
+        from .render import render_ansi, render_rgb
+
+        if self.render_mode == "ansi":
+            return render_ansi(self.compiled, self._rooms[self._t], self._room, self._t)
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.compiled, self._rooms[self._t], self._room, self._t)
+        return None
