@@ -1,6 +1,6 @@
 """Draw the decision tasks (data/decision/) into docs/images/decision/<name>.png for
 docs/decision-tasks.md: the state graph of the choice tasks (the project's task pictures),
-Tolman's maze, the card sequence of the Iowa decks, the walks of the restless bandit, two games of the
+Tolman's maze, the cued T-maze, the card sequence of the Iowa decks, the walks of the restless bandit, two games of the
 horizon task and the payoffs of a
 depleting patch against the marginal value theorem's average rates.
 
@@ -34,6 +34,12 @@ def graph_pictures() -> None:
         draw_task(f"decision/{name}", store=":memory:").save(OUT / f"{name}.png", dpi=90)
     for size in ("micro", "small"):  # Tolman's maze, drawn as the grid family draws its maps
         draw_task(f"decision/grid/tolman/{size}", store=":memory:").save(OUT / f"tolman-{size}.png", dpi=70)
+
+
+def cued_maze() -> None:
+    """The cued T-maze's two trial types: the start's marker (orange: left pays; green: right pays)."""
+    for cue in ("left", "right"):
+        draw_task(f"decision/grid/cued_t_maze/{cue}", store=":memory:").save(OUT / f"cued-t-maze-{cue}.png", dpi=70)
 
 
 def iowa() -> None:
@@ -153,6 +159,7 @@ def foraging() -> None:
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     graph_pictures()
+    cued_maze()
     iowa()
     restless()
     horizon()

@@ -174,7 +174,8 @@ def criterion_checks(store: Any, name: str, make: Callable[..., Any]) -> list[An
 
 
 def draw_criterion(store: Any, name: str, path: str) -> None:
-    plot_bars(mean_and_error(criterion_measures(criterion_runs(store, name))), path, "trials / reversals",
+    plot_bars(mean_and_error(criterion_measures(criterion_runs(store, name))), path,
+              {"perseverative errors": "perseverative errors (trials)", "reversals": "reversals earned (per session)"},
               f"{name}: after each reversal, and reversals earned", ("perseverative errors", "reversals"))
 
 
@@ -416,8 +417,9 @@ def foraging_study(seeds: int, path: str | None, make: Callable[..., Any]) -> li
     short, long = (np.asarray(learnt[t]) for t in FORAGING_TRAVEL)
     if path is not None:
         table = {("Q-learner", f"travel {t}"): v for t, v in learnt.items()}
-        table.update({("marginal value theorem", f"travel {t}"): [float(optimum[t])] for t in FORAGING_TRAVEL})
-        plot_bars(mean_and_error(table), path, "harvests before leaving a patch", f"{FORAGING}: leaving times")
+        plot_bars(mean_and_error(table), path, "harvests before leaving a patch", f"{FORAGING}: leaving times",
+                  reference={f"travel {t}": float(optimum[t]) for t in FORAGING_TRAVEL},
+                  reference_label="marginal value theorem (optimum)")
     return [
         gap_check(make, f"harvests before leaving, travel {FORAGING_TRAVEL[1]} minus {FORAGING_TRAVEL[0]}", long, short,
                   f"longer travel, later leaving (the theorem: {optimum[FORAGING_TRAVEL[1]]} vs "
@@ -428,6 +430,50 @@ def foraging_study(seeds: int, path: str | None, make: Callable[..., Any]) -> li
              f"{optimum[FORAGING_TRAVEL[0]]} and {optimum[FORAGING_TRAVEL[1]]}",
              bool(abs(long.mean() - optimum[FORAGING_TRAVEL[1]]) <= 1.5
                   and abs(short.mean() - optimum[FORAGING_TRAVEL[0]]) <= 1.5)),
+    ]
+
+
+# -- the cued T-maze (a grid maze; a study: the agent's state is or is not given the cue) -------------------
+CUED_MAZE = "decision/grid/cued_t_maze"
+CUES = ("left", "right")
+
+
+def cued_maze_study(seeds: int, path: str | None, make: Callable[..., Any]) -> list[Any]:
+    """Q-learners (epsilon 0.1) run 300 episodes of the cued T-maze, the cued arm drawn at random
+    for each. One keeps the cue (its state is the cue and its cell: a Q table per cue), one sees
+    its cell alone (one table). Measured: the share of the last 100 episodes that end at the
+    cued arm's reward."""
+    from gym_bridge import GridEnv
+    from gym_bridge.agents import make_agent
+    from gym_bridge.episodes import play
+    from gym_bridge.views import index_sizes
+
+    envs = {cue: GridEnv(task=f"{CUED_MAZE}/{cue}", store=":memory:", episode_length=50) for cue in CUES}
+    n_states, n_actions = index_sizes(envs["left"])
+    found: dict[str, list[float]] = {"keeps the cue": [], "cell only": []}
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        cues = [CUES[i] for i in rng.integers(2, size=300)]
+        settings = dict(lr=0.2, gamma=0.95, epsilon=0.1)
+        per_cue = {cue: make_agent("q", n_states, n_actions, seed=seed, **settings) for cue in CUES}
+        blind = make_agent("q", n_states, n_actions, seed=seed, **settings)
+        for label, agent_of in (("keeps the cue", per_cue.__getitem__), ("cell only", lambda cue: blind)):
+            rewarded = []
+            for k, cue in enumerate(cues):  # the maze is deterministic: the env's seed changes nothing
+                (episode,) = play(envs[cue], agent_of(cue), 1, k)
+                rewarded.append(episode.reward > 0)
+            found[label].append(float(np.mean(rewarded[-100:])))
+    keeps, blind_share = (np.asarray(found[k]) for k in ("keeps the cue", "cell only"))
+    if path is not None:
+        plot_bars(mean_and_error({(label, "last 100 episodes"): v for label, v in found.items()}), path,
+                  "P(episode ends at the cued arm)", f"{CUED_MAZE}: Q-learners with and without the cue",
+                  (), (0, 1.05), 0.5)
+    return [
+        gap_check(make, "keeps the cue: cued arm, minus chance", keeps, np.full(2, 0.5),
+                  "a learner that keeps the cue goes to the cued arm"),
+        make("cell only: |cued arm - chance|", float(abs(blind_share.mean() - 0.5)),
+             f"a learner without the cue cannot tell the arms apart: {blind_share.mean():.2f} (within 0.1 of 0.5)",
+             bool(abs(blind_share.mean() - 0.5) < 0.1)),
     ]
 
 

@@ -441,6 +441,13 @@ REPRODUCTIONS.update(
             decision.draw_latent,
         ),
         Reproduction(
+            "bakker2002-cued-t-maze",
+            "cued T-maze: a learner that keeps the start's cue goes to the cued arm, one that sees its cell alone not",
+            "Bakker 2002, Adv Neural Inf Process Syst 14: 1475-1482",
+            study=decision.cued_maze_study,
+            seeds=6,
+        ),
+        Reproduction(
             "charnov1976-foraging",
             "patch foraging: learners leave a depleting patch later when travel takes longer (marginal value theorem)",
             "Charnov 1976, Theor Popul Biol 9(2): 129-136; Constantino & Daw 2015, CABN 15(4): 837-853",

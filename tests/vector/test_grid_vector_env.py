@@ -70,9 +70,12 @@ def test_every_copy_equals_the_single_env(template, kwargs):
         assert picked_keys > 0 and opened > 0  # the object path was exercised
 
 
-@pytest.mark.parametrize("task", ["decision/grid/tolman/micro", "decision/grid/tolman/small"])
+@pytest.mark.parametrize(
+    "task", ["decision/grid/tolman/micro", "decision/grid/tolman/small", "decision/grid/cued_t_maze/left"]
+)
 def test_every_copy_equals_the_single_env_in_the_decision_mazes(task):
-    """The mazes of data/decision/grids/ (Tolman's) step alike in both envs, random starts included."""
+    """The mazes of data/decision/grids/ (Tolman's, the cued T-maze) step alike in both envs, random starts
+    included."""
     kwargs = {"episode_length": 25, "time_penalty": 0.05}
     venv = GridVectorEnv(8, task=task, **kwargs)
     actions = np.random.default_rng(3).integers(0, venv.n_actions, (300, 8))
