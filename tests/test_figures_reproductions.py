@@ -71,27 +71,40 @@ def only_figure(saved: list[Figure], path: Path) -> Figure:
 
 
 def bars(figure: Figure) -> dict[tuple[str, str], tuple[float, float]]:
-    """(agent, group) -> (bar height, half the error bar), read from the bars' containers; the
-    group is the x tick label under the bar."""
-    (ax,) = figure.axes
-    ticks = {round(float(x)): t.get_text().replace("\n", "_") for x, t in zip(ax.get_xticks(), ax.get_xticklabels())}
+    """(agent, group) -> (bar height, half the error bar), read from the bars' containers of
+    every panel; the group is the x tick label under the bar."""
     out = {}
-    for container in ax.containers:
-        if not isinstance(container, BarContainer):
-            continue
-        agent = container.get_label().rsplit(" (n=", 1)[0]
-        segments = container.errorbar.lines[2][0].get_segments() if container.errorbar else []
-        for patch, segment in zip(container.patches, segments):
-            if np.isnan(patch.get_height()):
+    for ax in figure.axes:
+        ticks = {round(float(x)): t.get_text().replace("\n", "_")
+                 for x, t in zip(ax.get_xticks(), ax.get_xticklabels())}
+        for container in ax.containers:
+            if not isinstance(container, BarContainer):
                 continue
-            group = ticks[round(patch.get_x() + patch.get_width() / 2)]
-            assert patch.get_gid() == f"bar:{agent}"
-            out[agent, group] = (float(patch.get_height()), float(np.ptp(np.asarray(segment)[:, 1]) / 2))
+            agent = container.get_label().rsplit(" (n=", 1)[0]
+            segments = container.errorbar.lines[2][0].get_segments() if container.errorbar else []
+            for patch, segment in zip(container.patches, segments):
+                if np.isnan(patch.get_height()):
+                    continue
+                group = ticks[round(patch.get_x() + patch.get_width() / 2)]
+                assert patch.get_gid() == f"bar:{agent}" and (agent, group) not in out
+                out[agent, group] = (float(patch.get_height()), float(np.ptp(np.asarray(segment)[:, 1]) / 2))
     return out
 
 
 def legend(figure: Figure) -> list[str]:
-    return [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    """The entries of the figure's one legend (under its panel, or under all of them)."""
+    legends = [ax.get_legend() for ax in figure.axes if ax.get_legend()] + list(figure.legends)
+    assert len(legends) == 1
+    return [t.get_text() for t in legends[0].get_texts()]
+
+
+def chance_line(figure: Figure) -> float:
+    """The height of the dotted reference line (chance), named in the legend."""
+    (line,) = [line for line in figure.axes[0].lines if line.get_gid() == "reference"]
+    assert line.get_linestyle() == ":" and len(set(line.get_ydata())) == 1
+    level = float(line.get_ydata()[0])
+    assert legend(figure)[-1] == f"chance ({level:g})"
+    return level
 
 
 def mean_se(*values: float) -> tuple[float, float]:
@@ -145,7 +158,11 @@ def test_criterion_bars_are_errors_and_reversals_replayed_from_the_choices(saved
     figure = only_figure(saved, path)
     assert_bars(figure, {("Q lr=0.2", "perseverative errors"): mean_se(0, 2),
                          ("Q lr=0.2", "reversals"): mean_se(2, 1)})
-    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["perseverative errors", "reversals"]
+    # two measures in different units: a panel each, on its own scale and with its own label
+    assert [[t.get_text() for t in ax.get_xticklabels()] for ax in figure.axes] == [["perseverative errors"],
+                                                                                   ["reversals"]]
+    assert [ax.get_ylabel() for ax in figure.axes] == ["perseverative errors (trials)",
+                                                       "reversals earned (per session)"]
     assert legend(figure) == ["Q lr=0.2 (n=2)"]
 
 
@@ -169,7 +186,7 @@ def test_selection_bars_are_training_accuracy_and_test_choices(saved, tmp_path):
     assert [t.get_text() for t in ax.get_xticklabels()] == [
         "training AB", "training CD", "training EF", "choose A", "avoid B"]
     assert ax.get_ylabel() == "P(better choice)" and ax.get_ylim()[1] == 1.05
-    assert [list(line.get_ydata()) for line in ax.lines if line.get_linestyle() == ":"] == [[0.5, 0.5]]  # chance
+    assert chance_line(figure) == 0.5 and legend(figure) == ["Q (n=2)", "chance (0.5)"]
 
 
 def test_iowa_bars_are_the_share_of_good_decks_per_block(saved, tmp_path):
@@ -186,7 +203,7 @@ def test_iowa_bars_are_the_share_of_good_decks_per_block(saved, tmp_path):
     assert_bars(figure, {("Q", "trials 1-20"): mean_se(0.25, 0.8), ("Q", "trials 21-40"): mean_se(0.8, 0.8),
                          ("random", "trials 1-20"): (0.25, 0.0), ("random", "trials 21-40"): (0.25, 0.0)})
     assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["trials 1-20", "trials 21-40"]
-    assert legend(figure) == ["Q (n=2)", "random (n=1)"]
+    assert legend(figure) == ["Q (n=2)", "random (n=1)", "chance (0.5)"] and chance_line(figure) == 0.5
     assert figure.axes[0].get_ylabel() == "P(deck C or D)"
 
 
@@ -221,6 +238,7 @@ def test_horizon_bars_are_the_less_known_arm_in_unequal_games(saved, tmp_path):
     assert_bars(figure, {("info bonus", "horizon 1"): mean_se(0.0, 0.5),
                          ("info bonus", "horizon 6"): mean_se(1.0, 0.5)})
     assert store.asked == [{"uid": experiment_uid(NAME), "step": decision.FORCED_CHOICES}]
+    assert legend(figure) == ["info bonus (n=2)", "chance (0.5)"]
 
 
 def episode(label: str, run: int, phase_index: int, phase: str, index: int, length: float = 0.0,
@@ -251,14 +269,20 @@ def test_foraging_bars_are_the_learnt_and_the_optimal_leaving_times(saved, tmp_p
     short, long = decision.FORAGING_TRAVEL
     import tasks
 
-    for travel in (short, long):
-        graph = tasks.build(f"{decision.FORAGING}?travel={travel}")
-        optimum = decision.mvt_harvests(decision.harvest_rewards(graph), travel)
-        assert got["marginal value theorem", f"travel {travel}"] == (optimum, 0.0)
+    assert sorted(got) == [("Q-learner", f"travel {short}"), ("Q-learner", f"travel {long}")]
     learnt = (got["Q-learner", f"travel {short}"][0], got["Q-learner", f"travel {long}"][0])
     assert f"learnt {learnt[0]:.1f} and {learnt[1]:.1f} harvests" in checks[1].finding  # the numbers the checks read
     assert checks[0].measured == pytest.approx(learnt[1] - learnt[0], abs=1e-3)
-    assert legend(figure) == ["Q-learner (n=1)", "marginal value theorem (n=1)"]
+    # the theorem's optimum is a mark across its group, not a bar of one "run" with a standard error
+    (marks,) = [c for c in figure.axes[0].collections if c.get_gid() == "reference"]
+    heights = [float(segment[0][1]) for segment in marks.get_segments()]
+    centres = [float(np.mean(np.asarray(segment)[:, 0])) for segment in marks.get_segments()]
+    optima = []
+    for travel in (short, long):
+        graph = tasks.build(f"{decision.FORAGING}?travel={travel}")
+        optima.append(decision.mvt_harvests(decision.harvest_rewards(graph), travel))
+    assert heights == optima and centres == pytest.approx([0.0, 1.0])
+    assert legend(figure) == ["Q-learner (n=1)", "marginal value theorem (optimum)"]
 
 
 # -- reproductions of spec experiments ---------------------------------------------------------
@@ -314,8 +338,8 @@ def test_stay_bars_are_the_runs_stay_probabilities_in_daws_order(saved, tmp_path
     assert_bars(figure, {key: mean_se(*values) for key, values in stay.items()})
     ax = figure.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == [c.replace("_", "\n") for c in figures.STAY_ORDER]
-    assert ax.get_ylabel() == "P(repeat first choice)"
-    assert legend(figure) == ["hybrid w=0.0 (n=2)", "hybrid w=1.0 (n=2)"]
+    assert ax.get_ylabel() == "P(repeat first choice)" and chance_line(figure) == 0.5
+    assert legend(figure) == ["hybrid w=0.0 (n=2)", "hybrid w=1.0 (n=2)", "chance (0.5)"]
 
 
 def test_revaluation_bars_are_the_runs_scores_in_the_specs_order(saved, tmp_path, monkeypatch):
@@ -338,8 +362,7 @@ def test_choice_bars_are_the_test_phases_choice_rates(saved, tmp_path, monkeypat
     assert figures.plot_experiment(None, NAME, str(path), kind="choices") == "choices"
     figure = only_figure(saved, path)
     assert_bars(figure, {key: mean_se(*values) for key, values in choices.items()})
-    chance = [line for line in figure.axes[0].lines if line.get_linestyle() == ":"]
-    assert [list(line.get_ydata()) for line in chance] == [[0.5, 0.5]]  # two actions: chance is 1/2
+    assert chance_line(figure) == 0.5  # two actions: chance is 1/2
 
 
 def test_every_drawn_reproduction_is_covered_here():

@@ -5,6 +5,7 @@ back what it plots); each `plot_*` function saves it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -139,16 +140,22 @@ def coinciding(curves_by_label: dict[str, np.ndarray], tolerance: float = 0.005)
     return [g for g in groups if len(g) > 1]
 
 
-def _legend_below(ax: Any, columns: int, offset: float, spread: str, smooth: int = 1) -> None:
-    """The agents' legend under the axes, saying what the lines (bars) and their spread are."""
+def _legend_title(spread: str, smooth: int = 1) -> str:
     what = f"mean over runs of each run's mean of its last {smooth} episodes" if smooth > 1 else "mean over runs"
+    return f"{what}, {spread}: one standard error across runs"
+
+
+def _legend_below(ax: Any, columns: int, offset: float, spread: str, smooth: int = 1,
+                  handles: tuple[list[Any], list[str]] | None = None) -> None:
+    """The agents' legend under the axes, saying what the lines (bars) and their spread are."""
     legend = ax.legend(
+        *(handles or ax.get_legend_handles_labels()),
         fontsize=8,
         loc="upper center",
         bbox_to_anchor=(0.5, offset),
         ncol=columns,
         frameon=False,
-        title=f"{what}, {spread}: one standard error across runs",
+        title=_legend_title(spread, smooth),
         title_fontsize=8,
     )
     legend.set_gid("legend")
@@ -259,43 +266,120 @@ def mean_and_error(values: dict[tuple[str, str], list[float]]) -> dict[tuple[str
 
 def bars_figure(
     table: dict[tuple[str, str], tuple[float, float, int]],
-    ylabel: str,
+    ylabel: str | Mapping[str, str],
     title: str = "",
     group_order: tuple[str, ...] = (),
     ylim: tuple[float, float] | None = None,
-    reference: float | None = None,
+    reference: float | Mapping[str, float] | None = None,
+    reference_label: str = "chance",
 ) -> Any:
     """The figure `plot_bars` saves: one group per x category, one bar per agent (colour and,
     with three or more agents, hatching differ), each the mean over runs with one standard
     error; a bar of height 0 shows as a line at 0 with a '0' above it.
 
+    Parameters
+    ----------
+    table : dict
+        (agent, group) -> (mean, standard error, runs), as `mean_and_error` gives it.
+    ylabel : str or mapping
+        The y axis's label; a mapping group -> label draws one panel per group, each on its own
+        scale (for measures in different units).
+    title : str
+        Above the bars.
+    group_order : tuple of str
+        These groups first, in this order; the others after them, sorted.
+    ylim : (float, float), optional
+        The y axis's range.
+    reference : float or mapping, optional
+        A dotted line across the panel at this value (e.g. chance), or per group a dashed mark
+        across the group's bars (e.g. a theorem's optimum); named in the legend.
+    reference_label : str
+        What the reference is, in the legend ('chance (0.5)').
+
     Returns
     -------
     matplotlib.figure.Figure
-        The bars (gid 'bar:AGENT'), their zero labels (gid 'zero-label') and the legend.
+        The bars (gid 'bar:AGENT'), their zero labels (gid 'zero-label'), the reference (gid
+        'reference') and the legend.
 
     Examples
     --------
     >>> from graphtasks.experiments.figures import bars_figure
-    >>> figure = bars_figure({("q", "a"): (0.0, 0.0, 3), ("q", "b"): (0.5, 0.1, 3)}, "P(stay)")
+    >>> figure = bars_figure({("q", "a"): (0.0, 0.0, 3), ("q", "b"): (0.5, 0.1, 3)}, "P(stay)", reference=0.5)
     >>> [t.get_text() for t in figure.axes[0].texts]
     ['0']
+    >>> [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    ['q (n=3)', 'chance (0.5)']
     """
     plt = require_matplotlib()
-    import matplotlib.colors as mcolors
 
     agents = sorted({a for a, _ in table})
     groups = [g for g in group_order if any(k[1] == g for k in table)] + sorted(
         {g for _, g in table} - set(group_order)
     )
+    split = isinstance(ylabel, Mapping)
+    panels = [[g] for g in groups] if split else [groups]
     width = 0.8 / len(agents)
-    width_inches = max(6.4, 1.3 * len(groups) * max(1, len(agents) / 2))
-    fig, ax = plt.subplots(figsize=(width_inches, 4.6))
+    per_group = 1.3 * max(1, len(agents) / 2)
+    width_inches = max(6.4, (len(groups) * max(per_group, 2.6) + 0.8 * len(groups)) if split
+                       else 1.3 * len(groups) * max(1, len(agents) / 2))
+    fig, axes = plt.subplots(1, len(panels), figsize=(width_inches, 4.6), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        _bars_on(ax, table, agents, panel, width)
+        if isinstance(reference, Mapping):
+            marks = [(j, float(reference[g])) for j, g in enumerate(panel) if g in reference]
+            if marks:
+                at = np.array([j for j, _ in marks], dtype=float)
+                ax.hlines([v for _, v in marks], at - 0.44, at + 0.44, colors="0.1", linestyles="--", linewidth=1.8,
+                          label=reference_label, gid="reference", zorder=3)
+        elif reference is not None:
+            ax.axhline(reference, color="0.4", linestyle=":", linewidth=1, label=f"{reference_label} ({reference:g})",
+                       gid="reference")
+        ax.axhline(0.0, color="0.2", linewidth=0.8)
+        ax.set_xticks(np.arange(len(panel)), [g.replace("_", "\n") for g in panel])
+        ax.set_xlim(-0.5, len(panel) - 0.5)
+        ax.set_ylabel(ylabel[panel[0]] if isinstance(ylabel, Mapping) else ylabel)
+        if ylim:  # a little room below 0, so a zero bar's line is not hidden by the axis
+            ax.set_ylim(ylim[0] - 0.02 * (ylim[1] - ylim[0]) if ylim[0] == 0 else ylim[0], ylim[1])
+        ax.grid(axis="y", alpha=0.25)
+    found: dict[str, Any] = {}
+    for ax in axes[0]:  # every panel has the agents' bars; a per-group reference may be in some only
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            found.setdefault(label, handle)
+    handles, labels = list(found.values()), list(found)
+    order = sorted(range(len(labels)), key=lambda k: labels[k] not in _agent_labels(table, agents))  # agents first
+    entries = ([handles[k] for k in order], [labels[k] for k in order])
+    fits = max(1, min(4, int(width_inches / 1.9)))  # legend entries side by side in the figure's width
+    columns = -(-len(labels) // -(-len(labels) // fits))  # rows as full as each other: 3 + 2, not 4 + 1
+    if split:
+        legend = fig.legend(*entries, fontsize=8, loc="lower center", ncol=columns, frameon=False,
+                            title=_legend_title("bars"), title_fontsize=8)
+        legend.set_gid("legend")
+        if title:
+            fig.suptitle(title, fontsize=10)
+        fig.tight_layout(rect=(0, 0.06 + 0.045 * -(-len(labels) // columns), 1, 1))
+    else:
+        _legend_below(axes[0][0], columns, -0.14, "bars", handles=entries)
+        if title:
+            axes[0][0].set_title(title, fontsize=10)
+        fig.tight_layout()
+    return fig
+
+
+def _agent_labels(table: dict[tuple[str, str], tuple[float, float, int]], agents: list[str]) -> set[str]:
+    return {f"{agent} (n={max(n for (a, _), (_, _, n) in table.items() if a == agent)})" for agent in agents}
+
+
+def _bars_on(ax: Any, table: dict[tuple[str, str], tuple[float, float, int]], agents: list[str], groups: list[str],
+             width: float) -> None:
+    """One bar per agent in each group, with its error bar; a zero bar labelled '0'."""
+    import matplotlib.colors as mcolors
+
     for i, agent in enumerate(agents):
         x = np.arange(len(groups)) + (i - (len(agents) - 1) / 2) * width
         means = [table.get((agent, g), (np.nan, 0.0, 0))[0] for g in groups]
         errors = [table.get((agent, g), (np.nan, 0.0, 0))[1] for g in groups]
-        runs = max(table.get((agent, g), (0, 0, 0))[2] for g in groups)
+        runs = max(n for (a, _), (_, _, n) in table.items() if a == agent)
         colour = COLOURS[i % len(COLOURS)]
         edge = tuple(0.55 * c for c in mcolors.to_rgb(colour))  # darker: the hatching and a zero bar's line show
         bars = ax.bar(x, means, width * 0.92, yerr=errors, capsize=3, label=f"{agent} (n={runs})", color=colour,
@@ -307,35 +391,23 @@ def bars_figure(
             if np.isfinite(mean) and abs(mean) < 1e-12:  # the edge draws it as a line; say it is 0
                 ax.annotate("0", (xi, 0.0), xytext=(0, 3), textcoords="offset points", ha="center", va="bottom",
                             fontsize=8, color=colour, gid="zero-label")
-    if reference is not None:
-        ax.axhline(reference, color="0.4", linestyle=":", linewidth=1)
-    ax.axhline(0.0, color="0.2", linewidth=0.8)
-    ax.set_xticks(np.arange(len(groups)), [g.replace("_", "\n") for g in groups])
-    ax.set_ylabel(ylabel)
-    if ylim:  # a little room below 0, so a zero bar's line is not hidden by the axis
-        ax.set_ylim(ylim[0] - 0.02 * (ylim[1] - ylim[0]) if ylim[0] == 0 else ylim[0], ylim[1])
-    ax.grid(axis="y", alpha=0.25)
-    _legend_below(ax, max(1, min(4, len(agents), int(width_inches / 2.4))), -0.14, "bars")
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return fig
 
 
 def plot_bars(
     table: dict[tuple[str, str], tuple[float, float, int]],
     path: str | BinaryIO,
-    ylabel: str,
+    ylabel: str | Mapping[str, str],
     title: str = "",
     group_order: tuple[str, ...] = (),
     ylim: tuple[float, float] | None = None,
-    reference: float | None = None,
+    reference: float | Mapping[str, float] | None = None,
+    reference_label: str = "chance",
 ) -> None:
     """Grouped bars: one group per x category (a stay condition, a revaluation condition), one
     bar per agent, each the mean over runs with one standard error; `reference` draws a line
     (see `bars_figure`)."""
     plt = require_matplotlib()
-    fig = bars_figure(table, ylabel, title, group_order, ylim, reference)
+    fig = bars_figure(table, ylabel, title, group_order, ylim, reference, reference_label)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
