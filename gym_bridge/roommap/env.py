@@ -30,11 +30,36 @@ from graphstore import GraphStore, TaskGraph
 from tasks.roommap import DEFAULTS
 from tasks.roommap.schema import DIRECTIONS, MOVES
 
-from ..params import check_positive_int
-from .compiled import CompiledRoomMap, load_room_map
+from ..loading import load_task_graph
+from ..params import (
+    RenderModes,
+    check_bool,
+    check_number,
+    check_positive_int,
+    check_probability,
+    check_render_mode,
+    check_store,
+    check_type,
+    named,
+)
+from .compiled import CompiledRoomMap, compile_room_map
 from .world import Episodes, episode_v3, episodes_v2
 
 DEFAULT_TASK = f"room/v2/{DEFAULTS[2]}"
+
+
+def load_checked(task: Any, store: Any) -> CompiledRoomMap:
+    """The compiled map `task` names, every error naming `task` or `store`."""
+    if isinstance(task, CompiledRoomMap):
+        return task
+    check_type("task", task, (str, TaskGraph), "a Room map task id such as 'room/v2/s', or a TaskGraph")
+    check_store(store)
+    with named("task"):
+        graph = load_task_graph(task, store)
+        if graph.family not in ("room-v2", "room-v3"):
+            raise ValueError(f"task: {graph.task_id!r} is a {graph.family!r} task, not a Room map (room/v2/..., "
+                             "room/v3/...)")
+        return compile_room_map(graph)
 
 
 class RoomMapSettings:
@@ -49,14 +74,19 @@ class RoomMapSettings:
             questions_per_step = 1
         self.n_questions = check_positive_int("questions_per_step", 10 if questions_per_step is None
                                               else questions_per_step)
-        if not 0.0 <= float(question_prob) <= 1.0:
-            raise ValueError(f"question_prob: expected a probability, got {question_prob!r}")
-        self.question_prob = float(question_prob)
+        self.question_prob = check_probability("question_prob", question_prob)
         if isinstance(rewards, dict):
+            unknown = sorted(set(rewards) - {"correct", "wrong", "partial"})
+            if unknown:
+                raise ValueError(f"rewards: unknown key(s) {', '.join(map(str, unknown))}; "
+                                 "keys: correct, wrong, partial")
             rewards = (rewards.get("correct", 1), rewards.get("wrong", 0), rewards.get("partial", 0))
-        correct, wrong, partial = (float(r) for r in rewards)
+        if not isinstance(rewards, (tuple, list)) or len(rewards) != 3:
+            raise ValueError(f"rewards: expected {{'correct': 1, 'wrong': 0, 'partial': 0}} or three numbers, "
+                             f"got {rewards!r}")
+        correct, wrong, partial = (check_number("rewards", r) for r in rewards)
         self.correct, self.wrong, self.partial = correct, wrong, partial
-        self.static = bool(make_everything_static)
+        self.static = check_bool("make_everything_static", make_everything_static)
 
 
 def room_map_spaces(c: CompiledRoomMap, n_questions: int) -> tuple[spaces.Dict, spaces.MultiDiscrete]:
@@ -143,7 +173,7 @@ class RoomMapEnv(gym.Env):
         v2: episodes of the world drawn at once (the world does not depend on the agent).
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
 
     def __init__(
         self,
@@ -157,11 +187,9 @@ class RoomMapEnv(gym.Env):
         episodes_ahead: int = 32,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            modes = self.metadata["render_modes"]
-            raise ValueError(f"render_mode: expected one of {modes} or None, got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
-        self.compiled = c = load_room_map(task, store)
+        self.compiled = c = load_checked(task, store)
         self.task_id = c.task_id
         self.settings = s = RoomMapSettings(c, max_steps, questions_per_step, question_prob, rewards,
                                             make_everything_static)

@@ -21,8 +21,8 @@ from gymnasium.vector.utils import batch_space
 from graphstore import GraphStore, TaskGraph
 
 from ..vector.base import BatchedVectorEnv, tighter_limit
-from .compiled import CompiledRoomMap, load_room_map
-from .env import DEFAULT_TASK, Decoder, RoomMapSettings, make_episodes, room_map_spaces
+from .compiled import CompiledRoomMap
+from .env import DEFAULT_TASK, Decoder, RoomMapSettings, load_checked, make_episodes, room_map_spaces
 
 
 class RoomMapVectorEnv(BatchedVectorEnv):
@@ -51,7 +51,7 @@ class RoomMapVectorEnv(BatchedVectorEnv):
         unknown = sorted(set(ignored) - {"episodes_ahead"})  # the single env's buffer size means nothing here
         if unknown:
             raise TypeError(f"RoomMapVectorEnv: unknown setting(s) {', '.join(unknown)}")
-        self.compiled = c = load_room_map(task, store)
+        self.compiled = c = load_checked(task, store)
         self.settings = s = RoomMapSettings(c, max_steps, questions_per_step, question_prob, rewards,
                                             make_everything_static)
         observation, action = room_map_spaces(c, s.n_questions)
