@@ -253,12 +253,16 @@ def test_latent_learning_bars_are_test_steps_per_condition(saved, tmp_path, monk
                                     (2, "naive", (30, 40)), (3, "naive", (20, 20))):
         rows += [episode("SR", run, 1, "test", i, length, condition=condition) for i, length in enumerate(lengths)]
     monkeypatch.setattr(records, "recorded_episodes", lambda store, name: rows)
+    store = Answers({decision.TEST_LIMIT_QUERY: [(100,)]})
     path = tmp_path / "latent.png"
-    decision.draw_latent(None, NAME, str(path))
+    decision.draw_latent(store, NAME, str(path))
     figure = only_figure(saved, path)
     assert_bars(figure, {("SR", "pre-exposed"): mean_se(11, 8), ("SR", "naive"): mean_se(35, 20)})
     assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["pre-exposed", "naive"]
     assert figure.axes[0].get_ylabel() == "steps from the start to the goal (test, greedy)"
+    # a bar at the episode limit is a learner that never reached the goal: the limit is drawn and named
+    (limit,) = [line for line in figure.axes[0].lines if line.get_gid() == "reference"]
+    assert set(limit.get_ydata()) == {100} and legend(figure) == ["SR (n=2)", "episode limit: goal not reached (100)"]
 
 
 def test_foraging_bars_are_the_learnt_and_the_optimal_leaving_times(saved, tmp_path):

@@ -506,6 +506,15 @@ def latent_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any]:
     return checks
 
 
+TEST_LIMIT_QUERY = (
+    "MATCH (p:Phase) WHERE p.task = $uid AND p.name = 'test' AND p.max_steps IS NOT NULL RETURN DISTINCT p.max_steps"
+)
+
+
 def draw_latent(store: Any, name: str, path: str) -> None:
+    """Bars of the test's steps to the goal, and the episode limit: a bar at the limit is a learner
+    that did not reach the goal, not one that took that many steps to it."""
+    limits = [int(row[0]) for row in store.cypher(TEST_LIMIT_QUERY, {"uid": experiment_uid(name)}).rows]
     plot_bars(mean_and_error(test_steps(store, name)), path, "steps from the start to the goal (test, greedy)",
-              f"{name}: after exploring the maze without reward, or not", ("pre-exposed", "naive"))
+              f"{name}: after exploring the maze without reward, or not", ("pre-exposed", "naive"),
+              reference=max(limits) if limits else None, reference_label="episode limit: goal not reached")
