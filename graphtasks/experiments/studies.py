@@ -34,6 +34,10 @@ def random_walk_sr(env: Any, n_states: int, n_actions: int, episodes: int, seed:
     return agent.M.mean(axis=0)
 
 
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
 def _save(fig: Any, path: str | None) -> None:
     plt = require_matplotlib()
     if path:
@@ -64,7 +68,7 @@ def dabney2020(seeds: int, path: str | None, make_check: Callable[..., Check]) -
         ax.plot(tau, classical, "s--", label="classical TD (equal rates)")
         ax.set_xlabel("cell optimism  tau = lr+ / (lr+ + lr-)")
         ax.set_ylabel("cell's value of the cue")
-        ax.set_title(f"Dabney et al. 2020: cells' values after learning (mean of {seeds} runs)", fontsize=10)
+        ax.set_title(f"Dabney et al. 2020: cells' values after learning (mean of {_runs(seeds)})", fontsize=10)
         ax.grid(alpha=0.25)
         ax.legend(frameon=False)
         fig.tight_layout()
@@ -108,10 +112,12 @@ def schapiro2013(seeds: int, path: str | None, make_check: Callable[..., Check])
                 ax.axhline(edge, color="white", linewidth=0.8)
                 ax.axvline(edge, color="white", linewidth=0.8)
             ax.set_title(title, fontsize=10)
-            ax.set_xlabel("state")
+            ax.set_xticks(range(0, len(matrix), 2))  # states are whole numbers
+            ax.set_yticks(range(0, len(matrix), 2))
+            ax.set_xlabel("state (communities 0-4, 5-9, 10-14)")
             ax.set_ylabel("state")
         fig.colorbar(image, ax=axes, shrink=0.8, label="correlation of representations")
-        fig.suptitle(f"Schapiro et al. 2013: community structure (neighborhood graph, {seeds} runs)", fontsize=10)
+        fig.suptitle(f"Schapiro et al. 2013: community structure (neighborhood graph, {_runs(seeds)})", fontsize=10)
         _save(fig, path)
     mean_gap = float(np.mean(per_seed))
     return [
@@ -251,7 +257,7 @@ def eldar2016(seeds: int, path: str | None, make_check: Callable[..., Check]) ->
             ax.set_xlabel("episode")
             ax.set_title(label, fontsize=10)
             ax.grid(alpha=0.25)
-        axes[0].set_ylabel(f"mood (mean of {seeds} runs, trailing mean of {window} episodes)")
+        axes[0].set_ylabel(f"mood (mean of {_runs(seeds)}, trailing mean of {window} episodes)")
         fig.suptitle("Eldar et al. 2016: mood follows prediction errors", fontsize=10)
         fig.tight_layout()
         _save(fig, path)
