@@ -89,7 +89,13 @@ def knowledge_providers() -> list[KnowledgeProvider]:
         _entry_points_loaded = True
         for entry in entry_points(group=ENTRY_POINT_GROUP):
             if entry.name not in _PROVIDERS:
-                register_knowledge_provider(entry.load())
+                try:
+                    provider = entry.load()
+                except ImportError as exc:
+                    raise GraphStoreError(
+                        f"knowledge provider {entry.name!r} ({entry.value}) cannot be imported: {exc}"
+                    ) from exc
+                register_knowledge_provider(provider)
     return list(_PROVIDERS.values())
 
 
