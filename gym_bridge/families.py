@@ -27,9 +27,10 @@ from .graph.family import GRAPH
 from .grid.family import GRID
 from .poge.family import POGE
 from .room.family import ROOM
+from .room.v1_family import ROOM_V1
 from .roommap.family import ROOM_MAP
 
-BUILT_IN: tuple[Family, ...] = (GRAPH, GRID, POGE, ROOM, ROOM_MAP)
+BUILT_IN: tuple[Family, ...] = (GRAPH, GRID, POGE, ROOM, ROOM_MAP, ROOM_V1)
 ENTRY_POINT_GROUP = "graphtasks.families"
 
 _FAMILIES: dict[str, Family] = {}

@@ -1,0 +1,40 @@
+"""The Room task's version 1 (room-env's RoomEnv-v1) as `graphtasks/Room-v1`: the single env,
+the vector env, and the tabular agents' view (the state is the question asked)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from graphstore import TaskGraph
+from tasks.room.v1_family import ROOM_V1 as ROOM_V1_TASKS
+
+from ..family import Family, GymId
+from ..starts import NoStarts
+from .v1_env import DEFAULT_TASK, CompiledRoomV1, load_room_v1
+
+
+def make_env(task: str | TaskGraph, store: Any = None, **kwargs: Any) -> gym.Env:
+    from .v1_env import RoomV1Env
+
+    return RoomV1Env(task=task, store=store, **kwargs)
+
+
+def gym_ids() -> list[GymId]:
+    """Room-v1 on room-env's default size (l); `task=` picks another (room/v1/xxs ... room/v1/l)."""
+    return [GymId("graphtasks/Room-v1", {"task": DEFAULT_TASK})]
+
+
+ROOM_V1 = Family(
+    tasks=ROOM_V1_TASKS,
+    env="gym_bridge.room.v1_env:RoomV1Env",
+    vector_env="gym_bridge.room.v1_env:make_room_v1_vector_env",
+    make_env=make_env,
+    episode_length="episode_length",
+    gym_ids=gym_ids,
+    compiled=CompiledRoomV1,
+    load=load_room_v1,
+    starts=NoStarts(),
+    docs="docs/room.md",
+)
