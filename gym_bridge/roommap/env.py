@@ -107,7 +107,7 @@ def make_episodes(c: CompiledRoomMap, s: RoomMapSettings, rng: Any, count: int) 
             return one
         return Episodes(*(np.repeat(a, count, axis=0) for a in (one.rooms, one.attached, one.questions,
                                                                   one.truth, one.previous, one.agent)))
-    return episodes_v2(c, rng, count, s.max_steps, s.n_questions, s.question_prob, s.static)
+    return episodes_v2(c, rng, count, s.max_steps, s.n_questions, s.question_prob, s.static, previous=bool(s.partial))
 
 
 def occupancy(c: CompiledRoomMap, rooms: np.ndarray) -> np.ndarray:
@@ -263,6 +263,11 @@ class RoomMapEnv(gym.Env):
         self._room = self._doors[t % self._period][self._room][move]
         self._t = t = t + 1
         return self._observe(), float(reward), t >= s.max_steps, False, {}
+
+    @property
+    def max_steps(self) -> int:
+        """Steps per episode: the env's own episode length."""
+        return self.settings.max_steps
 
     # -- the hidden state (tests, rendering) --------------------------------------------------------
     @property

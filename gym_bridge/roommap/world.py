@@ -12,9 +12,10 @@ its initial distribution and each dependent object attaches (below). Each step, 
 every independent object draws north / east / south / west / stay from its distribution in
 its room (a wall keeps it in place) and takes the dependent objects attached to it along;
 all attachments are dropped; then each dependent object, for each independent object in
-its room that it can attach to, attaches with that probability, and if several accept it
-picks one of them uniformly. Questions: `n_questions` objects drawn with replacement by
-their question weights; each is dropped (no question) with probability 1 - question_prob.
+its room that it can attach to, accepts it with that probability, and if several accept it
+picks one of them uniformly (`attach_keys`: one uniform per pair decides both). Questions:
+`n_questions` objects drawn with replacement by their question weights; each is dropped (no
+question) with probability 1 - question_prob.
 
 v3's rules (RoomEnv3): walls are on at step t where their pattern[t % len] is 1; each step
 every moving object takes the first direction of its preference list that is open at t
@@ -54,14 +55,24 @@ def _sample_rows(cum: np.ndarray, u: np.ndarray) -> np.ndarray:
     return (u[:, :, None] >= cum[None, :, :-1]).sum(axis=2)
 
 
-def _attach(c: CompiledRoomMap, ind_rooms: np.ndarray, dep_rooms: np.ndarray, u: np.ndarray,
-            pick: np.ndarray) -> np.ndarray:
-    """Which independent object each dependent one attaches to (-1: none); u (E, D, I), pick (E, D)."""
-    accept = (dep_rooms[:, :, None] == ind_rooms[:, None, :]) & (u < c.attach_p[None])
-    count = accept.sum(axis=2)
-    which = np.floor(pick * count).astype(np.int64)  # the which-th accepting one, in order
-    chosen = (np.cumsum(accept, axis=2) <= which[:, :, None]).sum(axis=2)
-    return np.where(count > 0, chosen, -1)
+def attach_keys(c: CompiledRoomMap, u: np.ndarray) -> np.ndarray:
+    """u / p for uniforms u (..., D, I): below 1 where the dependent object accepts the independent
+    one (u < p); 2 where it never attaches (p = 0).
+
+    Given acceptance, u / p is uniform on [0, 1) and independent across the accepting objects,
+    so the accepting one with the smallest key is a uniform choice among them, as room-env's
+    `random.choice` of the accepting objects is: one draw per pair does both.
+    """
+    p = c.attach_p
+    scale = np.where(p > 0, 1.0 / np.where(p > 0, p, 1.0), 0.0)
+    return u * scale + np.where(p > 0, 0.0, 2.0)
+
+
+def _attach(ind_rooms: np.ndarray, dep_rooms: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Which independent object each dependent one attaches to (-1: none); keys (E, D, I) from `attach_keys`."""
+    keys = np.where(dep_rooms[:, :, None] == ind_rooms[:, None, :], keys, 2.0)
+    chosen = keys.argmin(axis=2)
+    return np.where(np.take_along_axis(keys, chosen[:, :, None], axis=2)[:, :, 0] < 1.0, chosen, -1)
 
 
 def _questions(c: CompiledRoomMap, rng: Any, e: int, t: int, n_questions: int, question_prob: float) -> np.ndarray:
@@ -72,20 +83,24 @@ def _questions(c: CompiledRoomMap, rng: Any, e: int, t: int, n_questions: int, q
     return asked.reshape(e, t, n_questions)
 
 
-def _truth(rooms: np.ndarray, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The asked objects' rooms and previous rooms (-1 for no question / no previous room)."""
+def _truth(rooms: np.ndarray, questions: np.ndarray, previous_too: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The asked objects' rooms and previous rooms (-1 for no question / no previous room; the
+    previous rooms only with `previous_too`, for a partial reward: else all -1)."""
     e, t1, n_obj = rooms.shape
+    padded = np.concatenate([rooms, np.full((e, t1, 1), -1, dtype=rooms.dtype)], axis=2)
+    truth = np.take_along_axis(padded, questions, axis=2)
+    if not previous_too:
+        return truth, np.full_like(truth, -1)
     previous = np.full_like(rooms, -1)
     for t in range(1, t1):
         moved = rooms[:, t] != rooms[:, t - 1]
         previous[:, t] = np.where(moved, rooms[:, t - 1], previous[:, t - 1])
-    padded = np.concatenate([rooms, np.full((e, t1, 1), -1, dtype=rooms.dtype)], axis=2)
     padded_prev = np.concatenate([previous, np.full((e, t1, 1), -1, dtype=rooms.dtype)], axis=2)
-    return np.take_along_axis(padded, questions, axis=2), np.take_along_axis(padded_prev, questions, axis=2)
+    return truth, np.take_along_axis(padded_prev, questions, axis=2)
 
 
 def episodes_v2(c: CompiledRoomMap, rng: Any, e: int, steps: int, n_questions: int = 10,
-                question_prob: float = 1.0, static: bool = False) -> Episodes:
+                question_prob: float = 1.0, static: bool = False, previous: bool = True) -> Episodes:
     """E independent v2 episodes of `steps` steps (see the module docstring)."""
     n_obj, n_ind, n_dep = c.n_objects, len(c.independent), len(c.dependent)
     start_cum = np.cumsum(c.start, axis=1)
@@ -95,33 +110,32 @@ def episodes_v2(c: CompiledRoomMap, rng: Any, e: int, steps: int, n_questions: i
     attached = np.full((e, steps + 1, n_dep), -1, dtype=np.int64)
     ind, dep = c.independent, c.dependent
     if n_dep and n_ind:
-        attached[:, 0] = _attach(c, rooms[:, 0, ind], rooms[:, 0, dep], rng.random((e, n_dep, n_ind)),
-                                 rng.random((e, n_dep)))
+        attached[:, 0] = _attach(rooms[:, 0, ind], rooms[:, 0, dep], attach_keys(c, rng.random((e, n_dep, n_ind))))
     doors = c.doors[0]
-    per_step = n_ind + n_dep * n_ind + n_dep
+    per_step = n_ind + n_dep * n_ind
     u_all = rng.random((e, steps * per_step)).reshape(e, steps, per_step) if per_step and not static else None
+    if u_all is not None and n_dep:
+        keys_all = attach_keys(c, u_all[:, :, n_ind:].reshape(e, steps, n_dep, n_ind))
     columns = np.arange(n_ind)
     for t in range(steps):
         now = rooms[:, t].copy()
         if u_all is not None and n_ind:
-            u = u_all[:, t]
             here = now[:, ind]
-            k = (u[:, :n_ind, None] >= c.move_cum[columns, here]).sum(axis=2)
+            k = (u_all[:, t, :n_ind, None] >= c.move_cum[columns, here]).sum(axis=2)
             moved = doors[here, k]
             now[:, ind] = moved
             if n_dep:
                 att = attached[:, t]
                 carried = np.take_along_axis(moved, np.maximum(att, 0), axis=1)
                 now[:, dep] = np.where(att >= 0, carried, now[:, dep])
-                u_att = u[:, n_ind: n_ind + n_dep * n_ind].reshape(e, n_dep, n_ind)
-                attached[:, t + 1] = _attach(c, moved, now[:, dep], u_att, u[:, n_ind + n_dep * n_ind:])
+                attached[:, t + 1] = _attach(moved, now[:, dep], keys_all[:, t])
         else:
             attached[:, t + 1] = attached[:, t]
         rooms[:, t + 1] = now
     questions = _questions(c, rng, e, steps + 1, n_questions, question_prob) if n_obj else np.zeros(
         (e, steps + 1, n_questions), dtype=np.int64)
-    truth, previous = _truth(rooms, questions)
-    return Episodes(rooms, attached, questions, truth, previous, agent)
+    truth, before = _truth(rooms, questions, previous)
+    return Episodes(rooms, attached, questions, truth, before, agent)
 
 
 def episode_v3(c: CompiledRoomMap, steps: int) -> Episodes:

@@ -17,7 +17,7 @@ from tests.budget import QUICK_GYM_IDS
 # The attribute in which each env keeps its own limit (0 or None: no limit).
 OWN_LIMIT = {
     "GraphTaskEnv": "episode_length", "GridEnv": "episode_length", "PogeEnv": "max_ep_len", "RoomEnv": "max_step",
-    "RoomV1Env": "episode_length",
+    "RoomV1Env": "episode_length", "RoomMapEnv": "max_steps",
 }
 
 
