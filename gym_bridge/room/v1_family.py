@@ -36,5 +36,6 @@ ROOM_V1 = Family(
     compiled=CompiledRoomV1,
     load=load_room_v1,
     starts=NoStarts(),
-    docs="docs/room.md",
+    picture="gym_bridge.room.v1_render:draw_task",
+    docs="docs/room-v1.md",
 )

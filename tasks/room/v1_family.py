@@ -11,7 +11,7 @@ from typing import Any
 from graphstore import TaskGraph
 
 from ..data import TaskFileError, data_dir, read_json
-from ..family import Catalogue, TaskFamily
+from ..family import Catalogue, TaskFamily, UserFiles
 from .v1_config import KIND, config_to_graph
 from .v1_schema import add_schema
 
@@ -50,6 +50,19 @@ def build(task_id: str, name: str, params: dict[str, Any]) -> TaskGraph:
                            provenance=PROVENANCE, where=str(path))
 
 
+USER_PREFIX = "user/room/v1/"
+
+
+def read_user_config(path: Path, task_id: str | None, params: dict[str, Any]) -> list[TaskGraph]:
+    """A room-env v1 configuration file of a user's as the task `user/room/v1/<file stem>`
+    (`graphtasks tasks load --file des-config-mine-v1.json --family roomv1`)."""
+    if params:
+        raise TaskFileError(f"{path}: Room v1 configurations take no parameters, got {', '.join(sorted(params))}")
+    config = read_json(path)
+    name = path.stem
+    return [config_to_graph(config, task_id or USER_PREFIX + name, name, source=str(path), where=str(path))]
+
+
 ROOM_V1 = TaskFamily(
     name="roomv1",
     description="the Room task's version 1 (room-env v1): people replay cycles of objects and locations",
@@ -59,5 +72,8 @@ ROOM_V1 = TaskFamily(
                   description="room-env RoomEnv-v1 simulations (people's cycles)"),
     ),
     add_schema=add_schema,
-    docs="docs/room.md",
+    user_files=UserFiles(USER_PREFIX, read_user_config,
+                         lambda path, head: path.suffix.lower() == ".json" and '"components"' in head
+                         and '"last_timestep"' in head, "a room-env v1 configuration (*.json; --family roomv1)"),
+    docs="docs/room-v1.md",
 )
