@@ -127,3 +127,19 @@ episodes = 4
     returns = {label: [r["return"] for r in rows if r["label"] == label] for label in {r["label"] for r in rows}}
     assert len(rows) == 8 and all(len(v) == 4 for v in returns.values())
     assert np.mean(returns["q"][1:]) > np.mean(returns["random"]) + 30  # Q learns where each question's object is
+
+
+def test_a_users_configuration_file_and_the_picture(tmp_path) -> None:
+    config = copy.deepcopy(read_config("xxs"))
+    config["last_timestep"] = 16
+    path = tmp_path / "des-config-mine-v1.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    (graph,) = tasks.read_file(path, family="roomv1")
+    assert graph.task_id == "user/room/v1/des-config-mine-v1" and graph_to_config(graph) == config
+    env = RoomV1Env(graph)
+    env.reset(seed=0)
+    assert sum(1 for _ in iter(lambda: env.step(0)[2], True)) == 15  # the 16th step ends it
+    from gym_bridge.room.v1_render import draw_task
+
+    picture = draw_task(tasks.build("room/v1/xxs"))
+    assert picture.counts["people"] == 4 and picture.legend == ["circus", "cupboard", "desk"]
