@@ -17,7 +17,7 @@ from graphtasks.experiments.versions import prepare_versions
 from gym_bridge import family
 from gym_bridge.agents import make_agent
 from gym_bridge.agents.base import policy
-from gym_bridge.agents.batched import BATCHED, lane_policy, make_batched
+from gym_bridge.agents.batched import BATCHED, BatchedAgent, lane_policy, make_batched
 from gym_bridge.vector.lanes import LaneStreams
 
 N_STATES, N_ACTIONS = 6, 3
@@ -38,6 +38,23 @@ LANE_SETTINGS: dict[str, list[dict[str, Any]]] = {
     "dynasr": [{"lr": 0.5, "replays": 0}],
     "hybrid": [{"lr": 0.5, "lam": 0.6, "w": 0.7}, {"lr": 0.2, "lam": 0.0, "w": 0.0, "perseveration": 0.5},
                {"w": 1.0, "beta": 1.0}],
+    "mbv": [{"lr": 0.5}, {"lr": 0.2, "gamma": 0.8, "optimism": 0.6}],
+    "mbv-pair": [{"reward_model": "pair", "ignore_ends": True, "lr": 0.5, "beta": 2.0},
+                 {"reward_model": "pair", "ignore_ends": True, "optimism": 0.3, "beta": 1.0}],
+    "mbv-average": [{"model_lr": None, "lr": 0.5, "sweeps": 3}, {"model_lr": None, "gamma": 0.7, "sweeps": 3}],
+    "mbv-recency": [{"model_lr": 0.3}, {"model_lr": 0.3, "lr": 0.4, "optimism": 0.5}],
+    "mc": [{"lr": 0.5, "gamma": 0.5}, {"lr": 0.1}, {"lr": 1.0, "gamma": 0.9, "epsilon": 0.3}],
+    "ec": [{"gamma": 0.5}, {}],
+    "valence": [{"lr_pos": 0.3, "lr_neg": 0.05}, {"lr_pos": 0.05, "lr_neg": 0.3, "gamma": 0.8}],
+    "valence-traces": [{"lam": 0.8, "lr_pos": 0.3}, {"lam": 0.0, "lr_neg": 0.3}],
+    "valence-kept": [{"lam": 0.6, "reset_traces": False, "beta": None}, {"lam": 0.3, "reset_traces": False,
+                                                                         "beta": None, "epsilon": 0.0}],
+    "mood": [{"mood_factor": 0.5, "lr_pos": 0.3}, {"mood_factor": 1.0, "mood_lr": 0.2, "lr_neg": 0.3}],
+    "mood-policy": [{"bootstrap": "policy", "beta": 2.0, "mood_reset": True, "mood_factor": 0.5},
+                    {"bootstrap": "policy", "beta": 0.5, "mood_reset": True, "mood_lr": 0.3, "mood_factor": 1.0}],
+    "distq": [{"lr": 0.5, "cells": 4}, {"lr": 0.1, "cells": 4, "gamma": 0.8}],
+    "distq-mirror": [{"mirror": True, "cells": 3, "lr": 0.3, "beta": 2.0}],
+    "srmb": [{"lr": 0.5, "mix": 0.3}, {"lr": 0.1, "gamma": 0.8, "mix": 0.9}],
 }
 
 
@@ -62,11 +79,34 @@ def experience(seed: int, steps: int = 400) -> list[tuple[int, int, float, int, 
 
 
 def tables(agent: Any) -> np.ndarray:
+    if hasattr(agent, "mb"):  # SRMB: its two learners
+        return np.concatenate([tables(agent.sr), tables(agent.mb)])
+    if hasattr(agent, "ends"):  # MBV: values, rewards learnt, where episodes ended
+        return np.concatenate([agent.q.ravel(), agent.w.ravel(), agent.rewards.ravel(), agent.ends.ravel()])
+    if hasattr(agent, "mood"):
+        return np.concatenate([agent.q.ravel(), np.ravel(agent.mood)])
+    if hasattr(agent, "lr_pos") and hasattr(agent, "tau"):  # distributional: every cell
+        return agent.cells.ravel()
     if hasattr(agent, "q_mf"):
         return np.concatenate([agent.q_mf.ravel(), agent.counts.ravel()])
     if hasattr(agent, "preferences"):
         return np.concatenate([agent.preferences.ravel(), agent.v.ravel()])
     return np.concatenate([agent.M.ravel(), agent.w.ravel()]) if hasattr(agent, "M") else agent.q.ravel()
+
+
+def lane_of(batch: BatchedAgent, k: int, name: str, setting: dict[str, Any]) -> BatchedAgent:
+    """Lane k of `batch` as a batch of one (its arrays, and its learners' for SRMB)."""
+    lane = make_batched(name, batch.n_states, batch.n_actions, seeds=[0], settings=[setting])
+    copy_lane(lane, batch, k)
+    return lane
+
+
+def copy_lane(lane: BatchedAgent, batch: BatchedAgent, k: int) -> None:
+    for key, value in vars(batch).items():
+        if isinstance(value, np.ndarray) and value.shape[:1] == (batch.size,):
+            setattr(lane, key, value[k : k + 1])
+        elif isinstance(value, BatchedAgent):
+            copy_lane(getattr(lane, key), value, k)
 
 
 @pytest.mark.parametrize("case", sorted(LANE_SETTINGS))
@@ -91,9 +131,7 @@ def test_each_lane_learns_the_per_agent_rule_on_the_same_experience(case: str) -
                 single.begin_episode()
             batch.begin_episode(lanes)
     for k, single in enumerate(singles):
-        lane = make_batched(name, N_STATES, N_ACTIONS, seeds=[0], settings=[settings[k]])
-        lane.__dict__.update({key: value[k : k + 1] for key, value in vars(batch).items()
-                              if isinstance(value, np.ndarray) and value.shape[:1] == (len(settings),)})
+        lane = lane_of(batch, k, name, settings[k])
         assert np.allclose(tables(lane), tables(single), atol=1e-12), k
         offered = [0, 1]
         mask = np.array([True, True, False])
@@ -102,6 +140,31 @@ def test_each_lane_learns_the_per_agent_rule_on_the_same_experience(case: str) -
         expected = single.action_probabilities(2, offered)
         got = batch.action_probabilities(np.array([k]), np.array([2]), mask[None])[0]
         assert np.allclose(got, expected, atol=1e-12)
+
+
+def test_distributional_lanes_draw_their_random_rates_from_their_own_streams() -> None:
+    """`rates = "random"`: each lane's rates come from its stream (the same alone as in a batch),
+    in [lr / 20, lr]; given those rates, the per-agent rule learns the same cells."""
+    settings = [{"rates": "random", "lr": 0.2, "cells": 5}, {"rates": "random", "lr": 0.05, "cells": 5}]
+    batch = make_batched("distq", N_STATES, N_ACTIONS, seeds=[3, 4], settings=settings)
+    alone = make_batched("distq", N_STATES, N_ACTIONS, seeds=[4], settings=settings[1:])
+    assert np.array_equal(alone.lr_pos[0], batch.lr_pos[1]) and np.array_equal(alone.lr_neg[0], batch.lr_neg[1])
+    assert np.all((0.01 <= batch.lr_pos[0]) & (batch.lr_pos[0] <= 0.2)) and len(set(batch.lr_pos[0])) == 5
+    assert np.all((0.0025 <= batch.lr_neg[1]) & (batch.lr_neg[1] <= 0.05))
+    assert not np.array_equal(batch.lr_pos[0], batch.lr_neg[0])
+    mirrored = make_batched("distq", N_STATES, N_ACTIONS, seeds=[4], settings=[{**settings[1], "mirror": True}])
+    assert np.array_equal(mirrored.lr_pos, alone.lr_pos) and np.array_equal(mirrored.lr_neg, mirrored.lr_pos)
+    assert np.all(mirrored.tau == 0.5)
+    single = make_agent("distq", N_STATES, N_ACTIONS, seed=3, **settings[0])
+    single.lr_pos, single.lr_neg = batch.lr_pos[0], batch.lr_neg[0]
+    lanes = np.array([0])
+    for state, action, reward, nxt, terminated, offered in experience(2, 200):
+        mask = np.zeros((1, N_ACTIONS), dtype=bool)
+        mask[0, offered] = True
+        single.learn(state, action, reward, nxt, terminated, offered)
+        batch.learn(lanes, np.array([state]), np.array([action]), np.array([reward]), np.array([nxt]),
+                    np.array([terminated]), mask)
+    assert np.allclose(batch.cells[0], single.cells, atol=1e-12) and np.abs(single.cells).max() > 0
 
 
 @pytest.mark.parametrize("name", ["dyna", "dynaac", "dynasr"])
@@ -221,7 +284,10 @@ def episodes_of(played: list[Any]) -> list[tuple[Any, ...]]:
 @pytest.mark.parametrize("task,agent", [("rewardgym/two-step", "q"), ("neuronav/grid/t_maze/micro", "sarsa"),
                                         ("neuronav/graph/two_step", "sr"), ("rewardgym/two-step", "hybrid"),
                                         ("neuronav/grid/t_maze/micro", "qlambda"), ("rewardgym/two-step", "ac"),
-                                        ("rewardgym/two-step", "dyna")])
+                                        ("rewardgym/two-step", "dyna"), ("rewardgym/two-step", "mbv"),
+                                        ("neuronav/grid/t_maze/micro", "mc"), ("rewardgym/two-step", "valence"),
+                                        ("rewardgym/two-step", "mood"), ("rewardgym/two-step", "distq"),
+                                        ("neuronav/graph/two_step", "srmb"), ("neuronav/grid/t_maze/micro", "ec")])
 def test_a_cell_alone_equals_the_same_cell_in_a_batch_of_1000(tmp_path: Path, task: str, agent: str) -> None:
     big = sweep_spec(tmp_path, task, agent, list(range(1000)), 5)
     versions = prepare_versions(big)
@@ -296,7 +362,10 @@ def test_a_sweep_batches_its_cells_and_its_numbers_do_not_depend_on_workers(tmp_
 
 
 def test_agents_without_a_batched_form_and_per_episode_starts_run_per_agent(tmp_path: Path) -> None:
-    spec = sweep_spec(tmp_path, "neuronav/grid/t_maze/micro", "mbv", [0, 1], 3)
+    text = SWEEP.format(task="neuronav/grid/t_maze/micro", agent="mbv", seeds=[0, 1], episodes=3,
+                        params='planning = "on_change"')  # neuro-nav's in-place schedule: per agent
+    (tmp_path / "mbv.toml").write_text(text, encoding="utf-8")
+    spec = load_spec(tmp_path / "mbv.toml")
     assert all(not isinstance(u, tuple) for u in group_cells(spec, cells(spec), prepare_versions(spec)))
     text = SWEEP.format(task="neuronav/grid/t_maze/micro", agent="dyna", seeds=[0, 1], episodes=3,
                         params="successors = 25")  # neuro-nav's model of 25 outcomes: per agent

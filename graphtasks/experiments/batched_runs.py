@@ -61,9 +61,9 @@ def batch_key(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersi
     return (cell.task, cell.condition, name, words, merged.get("beta") is None)
 
 
-def lanes_per_batch(name: str, n_states: int, n_actions: int) -> int:
+def lanes_per_batch(name: str, n_states: int, n_actions: int, settings: Mapping[str, Any] | None = None) -> int:
     """How many lanes fit the memory budget (`BATCH_BYTES`), at most `MAX_LANES`."""
-    per_lane = max(1, batched_bytes(name, n_states, n_actions))
+    per_lane = max(1, batched_bytes(name, n_states, n_actions, settings))
     return max(1, min(MAX_LANES, BATCH_BYTES // per_lane))
 
 
@@ -86,7 +86,8 @@ def group_cells(
     for members in groups.values():
         phase = spec.phases_of(members[0].condition)[0]
         _, sizes, _ = phase_env(spec, phase, versions[phase.task_id(members[0].task)], members[0].task)
-        limit = lanes_per_batch(members[0].agent.name, *sizes)
+        name = members[0].agent.name
+        limit = lanes_per_batch(name, *sizes, {**agent_settings(name), **members[0].agent.params})
         pieces = max(-(-len(members) // limit), min(workers, len(members)))
         size = -(-len(members) // pieces)
         units.extend(tuple(members[i : i + size]) for i in range(0, len(members), size))
@@ -106,7 +107,7 @@ def phase_env(
 
 
 def play_batch(
-    spec: ExperimentSpec, batch: Sequence[Cell], versions: Mapping[str, TaskVersion]
+    spec: ExperimentSpec, batch: Sequence[Cell], versions: Mapping[str, TaskVersion], compiled: bool = True
 ) -> dict[int, list[PhaseEpisode]]:
     """Every episode of these cells (one batch: `group_cells`), phase after phase, by cell index.
 
@@ -123,6 +124,8 @@ def play_batch(
         Cells that share a `batch_key`.
     versions : mapping of str to TaskVersion
         Every task version the phases run, prepared.
+    compiled : bool, optional
+        Let `play_lanes` use its compiled loop where it applies (the same numbers); False: numpy.
 
     Returns
     -------
@@ -164,7 +167,8 @@ def play_batch(
         phase_set |= set(phase.agent)
         record = spec.records_steps(version.graph)
         seeds = [tree.env(index) for tree in trees]
-        lanes = play_lanes(env, agent, phase.episodes, [int(s) for s in seeds if s is not None], phase.learn, record)
+        lanes = play_lanes(env, agent, phase.episodes, [int(s) for s in seeds if s is not None], phase.learn, record,
+                           compiled)
         for lane, (cell, episodes) in enumerate(zip(batch, lanes)):
             for episode in episodes:
                 last = episode.index == phase.episodes - 1

@@ -39,8 +39,10 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
+from ..params import check_positive_int
 from ..vector.lanes import LaneStreams
 from .base import AGENT_STREAM
+from .mbv import PLANNING, REWARD_MODELS, check_choice
 from .q_learning import check_bootstrap
 from .registry import agent_settings
 
@@ -223,7 +225,7 @@ class BatchedQ(BatchedAgent):
     included) for B lanes: `q` is B x S x A."""
 
     name = "q"
-    numbers = ("lr", "gamma", "epsilon", "optimism")
+    numbers: ClassVar[tuple[str, ...]] = ("lr", "gamma", "epsilon", "optimism")
     optimism: np.ndarray
     bootstrap: str
     q_init: float
@@ -584,10 +586,425 @@ class BatchedDynaSR(BatchedDyna, BatchedSR):
     name = "dynasr"
 
 
+class BatchedMBV(BatchedAgent):
+    """Model-based value iteration (`gym_bridge.agents.mbv.MBVAgent`'s rule, `planning =
+    "every_step"`) for B lanes: the model and `q` are B x S x A (the last-outcome model,
+    `model_lr = 1`, as the arrival state of each pair, `model_next`; any other `model_lr`, or
+    the count model, as B x S x A x S `transitions`), `w` and `ends` B x S. Each step plans
+    `sweeps` synchronous sweeps for every lane that learns. neuro-nav's in-place schedule
+    (`planning = "on_change"`) runs per agent."""
+
+    name = "mbv"
+    numbers = ("lr", "gamma", "epsilon", "optimism")
+    optimism: np.ndarray
+    model_lr: float | None
+    sweeps: int
+    reward_model: str
+    planning: str
+    ignore_ends: bool
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        check_positive_int("sweeps", self.sweeps)
+        check_choice("reward_model", self.reward_model, REWARD_MODELS)
+        check_choice("planning", self.planning, PLANNING)
+        if self.model_lr is not None and not 0 < self.model_lr <= 1:
+            raise ValueError(f"model_lr: expected a number in (0, 1] or None (average), got {self.model_lr!r}")
+        if self.planning != "every_step":
+            raise ValueError("batched mbv: only planning = 'every_step' has a batched form")
+        b, n, a = self.size, self.n_states, self.n_actions
+        self.sweeps = int(self.sweeps)
+        self.last_outcome = self.model_lr == 1.0
+        self.model_next = np.zeros((b, n, a), dtype=np.int64)  # the last outcome of each pair
+        self.transitions: np.ndarray | None = None if self.last_outcome else np.zeros((b, n, a, n))
+        self.counts: np.ndarray | None = np.zeros((b, n, a, n)) if self.model_lr is None else None
+        self.w = np.zeros((b, n))
+        self.rewards = np.zeros((b, n, a))
+        self.tried = np.zeros((b, n, a), dtype=bool)
+        self.ends = np.zeros((b, n), dtype=bool)
+        self.q = np.zeros((b, n, a))
+
+    @classmethod
+    def supports(cls, settings: Mapping[str, Any]) -> bool:
+        return settings.get("planning", "every_step") == "every_step"
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+    ) -> None:
+        # MBVAgent keeps whether arriving *terminated* the episode (not whether s' offers
+        # nothing) and plans over every action: the offers at s' play no part
+        super().learn(lanes, states, actions, rewards, next_states, terminated, None)
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        if self.last_outcome:
+            self.model_next[lanes, states, actions] = next_states
+        else:
+            assert self.transitions is not None
+            outcome = np.zeros((lanes.size, self.n_states))
+            outcome[np.arange(lanes.size), next_states] = 1.0
+            if self.counts is not None:
+                self.counts[lanes, states, actions, next_states] += 1
+                row = self.counts[lanes, states, actions]
+                self.transitions[lanes, states, actions] = row / row.sum(axis=1, keepdims=True)
+            else:
+                old = self.transitions[lanes, states, actions]
+                first = ~self.tried[lanes, states, actions]
+                assert self.model_lr is not None
+                new = old + self.model_lr * (outcome - old)
+                new[first] = outcome[first]
+                self.transitions[lanes, states, actions] = new
+        self.tried[lanes, states, actions] = True
+        self.ends[lanes, next_states] = ended
+        if self.reward_model == "state":
+            old_w = self.w[lanes, next_states]
+            self.w[lanes, next_states] = old_w + self.lr[lanes] * (rewards - old_w)
+        else:
+            old_r = self.rewards[lanes, states, actions]
+            self.rewards[lanes, states, actions] = old_r + self.lr[lanes] * (rewards - old_r)
+        self.plan(lanes)
+
+    def plan(self, lanes: np.ndarray) -> None:
+        """`sweeps` synchronous sweeps over each lane's tried pairs (`MBVAgent.plan`); a sweep
+        that changes no value ends the planning (the later ones would change nothing either)."""
+        q = self.q[lanes]
+        count, n, a = q.shape
+        tried = self.tried[lanes].astype(float)  # untried pairs keep their 0: planned * 0
+        rewards = self.rewards[lanes] if self.reward_model == "pair" else None
+        gamma = self.gamma[lanes][:, None]
+        optimism = self.optimism[lanes][:, None]
+        pessimists = not bool(np.all(optimism == 1.0))
+        ends = None if self.ignore_ends else self.ends[lanes]
+        arrival = self.w[lanes] if self.reward_model == "state" else None
+        if self.last_outcome:  # a one-hot model row: T @ worth is the worth of the pair's last outcome
+            where = (self.model_next[lanes] + (np.arange(count) * n)[:, None, None]).ravel()
+        else:
+            assert self.transitions is not None
+            transitions = self.transitions[lanes].reshape(count, n * a, n)
+        for _ in range(self.sweeps):
+            best = row_extreme(q, np.maximum)
+            if pessimists:
+                mixed = optimism * best + (1 - optimism) * row_extreme(q, np.minimum)
+                best = np.where(optimism == 1.0, best, mixed)
+            if ends is not None:
+                best[ends] = 0.0
+            worth = gamma * best if arrival is None else arrival + gamma * best  # (n, S): arriving at each state
+            if self.last_outcome:
+                planned = worth.ravel()[where].reshape(count, n, a)
+            else:
+                planned = (transitions @ worth[:, :, None]).reshape(count, n, a)
+            if rewards is not None:
+                planned += rewards
+            new = np.multiply(planned, tried, out=planned)
+            if np.array_equal(new, q):
+                break
+            q = new
+        self.q[lanes] = q
+
+
+def row_extreme(values: np.ndarray, pick: np.ufunc) -> np.ndarray:
+    """`values.max(axis=-1)` (pick `np.maximum`) or `.min(axis=-1)` (`np.minimum`), as a few
+    elementwise calls over the action columns: quicker than numpy's reduction over a short axis."""
+    out = values[..., 0].copy()
+    for k in range(1, values.shape[-1]):
+        pick(out, values[..., k], out=out)
+    return out
+
+
+class BatchedEpisodes(BatchedAgent):
+    """Agents that learn once per finished episode (`gym_bridge.agents.mc.EpisodeAgent`) for B
+    lanes: each lane's steps of the episode so far are a row of `trace_*`; when a lane's
+    episode terminates its returns are computed and its steps backed up in order."""
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.q = np.zeros((self.size, self.n_states, self.n_actions))
+        self.trace_state = np.zeros((self.size, 8), dtype=np.int64)
+        self.trace_action = np.zeros((self.size, 8), dtype=np.int64)
+        self.trace_reward = np.zeros((self.size, 8))
+        self.trace_length = np.zeros(self.size, dtype=np.int64)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.trace_length[lanes] = 0
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+    ) -> None:
+        # the per-agent form backs up when the episode *terminated* (a state that offers
+        # nothing without ending it is learnt on): the offers play no part
+        super().learn(lanes, states, actions, rewards, next_states, terminated, None)
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        length = self.trace_length[lanes]
+        if length.max() >= self.trace_state.shape[1]:  # longer episodes: room for twice as many steps
+            width = self.trace_state.shape[1]
+            self.trace_state = np.concatenate([self.trace_state, np.zeros((self.size, width), np.int64)], axis=1)
+            self.trace_action = np.concatenate([self.trace_action, np.zeros((self.size, width), np.int64)], axis=1)
+            self.trace_reward = np.concatenate([self.trace_reward, np.zeros((self.size, width))], axis=1)
+        self.trace_state[lanes, length] = states
+        self.trace_action[lanes, length] = actions
+        self.trace_reward[lanes, length] = rewards
+        self.trace_length[lanes] = length + 1
+        if not ended.any():
+            return
+        done = lanes[ended]
+        length = self.trace_length[done]
+        longest = int(length.max())
+        steps_s, steps_a = self.trace_state[done, :longest], self.trace_action[done, :longest]
+        steps_r = self.trace_reward[done, :longest]
+        returns = np.zeros((done.size, longest))
+        running = np.zeros(done.size)
+        gamma = self.gamma[done]
+        for t in range(longest - 1, -1, -1):  # G_t = r_t + gamma G_{t+1}, from each lane's last step back
+            inside = t < length
+            running = np.where(inside, steps_r[:, t] + gamma * running, 0.0)
+            returns[:, t] = running
+        self.backup(done, length, steps_s, steps_a, returns)
+        self.trace_length[done] = 0
+
+    def backup(
+        self, lanes: np.ndarray, length: np.ndarray, states: np.ndarray, actions: np.ndarray, returns: np.ndarray
+    ) -> None:
+        """Back up each lane's steps t < length[i] (rows of `states`, `actions`, `returns`)."""
+        raise NotImplementedError
+
+
+class BatchedMonteCarlo(BatchedEpisodes):
+    """Every-visit Monte Carlo Q (`gym_bridge.agents.mc.MonteCarloQAgent`) for B lanes: at a
+    lane's episode end, Q(s_t, a_t) += lr (G_t - Q(s_t, a_t)) for every step t in order."""
+
+    name = "mc"
+
+    def backup(
+        self, lanes: np.ndarray, length: np.ndarray, states: np.ndarray, actions: np.ndarray, returns: np.ndarray
+    ) -> None:
+        lr = self.lr[lanes]
+        for t in range(states.shape[1]):  # in order: a pair visited twice is backed up twice
+            inside = t < length
+            ln, s, a = lanes[inside], states[inside, t], actions[inside, t]
+            old = self.q[ln, s, a]
+            self.q[ln, s, a] = old + lr[inside] * (returns[inside, t] - old)
+
+
+class BatchedEpisodicControl(BatchedEpisodes):
+    """Episodic control (`gym_bridge.agents.mc.EpisodicControlAgent`) for B lanes: at a lane's
+    episode end, Q(s_t, a_t) = max(Q(s_t, a_t), G_t) (the order does not matter)."""
+
+    name = "ec"
+    numbers = ("gamma", "epsilon")
+
+    def backup(
+        self, lanes: np.ndarray, length: np.ndarray, states: np.ndarray, actions: np.ndarray, returns: np.ndarray
+    ) -> None:
+        inside = np.arange(states.shape[1])[None, :] < length[:, None]
+        rows = np.broadcast_to(lanes[:, None], states.shape)
+        np.maximum.at(self.q, (rows[inside], states[inside], actions[inside]), returns[inside])
+
+
+class BatchedValence(BatchedAgent):
+    """Valence Q (`gym_bridge.agents.valence.ValenceQAgent`'s rule: a rate per sign of the
+    prediction error, accumulating traces) for B lanes: `q` and `traces` are B x S x A. While
+    every lane's `lam` is 0 the traces stay zero and only the pair learnt changes."""
+
+    name = "valence"
+    numbers = ("lr_pos", "lr_neg", "gamma", "epsilon", "lam")
+    lr_pos: np.ndarray
+    lr_neg: np.ndarray
+    lam: np.ndarray
+    reset_traces: bool
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.q = np.zeros((self.size, self.n_states, self.n_actions))
+        self.traces = np.zeros_like(self.q)
+        self.traced = False  # whether a lane may hold a trace (a step learnt with lam > 0)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        if self.reset_traces:
+            self.traces[lanes] = 0.0
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        with np.errstate(invalid="ignore"):
+            future = masked_max(self.q[lanes, next_states], next_mask)
+        future[ended] = 0.0
+        gamma = self.gamma[lanes]
+        delta = rewards + gamma * future - self.q[lanes, states, actions]
+        step = np.where(delta > 0, self.lr_pos[lanes], self.lr_neg[lanes]) * delta
+        lam = self.lam[lanes]
+        if not self.traced and not lam.any():  # no trace: e is 1 at (s, a), 0 elsewhere
+            self.q[lanes, states, actions] += step
+            return
+        self.traced = True
+        self.traces[lanes, states, actions] += 1.0
+        traces = self.traces[lanes]
+        self.q[lanes] += step[:, None, None] * traces
+        self.traces[lanes] = traces * (gamma * lam)[:, None, None]
+
+
+class BatchedMood(BatchedQ):
+    """Mood (`gym_bridge.agents.valence.MoodAgent`'s rule: valence Q-learning biased by a running
+    mood, `bootstrap` included) for B lanes: `q` is B x S x A, `mood` B."""
+
+    name = "mood"
+    numbers = ("lr_pos", "lr_neg", "gamma", "epsilon", "mood_lr", "mood_factor")
+    lr_pos: np.ndarray
+    lr_neg: np.ndarray
+    mood_lr: np.ndarray
+    mood_factor: np.ndarray
+    mood_reset: bool
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        BatchedAgent.__init__(self, n_states, n_actions, seeds, settings)
+        check_bootstrap(self.bootstrap)
+        self.optimism = np.ones(self.size)  # MoodAgent bootstraps with optimism 1
+        self.q = np.zeros((self.size, self.n_states, self.n_actions))
+        self.mood = np.zeros(self.size)
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        if self.mood_reset:
+            self.mood[lanes] = 0.0
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        future = self.next_values(lanes, self.q[lanes, next_states], next_mask)
+        future[ended] = 0.0
+        old = self.q[lanes, states, actions]
+        delta = rewards + self.gamma[lanes] * future - old
+        rate = np.where(delta > 0, self.lr_pos[lanes], self.lr_neg[lanes])
+        mood = self.mood[lanes]
+        self.q[lanes, states, actions] = old + rate * (delta + self.mood_factor[lanes] * mood)
+        self.mood[lanes] = mood + self.mood_lr[lanes] * (delta - mood)
+
+
+class BatchedDistributional(BatchedAgent):
+    """Distributional TD (`gym_bridge.agents.distributional.DistributionalQAgent`'s rule) for B
+    lanes: the cells' values are B x S x A x C (`cells`), their rates `lr_pos`, `lr_neg` and
+    optimism `tau` B x C. With `rates = "random"` each lane's rates are drawn from its own
+    stream when it is made (uniform in [lr / 20, lr], as the per-agent form draws them from
+    its generator), so they are the lane's whatever its batch."""
+
+    name = "distq"
+    cells: Any  # a count as a setting; once the agent is made, the cells' values
+    mirror: bool
+    rates: str
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        count = check_positive_int("cells", self.cells)
+        lr = self.lr[:, None]
+        if self.rates == "random":
+            low = lr / 20
+            self.lr_pos = low + (lr - low) * self.streams.uniform(None, count)
+            self.lr_neg = self.lr_pos.copy() if self.mirror else low + (lr - low) * self.streams.uniform(None, count)
+            with np.errstate(invalid="ignore"):  # lr = 0: no rates, no optimism
+                self.tau = np.nan_to_num(self.lr_pos / (self.lr_pos + self.lr_neg), nan=0.5)
+        elif self.rates == "even":
+            tau = np.full(count, 0.5) if self.mirror else (np.arange(count) + 0.5) / count
+            self.tau = np.repeat(tau[None], self.size, axis=0)
+            self.lr_pos, self.lr_neg = 2 * lr * self.tau, 2 * lr * (1 - self.tau)
+        else:
+            raise ValueError(f"rates: expected 'even' or 'random', got {self.rates!r}")
+        self.cells = np.zeros((self.size, self.n_states, self.n_actions, count))  # Q_i(s, a) per lane
+
+    def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
+        if key == "lr":  # the cells' rates are made from it once (DistributionalQAgent.fixed)
+            raise ValueError("batched distq: setting 'lr' cannot change between phases")
+        super().set_setting(key, values)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.cells[lanes, states].mean(axis=2)
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        nxt = self.cells[lanes, next_states]  # (n, A, C)
+        means = nxt.mean(axis=2)
+        if next_mask is not None:
+            means = np.where(next_mask, means, NEG)
+        best = np.argmax(means, axis=1)  # the first of the best offered, as np.argmax per agent
+        target = rewards[:, None] + self.gamma[lanes][:, None] * nxt[np.arange(lanes.size), best]
+        target[ended] = rewards[ended][:, None]
+        old = self.cells[lanes, states, actions]
+        delta = target - old
+        self.cells[lanes, states, actions] = old + np.where(delta > 0, self.lr_pos[lanes], self.lr_neg[lanes]) * delta
+
+
+class BatchedSRMB(BatchedAgent):
+    """SR + model-based (`gym_bridge.agents.sr_variants.SRMBAgent`) for B lanes: a batched SR
+    (`sr`, w learnt at `lr`) and a batched MBV (`mb`, last-outcome model) learn from the same
+    steps, and each lane chooses by mix * Q_MB + (1 - mix) * Q_SR."""
+
+    name = "srmb"
+    numbers = ("lr", "gamma", "epsilon", "mix")
+    mix: np.ndarray
+    planning: str
+    ignore_ends: bool
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        if not np.all((0 <= self.mix) & (self.mix <= 1)):
+            raise ValueError(f"mix: expected a number in [0, 1], got {self.mix.tolist()!r}")
+        self.sr = BatchedSR(n_states, n_actions, seeds,
+                            [{"lr": lr, "w_lr": lr, "gamma": g} for lr, g in zip(self.lr, self.gamma)])
+        self.mb = BatchedMBV(n_states, n_actions, seeds,
+                             [{"lr": lr, "gamma": g, "planning": self.planning, "ignore_ends": self.ignore_ends}
+                              for lr, g in zip(self.lr, self.gamma)])
+
+    @classmethod
+    def supports(cls, settings: Mapping[str, Any]) -> bool:
+        return settings.get("planning", "every_step") == "every_step"
+
+    def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
+        if key in ("lr", "gamma"):  # given to its learners when it is made (SRMBAgent.fixed)
+            raise ValueError(f"batched srmb: setting {key!r} cannot change between phases")
+        super().set_setting(key, values)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        mix = self.mix[lanes][:, None]
+        return mix * self.mb.lane_values(lanes, states) + (1 - mix) * self.sr.lane_values(lanes, states)
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+    ) -> None:
+        keep = self.learning[lanes]
+        if not keep.all():
+            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
+            next_states, terminated = next_states[keep], terminated[keep]
+            next_mask = None if next_mask is None else next_mask[keep]
+        if lanes.size:
+            self.sr.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)
+            self.mb.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)
+
+
 BATCHED: dict[str, type[BatchedAgent]] = {
     cls.name: cls
     for cls in (BatchedQ, BatchedSarsa, BatchedQLambda, BatchedActorCritic, BatchedSR, BatchedHybrid,
-                BatchedDynaQ, BatchedDynaAC, BatchedDynaSR)
+                BatchedDynaQ, BatchedDynaAC, BatchedDynaSR, BatchedMBV,
+                BatchedMonteCarlo, BatchedEpisodicControl, BatchedValence, BatchedMood, BatchedDistributional,
+                BatchedSRMB)
 }
 
 
@@ -596,8 +1013,17 @@ def has_batched_form(name: str) -> bool:
     return name in BATCHED
 
 
-def batched_bytes(name: str, n_states: int, n_actions: int) -> int:
-    """Memory of one lane's tables, in bytes (what the batch size is chosen from)."""
+def batched_bytes(name: str, n_states: int, n_actions: int, settings: Mapping[str, Any] | None = None) -> int:
+    """Memory of one lane's tables, in bytes (what the batch size is chosen from), with the
+    lane's `settings` where they change it (MBV's model, the distributional cells)."""
+    settings = {} if settings is None else settings
+    pairs = n_states * n_actions
+    if name in ("mbv", "srmb"):
+        dense = name == "mbv" and settings.get("model_lr", 1.0) != 1.0
+        model = 8 * (4 * pairs + 2 * n_states) + (16 * pairs * n_states if dense else 0)
+        return model + (batched_bytes("sr", n_states, n_actions) if name == "srmb" else 0)
+    if name == "distq":
+        return 8 * pairs * (int(settings.get("cells", 16)) + 1)
     if name == "sr":
         return 8 * (n_actions * n_states * n_states + n_states)
     if name == "hybrid":
