@@ -20,6 +20,7 @@ An episode is `max_steps` (100) steps, then `terminated` (room-env's `terminates
 
 from __future__ import annotations
 
+from operator import eq
 from typing import Any
 
 import gymnasium as gym
@@ -184,7 +185,7 @@ class RoomMapEnv(gym.Env):
         question_prob: float = 1.0,
         rewards: Any = (1, 0, 0),
         make_everything_static: bool = False,
-        episodes_ahead: int = 32,
+        episodes_ahead: int = 128,
         render_mode: str | None = None,
     ) -> None:
         check_render_mode(render_mode, self.metadata["render_modes"])
@@ -212,16 +213,15 @@ class RoomMapEnv(gym.Env):
         if self._buffer is None or self._next >= len(self._buffer):
             count = 1 if c.version == 3 else self.episodes_ahead
             self._buffer = make_episodes(c, s, self.np_random, count)
-            self._occ = occupancy(c, self._buffer.rooms)
             self._next = 0
         b, e = self._buffer, self._next
         self._next = e + 1 if c.version == 2 else 0
         self._rooms = b.rooms[e]
         self._attached = b.attached[e]
         self._questions = b.questions[e]
-        self._truth = b.truth[e]
-        self._previous = b.previous[e]
-        self._occ_e = self._occ[e]
+        self._truth = b.truth[e].tolist()  # step compares Python ints: faster than numpy on 10 numbers
+        self._previous = b.previous[e].tolist()
+        self._occ_e = occupancy(c, self._rooms)  # (T + 1, R, O): what the agent sees in each room
         self._room = int(b.agent[e])
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -249,12 +249,12 @@ class RoomMapEnv(gym.Env):
         n_q = self._n_q
         if len(values) != n_q + 1:
             raise ValueError(f"action: expected {n_q} answers and a move, got {len(values)} values")
-        truth = self._truth[t].tolist()
+        truth = self._truth[t]
         s = self.settings
-        hits = sum(1 for a, r in zip(values, truth) if a == r)
+        hits = sum(map(eq, values, truth))  # the move (the last value) has no truth to match
         reward = hits * s.correct + (n_q - hits) * s.wrong if s.wrong or s.correct != 1 else float(hits)
         if s.partial:
-            prev = self._previous[t].tolist()
+            prev = self._previous[t]
             partial = sum(1 for a, r, p in zip(values, truth, prev) if a != r and a == p and p >= 0)
             reward += partial * (s.partial - s.wrong)
         move = values[n_q]
