@@ -47,7 +47,7 @@ def ours(name: str, steps: int, seed: int = 0) -> tuple[float, float]:
 
 
 def room_env(name: str, steps: int, seed: int = 0) -> tuple[float, float]:
-    from room_env.envs.room2 import RoomEnv2
+    from room_env.envs.room2 import RoomEnv2  # type: ignore[import-not-found]  # an optional reference
 
     env = RoomEnv2(room_size=name, seed=seed)
     rng = random.Random(seed)
