@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -92,6 +92,7 @@ def fit(
     shape: TaskShape | None = None,
     store: Any = None,
     vectorised: bool = True,
+    batched: bool | None = None,
 ) -> FitResult:
     """The maximum-likelihood settings of `model` for `choices`.
 
@@ -100,6 +101,7 @@ def fit(
     `vectorised=False` replays the agent even where the vectorised form applies (to compare).
     Each fitted setting gets a standard error from the curvature of the log-likelihood at the
     maximum (the inverse of a finite-difference Hessian); None for a setting at its bound.
+    `batched` (None: chosen, see `fit_many`) runs the starts in lockstep through a batched agent.
 
     Examples
     --------
@@ -111,35 +113,132 @@ def fit(
     >>> 0 < result.stderr["lr"] < 0.2
     True
     """
-    optimize = require_scipy()
+    shapes = None if shape is None else [shape]
+    return fit_many(model, [choices], starts, seed, shapes, store, vectorised, batched)[0]
+
+
+def fit_many(
+    model: FitModel,
+    choices_list: Sequence[Choices],
+    starts: int = 5,
+    seed: int | Sequence[int] = 0,
+    shapes: Sequence[TaskShape] | None = None,
+    store: Any = None,
+    vectorised: bool = True,
+    batched: bool | None = None,
+) -> list[FitResult]:
+    """`fit` of every sequence of choices (seed `seed`, or `seed[i]` for the i-th), the same
+    starting points as each fit alone.
+
+    With `batched` (None: chosen automatically, `graphtasks.fitting.batched.batched_pays`) every
+    start of every participant climbs at once: each L-BFGS-B runs in a thread of its own and
+    each of its steps asks for its likelihood and finite-difference gradient (free settings + 1
+    points), and every round of those requests is one pass of a batched agent
+    (`graphtasks.fitting.lockstep`); the standard errors' Hessian points are one more pass.
+    Otherwise the fits run one after another, each likelihood alone (`log_likelihood`).
+    """
+    require_scipy()
     if starts < 1:
         raise BehaviourError(f"starts: expected a positive number, got {starts}")
-    shape = shape or task_shape(choices.task_id, store)
-    shape.check(choices)
+    if not len(choices_list):
+        return []
+    shapes = list(shapes) if shapes is not None else [task_shape(c.task_id, store) for c in choices_list]
+    for c, s in zip(choices_list, shapes):
+        s.check(c)
+    seeds = [seed] * len(choices_list) if isinstance(seed, (int, np.integer)) else [int(v) for v in seed]
     bounds = [model.bounds[name] for name in model.free]
-    rng = np.random.default_rng(seed)
+    firsts = []
+    for one_seed in seeds:
+        rng = np.random.default_rng(one_seed)
+        firsts.append([np.array([rng.uniform(*model.prior_of(name)) for name in model.free]) for _ in range(starts)])
+    if batched is None:
+        from .batched import batched_pays
 
+        lanes = len(choices_list) * starts * (len(model.free) + 1)
+        batched = vectorised and batched_pays(
+            model.agent, model.settings(firsts[0][0]), choices_list, shapes, lanes, vectorised
+        )
+    if batched:
+        found = _fit_lockstep(model, choices_list, shapes, firsts, bounds, vectorised)
+    else:
+        found = [_fit_one(model, c, s, x0s, bounds, vectorised) for c, s, x0s in zip(choices_list, shapes, firsts)]
+    return [
+        FitResult(
+            model.name, model.agent, {name: float(v) for name, v in zip(model.free, best.x)}, dict(model.fixed),
+            dict(model.bounds), float(-best.fun), len(c), starts, one_seed, c.source, dict(c.truth),
+            dict(zip(model.free, errors)),
+        )
+        for c, one_seed, (best, errors) in zip(choices_list, seeds, found)
+    ]
+
+
+def _fit_one(
+    model: FitModel, choices: Choices, shape: TaskShape, x0s: list[np.ndarray], bounds: list[tuple[float, float]],
+    vectorised: bool,
+) -> tuple[Any, list[float | None]]:
+    """One participant's fit, each likelihood alone: the best of the starts and its standard errors."""
+    optimize = require_scipy()
     likelihood = log_likelihood if vectorised else replay_log_likelihood
 
     def negative(x: np.ndarray) -> float:
         return -likelihood(model.agent, model.settings(x), choices, shape)
 
     best: Any = None
-    for _ in range(starts):
-        x0 = np.array([rng.uniform(*model.prior_of(name)) for name in model.free])
+    for x0 in x0s:
         found = optimize.minimize(negative, x0, method="L-BFGS-B", bounds=bounds)
         if best is None or found.fun < best.fun:
             best = found
-    params = {name: float(v) for name, v in zip(model.free, best.x)}
-    errors = standard_errors(negative, np.asarray(best.x, dtype=float), bounds)
-    return FitResult(
-        model.name, model.agent, params, dict(model.fixed), dict(model.bounds), float(-best.fun), len(choices),
-        starts, seed, choices.source, dict(choices.truth), dict(zip(model.free, errors)),
-    )
+    return best, standard_errors(negative, np.asarray(best.x, dtype=float), bounds)
+
+
+def _fit_lockstep(
+    model: FitModel, choices_list: Sequence[Choices], shapes: Sequence[TaskShape], firsts: list[list[np.ndarray]],
+    bounds: list[tuple[float, float]], vectorised: bool,
+) -> list[tuple[Any, list[float | None]]]:
+    """Every start of every participant climbing at once, each round one batched pass."""
+    from .batched import evaluator
+    from .lockstep import run_lockstep, value_and_gradient
+
+    optimize = require_scipy()
+    evaluate = evaluator(model.agent, choices_list, shapes, batched=True, vectorised=vectorised)
+
+    def climb(participant: int, x0: np.ndarray) -> Callable[[Any], Any]:
+        def job(ask: Any) -> Any:
+            def negatives(points: Sequence[np.ndarray]) -> np.ndarray:
+                return -ask(participant, [model.settings(x) for x in points])
+
+            return optimize.minimize(
+                lambda x: value_and_gradient(negatives, x, bounds), x0, method="L-BFGS-B", jac=True, bounds=bounds
+            )
+
+        return job
+
+    jobs = [climb(p, x0) for p, x0s in enumerate(firsts) for x0 in x0s]
+    ends = run_lockstep(jobs, evaluate)
+    bests: list[Any] = []
+    for p, x0s in enumerate(firsts):
+        best: Any = None
+        for found in ends[:len(x0s)]:
+            if best is None or found.fun < best.fun:
+                best = found
+        ends = ends[len(x0s):]
+        bests.append(best)
+
+    def errors(participant: int) -> Callable[[Any], Any]:
+        def job(ask: Any) -> Any:
+            def negatives(points: Sequence[np.ndarray]) -> np.ndarray:
+                return -ask(participant, [model.settings(x) for x in points])
+
+            return standard_errors(None, np.asarray(bests[participant].x, dtype=float), bounds, many=negatives)
+
+        return job
+
+    return list(zip(bests, run_lockstep([errors(p) for p in range(len(firsts))], evaluate)))
 
 
 def standard_errors(
-    negative: Callable[[np.ndarray], float], x: np.ndarray, bounds: list[tuple[float, float]]
+    negative: Callable[[np.ndarray], float] | None, x: np.ndarray, bounds: list[tuple[float, float]],
+    many: Callable[[Sequence[np.ndarray]], np.ndarray] | None = None,
 ) -> list[float | None]:
     """sqrt(diag(H^-1)), H the Hessian of the negative log-likelihood at its minimum `x` by
     central differences, over the settings away from their bounds; None for the others, and
@@ -149,7 +248,7 @@ def standard_errors(
     out: list[float | None] = [None] * len(x)
     if not inside:
         return out
-    hessian = finite_hessian(negative, x, inside)
+    hessian = finite_hessian(negative, x, inside, many=many)
     if not np.all(np.isfinite(hessian)) or np.linalg.eigvalsh(hessian).min() <= 0:
         return out
     for a, value in zip(inside, np.sqrt(np.diag(np.linalg.inv(hessian)))):
@@ -158,30 +257,46 @@ def standard_errors(
 
 
 def finite_hessian(
-    f: Callable[[np.ndarray], float], x: np.ndarray, indices: list[int] | None = None, centre: float | None = None,
-    step: float = 1e-4,
+    f: Callable[[np.ndarray], float] | None, x: np.ndarray, indices: list[int] | None = None,
+    centre: float | None = None, step: float = 1e-4, many: Callable[[Sequence[np.ndarray]], np.ndarray] | None = None,
 ) -> np.ndarray:
     """The Hessian of `f` at `x` over the coordinates `indices` (default: all) by central
     differences, steps of `step` relative (at least `step`): the curvature the standard errors
-    and the Laplace approximations read. `centre`, if known, is f(x)."""
+    and the Laplace approximations read. `centre`, if known, is f(x). `many`, if given, takes
+    every point at once and returns their values (one batched pass), instead of `f`."""
     inside = list(range(len(x))) if indices is None else list(indices)
     steps = np.array([step * max(1.0, abs(v)) for v in x])
+    points: list[np.ndarray] = []
 
-    def at(shift: dict[int, float]) -> float:
+    def at(shift: dict[int, float]) -> int:
         moved = np.array(x, dtype=float)
         for i, d in shift.items():
             moved[i] += d
-        return f(moved)
+        points.append(moved)
+        return len(points) - 1
 
-    if centre is None:
-        centre = f(np.asarray(x, dtype=float))
-    hessian = np.zeros((len(inside), len(inside)))
+    middle = at({}) if centre is None else -1
+    plan: list[tuple[int, int, list[int]]] = []
     for a, i in enumerate(inside):
         hi = steps[i]
-        hessian[a, a] = (at({i: hi}) - 2 * centre + at({i: -hi})) / hi**2
+        plan.append((a, a, [at({i: hi}), at({i: -hi})]))
         for b in range(a):
             j, hj = inside[b], steps[inside[b]]
-            hessian[a, b] = hessian[b, a] = (
-                at({i: hi, j: hj}) - at({i: hi, j: -hj}) - at({i: -hi, j: hj}) + at({i: -hi, j: -hj})
-            ) / (4 * hi * hj)
+            plan.append((a, b, [at({i: hi, j: hj}), at({i: hi, j: -hj}), at({i: -hi, j: hj}), at({i: -hi, j: -hj})]))
+    if many is not None:
+        values = [float(v) for v in many(points)]
+    else:
+        assert f is not None
+        values = [f(p) for p in points]
+    if centre is None:
+        centre = values[middle]
+    hessian = np.zeros((len(inside), len(inside)))
+    for a, b, where in plan:
+        v = [values[k] for k in where]
+        if a == b:
+            hi = steps[inside[a]]
+            hessian[a, a] = (v[0] - 2 * centre + v[1]) / hi**2
+        else:
+            hi, hj = steps[inside[a]], steps[inside[b]]
+            hessian[a, b] = hessian[b, a] = (v[0] - v[1] - v[2] + v[3]) / (4 * hi * hj)
     return hessian
