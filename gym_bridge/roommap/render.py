@@ -64,7 +64,7 @@ def draw_task(task: Any, store: Any = None, **options: Any) -> Any:
     ax.set_ylim(n_rows + 0.05, -0.05)
     ax.set_aspect("equal")
     ax.axis("off")
-    size = max(5, int(48 / max(n_rows, n_cols)))
+    size = min(14, max(7, int(64 / max(n_rows, n_cols))))
     starts = c.start.argmax(axis=1) if c.n_objects else np.zeros(0, dtype=int)
     agent = int(c.agent_start.argmax())
     doors = 0
@@ -87,7 +87,7 @@ def draw_task(task: Any, store: Any = None, **options: Any) -> Any:
         if r == agent:
             lines.append(("agent", "#d8bfd8"))
         for k, (text, colour) in enumerate(lines[:6]):
-            ax.text(col + 0.5, row + 0.32 + 0.13 * k, text, ha="center", va="center", fontsize=max(4, size - 2),
+            ax.text(col + 0.5, row + 0.32 + 0.13 * k, text, ha="center", va="center", fontsize=size - 1,
                     bbox={"boxstyle": "round,pad=0.15", "facecolor": colour, "edgecolor": "none"}, gid="object")
     kinds = sorted({c.kinds[o] for o in range(c.n_objects)}, key=list(_KIND_COLOURS).index)
     handles: list[Any] = [Patch(facecolor=_KIND_COLOURS[k], label=f"{k} object") for k in kinds]
