@@ -10,12 +10,13 @@ import gym_bridge  # noqa: F401  (registers the ids)
 import tasks
 from graphstore import open_store
 from graphtasks.experiments import parse_spec, run_experiment
+from gym_bridge import GridEnv
 
 UP, LEFT, RIGHT = 0, 3, 1
 
 
 def walk(cue: str, turn: int, obs_type: str = "index") -> tuple[list, float]:
-    env = gym.make("graphtasks/Grid-v0", task=f"decision/grid/cued_t_maze/{cue}", obs_type=obs_type).unwrapped
+    env = GridEnv(task=tasks.build(f"decision/grid/cued_t_maze/{cue}"), obs_type=obs_type, resolution=64)
     obs, _ = env.reset(seed=0)
     seen, reward, terminated = [obs], 0.0, False
     for action in (UP, UP, UP, UP, turn, turn):
@@ -26,7 +27,8 @@ def walk(cue: str, turn: int, obs_type: str = "index") -> tuple[list, float]:
 
 
 def test_the_cued_arm_pays_and_both_arms_end_the_trial() -> None:
-    assert tasks.builtin_ids("grid")  # the catalogue holds both trial types
+    env = gym.make("graphtasks/Grid-v0", task="decision/grid/cued_t_maze/left")  # a gym id, from the store
+    assert env.reset(seed=0)[1]["state"] == 5 * 7 + 3
     assert {"decision/grid/cued_t_maze/left", "decision/grid/cued_t_maze/right"} <= set(tasks.builtin_ids("grid"))
     assert [walk("left", turn)[1] for turn in (LEFT, RIGHT)] == [1.0, 0.0]
     assert [walk("right", turn)[1] for turn in (LEFT, RIGHT)] == [0.0, 1.0]
