@@ -11,11 +11,12 @@ from typing import Any
 from graphstore import TaskGraph
 
 from ..data import TaskFileError, data_dir, read_json
-from ..family import Builder, Catalogue, TaskFamily
+from ..family import Builder, Catalogue, TaskFamily, UserFiles
 from .config import config_to_graph
 from .schema import add_schema
 
 FOLDER = "room_env"
+USER_PREFIX = "user/roommap/"
 PROVENANCE = {
     "reference": "room-env 3.0.6 (PyPI), github.com/humemai/room-env",
     "licence": "MIT, Copyright (c) 2022 Taewoon Kim; see data/room_env/LICENSE.txt",
@@ -60,6 +61,26 @@ def _builder(version: int) -> Builder:
     return build
 
 
+def read_user_config(path: Path, task_id: str | None, params: dict[str, Any]) -> list[TaskGraph]:
+    """A room-env v2 or v3 configuration file as the task `user/roommap/<file stem>` (or `task_id`)."""
+    if params:
+        raise TaskFileError(f"{path}: Room map tasks take no parameters, got {', '.join(sorted(params))}")
+    config = read_json(path)
+    if not isinstance(config, dict):
+        raise TaskFileError(f"{path}: expected a room-env configuration object")
+    try:
+        return [config_to_graph(config, task_id or USER_PREFIX + path.stem, path.stem, source=str(path),
+                                where=str(path))]
+    except TaskFileError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise TaskFileError(f"{path}: not a valid room-env configuration: {type(exc).__name__}: {exc}") from None
+
+
+def _recognises(path: Path, head: str) -> bool:
+    return path.suffix.lower() == ".json" and ('"room_config"' in head or '"room_connections"' in head)
+
+
 ROOM_MAP = TaskFamily(
     name="roommap",
     description="the Room task's maps (room-env v2, v3): rooms, walls, moving objects; answer where things are",
@@ -70,5 +91,7 @@ ROOM_MAP = TaskFamily(
         for v in (2, 3)
     ),
     add_schema=add_schema,
+    user_files=UserFiles(USER_PREFIX, read_user_config, _recognises,
+                         "a room-env v2 or v3 configuration (*.json; --family roommap)"),
     docs="docs/room-v2-v3.md",
 )

@@ -224,3 +224,17 @@ def test_the_picture_shows_every_room_and_wall():
     assert picture.counts == {"rooms": 9, "doors": 8, "periodic walls": 4, "objects": 4}
     assert compile_room_map(tasks.build("room/v2/xl-different-prob")).n_rooms == 32
     assert config_names(3)[:2] == ["dev", "large-01"]
+
+
+def test_a_users_configuration_file_is_read_and_a_bad_one_named(tmp_path):
+    good = tmp_path / "mine.json"
+    good.write_text(json.dumps(read_config(3, "dev")))
+    (graph,) = tasks.read_file(good, family="roommap")
+    assert graph.task_id == "user/roommap/mine" and config_hash(graph_to_config(graph)) == config_hash(
+        read_config(3, "dev"))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"room_config": {"a": {"north": "b", "east": "wall", "south": "wall", "west": "wall"}},
+                               "object_init_config": {}, "object_transition_config": {},
+                               "object_question_probs": {}}))
+    with pytest.raises(tasks.TaskFileError, match="bad.json"):
+        tasks.read_file(bad, family="roommap")
