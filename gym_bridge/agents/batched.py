@@ -1,9 +1,12 @@
 """Batched tabular agents: B agents of one kind as arrays, choosing and learning in one call.
 
 The batched forms: Q-learning (`q`), SARSA, Q(lambda), actor-critic (`ac`), the SR, the
-two-step hybrid, and Dyna-Q, Dyna-AC and Dyna-SR with the last-outcome model. The others
-(MBV, SRMB, Monte Carlo, episodic control, distributional TD, mood, valence) are played per
-agent.
+two-step hybrid, Dyna-Q, Dyna-AC and Dyna-SR with the last-outcome model, model-based value
+iteration (`mbv`) and SR + model-based (`srmb`) planning after every step, every-visit Monte
+Carlo Q (`mc`), episodic control (`ec`), valence Q (`valence`), mood (`mood`) and
+distributional TD (`distq`). A setting a batched form lacks (`supports`: Dyna's `successors`
+above 1, neuro-nav's in-place `planning = "on_change"` of MBV and SRMB) sends the runs per
+agent, as do the agents with no batched form (`vhybrid`, `infobonus`, the Room agents).
 
 Why: a sweep of a thousand runs of a tabular agent spends its time in one Python agent step
 after another. Here the tables of B agents are one array (B x S x A for Q, B x A x S x S for
@@ -710,7 +713,10 @@ class BatchedMBV(BatchedAgent):
 
 def row_extreme(values: np.ndarray, pick: np.ufunc) -> np.ndarray:
     """`values.max(axis=-1)` (pick `np.maximum`) or `.min(axis=-1)` (`np.minimum`), as a few
-    elementwise calls over the action columns: quicker than numpy's reduction over a short axis."""
+    elementwise calls over the action columns: quicker than numpy's reduction over a short axis
+    once the table is large (a small one: the reduction, one call)."""
+    if values.size < 20_000:
+        return values.max(axis=-1) if pick is np.maximum else values.min(axis=-1)
     out = values[..., 0].copy()
     for k in range(1, values.shape[-1]):
         pick(out, values[..., k], out=out)
@@ -1042,7 +1048,7 @@ def make_batched(
     ----------
     name : str
         An agent with a batched form (`BATCHED`: q, sarsa, qlambda, ac, sr, hybrid, dyna, dynaac,
-        dynasr).
+        dynasr, mbv, mc, ec, valence, mood, distq, srmb).
     n_states, n_actions : int
         The task's sizes.
     seeds : sequence of int
