@@ -40,7 +40,16 @@ from tasks.room.v1_config import KIND, cycles
 from tasks.room.v1_family import DEFAULT, PREFIX
 
 from ..loading import load_task_graph
-from ..params import check_bool, check_positive_int, check_probability, check_store, check_type, named
+from ..params import (
+    RenderModes,
+    check_bool,
+    check_positive_int,
+    check_probability,
+    check_render_mode,
+    check_store,
+    check_type,
+    named,
+)
 from ..vector.base import BatchedVectorEnv, tighter_limit
 
 DEFAULT_TASK = PREFIX + DEFAULT
@@ -159,6 +168,12 @@ def python_random(seed: int | None, np_random: np.random.Generator) -> random.Ra
     return random.Random(seed if seed is not None else int(np_random.integers(2**63)))
 
 
+def render_text(observation: list[Any], question: list[Any] | None) -> str:
+    """One moment as text: what is observed and what is asked."""
+    asked = " ".join(map(str, question[:3])) if question is not None else "(no question)"
+    return f"t={observation[3]}  seen: {' '.join(map(str, observation[:3]))}  asked: {asked}\n"
+
+
 class RoomV1Env(gym.Env):
     """room-env's RoomEnv-v1 on integer spaces (see the module docstring).
 
@@ -173,6 +188,8 @@ class RoomV1Env(gym.Env):
     episode_length : int, optional
         Truncate an episode after this many steps (default 128, every configuration's
         `last_timestep`; an episode terminates after `last_timestep` steps anyway).
+    render_mode : {None, "ansi"}
+        "ansi": `render()` returns the moment as text (what is seen, what is asked).
 
     Examples
     --------
@@ -184,7 +201,7 @@ class RoomV1Env(gym.Env):
     1.0
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": RenderModes(["ansi"]), "render_fps": 4}
 
     def __init__(
         self,
@@ -196,8 +213,7 @@ class RoomV1Env(gym.Env):
         episode_length: int | None = EPISODE_LENGTH,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None:
-            raise ValueError("render_mode: Room v1 has no renderer; its observations are the text (env.decode)")
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         if episode_length is not None:
             check_positive_int("episode_length", episode_length)
         self.episode_length = episode_length
@@ -250,6 +266,14 @@ class RoomV1Env(gym.Env):
         terminated = self.t >= c.until
         truncated = not terminated and self.episode_length is not None and self.t >= self.episode_length
         return obs, reward, terminated, truncated, self._info(obs)
+
+    def render(self) -> str | None:
+        """`render_mode="ansi"`: the current observation and question as text."""
+        if self.render_mode != "ansi":
+            return None
+        if self._random is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        return render_text(*self.decode(self._observation()))
 
     def decode(self, obs: dict[str, Any]) -> tuple[list[Any], list[Any] | None]:
         """room-env's (observation, question) texts of an observation."""
