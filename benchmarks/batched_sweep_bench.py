@@ -81,15 +81,21 @@ def loop_alone(agent: str, runs: int, sample: int, episodes: int) -> None:
     steps_per_agent = sum(p.episode.length for cell in every[:sample] for p in play_run(spec, cell, versions))
     slow = time.perf_counter() - start
     units = group_cells(spec, every, versions, workers=1)
-    start = time.perf_counter()
-    steps_batched = 0
-    for unit in units:
-        assert isinstance(unit, tuple)
-        steps_batched += sum(p.episode.length for played in play_batch(spec, unit, versions).values() for p in played)
-    fast = time.perf_counter() - start
-    rate_slow, rate_fast = steps_per_agent / slow, steps_batched / fast
-    print(f"{agent:<8} per agent {rate_slow:10.0f} steps/s ({sample} runs) | batched {rate_fast:11.0f} steps/s "
-          f"({runs} runs in {len(units)} batches, {fast:.1f} s) | {rate_fast / rate_slow:6.1f}x")
+    play_batch(spec, units[0][:2], versions)  # warm: numba loads its compiled loop once per process
+    rates = []
+    for compiled in (False, True):
+        start = time.perf_counter()
+        steps = 0
+        for unit in units:
+            assert isinstance(unit, tuple)
+            steps += sum(p.episode.length for played in play_batch(spec, unit, versions, compiled).values()
+                         for p in played)
+        rates.append((steps / (time.perf_counter() - start), time.perf_counter() - start))
+    rate_slow = steps_per_agent / slow
+    (numpy_rate, numpy_s), (fast_rate, fast_s) = rates
+    print(f"{agent:<8} per agent {rate_slow:10.0f} steps/s ({sample} runs) | numpy lanes {numpy_rate:11.0f} steps/s "
+          f"({numpy_s:.1f} s) {numpy_rate / rate_slow:6.1f}x | compiled where it applies {fast_rate:11.0f} steps/s "
+          f"({fast_s:.2f} s) {fast_rate / rate_slow:6.1f}x  ({runs} runs in {len(units)} batches)")
 
 
 def main(argv: list[str] | None = None) -> int:

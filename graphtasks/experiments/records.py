@@ -342,10 +342,14 @@ def recorded_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:
     result = store.cypher(QUERY_EPISODES, {"experiment": experiment_uid(name)})
     keys = COLUMNS[1:]  # the query returns every column but the experiment's name, in order
     out = []
+    canonical: dict[str, str] = {}  # a run's params, once per run rather than once per episode
     for row in result.rows:
         record = dict(zip(keys, row))
         params = record["params"]
-        record["params"] = json.dumps(json.loads(params) if isinstance(params, str) else params, sort_keys=True)
+        key = params if isinstance(params, str) else json.dumps(params, sort_keys=True)
+        if key not in canonical:
+            canonical[key] = json.dumps(json.loads(key), sort_keys=True)
+        record["params"] = canonical[key]
         record["condition"] = record["condition"] or ""
         out.append({"experiment": name, **record})
     return out
