@@ -18,6 +18,7 @@ from graphstore.errors import GraphtasksError
 
 from ..room.agents import MEMORY_AGENTS, MemoryAgent
 from ..roommap.agents import ExplorerAgent
+from ..roommap.handcrafted import ANSWER, EXPLORE, FORGET, HandcraftedAgent
 from .bandit import InfoBonusAgent
 from .base import AgentBase, RandomAgent
 from .distributional import DistributionalQAgent
@@ -54,6 +55,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "rates": ("even", "random"),  # distq: the cells' optimism evenly spread, or their rates drawn
     "reward_model": ("state", "pair"),  # mbv: the reward of arriving at a state, or of a (state, action)
     "planning": ("every_step", "on_change"),  # mbv, srmb: sweeps after every step, or neuro-nav's schedule
+    "explore": EXPLORE, "forget": FORGET, "answer": ANSWER,  # handcrafted (Room maps)
 }
 
 
@@ -64,7 +66,7 @@ class AgentSettingError(GraphtasksError, ValueError):
 @dataclass(frozen=True)
 class AgentInfo:
     name: str
-    cls: type[AgentBase] | type[MemoryAgent] | type[ExplorerAgent]
+    cls: type[AgentBase] | type[MemoryAgent] | type[ExplorerAgent] | type[HandcraftedAgent]
     summary: str
     reference: str
 
@@ -105,6 +107,8 @@ AGENT_INFO = {
                   "Wilson et al. 2014"),
         AgentInfo("random", RandomAgent, "uniform over the offered actions (a baseline)", "-"),
         AgentInfo("explorer", ExplorerAgent, "Room maps: random moves, answers from the latest sighting", "-"),
+        AgentInfo("handcrafted", HandcraftedAgent, "Room maps: explore (bfs, dijkstra, random), forget "
+                  "(lru, lfu, fifo, random), answer (recent, used, frequent)", "Kim et al. 2024 (room-env v2)"),
         *(
             AgentInfo(kind, MEMORY_AGENTS[kind], summary, "Kim et al. 2022")
             for kind, summary in (

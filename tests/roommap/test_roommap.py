@@ -238,3 +238,31 @@ def test_a_users_configuration_file_is_read_and_a_bad_one_named(tmp_path):
                                "object_question_probs": {}}))
     with pytest.raises(tasks.TaskFileError, match="bad.json"):
         tasks.read_file(bad, family="roommap")
+
+
+def test_handcrafted_agents_explore_forget_and_answer_in_order():
+    """Exploring by BFS beats random moves, forgetting the least recently used beats first-in
+    first-out, a bigger memory beats a small one (xl-different-prob, seeds 0-2)."""
+    from gym_bridge.agents import make_agent  # noqa: F401  (the registry knows it)
+    from gym_bridge.agents.registry import agent_for_env
+    from gym_bridge.roommap.family import ROOM_MAP_VIEW
+
+    env = RoomMapEnv(tasks.build("room/v2/xl-different-prob"))
+
+    def score(**settings):
+        agent = agent_for_env("handcrafted", env, ROOM_MAP_VIEW, seed=0, **settings)
+        total = 0.0
+        for seed in range(3):
+            obs, _ = env.reset(seed=seed)
+            agent.begin_episode()
+            terminated = False
+            while not terminated:
+                obs, reward, terminated, _, _ = env.step(agent.act(obs, ()))
+                total += reward
+        return total / 3
+
+    assert score(explore="bfs") > 1.5 * score(explore="random")
+    assert score(forget="lru") > score(forget="fifo")
+    assert score(capacity=32) > score(capacity=4)
+    with pytest.raises(ValueError, match="forget"):
+        agent_for_env("handcrafted", env, ROOM_MAP_VIEW, forget="oldest")
