@@ -790,19 +790,32 @@ class BatchedEpisodes(BatchedAgent):
 
 class BatchedMonteCarlo(BatchedEpisodes):
     """Every-visit Monte Carlo Q (`gym_bridge.agents.mc.MonteCarloQAgent`) for B lanes: at a
-    lane's episode end, Q(s_t, a_t) += lr (G_t - Q(s_t, a_t)) for every step t in order."""
+    lane's episode end, Q(s_t, a_t) += lr (G_t - Q(s_t, a_t)) for every step t in order.
+
+    The K backups of a pair in one episode, in order, are one sum (to rounding):
+
+        Q <- (1 - lr)^K Q + sum_k lr (1 - lr)^(K - 1 - k) G_k       (k = 0 the earliest visit)
+
+    so the steps of every lane whose episode ended are backed up in a few array calls."""
 
     name = "mc"
 
     def backup(
         self, lanes: np.ndarray, length: np.ndarray, states: np.ndarray, actions: np.ndarray, returns: np.ndarray
     ) -> None:
-        lr = self.lr[lanes]
-        for t in range(states.shape[1]):  # in order: a pair visited twice is backed up twice
-            inside = t < length
-            ln, s, a = lanes[inside], states[inside, t], actions[inside, t]
-            old = self.q[ln, s, a]
-            self.q[ln, s, a] = old + lr[inside] * (returns[inside, t] - old)
+        inside = np.arange(states.shape[1])[None, :] < length[:, None]
+        pairs = self.n_states * self.n_actions
+        flat = (lanes[:, None] * pairs + states * self.n_actions + actions)[inside]  # rows in order of t
+        order = np.argsort(flat, kind="stable")  # a pair's visits together, still in order of t
+        flat, g = flat[order], returns[inside][order]
+        lr = np.broadcast_to(self.lr[lanes][:, None], states.shape)[inside][order]
+        first = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])
+        visits = np.diff(np.r_[first, flat.size])
+        later = np.repeat(first + visits, visits) - 1 - np.arange(flat.size)  # the pair's visits after this one
+        total = np.add.reduceat(lr * (1 - lr) ** later * g, first)
+        where = np.unravel_index(flat[first], self.q.shape)
+        rate = lr[first]
+        self.q[where] = (1 - rate) ** visits * self.q[where] + total
 
 
 class BatchedEpisodicControl(BatchedEpisodes):
