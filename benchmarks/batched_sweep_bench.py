@@ -8,6 +8,9 @@
 
     python benchmarks/batched_sweep_bench.py            # a few minutes
     python benchmarks/batched_sweep_bench.py --quick    # short, to check the script
+    python benchmarks/batched_sweep_bench.py --agents mbv,mc --episodes 10 --loop-runs 400
+        # any agents with a batched form (gym_bridge.agents.batched.BATCHED); the per-agent MBV
+        # and SRMB plan 10 sweeps a step (about 1,000 steps/s), so shorter sweeps for those
 """
 
 from __future__ import annotations
@@ -28,6 +31,14 @@ from graphtasks.experiments.spec import parse_spec  # noqa: E402
 from graphtasks.experiments.versions import prepare_versions  # noqa: E402
 
 TASK = "neuronav/grid/four_rooms/small"
+COMMON = "lr = 0.1, gamma = 0.99, epsilon = 0.1"
+# agents whose settings are named otherwise: rates per sign of the error (valence's softmax at
+# its default beta 5), no learning rate (episodic control)
+PARAMS = {
+    "valence": "lr_pos = 0.1, lr_neg = 0.1, gamma = 0.99",
+    "mood": "lr_pos = 0.1, lr_neg = 0.1, gamma = 0.99, epsilon = 0.1",
+    "ec": "gamma = 0.99, epsilon = 0.1",
+}
 SPEC = """
 [experiment]
 name = "bench-{agent}"
@@ -36,7 +47,7 @@ seeds = {runs}
 
 [[agents]]
 name = "{agent}"
-params = {{ lr = 0.1, gamma = 0.99, epsilon = 0.1 }}
+params = {{ {params} }}
 
 [[phases]]
 name = "learning"
@@ -46,7 +57,7 @@ max_steps = 100
 
 
 def spec_of(agent: str, runs: int, episodes: int, task: str = TASK):
-    text = SPEC.format(agent=agent, task=task, runs=runs, episodes=episodes)
+    text = SPEC.format(agent=agent, task=task, runs=runs, episodes=episodes, params=PARAMS.get(agent, COMMON))
     return parse_spec(text), text
 
 
@@ -101,10 +112,16 @@ def loop_alone(agent: str, runs: int, sample: int, episodes: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short runs, to check the script")
-    parser.add_argument("--agents", default="q,sarsa,sr", help="agents, comma-separated (default: q,sarsa,sr)")
+    parser.add_argument("--agents", default="q,sarsa,sr",
+                        help="agents with a batched form, comma-separated (q, sarsa, qlambda, ac, sr, hybrid, dyna, "
+                        "dynaac, dynasr, mbv, srmb, mc, ec, valence, mood, distq; default: q,sarsa,sr)")
+    parser.add_argument("--runs", type=int, default=0, help="runs of the recorded sweep (default 200)")
+    parser.add_argument("--episodes", type=int, default=0, help="episodes of every run (default 100)")
+    parser.add_argument("--loop-runs", type=int, default=0, help="runs of the loop alone (default 2,000)")
     args = parser.parse_args(argv)
     agents = args.agents.split(",")
     runs, episodes, loop_runs, sample = (8, 5, 40, 4) if args.quick else (200, 100, 2000, 20)
+    runs, episodes, loop_runs = args.runs or runs, args.episodes or episodes, args.loop_runs or loop_runs
     sweep_table(agents, runs, episodes)
     print()
     print(f"2. The agent-and-env loop alone (no records), {loop_runs} runs of {episodes} episodes:")
