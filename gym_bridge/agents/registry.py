@@ -106,9 +106,9 @@ AGENT_INFO = {
         AgentInfo("infobonus", InfoBonusAgent, "Kalman arm means per game, plus an information bonus",
                   "Wilson et al. 2014"),
         AgentInfo("random", RandomAgent, "uniform over the offered actions (a baseline)", "-"),
-        AgentInfo("explorer", ExplorerAgent, "Room maps: random moves, answers from the latest sighting", "-"),
-        AgentInfo("handcrafted", HandcraftedAgent, "Room maps: explore (bfs, dijkstra, random), forget "
-                  "(lru, lfu, fifo, random), answer (recent, used, frequent)", "Kim et al. 2024 (room-env v2)"),
+        AgentInfo("explorer", ExplorerAgent, "Room maps: random moves, answers from memory", "-"),
+        AgentInfo("handcrafted", HandcraftedAgent, "Room maps: explore, forget, answer by fixed rules",
+                  "Kim et al. 2024"),
         *(
             AgentInfo(kind, MEMORY_AGENTS[kind], summary, "Kim et al. 2022")
             for kind, summary in (
