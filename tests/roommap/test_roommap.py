@@ -103,7 +103,7 @@ def test_v2_equals_room_env_in_distribution_over_100000_steps(name):
     from scipy import stats
 
     ref = V2["maps"][name]
-    env = RoomMapVectorEnv(num_envs=1000, task=f"room/v2/{name}")
+    env = RoomMapVectorEnv(num_envs=1000, task=tasks.build(f"room/v2/{name}"))
     c = env.compiled
     env.reset(seed=1)
     rng = np.random.default_rng(0)
@@ -142,8 +142,8 @@ def test_v2_equals_room_env_in_distribution_over_100000_steps(name):
 
 
 def test_single_env_and_a_one_copy_vector_env_play_the_same_world():
-    single = RoomMapEnv("room/v2/m", episodes_ahead=1)
-    vector = RoomMapVectorEnv(num_envs=1, task="room/v2/m")
+    single = RoomMapEnv(tasks.build("room/v2/m"), episodes_ahead=1)
+    vector = RoomMapVectorEnv(num_envs=1, task=tasks.build("room/v2/m"))
     obs1, _ = single.reset(seed=7)
     obs2, _ = vector.reset(seed=7)
     rng = np.random.default_rng(0)
@@ -160,7 +160,7 @@ def test_single_env_and_a_one_copy_vector_env_play_the_same_world():
 
 
 def test_rewards_count_correct_answers_and_partial_ones():
-    env = RoomMapEnv("room/v2/m", rewards={"correct": 1, "wrong": -1, "partial": 0.5})
+    env = RoomMapEnv(tasks.build("room/v2/m"), rewards={"correct": 1, "wrong": -1, "partial": 0.5})
     env.reset(seed=3)
     truth = env.locations
     questions = env._questions[0]  # noqa: SLF001 - the test reads what the observation asked
@@ -192,7 +192,7 @@ def test_gymnasium_rules(env_id):
 
 
 def test_texts_decode_and_encode():
-    env = RoomMapEnv("room/v3/small-01")
+    env = RoomMapEnv(tasks.build("room/v3/small-01"))
     obs, _ = env.reset(seed=0)
     text = env.decode_observation(obs)
     assert ["agent", "at_location", "office"] in text["room"] and text["question"][1] == "at_location"
@@ -266,3 +266,17 @@ def test_handcrafted_agents_explore_forget_and_answer_in_order():
     assert score(capacity=32) > score(capacity=4)
     with pytest.raises(ValueError, match="forget"):
         agent_for_env("handcrafted", env, ROOM_MAP_VIEW, forget="oldest")
+
+
+def test_vector_copies_with_their_own_streams_do_not_depend_on_the_batch():
+    from gym_bridge.vector.lanes import LaneStreams
+
+    def play(n):
+        env = RoomMapVectorEnv(num_envs=n, task=tasks.build("room/v2/m"))
+        env.use_lanes(LaneStreams.from_seeds(list(range(1, n + 1))))
+        env.reset(seed=0)
+        for _ in range(205):  # through two autoresets
+            env.step(np.zeros((n, 11), dtype=np.int64))
+        return env.locations[:2].tolist()
+
+    assert play(5) == play(2)
