@@ -2,16 +2,17 @@
 fits with AIC and BIC, hierarchical fits (EM with Laplace approximations), random-effects
 model selection, fits kept in the store, and parameter and model recovery."""
 
+from .batched import batched_log_likelihood
 from .behaviour import BehaviourError, Choices, load_run, read_events, recorded_runs
 from .bms import ModelSelection, random_effects
 from .hierarchical import GroupFit, fit_group
 from .likelihood import TaskShape, log_likelihood, replay_log_likelihood, task_shape
-from .mle import FitResult, fit
+from .mle import FitResult, fit, fit_many
 from .models import MODELS, FitModel, fit_model
 from .simulate import simulate
 
 __all__ = [
-    "BehaviourError", "Choices", "FitModel", "FitResult", "GroupFit", "MODELS", "ModelSelection", "TaskShape", "fit",
-    "fit_group", "fit_model", "load_run", "log_likelihood", "random_effects", "read_events", "recorded_runs",
-    "replay_log_likelihood", "simulate", "task_shape",
+    "BehaviourError", "Choices", "FitModel", "FitResult", "GroupFit", "MODELS", "ModelSelection", "TaskShape",
+    "batched_log_likelihood", "fit", "fit_group", "fit_many", "fit_model", "load_run", "log_likelihood",
+    "random_effects", "read_events", "recorded_runs", "replay_log_likelihood", "simulate", "task_shape",
 ]

@@ -28,13 +28,15 @@ every draw is made before, so any number of workers gives the same result.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .behaviour import BehaviourError, Choices
 from .likelihood import TaskShape, log_likelihood, task_shape
+from .lockstep import BFGS_STEP, value_and_gradient
 from .mle import FitResult, finite_hessian, process_pool, require_scipy
 from .models import FitModel
 
@@ -104,10 +106,14 @@ def estimate(
     mean: np.ndarray,
     variance: np.ndarray,
     starts: Sequence[np.ndarray],
+    many: Callable[[Sequence[np.ndarray]], np.ndarray] | None = None,
 ) -> Estimate:
     """The MAP settings of one participant under the prior N(mean, diag(variance)) in the
     transformed space, from each of `starts` (the best kept), with the Laplace approximation
-    of the posterior and of the log evidence."""
+    of the posterior and of the log evidence. `many`, if given, computes the negative
+    log-likelihoods of several transformed points at once (a lockstep round, one batched pass):
+    BFGS then gets its value and finite-difference gradient from one call, the same numbers
+    scipy's own differences give."""
     optimize = require_scipy()
 
     def negative(x: np.ndarray) -> float:
@@ -116,14 +122,23 @@ def estimate(
     def objective(x: np.ndarray) -> float:
         return negative(x) + 0.5 * float(np.sum((x - mean) ** 2 / variance))
 
+    def objectives(points: Sequence[np.ndarray]) -> np.ndarray:
+        assert many is not None
+        prior = np.array([0.5 * float(np.sum((x - mean) ** 2 / variance)) for x in points])
+        return np.asarray(many(points), dtype=float) + prior
+
     best: Any = None
     for x0 in starts:
-        found = optimize.minimize(objective, np.asarray(x0, dtype=float), method="BFGS")
+        if many is None:
+            found = optimize.minimize(objective, np.asarray(x0, dtype=float), method="BFGS")
+        else:
+            found = optimize.minimize(lambda x: value_and_gradient(objectives, x, None, BFGS_STEP),
+                                      np.asarray(x0, dtype=float), method="BFGS", jac=True)
         if best is None or found.fun < best.fun:
             best = found
     x = np.asarray(best.x, dtype=float)
-    centre = negative(x)
-    curvature = finite_hessian(negative, x, centre=centre, step=LAPLACE_STEP)
+    centre = negative(x) if many is None else float(many([x])[0])
+    curvature = finite_hessian(negative, x, centre=centre, step=LAPLACE_STEP, many=many)
     # Finite differences on a flat likelihood can give a slightly negative curvature: count it as flat,
     # so that the posterior's precision is at least the prior's.
     eigen, vectors = np.linalg.eigh((curvature + curvature.T) / 2)
@@ -133,6 +148,31 @@ def estimate(
     log_prior = -0.5 * float(np.sum((x - mean) ** 2 / variance + np.log(2 * math.pi * variance)))
     evidence = -centre + log_prior + 0.5 * len(x) * math.log(2 * math.pi) - 0.5 * float(log_det)
     return Estimate(x, np.linalg.inv(precision), -centre, evidence)
+
+
+def estimates_in_lockstep(
+    model: FitModel,
+    participants: Sequence[int],
+    mean: np.ndarray,
+    variance: np.ndarray,
+    starts: Sequence[Sequence[np.ndarray]],
+    evaluate: Callable[[list[tuple[int, dict[str, Any]]]], np.ndarray],
+) -> list[Estimate]:
+    """`estimate` of each of `participants` (their `starts`), all climbing at once: every round
+    of their likelihood requests is one call of `evaluate` (a batched pass)."""
+    from .lockstep import run_lockstep
+
+    def job(participant: int, own: Sequence[np.ndarray]) -> Callable[[Any], Estimate]:
+        def run(ask: Any) -> Estimate:
+            def many(points: Sequence[np.ndarray]) -> np.ndarray:
+                return -ask(participant, [model.settings(to_natural(model, x)) for x in points])
+
+            assert _WORK is not None
+            return estimate(model, _WORK[1][participant], _WORK[2][participant], mean, variance, own, many)
+
+        return run
+
+    return run_lockstep([job(p, own) for p, own in zip(participants, starts)], evaluate)
 
 
 @dataclass(frozen=True)
@@ -217,19 +257,28 @@ class GroupFit:
 
 
 # -- the E-step on processes -----------------------------------------------------------------------
-_WORK: tuple[FitModel, Sequence[Choices], Sequence[TaskShape]] | None = None
+_WORK: tuple[FitModel, Sequence[Choices], Sequence[TaskShape], Any] | None = None
 
 
-def _hold(model: FitModel, choices: Sequence[Choices], shapes: Sequence[TaskShape]) -> None:
-    """A worker keeps the choices for the whole fit (their plans are cached on them), so each
-    E-step sends only the prior and the starting points."""
+def _hold(model: FitModel, choices: Sequence[Choices], shapes: Sequence[TaskShape], batched: bool = False) -> None:
+    """A worker keeps the choices for the whole fit (their plans, or the batched passes'
+    arrays, are made once), so each E-step sends only the prior and the starting points."""
+    from .batched import evaluator
+
     global _WORK
-    _WORK = (model, choices, shapes)
+    evaluate = evaluator(model.agent, choices, shapes, batched=True) if batched else None
+    _WORK = (model, choices, shapes, evaluate)
+
+
+def _lockstep_job(job: tuple[list[int], np.ndarray, np.ndarray, list[list[np.ndarray]]]) -> list[Estimate]:
+    assert _WORK is not None
+    participants, mean, variance, starts = job
+    return estimates_in_lockstep(_WORK[0], participants, mean, variance, starts, _WORK[3])
 
 
 def _estimate_job(job: tuple[int, np.ndarray, np.ndarray, list[np.ndarray]]) -> Estimate:
     assert _WORK is not None
-    model, choices, shapes = _WORK
+    model, choices, shapes, _ = _WORK
     i, mean, variance, starts = job
     return estimate(model, choices[i], shapes[i], mean, variance, starts)
 
@@ -244,6 +293,7 @@ def fit_group(
     tolerance: float = 1e-3,
     shapes: Sequence[TaskShape] | None = None,
     store: Any = None,
+    batched: bool | None = None,
 ) -> GroupFit:
     """Fit `model` to every sequence of `choices` at once, by EM with Laplace approximations.
 
@@ -270,6 +320,10 @@ def fit_group(
         When to stop (see above); `converged` says which stopped it.
     shapes
         Each sequence's task shape (default: read from each task).
+    batched
+        Whether every participant's E-step climbs at once, each round of their likelihood
+        requests one pass of a batched agent (None: where it pays,
+        `graphtasks.fitting.batched.batched_pays`; the same result for any `workers`).
 
     Returns
     -------
@@ -313,11 +367,20 @@ def fit_group(
         for _ in choices
     ]
     mean, variance = np.zeros(d), np.full(d, START_VARIANCE)
+    if batched is None:
+        from .batched import batched_pays
+
+        batched = batched_pays(model.agent, model.settings(to_natural(model, first[0][0])), choices, shapes,
+                               len(choices) * (d + 1))
     pool = None
     if workers != 1 and len(choices) > 1:
-        pool = process_pool(workers, initializer=_hold, initargs=(model, list(choices), shapes))
+        pool = process_pool(workers, initializer=_hold, initargs=(model, list(choices), shapes, batched))
     else:
-        _hold(model, list(choices), shapes)
+        _hold(model, list(choices), shapes, batched)
+    # lockstep: the participants in one chunk per process (each chunk's rounds are batched passes)
+    count = len(choices)
+    parts = min(count, (workers or os.cpu_count() or 1) if pool else 1)
+    chunks = [list(range(count))[k * count // parts:(k + 1) * count // parts] for k in range(parts)]
     history: list[float] = []
     try:
         previous: list[Estimate] = []
@@ -327,8 +390,14 @@ def fit_group(
         while iteration < max_iterations:
             iteration += 1
             used = (mean, variance)  # the prior of this E-step: what its fits and evidences are under
-            jobs = [(i, mean, variance, first[i] if not previous else [previous[i].x]) for i in range(len(choices))]
-            found = list(pool.map(_estimate_job, jobs)) if pool else [_estimate_job(job) for job in jobs]
+            begin = [first[i] if not previous else [previous[i].x] for i in range(len(choices))]
+            if batched:
+                work = [(chunk, mean, variance, [begin[i] for i in chunk]) for chunk in chunks]
+                done = list(pool.map(_lockstep_job, work)) if pool else [_lockstep_job(w) for w in work]
+                found = [e for part in done for e in part]
+            else:
+                jobs = [(i, mean, variance, begin[i]) for i in range(len(choices))]
+                found = list(pool.map(_estimate_job, jobs)) if pool else [_estimate_job(job) for job in jobs]
             previous = found
             history.append(float(sum(e.log_evidence for e in found)))
             xs = np.array([e.x for e in found])

@@ -8,7 +8,7 @@ optimisation waits, the coordinator evaluates all their points at once (one pass
 batched agent, `graphtasks.fitting.batched`), hands each its numbers and lets them go on. The
 optimisers are scipy's own, so each takes the same steps it would take alone; only where the
 numbers are computed changes. The gradient is scipy's default forward difference (the same
-steps, turned back at a bound), computed from the d + 1 numbers of one request.
+absolute steps, `eps`, turned back at a bound), computed from the d + 1 numbers of one request.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 Request = list[tuple[int, dict[str, Any]]]  # (participant, settings) pairs
 Ask = Callable[[int, Sequence[dict[str, Any]]], np.ndarray]
-RELATIVE_STEP = float(np.sqrt(np.finfo(float).eps))  # scipy's '2-point' relative step
+RELATIVE_STEP = float(np.sqrt(np.finfo(float).eps))  # scipy's '2-point' relative step (a fallback)
 
 
 class _Slot:
@@ -107,11 +107,17 @@ def run_lockstep(
     return results
 
 
-def forward_steps(x: np.ndarray, bounds: Sequence[tuple[float, float]] | None) -> np.ndarray:
-    """scipy's '2-point' steps at `x`: sqrt(eps) * max(1, |x|), signed as x (+ at 0), turned
-    back where a step would leave the bounds."""
+LBFGSB_STEP = 1e-8  # scipy's L-BFGS-B `eps`: the absolute step of its default gradient
+BFGS_STEP = RELATIVE_STEP  # scipy's BFGS `eps`
+
+
+def forward_steps(x: np.ndarray, step: float, bounds: Sequence[tuple[float, float]] | None) -> np.ndarray:
+    """The steps of scipy's default gradient (`approx_derivative`, '2-point', an absolute step
+    `step`): `step` forward, or sqrt(eps) * max(1, |x|) signed as x where `step` would vanish
+    against x, turned back where it would leave the bounds."""
     sign = (x >= 0).astype(float) * 2 - 1
-    h = RELATIVE_STEP * sign * np.maximum(1.0, np.abs(x))
+    h = np.full(x.shape, float(step))
+    h = np.where((x + h) - x == 0, RELATIVE_STEP * sign * np.maximum(1.0, np.abs(x)), h)
     if bounds is not None:
         low = np.array([b[0] for b in bounds], dtype=float)
         high = np.array([b[1] for b in bounds], dtype=float)
@@ -124,11 +130,12 @@ def forward_steps(x: np.ndarray, bounds: Sequence[tuple[float, float]] | None) -
 
 def value_and_gradient(
     f: Callable[[Sequence[np.ndarray]], np.ndarray], x: np.ndarray, bounds: Sequence[tuple[float, float]] | None,
+    step: float = LBFGSB_STEP,
 ) -> tuple[float, np.ndarray]:
-    """f(x) and its forward-difference gradient (scipy's default), from one call of `f` on the
-    d + 1 points."""
+    """f(x) and its forward-difference gradient (scipy's default for the method whose `eps` is
+    `step`), from one call of `f` on the d + 1 points."""
     x = np.asarray(x, dtype=float)
-    h = forward_steps(x, bounds)
+    h = forward_steps(x, step, bounds)
     points = [x]
     for i in range(x.size):
         moved = x.copy()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -126,6 +127,7 @@ def fit_many(
     store: Any = None,
     vectorised: bool = True,
     batched: bool | None = None,
+    workers: int | None = 1,
 ) -> list[FitResult]:
     """`fit` of every sequence of choices (seed `seed`, or `seed[i]` for the i-th), the same
     starting points as each fit alone.
@@ -136,6 +138,8 @@ def fit_many(
     points), and every round of those requests is one pass of a batched agent
     (`graphtasks.fitting.lockstep`); the standard errors' Hessian points are one more pass.
     Otherwise the fits run one after another, each likelihood alone (`log_likelihood`).
+    `workers` processes (None: one per core) share the participants: a contiguous part each
+    when batched, one participant per job otherwise; the same fits for any number of them.
     """
     require_scipy()
     if starts < 1:
@@ -158,6 +162,15 @@ def fit_many(
         batched = vectorised and batched_pays(
             model.agent, model.settings(firsts[0][0]), choices_list, shapes, lanes, vectorised
         )
+    if workers != 1 and len(choices_list) > 1:
+        from .recovery import map_jobs
+
+        count = len(choices_list)
+        parts = min(count, workers or os.cpu_count() or 1) if batched else count
+        chunks = [list(range(k * count // parts, (k + 1) * count // parts)) for k in range(parts)]
+        jobs = [(model, [choices_list[i] for i in chunk], starts, [seeds[i] for i in chunk],
+                 [shapes[i] for i in chunk], vectorised, batched) for chunk in chunks]
+        return [r for part in map_jobs(_fit_chunk, jobs, workers) for r in part]
     if batched:
         found = _fit_lockstep(model, choices_list, shapes, firsts, bounds, vectorised)
     else:
@@ -170,6 +183,11 @@ def fit_many(
         )
         for c, one_seed, (best, errors) in zip(choices_list, seeds, found)
     ]
+
+
+def _fit_chunk(job: tuple[FitModel, list[Choices], int, list[int], list[TaskShape], bool, bool]) -> list[FitResult]:
+    model, choices_list, starts, seeds, shapes, vectorised, batched = job
+    return fit_many(model, choices_list, starts, seeds, shapes, vectorised=vectorised, batched=batched)
 
 
 def _fit_one(

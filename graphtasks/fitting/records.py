@@ -348,11 +348,12 @@ def fit_runs(
     workers: int | None = 1,
 ) -> list[FitResult]:
     """Fit `model` to each of the runs (their recorded trials), in order; the runs are read
-    here and fitted on `workers` processes (the same fits for any number of them)."""
-    from .recovery import map_jobs
+    here and fitted on `workers` processes (the same fits for any number of them); many runs
+    are fitted at once, through a batched agent, where that pays (`graphtasks.fitting.mle.fit_many`)."""
+    from .mle import fit_many
 
     choices, shapes = _read_runs(store, experiment, runs)
-    return map_jobs(_fit_job, [(model, c, starts, seed, s) for c, s in zip(choices, shapes)], workers)
+    return fit_many(model, choices, starts, seed, shapes, workers=workers)
 
 
 def _read_runs(store: GraphStore, experiment: str, runs: Sequence[int]) -> tuple[list[Choices], list[Any]]:
@@ -391,13 +392,6 @@ def fit_group_runs(
 
         return fit_group_nuts(model, choices, samples, warmup, seed, shapes=shapes)
     return fit_group(model, choices, starts, seed, workers, max_iterations, shapes=shapes)
-
-
-def _fit_job(job: tuple[Any, Choices, int, int, Any]) -> FitResult:
-    from .mle import fit
-
-    model, choices, starts, seed, shape = job
-    return fit(model, choices, starts=starts, seed=seed, shape=shape)
 
 
 FITS_QUERY = (

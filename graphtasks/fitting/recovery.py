@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .behaviour import BehaviourError
-from .mle import FitResult, fit, process_pool
+from .mle import FitResult, fit, fit_many, process_pool
 from .models import FitModel, fit_model
 from .simulate import simulate
 
@@ -111,8 +111,39 @@ def _simulate_and_fit(job: Job) -> list[FitResult]:
     return [fit(m, choices, starts=starts, seed=seed) for m in fitted_models]
 
 
-def _run(jobs: list[Any], workers: int | None) -> list[list[FitResult]]:
-    return map_jobs(_simulate_and_fit, jobs, workers, "simulated and fitted")
+def _run(jobs: Sequence[Job], workers: int | None) -> list[list[FitResult]]:
+    """Each job's simulation fitted by each of its models: one job at a time (simulated and
+    fitted together), or, where fits of many participants at once through a batched agent pay
+    (`graphtasks.fitting.mle.fit_many`), every simulation first, then each model's fits of all of
+    them at once. The same fits either way, for any `workers`."""
+    if not jobs or not _batches_pay(jobs):
+        return map_jobs(_simulate_and_fit, list(jobs), workers, "simulated and fitted")
+    from .likelihood import task_shape
+
+    simulated = map_jobs(_simulate_job, [(m, [d[n] for n in m.free], task, trials, seed)
+                                         for m, d, _, task, trials, seed, _ in jobs], workers, "simulated")
+    shapes = [task_shape(job[3]) for job in jobs]
+    seeds = [job[5] for job in jobs]
+    models = jobs[0][2]
+    per_model = [fit_many(m, simulated, jobs[0][6], seeds, shapes, workers=workers) for m in models]
+    return [[fits[i] for fits in per_model] for i in range(len(jobs))]
+
+
+def _batches_pay(jobs: Sequence[Job]) -> bool:
+    """Whether some model of the jobs (all fitting the same models with the same starts) has
+    enough fits for the batched path (`graphtasks.fitting.batched.batched_pays`'s thresholds; Q
+    and the hybrid counted as vectorised)."""
+    from .batched import LANES_OVER_REPLAY, LANES_OVER_VECTORISED, has_batched_form
+    from .vectorised import KERNELS
+
+    models, starts = jobs[0][2], jobs[0][6]
+    if any(job[2] != models or job[6] != starts for job in jobs):
+        return False
+    for m in models:
+        lanes = len(jobs) * starts * (len(m.free) + 1)
+        if has_batched_form(m.agent) and lanes >= (LANES_OVER_VECTORISED if m.agent in KERNELS else LANES_OVER_REPLAY):
+            return True
+    return False
 
 
 def parameter_recovery(
@@ -180,11 +211,6 @@ def group_distribution(model: FitModel) -> tuple[np.ndarray, np.ndarray]:
 def _simulate_job(job: tuple[FitModel, list[float], str, int, int]) -> Any:
     model, values, task_id, trials, seed = job
     return simulate(task_id, model.agent, model.settings(values), trials, seed)
-
-
-def _mle_job(job: tuple[FitModel, Any, int]) -> FitResult:
-    model, choices, starts = job
-    return fit(model, choices, starts=starts, seed=0)
 
 
 PROGRESS: ContextVar[bool] = ContextVar("graphtasks_fitting_progress", default=False)
@@ -345,7 +371,7 @@ def group_parameter_recovery(
     values, choices = _simulate_group(chosen, mu, sigma, participants, trials, task_id, np.random.SeedSequence(seed),
                                       workers)
     started = time.perf_counter()
-    mle = map_jobs(_mle_job, [(chosen, c, starts) for c in choices], workers)
+    mle = fit_many(chosen, choices, starts, 0, workers=workers)
     between = time.perf_counter()
     group = fit_group(chosen, choices, starts=starts, seed=seed, workers=workers)
     ended = time.perf_counter()
