@@ -10,9 +10,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gym_bridge import GraphTaskEnv
+from gym_bridge import GraphTaskEnv, family
 from gym_bridge.agents import make_agent
+from gym_bridge.agents.batched import make_batched
+from gym_bridge.batched_episodes import play_lanes
 from gym_bridge.grid.env import GridEnv
+from gym_bridge.grid.vector_env import GridVectorEnv
 from gym_bridge.runner import run_episodes
 
 from .figures import require_matplotlib
@@ -51,12 +54,14 @@ def dabney2020(seeds: int, path: str | None, make_check: Callable[..., Check]) -
     expectiles ordered by their optimism; classical TD cells all learn the mean."""
     cells = 20
     found: dict[bool, list[np.ndarray]] = {False: [], True: []}
-    for seed in range(seeds):
-        for mirror in (False, True):
-            env = GraphTaskEnv("neuronav/graph/variable_magnitude")
-            agent = make_agent("distq", env.compiled.n_states, 1, seed=seed, lr=0.02, cells=cells, mirror=mirror)
-            run_episodes(env, agent, 4000, seed=seed)
-            found[mirror].append(agent.cells[0, 0].copy())
+    task = "neuronav/graph/variable_magnitude"
+    n_states = GraphTaskEnv(task).compiled.n_states
+    for mirror in (False, True):  # the runs of seeds 0 .. seeds - 1 as the lanes of one batched agent
+        env = family("graph").make_vector_env(task, seeds, autoreset_mode="disabled")
+        agent: Any = make_batched("distq", n_states, 1, seeds=list(range(seeds)),
+                             settings=[{"lr": 0.02, "cells": cells, "mirror": mirror}] * seeds)
+        play_lanes(env, agent, 4000, env_seeds=list(range(seeds)))
+        found[mirror] = [agent.cells[lane, 0, 0].copy() for lane in range(seeds)]
     tau = (np.arange(cells) + 0.5) / cells
     dist, classical = np.mean(found[False], axis=0), np.mean(found[True], axis=0)
     rho = float(np.mean([spearman(tau, v) for v in found[False]]))
@@ -112,8 +117,8 @@ def schapiro2013(seeds: int, path: str | None, make_check: Callable[..., Check])
                 ax.axhline(edge, color="white", linewidth=0.8)
                 ax.axvline(edge, color="white", linewidth=0.8)
             ax.set_title(title, fontsize=10)
-            ax.set_xticks(range(0, len(matrix), 2))  # states are whole numbers
-            ax.set_yticks(range(0, len(matrix), 2))
+            ax.set_xticks(range(0, np.shape(matrix)[0], 2))  # states are whole numbers
+            ax.set_yticks(range(0, np.shape(matrix)[0], 2))
             ax.set_xlabel("state (communities 0-4, 5-9, 10-14)")
             ax.set_ylabel("state")
         fig.colorbar(image, ax=axes, shrink=0.8, label="correlation of representations")
@@ -207,21 +212,16 @@ def _eldar_moods(seeds: int, episodes: int, **settings: Any) -> np.ndarray:
     first = {"rewards": {(9, 1): 1.0}}
     second = {"rewards": {(9, 1): -1.0, (1, 9): 1.0}}
     moods = np.zeros((seeds, episodes))
-    for seed in range(seeds):
-        env = GridEnv("empty", "small", objects=first, time_penalty=0.01, episode_length=50)
-        agent = make_agent("mood", env.n_states, env.n_actions, seed=seed, lr_pos=0.05, lr_neg=0.05,
-                           mood_lr=0.01, beta=1000.0, **settings)
-
-        def note(episode: int, _: Any, seed: int = seed, agent: Any = agent) -> None:
-            moods[seed, episode] = agent.mood
-
-        run_episodes(env, agent, episodes // 2, seed=seed, on_episode=note)
-        env = GridEnv("empty", "small", objects=second, time_penalty=0.01, episode_length=50)
-
-        def note_after(episode: int, _: Any, seed: int = seed, agent: Any = agent) -> None:
-            moods[seed, episodes // 2 + episode] = agent.mood
-
-        run_episodes(env, agent, episodes // 2, seed=seed + 1000, on_episode=note_after)
+    size = GridEnv("empty", "small", objects=first, time_penalty=0.01, episode_length=50)
+    # the runs of seeds 0 .. seeds - 1 as the lanes of one batched agent, an episode at a time
+    setting = {"lr_pos": 0.05, "lr_neg": 0.05, "mood_lr": 0.01, "beta": 1000.0, **settings}
+    agent: Any = make_batched("mood", size.n_states, size.n_actions, list(range(seeds)), [setting] * seeds)
+    for half, objects in enumerate((first, second)):
+        env = GridVectorEnv(seeds, "empty", "small", objects=objects, time_penalty=0.01, episode_length=50,
+                            autoreset_mode="disabled")
+        for episode in range(episodes // 2):
+            play_lanes(env, agent, 1, env_seeds=[(seed + 1000 * half) * 100_000 + episode for seed in range(seeds)])
+            moods[:, half * (episodes // 2) + episode] = agent.mood
     return moods
 
 
@@ -313,16 +313,18 @@ def zorowitz2020(seeds: int, path: str | None, make_check: Callable[..., Check])
     goal: dict[float, list[float]] = {w: [] for w in weights}  # share of the last 50 episodes that reached the reward
     loss: dict[float, list[float]] = {w: [] for w in weights}  # ... and that ended on the loss
     shown: dict[float, tuple[np.ndarray, list[tuple[int, int]]]] = {}
-    for seed in range(seeds):
-        for w in weights:
-            env = GridEnv(task=task, episode_length=50)
-            agent = make_agent("mbv", env.n_states, env.n_actions, seed=seed, lr=0.05, epsilon=0.25, gamma=0.95,
-                               optimism=w)
-            returns = np.asarray(run_episodes(env, agent, 100, seed=seed).rewards[-50:])
-            goal[w].append(float(np.mean(returns > 0)))
-            loss[w].append(float(np.mean(returns < 0)))
-            if seed == 0:
-                shown[w] = (agent.q.copy(), _greedy_path(agent.q, np.asarray(env.compiled.move), env.n))
+    runs = [(seed, w) for seed in range(seeds) for w in weights]  # the lanes of one batched agent
+    env = GridEnv(task=task, episode_length=50)
+    lanes_env = GridVectorEnv(len(runs), task=task, episode_length=50, autoreset_mode="disabled")
+    agent: Any = make_batched("mbv", env.n_states, env.n_actions, seeds=[seed for seed, _ in runs],
+                         settings=[{"lr": 0.05, "epsilon": 0.25, "gamma": 0.95, "optimism": w} for _, w in runs])
+    played = play_lanes(lanes_env, agent, 100, env_seeds=[seed for seed, _ in runs])
+    for lane, ((seed, w), episodes) in enumerate(zip(runs, played)):
+        returns = np.array([e.reward for e in episodes[-50:]])
+        goal[w].append(float(np.mean(returns > 0)))
+        loss[w].append(float(np.mean(returns < 0)))
+        if seed == 0:
+            shown[w] = (agent.q[lane].copy(), _greedy_path(agent.q[lane], np.asarray(env.compiled.move), env.n))
     share = {w: float(np.mean(goal[w])) for w in weights}
     hit = {w: float(np.mean(loss[w])) for w in weights}
     if path is not None:
