@@ -142,6 +142,26 @@ def test_each_lane_learns_the_per_agent_rule_on_the_same_experience(case: str) -
         assert np.allclose(got, expected, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["mbv", "srmb", "mc", "ec", "valence", "mood", "distq", "sr"])
+def test_a_state_that_offers_nothing_is_learnt_as_the_per_agent_agent_learns_it(name: str) -> None:
+    """State 5 offers no action but does not end the episode: MBV keeps whether arriving
+    *terminated* it and Monte Carlo backs up only at a termination, the others take it as an end."""
+    stream = [(s, a, r, n, t and n != 5, [] if n == 5 else o) for s, a, r, n, t, o in experience(3, 300)]
+    single = make_agent(name, N_STATES, N_ACTIONS, seed=0)
+    batch = make_batched(name, N_STATES, N_ACTIONS, seeds=[0], settings=[{}])
+    lanes = np.array([0])
+    for state, action, reward, nxt, terminated, offered in stream:
+        mask = np.zeros((1, N_ACTIONS), dtype=bool)
+        mask[0, offered] = True
+        single.learn(state, action, reward, nxt, terminated, offered)
+        batch.learn(lanes, np.array([state]), np.array([action]), np.array([reward]), np.array([nxt]),
+                    np.array([terminated]), mask)
+        if terminated:
+            single.begin_episode()
+            batch.begin_episode(lanes)
+    assert np.allclose(tables(batch), tables(single), atol=1e-12) and np.abs(tables(single)).max() > 0
+
+
 def test_distributional_lanes_draw_their_random_rates_from_their_own_streams() -> None:
     """`rates = "random"`: each lane's rates come from its stream (the same alone as in a batch),
     in [lr / 20, lr]; given those rates, the per-agent rule learns the same cells."""
