@@ -6,10 +6,17 @@ replay for SARSA and the SR). After: `fit_many`, which chooses by itself; for a 
 large it climbs every start of every participant at once, each round of likelihood and
 gradient requests one pass of a batched agent (`graphtasks.fitting.lockstep`). Both start
 from the same seeded points; the largest difference of a participant's maximum
-log-likelihood between the two is printed beside the ratio.
+log-likelihood between the two is printed beside the ratio, and how many maxima the batched
+fits found higher or lower by more than 1e-6 (the likelihoods agree to rounding, which can
+still send an optimiser on a flat ridge to a slightly different end).
 
 SARSA and the SR have no vectorised form, so their baseline replays the agent step by step;
 it is measured on the first `--before` participants (default 10) and given per fit.
+
+`--one-blas-thread` sets OPENBLAS_NUM_THREADS=1 before numpy is imported: L-BFGS-B's tiny BLAS
+calls otherwise wake OpenBLAS's threads at every step, which on a busy two-core machine made a
+single fit 5 times slower (0.30 s against 0.054 s for Q, 3 starts); the lockstep fits overlap
+those waits, the fits one at a time do not. Both sides always run the same way.
 
     python benchmarks/batched_fit_bench.py           # a few minutes
     python benchmarks/batched_fit_bench.py --quick   # short, to check the script
@@ -18,9 +25,13 @@ it is measured on the first `--before` participants (default 10) and given per f
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
+
+if "--one-blas-thread" in sys.argv:
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy is imported
 
 if not __package__:  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -47,13 +58,16 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--before", type=int, default=10, help="participants the replayed baseline is timed on")
     parser.add_argument("--models", default=",".join(CASES))
+    parser.add_argument("--one-blas-thread", action="store_true", help="OPENBLAS_NUM_THREADS=1 (set before numpy)")
     args = parser.parse_args()
     if args.quick:
         args.participants, args.trials, args.before = 6, 30, 2
     shape = task_shape(TASK)
     print(f"Fits of {args.participants} participants on {TASK}, {args.trials} trials each, {args.starts} starts "
-          f"(L-BFGS-B); before = each fitted alone, in the same run")
-    print(f"{'model':<8} {'before fits/s':>14} {'after fits/s':>13} {'ratio':>7} {'max |dLL|':>10}  after's path")
+          f"(L-BFGS-B); before = each fitted alone, in the same run; OPENBLAS_NUM_THREADS="
+          f"{os.environ.get('OPENBLAS_NUM_THREADS', '(default)')}")
+    print(f"{'model':<8} {'before fits/s':>14} {'after fits/s':>13} {'ratio':>7} {'max |dLL|':>10} {'higher/lower':>13}"
+          f"  after's path")
     for name in args.models.split(","):
         model, truth = CASES[name]
         group = [simulate(TASK, model.agent, truth, args.trials, seed=i) for i in range(args.participants)]
@@ -67,13 +81,15 @@ def main() -> None:
         after = fit_many(model, group, starts=args.starts, seed=0, shapes=[shape] * len(group))
         after_rate = len(group) / (time.perf_counter() - start)
         gap = max(abs(a.log_likelihood - b.log_likelihood) for a, b in zip(before, after))
+        higher = sum(b.log_likelihood > a.log_likelihood + 1e-6 for a, b in zip(before, after))
+        lower = sum(b.log_likelihood < a.log_likelihood - 1e-6 for a, b in zip(before, after))
         from graphtasks.fitting.batched import batched_pays
 
         lanes = len(group) * args.starts * (len(model.free) + 1)
         path = "batched" if batched_pays(model.agent, model.settings([truth[p] for p in model.free]), group[:1],
                                          [shape], lanes) else "one at a time"
-        print(f"{name:<8} {before_rate:>14.2f} {after_rate:>13.2f} {after_rate / before_rate:>6.1f}x {gap:>10.1e}  "
-              f"{path}", flush=True)
+        print(f"{name:<8} {before_rate:>14.2f} {after_rate:>13.2f} {after_rate / before_rate:>6.1f}x {gap:>10.1e} "
+              f"{f'{higher}/{lower}':>13}  {path}", flush=True)
 
 
 if __name__ == "__main__":
