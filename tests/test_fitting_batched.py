@@ -113,13 +113,19 @@ def test_lockstep_fits_reach_the_same_maxima(model, participants) -> None:
     assert fit(model, participants[1], starts=2, seed=1, batched=False).params == alone[1].params
 
 
-def test_a_participant_fits_the_same_alone_and_among_others(participants) -> None:
+def test_a_participant_fits_the_same_alone_and_among_others(participants, monkeypatch) -> None:
     """A lane's numbers do not depend on the lanes beside it: one participant's lockstep fit
-    alone equals its fit among the others."""
+    alone equals its fit among the others, and a group cut into parts (at most MAX_OPTIMISERS
+    threads each) fits as in one."""
+    from graphtasks.fitting import lockstep
+
     model = FitModel.of("sarsa", {"lr": (0.01, 1.0), "beta": (0.1, 20.0)}, {"gamma": 1.0})
     alone = fit_many(model, participants[2:], starts=2, seed=7, batched=True)[0]
-    among = fit_many(model, participants, starts=2, seed=7, batched=True)[2]
-    assert alone.params == among.params and alone.log_likelihood == among.log_likelihood
+    among = fit_many(model, participants, starts=2, seed=7, batched=True)
+    assert alone.params == among[2].params and alone.log_likelihood == among[2].log_likelihood
+    monkeypatch.setattr(lockstep, "MAX_OPTIMISERS", 3)  # one participant (2 starts) per part
+    assert [f.params for f in fit_many(model, participants, starts=2, seed=7, batched=True)] == [
+        f.params for f in among]
 
 
 def test_a_failing_optimiser_stops_the_lockstep() -> None:

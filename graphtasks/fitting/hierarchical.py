@@ -379,7 +379,9 @@ def fit_group(
         _hold(model, list(choices), shapes, batched)
     # lockstep: the participants in one chunk per process (each chunk's rounds are batched passes)
     count = len(choices)
-    parts = min(count, (workers or os.cpu_count() or 1) if pool else 1)
+    from .lockstep import MAX_OPTIMISERS
+
+    parts = min(count, max((workers or os.cpu_count() or 1) if pool else 1, -(-count // MAX_OPTIMISERS)))
     chunks = [list(range(count))[k * count // parts:(k + 1) * count // parts] for k in range(parts)]
     history: list[float] = []
     try:

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+MAX_OPTIMISERS = 1024  # threads of one lockstep; larger groups go in parts (the same numbers: lanes are independent)
 Request = list[tuple[int, dict[str, Any]]]  # (participant, settings) pairs
 Ask = Callable[[int, Sequence[dict[str, Any]]], np.ndarray]
 RELATIVE_STEP = float(np.sqrt(np.finfo(float).eps))  # scipy's '2-point' relative step (a fallback)

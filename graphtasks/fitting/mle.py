@@ -172,7 +172,13 @@ def fit_many(
                  [shapes[i] for i in chunk], vectorised, batched) for chunk in chunks]
         return [r for part in map_jobs(_fit_chunk, jobs, workers) for r in part]
     if batched:
-        found = _fit_lockstep(model, choices_list, shapes, firsts, bounds, vectorised)
+        from .lockstep import MAX_OPTIMISERS
+
+        step = max(1, MAX_OPTIMISERS // starts)  # participants per lockstep: a thread per start
+        found = []
+        for k in range(0, len(choices_list), step):
+            part = slice(k, k + step)
+            found += _fit_lockstep(model, choices_list[part], shapes[part], firsts[part], bounds, vectorised)
     else:
         found = [_fit_one(model, c, s, x0s, bounds, vectorised) for c, s, x0s in zip(choices_list, shapes, firsts)]
     return [
