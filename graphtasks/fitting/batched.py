@@ -138,10 +138,29 @@ def lanes_log_likelihood(
 
 # Lanes (likelihoods a round of the optimisers asks for) from which lockstep fits through a batched agent beat
 # fits one likelihood at a time, measured on the two-step task (2 cores): a batched pass costs about 100 us a step
-# whatever its lanes, plus under 1 us a lane-step; the vectorised form about 1.3 us a step of one lane, the
-# per-agent replay about 15.
-LANES_OVER_VECTORISED = 96
+# whatever its lanes, plus about 1 us a lane-step; the per-agent replay about 15 us a step of one lane, the
+# vectorised form about 1 us. Against the vectorised form (Q, the hybrid) the batched path only breaks even, at
+# large rounds with one BLAS thread; with OpenBLAS's default threads it gains 2.6-3.7x there (docs/fitting.md).
+LANES_OVER_VECTORISED = 512
 LANES_OVER_REPLAY = 12
+
+
+def lanes_to_pay(
+    agent: str, settings: Mapping[str, Any], choices_list: Sequence[Choices], shapes: Sequence[TaskShape],
+    vectorised: bool = True,
+) -> int | None:
+    """The lanes a round needs for batched passes to pay (`LANES_OVER_VECTORISED` where every
+    sequence has the vectorised form and `vectorised`, else `LANES_OVER_REPLAY`); None where
+    the agent has no deterministic batched form for these settings."""
+    if not (has_batched_form(agent, settings) and deterministic(agent, settings)):
+        return None
+    if vectorised:
+        from .vectorised import vectorised_log_likelihood
+
+        pairs = zip(choices_list, shapes)
+        if all(vectorised_log_likelihood(agent, dict(settings), c, s) is not None for c, s in pairs):
+            return LANES_OVER_VECTORISED
+    return LANES_OVER_REPLAY
 
 
 def batched_pays(
@@ -149,18 +168,18 @@ def batched_pays(
     lanes: int, vectorised: bool = True,
 ) -> bool:
     """Whether a fit whose rounds evaluate about `lanes` likelihoods should evaluate them in
-    batched passes: the agent has a deterministic batched form for these settings, and `lanes`
-    reach `LANES_OVER_VECTORISED` where every sequence has the vectorised form
-    (`vectorised`), else `LANES_OVER_REPLAY`."""
-    if not (has_batched_form(agent, settings) and deterministic(agent, settings)):
-        return False
-    if vectorised:
-        from .vectorised import vectorised_log_likelihood
+    batched passes (`lanes_to_pay`)."""
+    needed = lanes_to_pay(agent, settings, choices_list, shapes, vectorised)
+    return needed is not None and lanes >= needed
 
-        pairs = zip(choices_list, shapes)
-        if all(vectorised_log_likelihood(agent, dict(settings), c, s) is not None for c, s in pairs):
-            return lanes >= LANES_OVER_VECTORISED
-    return lanes >= LANES_OVER_REPLAY
+
+def parts_for(lanes: int, workers: int | None, needed: int) -> int:
+    """How many processes share a batched fit whose rounds have `lanes` lanes: at most
+    `workers` (None: one per core), each keeping at least `needed` lanes a round. (The parts
+    change no number: a lane's likelihood does not depend on the lanes beside it.)"""
+    import os
+
+    return max(1, min(workers or os.cpu_count() or 1, lanes // max(needed, 1)))
 
 
 def evaluator(

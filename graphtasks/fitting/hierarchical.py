@@ -28,7 +28,6 @@ every draw is made before, so any number of workers gives the same result.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -367,11 +366,12 @@ def fit_group(
         for _ in choices
     ]
     mean, variance = np.zeros(d), np.full(d, START_VARIANCE)
-    if batched is None:
-        from .batched import batched_pays
+    from .batched import lanes_to_pay, parts_for
 
-        batched = batched_pays(model.agent, model.settings(to_natural(model, first[0][0])), choices, shapes,
-                               len(choices) * (d + 1))
+    lanes = len(choices) * (d + 1)
+    needed = lanes_to_pay(model.agent, model.settings(to_natural(model, first[0][0])), choices, shapes)
+    if batched is None:
+        batched = needed is not None and lanes >= needed
     pool = None
     if workers != 1 and len(choices) > 1:
         pool = process_pool(workers, initializer=_hold, initargs=(model, list(choices), shapes, batched))
@@ -381,7 +381,8 @@ def fit_group(
     count = len(choices)
     from .lockstep import MAX_OPTIMISERS
 
-    parts = min(count, max((workers or os.cpu_count() or 1) if pool else 1, -(-count // MAX_OPTIMISERS)))
+    parts = parts_for(lanes, workers, needed or 1) if pool else 1
+    parts = min(count, max(parts, -(-count // MAX_OPTIMISERS)))
     chunks = [list(range(count))[k * count // parts:(k + 1) * count // parts] for k in range(parts)]
     history: list[float] = []
     try:

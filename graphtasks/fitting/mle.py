@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -155,18 +154,17 @@ def fit_many(
     for one_seed in seeds:
         rng = np.random.default_rng(one_seed)
         firsts.append([np.array([rng.uniform(*model.prior_of(name)) for name in model.free]) for _ in range(starts)])
-    if batched is None:
-        from .batched import batched_pays
+    from .batched import lanes_to_pay, parts_for
 
-        lanes = len(choices_list) * starts * (len(model.free) + 1)
-        batched = vectorised and batched_pays(
-            model.agent, model.settings(firsts[0][0]), choices_list, shapes, lanes, vectorised
-        )
+    lanes = len(choices_list) * starts * (len(model.free) + 1)
+    needed = lanes_to_pay(model.agent, model.settings(firsts[0][0]), choices_list, shapes, vectorised)
+    if batched is None:
+        batched = vectorised and needed is not None and lanes >= needed
     if workers != 1 and len(choices_list) > 1:
         from .recovery import map_jobs
 
         count = len(choices_list)
-        parts = min(count, workers or os.cpu_count() or 1) if batched else count
+        parts = min(count, parts_for(lanes, workers, needed or 1)) if batched else count
         chunks = [list(range(k * count // parts, (k + 1) * count // parts)) for k in range(parts)]
         jobs = [(model, [choices_list[i] for i in chunk], starts, [seeds[i] for i in chunk],
                  [shapes[i] for i in chunk], vectorised, batched) for chunk in chunks]
