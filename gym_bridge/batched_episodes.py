@@ -15,7 +15,7 @@ its P(action).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -50,6 +50,25 @@ def compiled_episodes(
     ]
 
 
+def reset_with_options(env: Any, lanes: np.ndarray, options: Sequence[Mapping[str, Any]], states: np.ndarray) -> None:
+    """Reset each of `lanes` with its own options (one env reset per distinct options), writing
+    the lanes' start states into `states`. A lane is reset once, by the same call whatever
+    lanes share the batch, so it draws the same numbers from its stream."""
+    groups: dict[tuple[tuple[str, Any], ...], tuple[Mapping[str, Any], list[int]]] = {}
+    for lane, option in zip(lanes.tolist(), options):
+        key = tuple(sorted((k, _hashable(v)) for k, v in option.items()))
+        groups.setdefault(key, (option, []))[1].append(lane)
+    for option, members in groups.values():
+        reset_mask = np.zeros(env.num_envs, dtype=bool)
+        reset_mask[members] = True
+        _, info = env.reset(options={**option, "reset_mask": reset_mask})
+        states[members] = np.asarray(info["state"], dtype=np.int64)[members]
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
 def play_lanes(
     env: Any,
     agent: Any,
@@ -58,6 +77,7 @@ def play_lanes(
     learn: bool = True,
     record_steps: bool = False,
     compiled: bool = True,
+    options: Sequence[Sequence[Mapping[str, Any]]] | None = None,
 ) -> list[list[Episode]]:
     """Play `episodes` episodes on every lane of `agent` in `env` (one copy per lane).
 
@@ -80,6 +100,10 @@ def play_lanes(
         Play with the compiled loop where it applies (`gym_bridge.compiled_lanes`: numba
         installed, epsilon-greedy Q or SARSA, a fixed-table env); its numbers are this loop's.
         False: always this numpy loop.
+    options : sequence of sequences of mappings, optional
+        `options[lane][e]`: the reset options of lane's episode e (a start, a trial's
+        condition), as `gym_bridge.episodes.play` takes them for one run. Lanes are reset in
+        groups that share their options, each lane once per episode whatever the others do.
 
     Returns
     -------
@@ -104,11 +128,16 @@ def play_lanes(
         raise ValueError(f"play_lanes: {env.num_envs} env copies for {size} agent lanes")
     streams = env_lanes(env_seeds)
     env.use_lanes(streams)
-    plan = compiled_plan(env, agent, record_steps) if compiled else None
+    per_lane = None if options is None or not any(o for lane in options for o in lane) else options
+    if per_lane is not None and (len(per_lane) != size or any(len(lane) < episodes for lane in per_lane)):
+        raise ValueError(f"play_lanes: options must give {episodes} episodes for each of {size} lanes")
+    plan = compiled_plan(env, agent, record_steps) if compiled and per_lane is None else None
     if plan is not None:  # the same numbers, compiled (`gym_bridge.compiled_lanes`)
         return compiled_episodes(*plan, agent, streams, episodes, learn)
     _, info = env.reset()
     states = np.asarray(info["state"], dtype=np.int64).copy()
+    if per_lane is not None:  # then each lane's first episode with its own options
+        reset_with_options(env, np.arange(size), [per_lane[lane][0] for lane in range(size)], states)
     mask = action_mask(env)
     out: list[list[Episode]] = [[] for _ in range(size)]
     played = np.zeros(size, dtype=np.int64)
@@ -156,7 +185,8 @@ def play_lanes(
             out[lane].append(
                 Episode(
                     int(played[lane]), float(total[lane]), int(length[lane]), int(start[lane]),
-                    int(first_action[lane]), int(first_state[lane]), None,
+                    int(first_action[lane]), int(first_state[lane]),
+                    None if per_lane is None else per_lane[lane][int(played[lane])].get("condition"),
                     steps[lane] if steps is not None else None,
                 )
             )
@@ -165,10 +195,13 @@ def play_lanes(
         played[done] += 1
         again = done[played[done] < episodes]
         if again.size:
-            reset_mask = np.zeros(size, dtype=bool)
-            reset_mask[again] = True
-            _, info = env.reset(options={"reset_mask": reset_mask})
-            states[again] = np.asarray(info["state"], dtype=np.int64)[again]
+            if per_lane is None:
+                reset_mask = np.zeros(size, dtype=bool)
+                reset_mask[again] = True
+                _, info = env.reset(options={"reset_mask": reset_mask})
+                states[again] = np.asarray(info["state"], dtype=np.int64)[again]
+            else:
+                reset_with_options(env, again, [per_lane[lane][int(played[lane])] for lane in again.tolist()], states)
             mask = action_mask(env)
             start[again] = states[again]
             total[again], length[again] = 0.0, 0

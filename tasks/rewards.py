@@ -509,10 +509,12 @@ class DeckBatch:
         if n_decks:
             self._shuffle(rng, np.repeat(copies, n_decks), np.tile(np.arange(n_decks), copies.size))
 
-    def _shuffle(self, rng: np.random.Generator, copies: np.ndarray, decks: np.ndarray) -> None:
+    def _shuffle(self, rng: np.random.Generator, copies: np.ndarray, decks: np.ndarray,
+                 keys: np.ndarray | None = None) -> None:
         """New random order for each (copy, deck) pair: argsort of uniform keys, padding last."""
         width = self.order.shape[2]
-        keys = rng.random((copies.size, width))
+        if keys is None:
+            keys = rng.random((copies.size, width))
         keys[np.arange(width) >= self.size[decks][:, None]] = self.PAD
         self.order[copies, decks] = np.argsort(keys, axis=1)
         self.position[copies, decks] = 0
@@ -525,8 +527,11 @@ class DeckBatch:
         pos += 1
         self.position[copies, slots] = pos
         empty = pos >= self.size[slots]
+        # every drawing copy draws the keys of a reshuffle, used where its deck ran out: a copy's
+        # draws must not depend on other copies' decks (`rng` may be per-copy lane streams)
+        keys = rng.random((copies.size, self.order.shape[2]))
         if empty.any():
-            self._shuffle(rng, copies[empty], slots[empty])
+            self._shuffle(rng, copies[empty], slots[empty], keys[empty])
         return out
 
 
@@ -942,14 +947,18 @@ class GameBatch:
         self.means[copies] = self.settings.start()
 
     def draw(self, rng: np.random.Generator, copies: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """Every drawing copy draws a new game's numbers, used only where its slot starts a game:
+        a copy's draws must not depend on whether other copies start games (`rng` may be the
+        copies' own lane streams, `gym_bridge.vector.lanes`)."""
         s = self.settings
-        new = copies[s.first[slots]]
-        if new.size:
-            base = s.base[rng.integers(len(s.base), size=new.size)]
-            which = rng.integers(s.n_arms, size=new.size)
-            sign = np.where(rng.random((new.size, s.n_arms)) < 0.5, 1.0, -1.0)
-            gap = s.gaps[rng.integers(len(s.gaps), size=(new.size, s.n_arms))] * sign
-            self.means[new] = s.means(base, which, gap)
+        n = copies.size
+        base = s.base[rng.integers(len(s.base), size=n)]
+        which = rng.integers(s.n_arms, size=n)
+        sign = np.where(rng.random((n, s.n_arms)) < 0.5, 1.0, -1.0)
+        gap = s.gaps[rng.integers(len(s.gaps), size=(n, s.n_arms))] * sign
+        first = s.first[slots]
+        if first.any():
+            self.means[copies[first]] = s.means(base[first], which[first], gap[first])
         return s.payoff(self.means[copies, s.arm[slots]], rng.standard_normal(copies.size), slots)
 
 

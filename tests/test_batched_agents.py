@@ -381,7 +381,7 @@ def test_a_sweep_batches_its_cells_and_its_numbers_do_not_depend_on_workers(tmp_
     assert len(per_agent.trials) == len(one.trials)
 
 
-def test_agents_without_a_batched_form_and_per_episode_starts_run_per_agent(tmp_path: Path) -> None:
+def test_agents_without_a_batched_form_run_per_agent(tmp_path: Path) -> None:
     text = SWEEP.format(task="neuronav/grid/t_maze/micro", agent="mbv", seeds=[0, 1], episodes=3,
                         params='planning = "on_change"')  # neuro-nav's in-place schedule: per agent
     (tmp_path / "mbv.toml").write_text(text, encoding="utf-8")
@@ -392,12 +392,35 @@ def test_agents_without_a_batched_form_and_per_episode_starts_run_per_agent(tmp_
     (tmp_path / "dyna25.toml").write_text(text, encoding="utf-8")
     kept = load_spec(tmp_path / "dyna25.toml")
     assert all(not isinstance(u, tuple) for u in group_cells(kept, cells(kept), prepare_versions(kept)))
-    text = SWEEP.format(task="neuronav/grid/t_maze/micro", agent="q", seeds=[0, 1], episodes=3, params="")
-    path = tmp_path / "starts.toml"
-    path.write_text(text.replace("max_steps = 30\n\n", 'max_steps = 30\nstart = "random"\n\n', 1), encoding="utf-8")
-    started = load_spec(path)
-    assert all(not isinstance(u, tuple) for u in group_cells(started, cells(started), prepare_versions(started)))
-    assert run_experiment(started, workers=1).batched == 0
+
+
+@pytest.mark.parametrize("task,phase_line,drawn_by_env", [
+    ("neuronav/grid/t_maze/micro", 'start = "random"', True),
+    ("neuronav/grid/t_maze/micro", "start = { random = [[1, 1], [1, 3]] }", False),
+    ("decision/probabilistic-selection?test=0", "schedule = true", False),
+])
+def test_a_cell_with_starts_or_a_schedule_batches_and_equals_itself_alone(tmp_path: Path, task: str,
+                                                                           phase_line: str, drawn_by_env: bool) -> None:
+    """Per-episode starts and trial schedules give each lane its own reset options (drawn from
+    its cell's seed tree): the cell still equals itself alone, and starts and conditions drawn
+    from the tree are the per-agent run's (a grid's "random" is the env's own draw, from the
+    lane's env stream)."""
+    text = SWEEP.format(task=task, agent="q", seeds=list(range(60)), episodes=6, params="epsilon = 0.2")
+    path = tmp_path / "options.toml"
+    path.write_text(text.replace("max_steps = 30\n\n", f"max_steps = 30\n{phase_line}\n\n", 1), encoding="utf-8")
+    spec = load_spec(path)
+    versions = prepare_versions(spec)
+    every = cells(spec)
+    assert all(isinstance(u, tuple) for u in group_cells(spec, every, versions))
+    played = play_batch(spec, every, versions)
+    for index in (0, 37):
+        assert episodes_of(play_batch(spec, [every[index]], versions)[index]) == episodes_of(played[index])
+        per_agent = list(play_run(spec, every[index], versions))
+        batched_starts = [(p.episode.start_state, p.episode.condition) for p in played[index] if p.phase_index == 0]
+        per_agent_starts = [(p.episode.start_state, p.episode.condition) for p in per_agent if p.phase_index == 0]
+        assert drawn_by_env or batched_starts == per_agent_starts
+    starts = {(p.episode.start_state, p.episode.condition) for i in range(60) for p in played[i] if p.phase_index == 0}
+    assert len(starts) > 1  # the options differ between episodes and lanes
 
 
 def test_every_batched_agent_is_named_in_the_registry() -> None:

@@ -3,15 +3,17 @@ go through their phases together, as the lanes of a batched agent on a native ve
 (`gym_bridge.batched_episodes.play_lanes`).
 
 A cell is batched when its agent has a batched form (`gym_bridge.agents.batched`), acts on
-the state index, its task's family has a vector env, and no phase gives per-episode starts or
-a trial schedule; any other cell is played per agent (`runs.play_run`), and the sweep's
+the state index, its task's family has a vector env, and no phase changes an agent setting
+the batched form holds once for all lanes; any other cell is played per agent
+(`runs.play_run`), and the sweep's
 summary says how many went which way. A batched cell yields what `play_run` yields, so its
 records, probes and trials are written exactly as a per-agent run's are.
 
 Each lane draws from streams keyed by its cell's seed alone, so a cell's numbers are the same
 alone or in a batch of any size, on any number of workers. They are not the numbers of the
 per-agent run of the same seed (other streams): the two agree in distribution
-(`tests/test_batched_runs.py`).
+(`tests/test_batched_agents.py`). Phases with per-episode starts or a trial schedule give
+each lane its own reset options (`runs.phase_options`, from the cell's seed tree).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from gym_bridge.batched_episodes import play_lanes
 from gym_bridge.episodes import SeedTree
 from gym_bridge.views import index_state
 
-from .runs import Cell, PhaseEpisode, check_sizes, env_settings, play_run, probe
+from .runs import Cell, PhaseEpisode, check_sizes, env_settings, phase_options, play_run, probe
 from .spec import ExperimentSpec, agent_observation
 from .versions import TaskVersion
 
@@ -51,7 +53,7 @@ def batch_key(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersi
         return None
     changeable = set(BATCHED[name].numbers) | ({"beta"} if merged.get("beta") is not None else set())
     for phase in spec.phases_of(cell.condition):
-        if phase.start is not None or phase.schedule or set(phase.agent) - changeable:
+        if set(phase.agent) - changeable:
             return None
         fam = family(versions[phase.task_id(cell.task)].family)
         view = fam.view("index")
@@ -167,8 +169,9 @@ def play_batch(
         phase_set |= set(phase.agent)
         record = spec.records_steps(version.graph)
         seeds = [tree.env(index) for tree in trees]
+        options = [phase_options(fam, phase, version, tree, index, env) for tree in trees]
         lanes = play_lanes(env, agent, phase.episodes, [int(s) for s in seeds if s is not None], phase.learn, record,
-                           compiled)
+                           compiled, options)
         for lane, (cell, episodes) in enumerate(zip(batch, lanes)):
             for episode in episodes:
                 last = episode.index == phase.episodes - 1

@@ -87,6 +87,24 @@ def check_sizes(phase: PhaseSpec, version: TaskVersion, sizes: tuple[int, int], 
         )
 
 
+def phase_options(
+    fam: Any, phase: PhaseSpec, version: TaskVersion, tree: SeedTree, index: int, env: Any
+) -> list[dict[str, Any]]:
+    """Each episode's reset options in phase `index` of a run: its start (the phase's `start`,
+    drawn from the run's seed tree) and its trial's condition (the phase's `schedule`, in the
+    order the run's tree shuffles). The per-agent and the batched loop both ask here."""
+    options = fam.starts.options(
+        fam.starts.parse(phase.start, version.graph), version.graph, lambda: tree.starts(index), phase.episodes
+    )
+    if phase.schedule:
+        schedule = getattr(getattr(env.unwrapped, "compiled", None), "schedule", None)
+        if not schedule:
+            raise ValueError(f"phase {phase.name!r}: {version.task_id} has no trial schedule")
+        order = trial_schedule(schedule, tree.schedule(index))
+        options = [{**o, "condition": order[e % len(order)]} for e, o in enumerate(options)]
+    return list(options)
+
+
 def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersion]) -> Iterator[PhaseEpisode]:
     """Every episode of one run, phase after phase, as each ends.
 
@@ -141,15 +159,7 @@ def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersio
             if key in base:
                 setattr(agent, key, phase.agent.get(key, base[key]))
         phase_set |= set(phase.agent)
-        options = fam.starts.options(
-            fam.starts.parse(phase.start, version.graph), version.graph, lambda: tree.starts(index), phase.episodes
-        )
-        if phase.schedule:
-            schedule = getattr(getattr(env.unwrapped, "compiled", None), "schedule", None)
-            if not schedule:
-                raise ValueError(f"phase {phase.name!r}: {version.task_id} has no trial schedule")
-            order = trial_schedule(schedule, tree.schedule(index))
-            options = [{**o, "condition": order[e % len(order)]} for e, o in enumerate(options)]
+        options = phase_options(fam, phase, version, tree, index, env)
         record = spec.records_steps(version.graph)
         episodes = play(env, agent, phase.episodes, tree.env(index), options, view, phase.learn, record)
         for episode in episodes:
