@@ -139,8 +139,8 @@ def lanes_log_likelihood(
 # Lanes (likelihoods a round of the optimisers asks for) from which lockstep fits through a batched agent beat
 # fits one likelihood at a time, measured on the two-step task (2 cores): a batched pass costs about 100 us a step
 # whatever its lanes, plus about 1 us a lane-step; the per-agent replay about 15 us a step of one lane, the
-# vectorised form about 1 us. Against the vectorised form (Q, the hybrid) the batched path only breaks even, at
-# large rounds with one BLAS thread; with OpenBLAS's default threads it gains 2.6-3.7x there (docs/fitting.md).
+# vectorised form about 1 us. Against the vectorised form (Q, the hybrid) the batched path is 0.8x at 900-1200 lanes
+# with one BLAS thread, and 1.8-2.2x with OpenBLAS's default threads (docs/fitting.md).
 LANES_OVER_VECTORISED = 512
 LANES_OVER_REPLAY = 12
 
