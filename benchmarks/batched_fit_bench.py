@@ -59,10 +59,14 @@ def main() -> None:
     parser.add_argument("--before", type=int, default=10, help="participants the replayed baseline is timed on")
     parser.add_argument("--models", default=",".join(CASES))
     parser.add_argument("--one-blas-thread", action="store_true", help="OPENBLAS_NUM_THREADS=1 (set before numpy)")
+    parser.add_argument("--em", type=int, default=0, metavar="N",
+                        help="instead: hierarchical (EM) fits of N participants, E-step one at a time against lockstep")
     args = parser.parse_args()
     if args.quick:
         args.participants, args.trials, args.before = 6, 30, 2
     shape = task_shape(TASK)
+    if args.em:
+        return em(args, shape)
     print(f"Fits of {args.participants} participants on {TASK}, {args.trials} trials each, {args.starts} starts "
           f"(L-BFGS-B); before = each fitted alone, in the same run; OPENBLAS_NUM_THREADS="
           f"{os.environ.get('OPENBLAS_NUM_THREADS', '(default)')}")
@@ -90,6 +94,26 @@ def main() -> None:
                                          [shape], lanes) else "one at a time"
         print(f"{name:<8} {before_rate:>14.2f} {after_rate:>13.2f} {after_rate / before_rate:>6.1f}x {gap:>10.1e} "
               f"{f'{higher}/{lower}':>13}  {path}", flush=True)
+
+
+def em(args: argparse.Namespace, shape: object) -> None:
+    """EM fits of `--em` participants: the E-step one participant at a time, then in lockstep."""
+    from graphtasks.fitting import fit_group
+
+    print(f"EM fits of {args.em} participants on {TASK}, {args.trials} trials each, {args.starts} starts; "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(default)')}")
+    print(f"{'model':<8} {'before s':>9} {'after s':>8} {'ratio':>7} {'iterations':>11} {'max |d mean|':>13}")
+    for name in args.models.split(","):
+        model, truth = CASES[name]
+        group = [simulate(TASK, model.agent, truth, args.trials, seed=i) for i in range(args.em)]
+        times, fits = [], []
+        for batched in (False, None):
+            start = time.perf_counter()
+            fits.append(fit_group(model, group, starts=args.starts, seed=0, batched=batched))
+            times.append(time.perf_counter() - start)
+        gap = max(abs(fits[0].mean[n] - fits[1].mean[n]) for n in model.free)
+        print(f"{name:<8} {times[0]:>9.1f} {times[1]:>8.1f} {times[0] / times[1]:>6.1f}x "
+              f"{fits[0].iterations:>5}/{fits[1].iterations:<5} {gap:>13.1e}", flush=True)
 
 
 if __name__ == "__main__":
