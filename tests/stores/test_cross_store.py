@@ -29,9 +29,11 @@ def trajectory(env: GraphTaskEnv, seed: int, steps: int = 60) -> list[tuple]:
     obs, info = env.reset(seed=seed)
     out: list[tuple] = [("reset", plain(obs))]
     for _ in range(steps):
-        action = int(rng.integers(env.action_space.n))
+        space = env.action_space
+        # one index (Discrete), or one per part (the Room maps' answers and move: MultiDiscrete)
+        action = int(rng.integers(space.n)) if hasattr(space, "n") else rng.integers(space.nvec)
         obs, reward, terminated, truncated, info = env.step(action)
-        out.append((action, plain(obs), float(reward), bool(terminated), bool(truncated)))
+        out.append((plain(action), plain(obs), float(reward), bool(terminated), bool(truncated)))
         if terminated or truncated:
             obs, info = env.reset()
             out.append(("reset", plain(obs)))
