@@ -187,3 +187,27 @@ def test_sr_starts_at_the_identity_and_counts_the_end_state() -> None:
     assert counted.M[0, 1] == pytest.approx([0.0, 1.0, 0.5], abs=1e-2)
     assert counted.M[0] == pytest.approx(np.eye(3) + 0.5 * left_out.M[0])
     assert counted.values(0) == pytest.approx(counted.w[0] + 0.5 * left_out.values(0))
+
+
+def test_opal_moves_go_and_nogo_by_the_critic_error_scaled_by_their_own_weights() -> None:
+    """V(0) = 0, G = N = 1. Reward 1 ends: delta = 1, V(0) = 0.1 * 1 = 0.1, G(0, 1) = 1 + 0.5 * 1 * 1 = 1.5,
+    N(0, 1) = 1 - 0.2 * 1 * 1 = 0.8. Reward 0 next: delta = -0.1, V(0) = 0.1 - 0.01 = 0.09,
+    G(0, 1) = 1.5 * (1 - 0.05) = 1.425, N(0, 1) = 0.8 * (1 + 0.02) = 0.816."""
+    agent = make_agent("opal", 2, 2, lr=0.1, lr_g=0.5, lr_n=0.2, beta_g=2.0, beta_n=3.0)
+    agent.learn(0, 1, 1.0, 1, True, [])
+    assert agent.v[0] == pytest.approx(0.1)
+    assert (agent.go[0, 1], agent.nogo[0, 1]) == pytest.approx((1.5, 0.8))
+    agent.learn(0, 1, 0.0, 1, True, [])
+    assert agent.v[0] == pytest.approx(0.09)
+    assert (agent.go[0, 1], agent.nogo[0, 1]) == pytest.approx((1.425, 0.816))
+    assert agent.go[0, 0] == agent.nogo[0, 0] == 1.0  # the action not taken keeps its weights
+    # softmax over beta_g * G - beta_n * N: action 0 2 - 3 = -1, action 1 2.85 - 2.448 = 0.402
+    p = agent.action_probabilities(0, [0, 1])
+    assert p[1] / p[0] == pytest.approx(np.exp(0.402 + 1.0))
+
+
+def test_opal_keeps_its_weights_at_zero_or_above() -> None:
+    agent = make_agent("opal", 1, 1, lr=0.0, lr_g=1.0, lr_n=1.0)
+    agent.learn(0, 0, 3.0, 0, True, [])  # delta 3: N would be 1 - 3 = -2
+    agent.learn(0, 0, -2.0, 0, True, [])  # delta -2: G would be 4 - 8 = -4
+    assert agent.nogo[0, 0] == 0.0 and agent.go[0, 0] == 0.0

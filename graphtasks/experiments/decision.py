@@ -223,9 +223,27 @@ def selection_measures(store: Any, name: str) -> dict[tuple[str, str], list[floa
     return out
 
 
+def paired_check(
+    make: Callable[..., Any], name: str, high: np.ndarray, low: np.ndarray, finding: str
+) -> Any:
+    """`high` larger than `low`, two measures of the same runs, by more than two standard errors
+    of their runs' differences."""
+    diff = high - low
+    gap = float(diff.mean())
+    se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+    return make(name, gap, f"{finding}: {high.mean():.2f} vs {low.mean():.2f}, difference > 2 SE = {2 * se:.2f}",
+                gap > 2 * se)
+
+
 def selection_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any]:
     m = {key: np.asarray(v) for key, v in selection_measures(store, name).items()}
     ab, cd, ef = (float(m["Q", f"training {p}"].mean()) for p in ("AB", "CD", "EF"))
+    opal = [
+        paired_check(make, "OpAL Go learner: choose A > avoid B", m["Go learner", "choose A"],
+                     m["Go learner", "avoid B"], "a learner led by its Go actor chooses A more than it avoids B"),
+        paired_check(make, "OpAL NoGo learner: avoid B > choose A", m["NoGo learner", "avoid B"],
+                     m["NoGo learner", "choose A"], "a learner led by its NoGo actor avoids B more than it chooses A"),
+    ]
     return [
         make("Q: training accuracy AB > CD > EF", ab - ef, f"the larger a pair's difference, the better it is learnt: "
              f"AB {ab:.2f}, CD {cd:.2f}, EF {ef:.2f} (last block)", ab > cd > ef),
@@ -233,6 +251,7 @@ def selection_checks(store: Any, name: str, make: Callable[..., Any]) -> list[An
                   "A is chosen over the novel partners C-F"),
         gap_check(make, "Q: avoid B above chance", m["Q", "avoid B"], CHANCE,
                   "B is avoided against the novel partners C-F"),
+        *opal,
     ]
 
 

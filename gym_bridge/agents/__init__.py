@@ -9,6 +9,7 @@ from .dyna import DynaACAgent, DynaQAgent
 from .hybrid import HybridAgent
 from .mbv import MBVAgent
 from .mc import EpisodicControlAgent, MonteCarloQAgent
+from .opal import OpALAgent
 from .q_learning import QAgent
 from .registry import (
     AGENT_INFO,
@@ -28,7 +29,7 @@ AGENTS: dict[str, type] = {name: info.cls for name, info in AGENT_INFO.items()} 
 __all__ = [
     "AGENT_INFO", "AGENTS", "ActorCriticAgent", "Agent", "AgentSettingError", "DistributionalQAgent", "DynaACAgent",
     "DynaQAgent", "DynaSRAgent", "EpisodicControlAgent", "HybridAgent", "InfoBonusAgent", "MBVAgent",
-    "MonteCarloQAgent", "MoodAgent", "QAgent", "QLambdaAgent", "RandomAgent", "SRAgent", "SRMBAgent", "SarsaAgent",
-    "ValenceHybridAgent", "ValenceQAgent",
+    "MonteCarloQAgent", "MoodAgent", "OpALAgent", "QAgent", "QLambdaAgent", "RandomAgent", "SRAgent", "SRMBAgent",
+    "SarsaAgent", "ValenceHybridAgent", "ValenceQAgent",
     "agent_for_env", "agent_settings", "check_agent_settings", "make_agent", "softmax_choice",
 ]

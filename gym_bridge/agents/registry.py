@@ -26,6 +26,7 @@ from .dyna import DynaACAgent, DynaQAgent
 from .hybrid import HybridAgent
 from .mbv import MBVAgent
 from .mc import EpisodicControlAgent, MonteCarloQAgent
+from .opal import OpALAgent
 from .q_learning import QAgent
 from .sr import SRAgent
 from .sr_variants import DynaSRAgent, SRMBAgent
@@ -33,13 +34,15 @@ from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
 from .valence import MoodAgent, ValenceHybridAgent, ValenceQAgent
 
 FIXED = ("n_states", "n_actions", "seed")  # given by whoever runs the agent
-UNIT = ("lr", "lr_mb", "lr_pos", "lr_neg", "model_lr", "mood_lr", "w_lr", "gamma", "epsilon", "lam", "mix", "w",
-        "optimism")
+UNIT = ("lr", "lr_mb", "lr_pos", "lr_neg", "lr_g", "lr_n", "model_lr", "mood_lr", "w_lr", "gamma", "epsilon", "lam",
+        "mix", "w", "optimism")
 # The values a setting may take, by name (declared once for every agent that has it): a
 # probability or a rate in [0, 1]; an inverse temperature >= 0; counts within what fits in memory.
 RANGES: dict[str, tuple[float, float]] = {
     **{name: (0.0, 1.0) for name in UNIT},
     "beta": (0.0, math.inf),
+    "beta_g": (0.0, math.inf),
+    "beta_n": (0.0, math.inf),
     "capacity": (2, 1_000_000),
     "cells": (1, 10_000),
     "replays": (0, 10_000),
@@ -101,6 +104,7 @@ AGENT_INFO = {
         AgentInfo("distq", DistributionalQAgent, "distributional TD, asymmetric rates per cell", "Dabney et al. 2020"),
         AgentInfo("mood", MoodAgent, "valence Q-learning biased by a running mood", "Eldar et al. 2016"),
         AgentInfo("valence", ValenceQAgent, "Q-learning, rates for +/- errors, traces", "Lefebvre et al. 2017"),
+        AgentInfo("opal", OpALAgent, "critic plus Go and NoGo actors learning from its error", "Collins & Frank 2014"),
         AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011"),
         AgentInfo("vhybrid", ValenceHybridAgent, "rewardGym's hybrid: delta-rule model, valence MF", "Daw et al. 2011"),
         AgentInfo("infobonus", InfoBonusAgent, "Kalman arm means per game, plus an information bonus",
