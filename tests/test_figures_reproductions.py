@@ -223,8 +223,6 @@ def test_restless_bars_are_switch_rates(saved, tmp_path):
 
 
 def test_horizon_bars_are_the_less_known_arm_in_unequal_games(saved, tmp_path):
-    if not hasattr(decision, "draw_horizon"):
-        pytest.skip("no horizon task in this checkout")
     rows = [  # run, label, first free action, condition; equal games do not count
         (0, "info bonus", 0, "h6-unequal-LRRR"), (0, "info bonus", 1, "h6-unequal-RLLL"),
         (0, "info bonus", 1, "h1-unequal-LRRR"), (0, "info bonus", 0, "h1-equal-LLRR"),
@@ -405,8 +403,6 @@ def test_schapiro_images_are_the_correlations_the_checks_read(saved, tmp_path):
 
 
 def test_cued_maze_bars_are_the_shares_the_checks_read(saved, tmp_path):
-    if not hasattr(decision, "cued_maze_study"):
-        pytest.skip("no cued T-maze in this checkout")
     path = tmp_path / "cued.png"
     keeps, blind = decision.cued_maze_study(1, str(path), reproduce._measured)
     figure = only_figure(saved, path)
