@@ -120,6 +120,8 @@ class BatchedAgent:
 
     name: ClassVar[str]
     numbers: ClassVar[tuple[str, ...]] = ("lr", "gamma", "epsilon")  # settings held per lane
+    # True where the rule ends an episode only where it terminated and ignores what s' offers
+    offers_play_no_part: ClassVar[bool] = False
     lr: np.ndarray
     gamma: np.ndarray
     epsilon: np.ndarray
@@ -190,6 +192,8 @@ class BatchedAgent:
     ) -> None:
         """Learn one step (s, a, r, s', terminated, offers at s') in each of `lanes` that learns
         now (`learning`); the episode ended there if s' terminated it or offers no action."""
+        if self.offers_play_no_part:
+            next_mask = None
         keep = self.learning[lanes]
         if not keep.all():
             lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
@@ -597,6 +601,10 @@ class BatchedMBV(BatchedAgent):
     `sweeps` synchronous sweeps for every lane that learns. neuro-nav's in-place schedule
     (`planning = "on_change"`) runs per agent."""
 
+    # MBVAgent keeps whether arriving *terminated* the episode (not whether s' offers nothing)
+    # and plans over every action: the offers at s' play no part
+    offers_play_no_part = True
+
     name = "mbv"
     numbers = ("lr", "gamma", "epsilon", "optimism")
     optimism: np.ndarray
@@ -633,14 +641,6 @@ class BatchedMBV(BatchedAgent):
 
     def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
         return self.q[lanes, states]
-
-    def learn(
-        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
-    ) -> None:
-        # MBVAgent keeps whether arriving *terminated* the episode (not whether s' offers
-        # nothing) and plans over every action: the offers at s' play no part
-        super().learn(lanes, states, actions, rewards, next_states, terminated, None)
 
     def update(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
@@ -728,6 +728,10 @@ class BatchedEpisodes(BatchedAgent):
     lanes: each lane's steps of the episode so far are a row of `trace_*`; when a lane's
     episode terminates its returns are computed and its steps backed up in order."""
 
+    # the per-agent forms back up when the episode *terminated* (a state that offers nothing
+    # without ending it is learnt on): the offers play no part
+    offers_play_no_part = True
+
     def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
         super().__init__(n_states, n_actions, seeds, settings)
         self.q = np.zeros((self.size, self.n_states, self.n_actions))
@@ -741,14 +745,6 @@ class BatchedEpisodes(BatchedAgent):
 
     def begin_episode(self, lanes: np.ndarray) -> None:
         self.trace_length[lanes] = 0
-
-    def learn(
-        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
-    ) -> None:
-        # the per-agent form backs up when the episode *terminated* (a state that offers
-        # nothing without ending it is learnt on): the offers play no part
-        super().learn(lanes, states, actions, rewards, next_states, terminated, None)
 
     def update(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
