@@ -241,6 +241,28 @@ class RewardKind(ABC):
         return [self.source(spec) for spec in specs]
 
 
+
+class SharedStateKind(RewardKind):
+    """A kind whose rewards in one task share a state (walks that all move when any pays, a
+    reversal's better option, a game's arms): the single env's sources are made together around
+    one `group_type(specs)`, reward k as `source_type(group, k)`; the vector env's draws are
+    `batch_type(specs, n_envs)`."""
+
+    group_type: ClassVar[Any]  # a class: (specs) -> the shared state
+    source_type: ClassVar[Any]  # a class: (group, k) -> RewardSource
+    batch_type: ClassVar[Any]  # a class: (specs, n_envs) -> BatchSource
+
+    def source(self, spec: RewardSpec) -> RewardSource:
+        return self.sources([spec])[0]
+
+    def sources(self, specs: list[RewardSpec]) -> list[RewardSource]:
+        group = self.group_type(specs)
+        return [self.source_type(group, k) for k in range(len(specs))]
+
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
+        return self.batch_type(specs, n_envs)
+
+
 REWARD_KINDS: dict[str, RewardKind] = {}
 
 
@@ -706,13 +728,14 @@ class WalkBatch:
         return out
 
 
-class Walk(RewardKind):
+class Walk(SharedStateKind):
     """A payoff drawn around a mean that follows a decaying Gaussian random walk (Daw et al. 2006's
     restless bandit): pays N(mean, `noise`) (rounded if `rounded`, clipped to `borders`), then
     every walk of the task moves: mean <- decay * mean + (1 - decay) * center + N(0, sd).
     `values` = [the mean a session starts from]."""
 
     name = "walk"
+    group_type, source_type, batch_type = WalkGroup, WalkSource, WalkBatch
     fields = ("decay", "center", "sd", "noise", "borders", "rounded")
     stateful = True
 
@@ -744,16 +767,6 @@ class Walk(RewardKind):
 
     def expected(self, spec: RewardSpec) -> float:
         return spec.values[0]
-
-    def source(self, spec: RewardSpec) -> RewardSource:
-        return self.sources([spec])[0]
-
-    def sources(self, specs: list[RewardSpec]) -> list[RewardSource]:
-        group = WalkGroup(specs)
-        return [WalkSource(group, k) for k in range(len(specs))]
-
-    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
-        return WalkBatch(specs, n_envs)
 
 
 # -- reversal: the better option changes after a run of correct choices --------------------------------
@@ -819,7 +832,7 @@ class ReversalBatch:
         return out
 
 
-class Reversal(RewardKind):
+class Reversal(SharedStateKind):
     """Options of a probabilistic reversal task, one reward per option (all of the task's rewards
     of this kind are its options): the better option pays values[0] with probs[0], the others
     with probs[1] (else values[1]); after `criterion` choices of the better option in a row the
@@ -827,6 +840,7 @@ class Reversal(RewardKind):
     session starts."""
 
     name = "reversal"
+    group_type, source_type, batch_type = ReversalGroup, ReversalSource, ReversalBatch
     fields = ("probs", "criterion")
     stateful = True
 
@@ -846,16 +860,6 @@ class Reversal(RewardKind):
     def expected(self, spec: RewardSpec) -> float:
         p = sum(spec.probabilities()) / 2
         return p * spec.values[0] + (1 - p) * spec.values[1]
-
-    def source(self, spec: RewardSpec) -> RewardSource:
-        return self.sources([spec])[0]
-
-    def sources(self, specs: list[RewardSpec]) -> list[RewardSource]:
-        group = ReversalGroup(specs)
-        return [ReversalSource(group, k) for k in range(len(specs))]
-
-    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
-        return ReversalBatch(specs, n_envs)
 
 
 # -- game: Gaussian arms whose means are drawn anew for every game (Wilson et al. 2014) -------------------
@@ -962,7 +966,7 @@ class GameBatch:
         return s.payoff(self.means[copies, s.arm[slots]], rng.standard_normal(copies.size), slots)
 
 
-class Game(RewardKind):
+class Game(SharedStateKind):
     """An arm of a game of a two-armed (or n-armed) bandit whose means are drawn anew for every
     game, as in Wilson et al.'s (2014) horizon task. The task's rewards of this kind are the arms
     of its games (`arm`: which one pays here); a draw at a reward marked `first` starts a new
@@ -971,6 +975,7 @@ class Game(RewardKind):
     rounded if `rounded`, clipped to `borders`."""
 
     name = "game"
+    group_type, source_type, batch_type = GameGroup, GameSource, GameBatch
     fields = ("gaps", "arm", "first", "noise", "borders", "rounded")
     stateful = True
 
@@ -998,16 +1003,6 @@ class Game(RewardKind):
 
     def expected(self, spec: RewardSpec) -> float:
         return float(np.mean(spec.values))
-
-    def source(self, spec: RewardSpec) -> RewardSource:
-        return self.sources([spec])[0]
-
-    def sources(self, specs: list[RewardSpec]) -> list[RewardSource]:
-        group = GameGroup(specs)
-        return [GameSource(group, k) for k in range(len(specs))]
-
-    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
-        return GameBatch(specs, n_envs)
 
 
 for _kind in (Fixed(), Probabilistic(), Drifting(), PseudoRandom(), Sequence(), Walk(), Reversal(), Game()):
