@@ -1,7 +1,8 @@
 """`graphtasks`: the command line. Thin: parse arguments, call the layers, print.
 
 Each command group lives in its own module under `graphtasks/commands/` with a
-`register(subparsers)` function that adds its sub-commands; list it in COMMAND_MODULES.
+`register(subparsers)` function that adds its sub-commands; list it in COMMAND_MODULES with
+the top-level commands it adds or extends (a command line imports only those modules).
 A family's own commands are its `Family.cli` module; a third-party family adds its module
 with an entry point in the group `graphtasks.commands` (the value names the module).
 """
@@ -12,39 +13,38 @@ import argparse
 import importlib
 import os
 import sys
-from importlib.metadata import entry_points
 
-COMMAND_MODULES = [
-    "graphtasks.commands.tasks_cmd",
-    "graphtasks.commands.query_cmd",
-    "graphtasks.commands.run_cmd",
-    "graphtasks.commands.agents_cmd",
-    "graphtasks.commands.families_cmd",
-    "graphtasks.commands.stores_cmd",  # after tasks_cmd: adds `tasks copy` / `tasks show` to its group
-    "graphtasks.commands.rdf_cmd",
-    "graphtasks.commands.validate_cmd",
-    "graphtasks.commands.entities_cmd",
-    "graphtasks.commands.poge_cmd",
-    "graphtasks.commands.ingest_cmd",
-    "graphtasks.commands.room_cmd",
-    "graphtasks.commands.grid_cmd",
-    "graphtasks.commands.view_cmd",
-    "graphtasks.commands.bench_cmd",
-    "graphtasks.commands.experiment_cmd",
-    "graphtasks.commands.reproduce_cmd",
-    "graphtasks.commands.fit_cmd",
-    "graphtasks.commands.serve_cmd",
-]
+# Each command module and the top-level commands it adds or extends (`stores_cmd` adds
+# `tasks copy/show/check` to the `tasks` group, so it comes after `tasks_cmd`). A command line
+# imports only the modules of its command: `graphtasks cypher ...` starts without gymnasium,
+# rdflib or the agents. `-h` and any command not listed here import every module.
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "graphtasks.commands.tasks_cmd": ("tasks",),
+    "graphtasks.commands.query_cmd": ("cypher",),
+    "graphtasks.commands.run_cmd": ("run",),
+    "graphtasks.commands.agents_cmd": ("agents",),
+    "graphtasks.commands.families_cmd": ("families",),
+    "graphtasks.commands.stores_cmd": ("tasks", "schema"),
+    "graphtasks.commands.rdf_cmd": ("sparql", "export", "import"),
+    "graphtasks.commands.validate_cmd": ("validate",),
+    "graphtasks.commands.entities_cmd": ("entities",),
+    "graphtasks.commands.poge_cmd": ("poge",),
+    "graphtasks.commands.ingest_cmd": ("ingest",),
+    "graphtasks.commands.room_cmd": ("room",),
+    "graphtasks.commands.grid_cmd": ("render",),
+    "graphtasks.commands.view_cmd": ("view",),
+    "graphtasks.commands.bench_cmd": ("bench",),
+    "graphtasks.commands.experiment_cmd": ("experiment",),
+    "graphtasks.commands.reproduce_cmd": ("reproduce",),
+    "graphtasks.commands.fit_cmd": ("fit",),
+    "graphtasks.commands.serve_cmd": ("serve", "participants"),
+}
 
 
 COMMANDS_GROUP = "graphtasks.commands"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="graphtasks",
-        description="Cognitive-neuroscience tasks as typed property graphs, run as gymnasium environments.",
-    )
+def _add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
         default=None,
@@ -56,8 +56,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="how long to wait for another process's hold on an embedded store before failing "
         "(default: $GRAPHTASKS_LOCK_TIMEOUT, else no limit: wait for your turn)",
     )
+
+
+def modules_for(argv: list[str] | None) -> list[str]:
+    """The command modules a command line needs: those of its command, or all of them (with
+    the `graphtasks.commands` entry points) for `-h`, no command or a command not listed."""
+    if argv is not None:
+        before = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+        _add_global_options(before)
+        try:
+            _, rest = before.parse_known_args(argv)
+        except SystemExit:  # a bad global option: the full parser says what is wrong
+            rest = []
+        if rest and not rest[0].startswith("-"):
+            modules = [name for name, commands in COMMAND_MODULES.items() if rest[0] in commands]
+            if modules:
+                return modules
+    from importlib.metadata import entry_points
+
+    return list(COMMAND_MODULES) + [entry.value for entry in entry_points(group=COMMANDS_GROUP)]
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The `graphtasks` parser; given the command line, with only the commands it needs."""
+    parser = argparse.ArgumentParser(
+        prog="graphtasks",
+        description="Cognitive-neuroscience tasks as typed property graphs, run as gymnasium environments.",
+    )
+    _add_global_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES + [entry.value for entry in entry_points(group=COMMANDS_GROUP)]:
+    for name in modules_for(argv):
         importlib.import_module(name).register(subparsers)
     return parser
 
@@ -98,8 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     Only the project's own errors (GraphtasksError) and OSError (a missing file, a full disk)
     are reported that way; any other exception is a bug and keeps its traceback.
     """
-    parser = build_parser()
-    args = parser.parse_args(expand_aliases(list(sys.argv[1:] if argv is None else argv)))
+    arguments = expand_aliases(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser(arguments)
+    args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -7,8 +7,6 @@ import json
 import sys
 from typing import Any, Sequence, TextIO
 
-from tasks.data import json_depth
-
 from .errors import CommandError
 
 
@@ -61,6 +59,8 @@ def parse_params(items: Sequence[str] | None, option: str = "--param") -> dict[s
     """
     params: dict[str, Any] = {}
     for item in items or ():
+        from tasks.data import json_depth  # here: `tasks` loads every family, which a query does not need
+
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise CommandError(f"{option}: expected KEY=VALUE, got {item!r}")

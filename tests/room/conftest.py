@@ -196,14 +196,7 @@ def write_dump(path: Path, edges: list[dict[str, Any]], filler: int = 0) -> Path
 
 
 def run_cli(argv: list[str]) -> int:
-    """graphtasks' main with only the command groups present on this branch."""
-    import importlib.util
-
+    """graphtasks' main, in this process."""
     from graphtasks import cli
 
-    saved = cli.COMMAND_MODULES
-    cli.COMMAND_MODULES = [m for m in saved if importlib.util.find_spec(m) is not None]
-    try:
-        return cli.main(argv)
-    finally:
-        cli.COMMAND_MODULES = saved
+    return cli.main(argv)

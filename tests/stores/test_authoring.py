@@ -46,19 +46,19 @@ def test_hand_written_task_is_explained_then_runs(bolt_store, capsys, monkeypatc
     monkeypatch.setenv("GRAPHTASKS_NEO4J_PASSWORD", bolt_store._password)
     if bolt_store.database:
         monkeypatch.setenv("GRAPHTASKS_NEO4J_DATABASE", bolt_store.database)
-    code, out, _ = run_cli(["--store", bolt_server_uri, "tasks", "check", "mine/bandit"], capsys, monkeypatch)
+    code, out, _ = run_cli(["--store", bolt_server_uri, "tasks", "check", "mine/bandit"], capsys)
     assert code == 1
     assert "unknown State 'elsewhere/x'" in out  # edge to a state outside the task
 
     with bolt_store._driver.session(database=bolt_store.database) as session:
         session.run("MATCH (:State {uid: 'mine/bandit/choice'})-[m:MOVE {action: 1}]->() DELETE m").consume()
-    code, out, _ = run_cli(["--store", bolt_server_uri, "tasks", "check", "mine/bandit"], capsys, monkeypatch)
+    code, out, _ = run_cli(["--store", bolt_server_uri, "tasks", "check", "mine/bandit"], capsys)
     assert code == 1
     assert "no start state" in out
     assert "state 'choice', action 0: MOVE probabilities sum to 0.8, not 1" in out
 
     author(bolt_store, FIX)
-    code, out, _ = run_cli(["--store", bolt_server_uri, "tasks", "check", "mine/bandit"], capsys, monkeypatch)
+    code, out, _ = run_cli(["--store", bolt_server_uri, "tasks", "check", "mine/bandit"], capsys)
     assert code == 0, out
     env = GraphTaskEnv("mine/bandit", store=bolt_store)
     env.reset(seed=0)

@@ -15,40 +15,40 @@ from .test_stores_cli import bolt_env
 TASK = "neuronav/graph/neighborhood"
 
 
-def test_create_then_list_on_the_embedded_store(tmp_path, capsys, monkeypatch):
+def test_create_then_list_on_the_embedded_store(tmp_path, capsys):
     store = str(tmp_path / "s.lbug")
     code, out, err = run_cli(
         ["--store", store, "entities", "create", TASK, "--type", "Reward", "--param", "state=[3, 5]",
-         "--param", "value=5", "--count", "2", "--group", "bonus"], capsys, monkeypatch)
+         "--param", "value=5", "--count", "2", "--group", "bonus"], capsys)
     assert code == 0, err
     assert out.splitlines()[:2] == [f"{TASK}/created/reward/0", f"{TASK}/created/reward/1"]
     assert "created 2 Reward in group 'bonus'" in out
     code, out, err = run_cli(["--store", store, "entities", "list", TASK, "--group", "bonus", "--format", "json"],
-                             capsys, monkeypatch)
+                             capsys)
     rows = json.loads(out)
     assert [(r["uid"], r["type"], r["group"], r["properties"]["values"]) for r in rows] == [
         (f"{TASK}/created/reward/0", "Reward", "bonus", [5.0]), (f"{TASK}/created/reward/1", "Reward", "bonus", [5.0])]
     code, out, _ = run_cli(["--store", store, "entities", "list", TASK, "--type", "Reward", "--group", "default",
-                            "--format", "csv"], capsys, monkeypatch)
+                            "--format", "csv"], capsys)
     assert out.splitlines()[1].startswith(f"{TASK}/r14,Reward,default,")
-    code, out, _ = run_cli(["--store", store, "entities", "groups", TASK, "--format", "json"], capsys, monkeypatch)
+    code, out, _ = run_cli(["--store", store, "entities", "groups", TASK, "--format", "json"], capsys)
     assert {r["group"]: r["entities"] for r in json.loads(out)} == {"all": 18, "bonus": 2, "default": 16}
-    code, out, _ = run_cli(["--store", store, "entities", "classes", TASK], capsys, monkeypatch)
+    code, out, _ = run_cli(["--store", store, "entities", "classes", TASK], capsys)
     assert "Reward" in out and "state" in out
     with LadybugStore(store) as opened:
         env = GraphTaskEnv(TASK, store=opened)
     assert env.compiled.reward_value[3] == env.compiled.reward_value[5] == 5.0
 
 
-def test_errors_name_the_field_and_exit_2(tmp_path, capsys, monkeypatch):
+def test_errors_name_the_field_and_exit_2(tmp_path, capsys):
     store = str(tmp_path / "s.lbug")
     code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param", "value=1"],
-                             capsys, monkeypatch)
+                             capsys)
     assert code == 2 and "'state' is required" in err
     code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Key", "--param", "state=1"],
-                             capsys, monkeypatch)
+                             capsys)
     assert code == 2 and "has no entity class 'Key'" in err
-    code, out, err = run_cli(["--store", store, "entities", "list", TASK, "--type", "Nope"], capsys, monkeypatch)
+    code, out, err = run_cli(["--store", store, "entities", "list", TASK, "--type", "Nope"], capsys)
     assert code == 2 and "unknown entity type 'Nope'" in err
 
 
@@ -58,12 +58,12 @@ def test_create_on_a_bolt_store(bolt_server, capsys, monkeypatch):
     wipe(store)
     try:
         code, out, err = run_cli(["--store", bolt_server.uri, "entities", "create", TASK, "--type", "Reward",
-                                  "--param", "state=2", "--param", "value=-1", "--group", "traps"], capsys, monkeypatch)
+                                  "--param", "state=2", "--param", "value=-1", "--group", "traps"], capsys)
         assert code == 0, err
         (entity,) = select(store, TASK, group="traps")
         assert entity.props["values"] == [-1.0]
         code, out, _ = run_cli(["--store", bolt_server.uri, "entities", "list", TASK, "--id", entity.uid],
-                               capsys, monkeypatch)
+                               capsys)
         assert entity.uid in out and "(1 row)" in out
     finally:
         wipe(store)
@@ -79,16 +79,16 @@ def one_error_line(code: int, err: str, *fragments: str) -> None:
         assert fragment in lines[0], lines[0]
 
 
-def test_update_and_remove_on_the_embedded_store(tmp_path, capsys, monkeypatch):
+def test_update_and_remove_on_the_embedded_store(tmp_path, capsys):
     store = str(tmp_path / "s.lbug")
     code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param",
                               "state=[3, 5]", "--param", "value=5", "--count", "2", "--group", "bonus"],
-                             capsys, monkeypatch)
+                             capsys)
     assert code == 0, err
     with LadybugStore(store) as opened:
         created = opened.content_hash(TASK)
     code, out, err = run_cli(["--store", store, "entities", "update", TASK, "created/reward/0", "--param", "value=7",
-                              "--param", "state=4"], capsys, monkeypatch)
+                              "--param", "state=4"], capsys)
     assert code == 0, err
     (line,) = out.splitlines()
     with LadybugStore(store) as opened:
@@ -100,29 +100,29 @@ def test_update_and_remove_on_the_embedded_store(tmp_path, capsys, monkeypatch):
     assert env.compiled.reward_value[[3, 4, 5]].tolist() == [0.0, 7.0, 5.0]
     # the same again: nothing written, and said so
     code, out, err = run_cli(["--store", store, "entities", "update", TASK, f"{TASK}/created/reward/0",
-                              "--param", "value=7", "--param", "state=4"], capsys, monkeypatch)
+                              "--param", "value=7", "--param", "state=4"], capsys)
     assert code == 0 and out.startswith("unchanged 1 Reward (created/reward/0)") and updated in out
     # by selection
     code, out, err = run_cli(["--store", store, "entities", "update", TASK, "--group", "bonus", "--param", "value=2"],
-                             capsys, monkeypatch)
+                             capsys)
     assert code == 0 and out.startswith("updated 2 Reward (created/reward/0, created/reward/1)"), err
-    code, out, err = run_cli(["--store", store, "entities", "remove", TASK, "created/reward/1"], capsys, monkeypatch)
+    code, out, err = run_cli(["--store", store, "entities", "remove", TASK, "created/reward/1"], capsys)
     assert code == 0, err
     with LadybugStore(store) as opened:
         removed = opened.content_hash(TASK)
         assert [e.uid for e in select(opened, TASK, group="bonus")] == [f"{TASK}/created/reward/0"]
     assert out.splitlines() == [f"removed 1 Reward (created/reward/1) from {TASK} (content hash {removed})"]
     code, out, err = run_cli(["--store", store, "entities", "remove", TASK, "--group", "bonus", "--type", "Reward"],
-                             capsys, monkeypatch)
+                             capsys)
     assert code == 0 and out.startswith("removed 1 Reward (created/reward/0)"), err
-    code, out, _ = run_cli(["--store", store, "entities", "groups", TASK, "--format", "json"], capsys, monkeypatch)
+    code, out, _ = run_cli(["--store", store, "entities", "groups", TASK, "--format", "json"], capsys)
     assert {r["group"]: r["entities"] for r in json.loads(out)} == {"all": 16, "default": 16}
 
 
-def test_update_and_remove_errors_are_one_line_and_write_nothing(tmp_path, capsys, monkeypatch):
+def test_update_and_remove_errors_are_one_line_and_write_nothing(tmp_path, capsys):
     store = str(tmp_path / "s.lbug")
     code, _, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param", "state=3",
-                            "--param", "value=5", "--group", "bonus"], capsys, monkeypatch)
+                            "--param", "value=5", "--group", "bonus"], capsys)
     assert code == 0, err
     with LadybugStore(store) as opened:
         before = (opened.content_hash(TASK), [e.row() for e in select(opened, TASK)])
@@ -146,7 +146,7 @@ def test_update_and_remove_errors_are_one_line_and_write_nothing(tmp_path, capsy
         (["remove", TASK, "--group", "default"], [f"{TASK}/r14", "built-in"]),
         (["remove", "user/missing", "x"], ["user/missing", "not found"]),
     ]:
-        code, out, err = run_cli(["--store", store, "entities", *argv], capsys, monkeypatch)
+        code, out, err = run_cli(["--store", store, "entities", *argv], capsys)
         one_error_line(code, err, *fragments)
         assert out == ""
     with LadybugStore(store) as opened:
@@ -160,20 +160,20 @@ def test_update_and_remove_on_a_bolt_store(bolt_server, capsys, monkeypatch):
     uri = bolt_server.uri
     try:
         code, out, err = run_cli(["--store", uri, "entities", "create", TASK, "--type", "Reward",
-                                  "--param", "state=2", "--param", "value=-1", "--group", "traps"], capsys, monkeypatch)
+                                  "--param", "state=2", "--param", "value=-1", "--group", "traps"], capsys)
         assert code == 0, err
         code, out, err = run_cli(["--store", uri, "entities", "update", TASK, "--group", "traps",
-                                  "--param", "value=-3"], capsys, monkeypatch)
+                                  "--param", "value=-3"], capsys)
         assert code == 0, err
         (entity,) = select(store, TASK, group="traps")
         assert entity.props["values"] == [-3.0] and out.strip().endswith(f"(content hash {store.content_hash(TASK)})")
         assert GraphTaskEnv(TASK, store=store).compiled.reward_value[2] == -3.0
         before = store.content_hash(TASK)
         code, out, err = run_cli(["--store", uri, "entities", "update", TASK, entity.uid, "--param", "state=99"],
-                                 capsys, monkeypatch)
+                                 capsys)
         one_error_line(code, err, entity.uid, "has no state 99")
         assert store.content_hash(TASK) == before
-        code, out, err = run_cli(["--store", uri, "entities", "remove", TASK, entity.uid], capsys, monkeypatch)
+        code, out, err = run_cli(["--store", uri, "entities", "remove", TASK, entity.uid], capsys)
         assert code == 0 and out.startswith("removed 1 Reward (created/reward/0)"), err
         assert select(store, TASK, group="traps") == [] and store.content_hash(TASK) != before
     finally:

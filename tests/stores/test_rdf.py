@@ -111,44 +111,44 @@ def test_import_explains_what_is_wrong():
 CLI_IDS = ["rewardgym/hcp", "rewardgym/mid", "rewardgym/two-step", "neuronav/grid/four_rooms/micro"]
 
 
-def test_cli_sparql_export_import(tmp_path, capsys, monkeypatch):
+def test_cli_sparql_export_import(tmp_path, capsys):
     store = str(tmp_path / "rdf.lbug")
     with LadybugStore(store) as filled:
         for task_id in CLI_IDS:
             filled.put(tasks.build(task_id))
     code, out, err = run_cli(
         ["--store", store, "sparql", REWARDS_PER_TASK, "--task", "rewardgym/hcp", "--task", "rewardgym/mid"],
-        capsys, monkeypatch,
+        capsys,
     )
     assert code == 0, err
     assert out.splitlines()[0].split() == ["task", "rewards"]
     assert "rewardgym/hcp" in out and "(2 rows)" in out
     code, out, _ = run_cli(
         ["--store", store, "sparql", "SELECT (COUNT(?t) AS ?n) WHERE { ?t a gt:Task }", "--format", "json"],
-        capsys, monkeypatch,
+        capsys,
     )
     assert code == 0 and f'"n": {len(CLI_IDS)}' in out
 
     ttl = tmp_path / "two-step.ttl"
     code, _, err = run_cli(["--store", store, "export", "rewardgym/two-step", "--format", "ttl", "-o", str(ttl)],
-                           capsys, monkeypatch)
+                           capsys)
     assert code == 0, err
     nt = tmp_path / "two-step.nt"
     assert run_cli(["--store", store, "export", "rewardgym/two-step", "--format", "nt", "-o", str(nt)],
-                   capsys, monkeypatch)[0] == 0
+                   capsys)[0] == 0
     assert "<https://graphtasks.dev/ns#MOVE>" in nt.read_text()
 
     fresh = str(tmp_path / "fresh.lbug")
-    code, out, err = run_cli(["--store", fresh, "import", str(ttl)], capsys, monkeypatch)
+    code, out, err = run_cli(["--store", fresh, "import", str(ttl)], capsys)
     assert code == 0, err
     assert "loaded    rewardgym/two-step" in out
     with LadybugStore(fresh) as s:
         assert s.get("rewardgym/two-step") == tasks.build("rewardgym/two-step")
-    code, out, _ = run_cli(["--store", fresh, "import", str(nt)], capsys, monkeypatch)
+    code, out, _ = run_cli(["--store", fresh, "import", str(nt)], capsys)
     assert code == 0 and "unchanged rewardgym/two-step" in out
 
 
-def test_cli_import_of_invalid_task_names_file_and_writes_nothing(tmp_path, capsys, monkeypatch):
+def test_cli_import_of_invalid_task_names_file_and_writes_nothing(tmp_path, capsys):
     good = small_task("t/good").seal()
     bad = small_task("t/bad")
     bad.add_edge("s0", "s2", "MOVE", action=0, p=0.5)  # s0 action 0 now sums to 1.5
@@ -157,7 +157,7 @@ def test_cli_import_of_invalid_task_names_file_and_writes_nothing(tmp_path, caps
     path = tmp_path / "tasks.ttl"
     path.write_text(R.to_turtle(rdf))
     store = str(tmp_path / "s.lbug")
-    code, _, err = run_cli(["--store", store, "import", str(path)], capsys, monkeypatch)
+    code, _, err = run_cli(["--store", store, "import", str(path)], capsys)
     assert code == 2
     assert str(path) in err and "t/bad" in err and "sum to 1.5" in err
     with LadybugStore(store) as s:
@@ -165,7 +165,7 @@ def test_cli_import_of_invalid_task_names_file_and_writes_nothing(tmp_path, caps
 
 
 @pytest.mark.slow
-def test_cli_import_round_trips_many_tasks(loaded_store_copy, tmp_path, capsys, monkeypatch):
+def test_cli_import_round_trips_many_tasks(loaded_store_copy, tmp_path, capsys):
     store = str(loaded_store_copy)
     out_file = tmp_path / "all.ttl"
     # every family in one file; grids only in their micro size: the bigger ones are left to the
@@ -173,9 +173,9 @@ def test_cli_import_round_trips_many_tasks(loaded_store_copy, tmp_path, capsys, 
     # about a file of many tasks)
     ids = [t for t in tasks.builtin_ids() if not t.startswith("neuronav/grid/") or t.endswith("/micro")]
     assert {t.split("/")[0] for t in ids} == {"decision", "neuronav", "poge", "rewardgym", "room"} and len(ids) > 40
-    assert run_cli(["--store", store, "export", *ids, "-o", str(out_file)], capsys, monkeypatch)[0] == 0
+    assert run_cli(["--store", store, "export", *ids, "-o", str(out_file)], capsys)[0] == 0
     fresh = str(tmp_path / "fresh.lbug")
-    code, out, _ = run_cli(["--store", fresh, "import", str(out_file)], capsys, monkeypatch)
+    code, out, _ = run_cli(["--store", fresh, "import", str(out_file)], capsys)
     assert code == 0 and out.count("loaded") == len(ids)
     with LadybugStore(fresh) as s:
         for task_id in ids:
