@@ -87,3 +87,12 @@ def pytest_report_header(config: pytest.Config) -> str:
     if os.environ.get("NEO4J_URI"):
         return "bolt servers: ArcadeDB (local) and Neo4j (NEO4J_URI)"
     return "bolt servers: ArcadeDB (local); set NEO4J_URI to run the store tests against Neo4j as well"
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-untyped-def]
+    """With the default `--dist loadfile`: documentation pages as units too, longest first (tests/scheduling.py)."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from tests.scheduling import LongestFirstScheduling
+
+    return LongestFirstScheduling(config, log)

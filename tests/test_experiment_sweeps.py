@@ -55,7 +55,7 @@ def test_48_cells_on_a_dask_local_cluster_record_what_the_process_pool_records(t
 @pytest.mark.slow
 def test_readers_can_look_at_a_store_while_a_sweep_records_into_it(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
-    spec.write_text(SPEC.replace("{episodes}", "1500"), encoding="utf-8")  # long enough to be read while it runs
+    spec.write_text(SPEC.replace("{episodes}", "1000"), encoding="utf-8")  # long enough to be read while it runs
     store = str(tmp_path / "store.lbug")
     graphtasks = [sys.executable, "-m", "graphtasks", "--store", store]
     driver = subprocess.Popen(
@@ -77,4 +77,4 @@ def test_readers_can_look_at_a_store_while_a_sweep_records_into_it(tmp_path: Pat
     finally:
         _, err = driver.communicate(timeout=600)
     assert driver.returncode == 0, err
-    assert len(readings) >= 3 and readings == sorted(readings) and readings[0] < 48
+    assert len(readings) >= 3 and readings == sorted(readings) and readings[0] < 48, readings
