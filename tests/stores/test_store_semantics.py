@@ -47,6 +47,22 @@ def test_builtin_round_trip(store, task_id):
     assert store.put(tasks.build(task_id)) is False
 
 
+def test_get_many_reads_tasks_in_the_order_asked_and_names_a_missing_one(store):
+    """One pass over several tasks gives what one `get` each gives (the RDF view reads them so)."""
+    ids = ["neuronav/graph/t_graph", "rewardgym/two-step", "neuronav/grid/four_rooms/micro"]
+    for task_id in ids:
+        store.put(tasks.build(task_id))
+    store.put(small_task("t/chain"))
+    asked = ["t/chain", *reversed(ids)]
+    got = store.get_many(asked)
+    assert [g.task_id for g in got] == asked
+    assert got == [store.get(task_id) for task_id in asked]
+    assert got[1:] == [tasks.build(task_id) for task_id in reversed(ids)]
+    assert store.get_many([]) == []
+    with pytest.raises(TaskNotFound, match="t/none"):
+        store.get_many(["t/chain", "t/none"])
+
+
 def test_idempotent_put_changes_nothing(store):
     g = small_task("t/idem")
     assert store.put(g) is True
