@@ -104,8 +104,11 @@ def _links(edges: list[dict[str, Any]]) -> list[dict[str, Any]]:
         key = (e["source"], e["target"])
         link = merged.setdefault(key, {"source": key[0], "target": key[1], "texts": []})
         if "action" in e["props"]:
-            link["texts"].append(e["text"])
-    return [{"source": v["source"], "target": v["target"], "text": ", ".join(v["texts"])} for v in merged.values()]
+            link["texts"].append((e["props"]["action"], e["text"]))
+    return [  # the labels in action order, whatever order the store gave the edges in
+        {"source": v["source"], "target": v["target"], "text": ", ".join(text for _, text in sorted(v["texts"]))}
+        for v in merged.values()
+    ]
 
 
 def view_data(graph: TaskGraph) -> dict[str, Any]:
