@@ -55,6 +55,12 @@ LANE_SETTINGS: dict[str, list[dict[str, Any]]] = {
     "distq": [{"lr": 0.5, "cells": 4}, {"lr": 0.1, "cells": 4, "gamma": 0.8}],
     "distq-mirror": [{"mirror": True, "cells": 3, "lr": 0.3, "beta": 2.0}],
     "srmb": [{"lr": 0.5, "mix": 0.3}, {"lr": 0.1, "gamma": 0.8, "mix": 0.9}],
+    "opal": [{"lr": 0.3, "lr_g": 0.2, "lr_n": 0.05, "beta_g": 1.0, "beta_n": 0.5}, {"gamma": 0.8, "lr_n": 0.3}],
+    "vhybrid": [{"lr_mb": 0.3, "w": 0.7, "lr_pos": 0.3}, {"lam": 0.6, "w": 0.2, "beta": 2.0, "gamma": 1.0},
+                {"lam": 0.3, "reset_traces": True, "lr_neg": 0.4}],
+    "vhybrid-kept": [{"lam": 0.5, "reset_traces": False, "lr_mb": 0.2}],
+    "infobonus": [{"info_bonus": 2.0, "noise": 5.0}, {"beta": 0.5, "prior_sd": 10.0, "prior_mean": 0.0}],
+    "infobonus-greedy": [{"beta": None, "epsilon": 0.2, "info_bonus": 0.5}],
 }
 
 
@@ -79,6 +85,14 @@ def experience(seed: int, steps: int = 400) -> list[tuple[int, int, float, int, 
 
 
 def tables(agent: Any) -> np.ndarray:
+    if hasattr(agent, "nogo"):  # OpAL: the critic and both actors
+        return np.concatenate([agent.v.ravel(), agent.go.ravel(), agent.nogo.ravel()])
+    if hasattr(agent, "q_mb"):  # valence hybrid: model-based values, the model, the model-free learner
+        return np.concatenate([agent.q_mb.ravel(), agent.transitions.ravel(), agent.model_free.q.ravel()])
+    if hasattr(agent, "variances"):  # information bonus: the game's beliefs and the choices-left tallies
+        names = ("left_sum", "left_count") if hasattr(agent, "left_sum") else ("_left_sum", "_left_count")
+        tallies = [getattr(agent, n).ravel() for n in names]
+        return np.concatenate([agent.means.ravel(), agent.variances.ravel(), *tallies])
     if hasattr(agent, "mb"):  # SRMB: its two learners
         return np.concatenate([tables(agent.sr), tables(agent.mb)])
     if hasattr(agent, "ends"):  # MBV: values, rewards learnt, where episodes ended
@@ -290,7 +304,8 @@ learn = false
 
 def sweep_spec(tmp_path: Path, task: str, agent: str, seeds: list[int], episodes: int) -> Any:
     path = tmp_path / f"{agent}-{len(seeds)}.toml"
-    params = {"hybrid": "w = 0.5", "ac": "beta = 2.0"}.get(agent, "epsilon = 0.2")
+    params = {"hybrid": "w = 0.5", "ac": "beta = 2.0", "opal": "beta_g = 1.0", "vhybrid": "w = 0.5",
+              "infobonus": "info_bonus = 2.0"}.get(agent, "epsilon = 0.2")
     text = SWEEP.format(task=task, agent=agent, seeds=seeds, episodes=episodes, params=params)
     path.write_text(text, encoding="utf-8")
     return load_spec(path)
@@ -307,7 +322,9 @@ def episodes_of(played: list[Any]) -> list[tuple[Any, ...]]:
                                         ("rewardgym/two-step", "dyna"), ("rewardgym/two-step", "mbv"),
                                         ("neuronav/grid/t_maze/micro", "mc"), ("rewardgym/two-step", "valence"),
                                         ("rewardgym/two-step", "mood"), ("rewardgym/two-step", "distq"),
-                                        ("neuronav/graph/two_step", "srmb"), ("neuronav/grid/t_maze/micro", "ec")])
+                                        ("neuronav/graph/two_step", "srmb"), ("neuronav/grid/t_maze/micro", "ec"),
+                                        ("decision/probabilistic-selection", "opal"),
+                                        ("rewardgym/two-step", "vhybrid"), ("decision/horizon", "infobonus")])
 def test_a_cell_alone_equals_the_same_cell_in_a_batch_of_1000(tmp_path: Path, task: str, agent: str) -> None:
     big = sweep_spec(tmp_path, task, agent, list(range(1000)), 5)
     versions = prepare_versions(big)

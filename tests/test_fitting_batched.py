@@ -30,10 +30,13 @@ def _lane_settings(agent: str) -> list[dict]:
     rates = [k for k in BATCHED[agent].numbers if k == "lr" or k.startswith("lr_") or k.endswith("_lr")]
     out = []
     for k, beta in enumerate((2.0, 5.0, None)):
-        if beta is None and defaults.get("beta") is not None:
+        if beta is None and (defaults.get("beta") is not None or "beta" not in defaults):
             continue  # an agent that always chooses by a softmax
         settings = {name: min(1.0, float(defaults[name]) * (2.0 + 2 * k)) for name in rates}
-        settings["beta"] = beta
+        if "beta" not in defaults:  # OpAL: its actors' weights are the temperatures
+            settings |= {"beta_g": 2.0 * (k + 1), "beta_n": 1.0 + k}
+        else:
+            settings["beta"] = beta
         if beta is None:
             settings["epsilon"] = 0.2
         if "replays" in defaults:

@@ -3,10 +3,11 @@
 The batched forms: Q-learning (`q`), SARSA, Q(lambda), actor-critic (`ac`), the SR, the
 two-step hybrid, Dyna-Q, Dyna-AC and Dyna-SR with the last-outcome model, model-based value
 iteration (`mbv`) and SR + model-based (`srmb`) planning after every step, every-visit Monte
-Carlo Q (`mc`), episodic control (`ec`), valence Q (`valence`), mood (`mood`) and
-distributional TD (`distq`). A setting a batched form lacks (`supports`: Dyna's `successors`
-above 1, neuro-nav's in-place `planning = "on_change"` of MBV and SRMB) sends the runs per
-agent, as do the agents with no batched form (`vhybrid`, `infobonus`, the Room agents).
+Carlo Q (`mc`), episodic control (`ec`), valence Q (`valence`), mood (`mood`),
+distributional TD (`distq`), OpAL (`opal`), the valence hybrid (`vhybrid`) and the
+information-bonus bandit learner (`infobonus`). A setting a batched form lacks (`supports`:
+Dyna's `successors` above 1, neuro-nav's in-place `planning = "on_change"` of MBV and SRMB)
+sends the runs per agent, as do the Room agents (they read observations, not states).
 
 Why: a sweep of a thousand runs of a tabular agent spends its time in one Python agent step
 after another. Here the tables of B agents are one array (B x S x A for Q, B x A x S x S for
@@ -69,7 +70,8 @@ def lane_policy(values: np.ndarray, mask: Mask, beta: np.ndarray | None, epsilon
     row: softmax at inverse temperature `beta` (per row), or epsilon-greedy with ties shared."""
     top = masked_max(values, mask)[:, None]
     if beta is not None:
-        z = np.exp(beta[:, None] * (values - top))
+        shifted = values - top if mask is None else np.where(mask, values - top, 0.0)  # no overflow off the offer
+        z = np.exp(beta[:, None] * shifted)
         if mask is not None:
             z = np.where(mask, z, 0.0)
         return z / z.sum(axis=1, keepdims=True)
@@ -144,11 +146,11 @@ class BatchedAgent:
             if len(values) > 1:
                 raise ValueError(f"batched {self.name}: setting {key!r} differs between lanes ({', '.join(values)})")
             setattr(self, key, merged[0][key])
-        if len({m["beta"] is None for m in merged}) > 1:
+        if len({m.get("beta") is None for m in merged}) > 1:
             raise ValueError(f"batched {self.name}: 'beta' is set in some lanes and not in others")
         for key in self.numbers:
             setattr(self, key, np.array([float(m[key]) for m in merged]))
-        betas = [m["beta"] for m in merged]
+        betas = [m.get("beta") for m in merged]  # an agent with no `beta` setting sets its own
         self.beta: np.ndarray | None = None if betas[0] is None else np.array(betas, dtype=float)
         self.streams = LaneStreams.from_seeds(seeds, AGENT_STREAM)
         self.learning = np.ones(self.size, dtype=bool)
@@ -1014,12 +1016,166 @@ class BatchedSRMB(BatchedAgent):
             self.mb.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)
 
 
+class BatchedOpAL(BatchedAgent):
+    """OpAL (`gym_bridge.agents.opal.OpALAgent`'s rule: a critic and Go and NoGo actors learning
+    from its error with opposite signs) for B lanes: `v` is B x S, `go` and `nogo` B x S x A. The
+    softmax has temperature 1 over beta_g * G - beta_n * N."""
+
+    name = "opal"
+    numbers = ("lr", "lr_g", "lr_n", "beta_g", "beta_n", "gamma")
+    lr_g: np.ndarray
+    lr_n: np.ndarray
+    beta_g: np.ndarray
+    beta_n: np.ndarray
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.beta, self.epsilon = np.ones(self.size), np.zeros(self.size)  # the actors' weights are the temperatures
+        self.v = np.zeros((self.size, self.n_states))
+        self.go = np.ones((self.size, self.n_states, self.n_actions))
+        self.nogo = np.ones((self.size, self.n_states, self.n_actions))
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.beta_g[lanes, None] * self.go[lanes, states] - self.beta_n[lanes, None] * self.nogo[lanes, states]
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        future = np.where(ended, 0.0, self.v[lanes, next_states])
+        delta = rewards + self.gamma[lanes] * future - self.v[lanes, states]
+        self.v[lanes, states] += self.lr[lanes] * delta
+        go, nogo = self.go[lanes, states, actions], self.nogo[lanes, states, actions]
+        self.go[lanes, states, actions] = np.maximum(0.0, go * (1.0 + self.lr_g[lanes] * delta))
+        self.nogo[lanes, states, actions] = np.maximum(0.0, nogo * (1.0 - self.lr_n[lanes] * delta))
+
+
+class BatchedValenceHybrid(BatchedAgent):
+    """The valence hybrid (`gym_bridge.agents.valence.ValenceHybridAgent`'s rule: valence Q with
+    traces as the model-free learner, a transition model learnt by a delta rule, model-based
+    values of the pair just tried) for B lanes: `model_free` is a `BatchedValence`,
+    `transitions` B x S x A x S, `q_mb` B x S x A."""
+
+    name = "vhybrid"
+    numbers = ("lr_mb", "w", "lr_pos", "lr_neg", "gamma", "lam")
+    lr_mb: np.ndarray
+    w: np.ndarray
+    passed_on = ("lr_pos", "lr_neg", "gamma", "lam", "reset_traces", "beta")  # the model-free learner's
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.epsilon = np.zeros(self.size)  # always a softmax
+        defaults = agent_settings(self.name)
+        inner = [{**{k: {**defaults, **dict(s)}[k] for k in self.passed_on}, "epsilon": 0.0} for s in settings]
+        self.model_free = BatchedValence(n_states, n_actions, seeds, inner)
+        self.transitions = np.zeros((self.size, self.n_states, self.n_actions, self.n_states))
+        self.q_mb = np.zeros((self.size, self.n_states, self.n_actions))
+
+    def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
+        super().set_setting(key, values)
+        if key == "learning" or key in self.passed_on:
+            self.model_free.set_setting(key, values)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        w = self.w[lanes, None]
+        return w * self.q_mb[lanes, states] + (1 - w) * self.model_free.q[lanes, states]
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.model_free.begin_episode(lanes)
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+    ) -> None:
+        """The model-free learner takes an episode's end where s' offers nothing too; the
+        model-based value only where s' terminated it (`ValenceHybridAgent.learn`)."""
+        keep = self.learning[lanes]
+        if not keep.all():
+            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
+            next_states, terminated = next_states[keep], terminated[keep]
+            next_mask = None if next_mask is None else next_mask[keep]
+        if not lanes.size:
+            return
+        self.model_free.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)
+        lr_mb = self.lr_mb[lanes]
+        rows = self.transitions[lanes, states, actions] * (1 - lr_mb)[:, None]
+        rows[np.arange(lanes.size), next_states] += lr_mb
+        self.transitions[lanes, states, actions] = rows
+        q = self.model_free.q[lanes]  # (n, S, A) after the model-free update
+        gamma = self.model_free.gamma[lanes]
+        target = rewards[:, None] + gamma[:, None] * q.max(axis=2)
+        model_based = np.einsum("ns,ns->n", rows, target)
+        self.q_mb[lanes, states, actions] = np.where(terminated, q[np.arange(lanes.size), states, actions], model_based)
+
+
+class BatchedInfoBonus(BatchedAgent):
+    """The information-bonus bandit learner (`gym_bridge.agents.bandit.InfoBonusAgent`'s rule:
+    Kalman means of the arms within a game, a bonus growing with the choices left) for B lanes:
+    `means` and `variances` are B x A, the choices-left tallies B x S, and each lane's states of
+    the episode so far a row of `visited`."""
+
+    name = "infobonus"
+    numbers = ("epsilon", "info_bonus", "prior_mean", "prior_sd", "noise")
+    info_bonus: np.ndarray
+    prior_mean: np.ndarray
+    prior_sd: np.ndarray
+    noise: np.ndarray
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        for name in ("prior_sd", "noise"):
+            values = getattr(self, name)
+            if not np.all(np.isfinite(values) & (values > 0)):
+                raise ValueError(f"{name}: expected a positive number, got {values.tolist()!r}")
+        self.means = np.empty((self.size, self.n_actions))
+        self.variances = np.empty((self.size, self.n_actions))
+        self.left_sum = np.zeros((self.size, self.n_states))
+        self.left_count = np.zeros((self.size, self.n_states))
+        self.visited = np.zeros((self.size, 8), dtype=np.int64)
+        self.visited_length = np.zeros(self.size, dtype=np.int64)
+        self.begin_episode(np.arange(self.size))
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.means[lanes] = self.prior_mean[lanes, None]
+        self.variances[lanes] = (self.prior_sd[lanes] ** 2)[:, None]
+        self.visited_length[lanes] = 0
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        count = self.left_count[lanes, states]
+        left = np.divide(self.left_sum[lanes, states], count, out=np.ones(lanes.size), where=count > 0)
+        weight = self.info_bonus[lanes] * np.log(np.maximum(left, 1.0))
+        return self.means[lanes] + weight[:, None] * np.sqrt(self.variances[lanes])
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        v = self.variances[lanes, actions]
+        k = v / (v + self.noise[lanes] ** 2)
+        means = self.means[lanes, actions]
+        self.means[lanes, actions] = means + k * (rewards - means)
+        self.variances[lanes, actions] = (1 - k) * v
+        length = self.visited_length[lanes]
+        if length.max() >= self.visited.shape[1]:  # longer games: room for twice as many states
+            self.visited = np.concatenate([self.visited, np.zeros_like(self.visited)], axis=1)
+        self.visited[lanes, length] = states
+        length = self.visited_length[lanes] = length + 1
+        if ended.any():  # each state of the game gets the number of choices made from it on
+            done, n = lanes[ended], length[ended]
+            positions = np.arange(self.visited.shape[1])
+            made = positions[None, :] < n[:, None]
+            rows = np.broadcast_to(done[:, None], made.shape)[made]
+            cells = self.visited[done][made]
+            np.add.at(self.left_sum, (rows, cells), (n[:, None] - positions[None, :])[made].astype(float))
+            np.add.at(self.left_count, (rows, cells), 1.0)
+
+
 BATCHED: dict[str, type[BatchedAgent]] = {
     cls.name: cls
     for cls in (BatchedQ, BatchedSarsa, BatchedQLambda, BatchedActorCritic, BatchedSR, BatchedHybrid,
                 BatchedDynaQ, BatchedDynaAC, BatchedDynaSR, BatchedMBV,
                 BatchedMonteCarlo, BatchedEpisodicControl, BatchedValence, BatchedMood, BatchedDistributional,
-                BatchedSRMB)
+                BatchedSRMB, BatchedOpAL, BatchedValenceHybrid, BatchedInfoBonus)
 }
 
 
@@ -1057,7 +1213,7 @@ def make_batched(
     ----------
     name : str
         An agent with a batched form (`BATCHED`: q, sarsa, qlambda, ac, sr, hybrid, dyna, dynaac,
-        dynasr, mbv, mc, ec, valence, mood, distq, srmb).
+        dynasr, mbv, mc, ec, valence, mood, distq, srmb, opal, vhybrid, infobonus).
     n_states, n_actions : int
         The task's sizes.
     seeds : sequence of int
