@@ -36,13 +36,14 @@ TASK = "rewardgym/two-step"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="6 participants x 60 trials, to check the script")
+    parser.add_argument("--quick", action="store_true", help="6 participants x 60 trials, EM stopped at 10 iterations: to check the script")
     parser.add_argument("--participants", type=int, default=50)
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--nuts-participants", type=int, default=20)
     parser.add_argument("--no-nuts", action="store_true", help="leave NUTS out even when NumPyro is installed")
     args = parser.parse_args()
     participants, trials = (6, 60) if args.quick else (args.participants, args.trials)
+    iterations = 10 if args.quick else 200  # a quick run checks the script, not EM's convergence
     model = MODELS["hybrid"]
     shape = task_shape(TASK)
     mean, sd = group_distribution(model)
@@ -56,7 +57,7 @@ def main() -> None:
     for choices in group:
         fit(model, choices, starts=3, seed=0, shape=shape)
     separate = clock.lap()
-    result = fit_group(model, group, starts=3, seed=0, shapes=[shape] * participants)
+    result = fit_group(model, group, starts=3, seed=0, shapes=[shape] * participants, max_iterations=iterations)
     em = clock.lap()
     print(f"{'what':<40} {'seconds':>8} {'CPU':>8}")
     print(f"{f'{participants} maximum-likelihood fits (baseline)':<40} {separate[0]:>8.1f} {separate[1]:>8.1f}")
@@ -69,7 +70,7 @@ def main() -> None:
     few, (samples, warmup) = group[: 3 if args.quick else args.nuts_participants], (20, 20) if args.quick else (
         1000, 1000)
     clock.lap()
-    fit_group(model, few, starts=3, seed=0, shapes=[shape] * len(few))
+    fit_group(model, few, starts=3, seed=0, shapes=[shape] * len(few), max_iterations=iterations)
     em_few = clock.lap()
     sampled = fit_group_nuts(model, few, samples=samples, warmup=warmup, seed=0, shapes=[shape] * len(few))
     nuts = clock.lap()

@@ -260,9 +260,10 @@ def test_cli_em_fit_show_compare_and_recovery(tmp_path, capsys) -> None:
     assert "--plot goes with --random-effects" in capsys.readouterr().err
     figure = tmp_path / "group.png"
     assert main(["fit", "group-recovery", "--model", "q", "--participants", "4", "--trials", "40", "--starts", "1",
-                 "-o", str(figure), "--json"]) == 0
+                 "--samples", "20", "--warmup", "20", "-o", str(figure), "--json"]) == 0  # MLE, EM and a short NUTS
     result = json.loads(capsys.readouterr().out)
     assert [r["setting"] for r in result["rows"]] == ["lr", "beta"] and figure.stat().st_size > 10_000
+    assert all({"r_mle", "r_em", "r_nuts"} <= set(r) for r in result["rows"])
     assert main(["fit", "group-model-recovery", "--models", "q,q"]) == 2
     assert "two or more different models" in capsys.readouterr().err
 
