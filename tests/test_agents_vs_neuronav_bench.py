@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.agents_vs_neuronav import NO_LR, PAIRS, RECORDED, SHARED
 from gym_bridge.agents import make_agent
 
@@ -36,6 +38,7 @@ def test_the_record_holds_every_agent_over_100_seeds() -> None:
             assert all(16 <= m <= 100 for m in column["window_means"])  # 16 steps is the shortest path
 
 
+@pytest.mark.slow  # a benchmark smoke test
 def test_the_benchmark_runs_quick_and_prints_ratios() -> None:
     done = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--agents", "dyna,ec,mbv"],
                           capture_output=True, text=True, timeout=600)

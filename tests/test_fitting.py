@@ -305,6 +305,7 @@ def test_cli_fit(tmp_path, capsys) -> None:
     assert set(json.loads(capsys.readouterr().out)["correlation"]) == {"lr", "beta"} and figure.exists()
 
 
+@pytest.mark.slow  # every graph task; the quick run checks two-step
 def test_vectorised_and_replayed_agree_on_every_graph_task() -> None:
     """Where the vectorised form applies (one-stage bandits, two-step, ...) it equals the replay;
     elsewhere (loops, long chains) it declines."""
@@ -331,6 +332,7 @@ def test_fit_by_replay_finds_the_same_maximum() -> None:
     assert fast.log_likelihood == pytest.approx(slow.log_likelihood, abs=1e-4)
 
 
+@pytest.mark.slow  # a benchmark smoke test
 def test_the_fit_benchmark_runs(tmp_path) -> None:
     import subprocess
     import sys

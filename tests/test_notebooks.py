@@ -39,6 +39,7 @@ def test_the_notebooks_are_the_three_shipped() -> None:
         assert all(not cell.get("outputs") for cell in book.cells if cell.cell_type == "code"), path.name
 
 
+@pytest.mark.slow  # a whole notebook
 def test_tour_of_the_task_families() -> None:
     text, rich = run("01-tour-of-the-task-families.ipynb")
     import tasks
@@ -50,6 +51,7 @@ def test_tour_of_the_task_families() -> None:
     assert "image/png" in rich
 
 
+@pytest.mark.slow  # a whole notebook
 def test_study_from_spec_to_figure() -> None:
     text, rich = run("02-study-from-spec-to-figure.ipynb")
     assert "8 runs" in text and "ran 8 skipped 0 failed 0" in text and "a second run has nothing to do: 0" in text
@@ -60,6 +62,7 @@ def test_study_from_spec_to_figure() -> None:
     assert "rewardgym/two-step 8" in text and "image/png" in rich
 
 
+@pytest.mark.slow  # a whole notebook
 def test_fitting_recovers_the_simulated_settings() -> None:
     text, rich = run("03-fitting.ipynb")
     fitted = float(re.search(r"lr\s+true 0\.5\s+fitted ([\d.]+)", text).group(1))

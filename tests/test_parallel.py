@@ -85,6 +85,7 @@ def _make_and_step(location: str, start: mp.synchronize.Barrier, worker: int) ->
     return totals
 
 
+@pytest.mark.slow  # eight processes; two processes share a store in the quick run
 def test_eight_processes_make_and_step_from_one_new_store(tmp_path):
     """8 spawned processes at once on a store that does not exist yet: the first put each built-in, all run."""
     location = tmp_path / "store.lbug"

@@ -11,16 +11,13 @@ from graphtasks.cli import main
 from graphtasks.experiments import load_spec
 from graphtasks.experiments.reproduce import REPRODUCTIONS, _fewer_steps, reproduce
 
-SLOW = {  # 20 s to a few minutes each
-    "russek2017-reward-transfer",
-    "russek2017-structure-transfer",
-    "russek2017-reward-transfer-tested",
-    "russek2017-structure-transfer-tested",
-}
+# The quick run reproduces one of each kind (a spec with a stay analysis, a spec of cells, a
+# decision task, a study); the full run every one (the Russek ones take 10-25 s each).
+QUICK = {"daw2011-two-step", "dabney2020-distributional", "wilson2014-horizon", "charnov1976-foraging"}
 
 
 @pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(REPRODUCTIONS)]
+    "name", [n if n in QUICK else pytest.param(n, marks=pytest.mark.slow) for n in sorted(REPRODUCTIONS)]
 )
 def test_every_reproduction_passes_its_checks(name: str, tmp_path) -> None:
     outcome = reproduce(name, out_dir=tmp_path, workers=1)

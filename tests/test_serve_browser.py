@@ -186,6 +186,7 @@ def shots_dir(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # the quick run plays the grid study in Chromium
 def test_a_person_plays_a_two_step_study_in_chromium(serve, browser, tmp_path):
     study = TWO_STEP_STUDY.format(episodes=3, timeout=3000).replace("feedback_ms = 150", "feedback_ms = 400") \
         .replace("iti_ms = 100", "iti_ms = 300").replace("[study]\n", "[study]\nbreak_every = 2\n")
@@ -282,6 +283,7 @@ iti_ms = 100
 """
 
 
+@pytest.mark.slow  # the quick run plays the grid study in Chromium
 def test_a_person_plays_a_poge_world_with_its_own_arrow_mapping(serve, browser, tmp_path):
     """POGE's actions are 0 up, 1 down, 2 left, 3 right (grids': 0 north, 1 east, ...): the keys
     map to each family's own actions."""
@@ -296,6 +298,7 @@ def test_a_person_plays_a_poge_world_with_its_own_arrow_mapping(serve, browser, 
     assert [r[5] for r in rows] == [0.0] * 7 + [100.0]  # the goal, reached by the path drawn above
 
 
+@pytest.mark.slow  # the quick run plays the grid study in Chromium
 def test_a_person_answers_the_room_tasks_questions(serve, browser, room_store, tmp_path):
     """The Room task's question screens: what the room shows, the question, the answers with
     their letter keys; each key press is the answer recorded."""

@@ -42,6 +42,15 @@ BROKEN = {
 }
 
 
+def test_one_task_of_each_family_conforms() -> None:
+    """The quick run's sample of `test_every_built_in_task_conforms`."""
+    from tests.conftest import FAMILY_SAMPLES
+
+    shape_graph = shapes()
+    assert {task_id: v for task_id in FAMILY_SAMPLES if (v := validate(build(task_id), shape_graph))} == {}
+
+
+@pytest.mark.slow  # every built-in: the quick run validates one task of each family
 def test_every_built_in_task_conforms() -> None:
     """Every built-in of every family but the grids, and the grid templates at their smallest size.
 

@@ -93,6 +93,7 @@ def stored_ids(store: Path) -> list[str]:
     return [row["id"] for row in json.loads(run.stdout)]
 
 
+@pytest.mark.slow  # a full disk, command by command: the quick run keeps the store-level cases
 def test_loading_tasks_onto_a_full_disk_keeps_what_was_stored(small_disk):
     store = small_disk("2m") / "tasks.lbug"
     assert cli("--store", store, "tasks", "load", "rewardgym/two-step", "rewardgym/hcp").returncode == 0
@@ -110,6 +111,7 @@ def test_loading_tasks_onto_a_full_disk_keeps_what_was_stored(small_disk):
     assert again.returncode == 0 and "0 written, 1 unchanged" in again.stdout, again.stderr
 
 
+@pytest.mark.slow  # a full disk, command by command: the quick run keeps the store-level cases
 def test_ingesting_onto_a_full_disk_writes_nothing(small_disk):
     store = small_disk("512k") / "tasks.lbug"
     assert cli("--store", store, "tasks", "load", "rewardgym/two-step").returncode == 0
@@ -120,6 +122,7 @@ def test_ingesting_onto_a_full_disk_writes_nothing(small_disk):
     assert stored_ids(store) == ["rewardgym/two-step"]
 
 
+@pytest.mark.slow  # a full disk, command by command: the quick run keeps the store-level cases
 def test_an_experiment_run_on_a_full_disk_is_one_line(small_disk):
     store = small_disk("2m") / "tasks.lbug"
     assert cli("--store", store, "tasks", "load", "rewardgym/two-step").returncode == 0
@@ -180,6 +183,7 @@ def leave_an_unfinished_checkpoint(store: Path) -> str:
     return left.stdout
 
 
+@pytest.mark.slow  # a full disk, command by command: the quick run keeps the store-level cases
 def test_a_reader_finishes_a_checkpoint_a_full_disk_interrupted(small_disk):
     """LadybugDB refuses read-only openings until a writer finishes the recovery of a failed
     checkpoint; graphtasks's read-only commands do that themselves. Whether finishing it needs
@@ -196,6 +200,7 @@ def test_a_reader_finishes_a_checkpoint_a_full_disk_interrupted(small_disk):
         assert all(opened.get(task_id) == tasks.build(task_id) for task_id in loaded)
 
 
+@pytest.mark.slow  # a full disk, command by command: the quick run keeps the store-level cases
 def test_a_checkpoint_that_needs_room_to_finish_is_one_line_until_there_is_room(small_disk):
     """A checkpoint that failed half-way must be finished before anyone reads, which needs
     space: one line saying so, and once there is room a read-only command reads everything."""

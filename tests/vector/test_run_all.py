@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from graphtasks.cli import main
 
 
+@pytest.mark.slow  # a benchmark smoke test
 def test_graphtasks_bench_writes_one_row_per_case_with_every_size(tmp_path, capsys):
     out = tmp_path / "bench.json"
     args = ["bench", "--families", "graph,poge", "--sizes", "1,3", "--budget", "0.01", "--repeats", "1"]
