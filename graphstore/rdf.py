@@ -92,17 +92,24 @@ def new_graph(store: str = OXIGRAPH) -> Graph:
     return graph
 
 
+XSD_STRING, XSD_INTEGER, XSD_DOUBLE, XSD_BOOLEAN, RDF_JSON = (
+    str(XSD.string), str(XSD.integer), str(XSD.double), str(XSD.boolean), str(RDF.JSON)
+)
+
+
 def _lexical(kind: str, value: Any) -> tuple[str, str]:
     """A scalar value's lexical form and datatype IRI, as the view writes it."""
-    if kind == "json":
-        return json.dumps(value, sort_keys=True), str(RDF.JSON)
+    if kind == "str":
+        return str(value), XSD_STRING
     if kind == "float":
-        return repr(float(value)), str(XSD.double)
-    if kind == "bool":
-        return ("true" if value else "false"), str(XSD.boolean)
+        return repr(float(value)), XSD_DOUBLE
     if kind == "int":
-        return str(int(value)), str(XSD.integer)
-    return str(value), str(XSD.string)
+        return str(int(value)), XSD_INTEGER
+    if kind == "bool":
+        return ("true" if value else "false"), XSD_BOOLEAN
+    if kind == "json":
+        return json.dumps(value, sort_keys=True), RDF_JSON
+    return str(value), XSD_STRING
 
 
 def _literal(kind: str, value: Any) -> Literal:
