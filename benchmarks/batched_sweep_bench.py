@@ -38,6 +38,9 @@ PARAMS = {
     "valence": "lr_pos = 0.1, lr_neg = 0.1, gamma = 0.99",
     "mood": "lr_pos = 0.1, lr_neg = 0.1, gamma = 0.99, epsilon = 0.1",
     "ec": "gamma = 0.99, epsilon = 0.1",
+    "opal": "lr = 0.1, gamma = 0.99",  # its softmax over the actors' weights
+    "vhybrid": "lr_pos = 0.1, lr_neg = 0.1, gamma = 0.99",
+    "infobonus": "epsilon = 0.1",  # its softmax at the default beta 0.2
 }
 SPEC = """
 [experiment]
@@ -114,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="short runs, to check the script")
     parser.add_argument("--agents", default="q,sarsa,sr",
                         help="agents with a batched form, comma-separated (q, sarsa, qlambda, ac, sr, hybrid, dyna, "
-                        "dynaac, dynasr, mbv, srmb, mc, ec, valence, mood, distq; default: q,sarsa,sr)")
+                        "dynaac, dynasr, mbv, srmb, mc, ec, valence, mood, distq, opal, vhybrid, infobonus; "
+                        "default: q,sarsa,sr)")
     parser.add_argument("--runs", type=int, default=0, help="runs of the recorded sweep (default 200)")
     parser.add_argument("--episodes", type=int, default=0, help="episodes of every run (default 100)")
     parser.add_argument("--loop-runs", type=int, default=0, help="runs of the loop alone (default 2,000)")

@@ -36,7 +36,8 @@ TASK = "rewardgym/two-step"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="6 participants x 60 trials, EM stopped at 10 iterations: to check the script")
+    parser.add_argument("--quick", action="store_true",
+                        help="6 participants x 60 trials, EM stopped at 10 iterations: to check the script")
     parser.add_argument("--participants", type=int, default=50)
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--nuts-participants", type=int, default=20)
