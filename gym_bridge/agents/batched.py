@@ -1070,6 +1070,7 @@ class BatchedValenceHybrid(BatchedAgent):
         self.model_free = BatchedValence(n_states, n_actions, seeds, inner)
         self.transitions = np.zeros((self.size, self.n_states, self.n_actions, self.n_states))
         self.q_mb = np.zeros((self.size, self.n_states, self.n_actions))
+        self.best = np.zeros((self.size, self.n_states))  # max_a Q_MF(x, a), kept as Q_MF changes
 
     def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
         super().set_setting(key, values)
@@ -1097,15 +1098,19 @@ class BatchedValenceHybrid(BatchedAgent):
         if not lanes.size:
             return
         self.model_free.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)
+        q = self.model_free.q
+        if self.model_free.traced:  # traces move every pair they hold: every state's best again
+            self.best[lanes] = q[lanes].max(axis=2)
+        else:  # only the pair learnt moved
+            self.best[lanes, states] = q[lanes, states].max(axis=1)
         lr_mb = self.lr_mb[lanes]
         rows = self.transitions[lanes, states, actions] * (1 - lr_mb)[:, None]
         rows[np.arange(lanes.size), next_states] += lr_mb
         self.transitions[lanes, states, actions] = rows
-        q = self.model_free.q[lanes]  # (n, S, A) after the model-free update
         gamma = self.model_free.gamma[lanes]
-        target = rewards[:, None] + gamma[:, None] * q.max(axis=2)
+        target = rewards[:, None] + gamma[:, None] * self.best[lanes]
         model_based = np.einsum("ns,ns->n", rows, target)
-        self.q_mb[lanes, states, actions] = np.where(terminated, q[np.arange(lanes.size), states, actions], model_based)
+        self.q_mb[lanes, states, actions] = np.where(terminated, q[lanes, states, actions], model_based)
 
 
 class BatchedInfoBonus(BatchedAgent):
