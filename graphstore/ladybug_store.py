@@ -737,6 +737,10 @@ class LadybugStore(GraphStore):
             committed = True
             if self._copied and self.location != MEMORY:  # COPY FROM's rows are in no log: a checkpoint keeps them
                 self._raw("CHECKPOINT")
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C mid-write: nothing of it stays open or half-done
+            if not committed:
+                self._rollback()
+            raise
         except Exception as exc:
             if not committed:
                 self._rollback()

@@ -365,13 +365,18 @@ def run_experiment(
             observer.run_started(cell, at)
 
     def finished(ended: list[RunOutcome]) -> None:
-        """A unit's runs ended (a batch's end together): the observers hear of them in one call."""
+        """A unit's runs ended (a batch's end together): the observers hear of them in one call.
+
+        The runs leave `under_way` only after the observers were told: a Ctrl-C before that
+        records them as interrupted (to be run again), never as neither."""
         outcomes = []
         for outcome in ended:
-            _, at = under_way.pop(outcome.cell.index, (outcome.cell, outcome.started_at))
+            _, at = under_way.get(outcome.cell.index, (outcome.cell, outcome.started_at))
             outcomes.append(outcome if outcome.started_at else dataclasses.replace(outcome, started_at=at))
         for observer in observers:
             observer.runs_finished(outcomes)
+        for outcome in outcomes:
+            under_way.pop(outcome.cell.index, None)
         for outcome in outcomes:
             if outcome.status == COMPLETED:
                 done[outcome.cell.index] = outcome.rows or []
