@@ -1000,7 +1000,9 @@ class LadybugStore(GraphStore):
         return QueryResult(columns, rows)
 
     def close(self) -> None:
-        with self._lock:
+        from .interrupts import interrupts_held
+
+        with self._lock, interrupts_held():  # a Ctrl-C here would leave the files half-closed
             self._close_database(checkpoint=True)
             if self._file_lock is not None:
                 self._file_lock.release()  # after the database is closed: the next writer may open it now

@@ -181,3 +181,22 @@ def test_an_experiment_on_a_template_folder_grid_resumes_from_the_store_alone(
     assert "2 run(s) already recorded, 2 to go" in capsys.readouterr().out
     assert main(["--store", store, "experiment", "export", "maze"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1 + 4 * 5
+
+
+def test_a_ctrl_c_during_a_store_write_is_raised_when_the_write_is_done() -> None:
+    """`interrupts_held` (around a recorder's write and an embedded store's close): the block
+    finishes, then the KeyboardInterrupt comes; the handler is the one from before."""
+    import os
+
+    from graphstore.interrupts import interrupts_held
+
+    before = signal.getsignal(signal.SIGINT)
+    finished = False
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the signal arrives inside the block
+            finished = True
+    assert finished and signal.getsignal(signal.SIGINT) is before
+    with interrupts_held():  # no Ctrl-C: nothing is raised
+        pass

@@ -421,13 +421,16 @@ class StoreRecorder(RunObserver):
         start = time.monotonic()
         if self.pending or self.started:
             from graphstore import open_store
+            from graphstore.interrupts import interrupts_held
 
-            with open_store(self.location, "w", on_wait=self.on_wait) as store:
+            # a Ctrl-C waits for the write to finish (and the close, in `close`), never for the
+            # turn at the store: a driver waiting for another writer can still be stopped
+            with open_store(self.location, "w", on_wait=self.on_wait) as store, interrupts_held():
                 try:
                     record_runs(store, self.spec, self.pending, self.started)
                 except ExperimentGone as gone:
                     self.gone = gone
                     raise
-            self.pending, self.started = [], []
+                self.pending, self.started = [], []
             self.wrote = time.monotonic() - start
         self.last = time.monotonic()
