@@ -186,6 +186,16 @@ def _add_value(out: _Triples, subject: Any, subject_text: str, prop: Property, v
     out.add(subject, out.gt(prop.name), out.literal(prop.kind, value))
 
 
+def _reified_edge(out: _Triples, edge_text: str, rel_name: str, source: Any, target: Any) -> Any:
+    """The gt:Edge node of a relationship that carries properties: its type and its ends."""
+    edge = out.iri(edge_text)
+    out.add(edge, out.iri(RDF_TYPE), out.gt("Edge"))
+    out.add(edge, out.gt("relationship"), out.gt(rel_name))
+    out.add(edge, out.gt("from"), source)
+    out.add(edge, out.gt("to"), target)
+    return edge
+
+
 def to_rdf(task: TaskGraph, rdf: Graph | None = None, store: str = OXIGRAPH) -> Graph:
     """Add `task` to `rdf` (a new Oxigraph-backed graph if None) and return it."""
     rdf = rdf if rdf is not None else new_graph(store)
@@ -229,11 +239,7 @@ def _task_triples(task: TaskGraph, out: _Triples) -> None:
             out.add(s, out.iri(iri), t)
         if rel.properties:
             edge_text = f"{task_iri}#e{n}"
-            edge = out.iri(edge_text)
-            out.add(edge, rdf_type, out.gt("Edge"))
-            out.add(edge, out.gt("relationship"), out.gt(rel_name))
-            out.add(edge, out.gt("from"), s)
-            out.add(edge, out.gt("to"), t)
+            edge = _reified_edge(out, edge_text, rel_name, s, t)
             out.add(edge, out.gt("task"), task_literal)
             for prop in rel.properties:
                 if props.get(prop.name) is not None:
@@ -311,11 +317,7 @@ def shared_to_rdf(
                 values = dict(zip((p.name for p in rel.properties), row[2:]))
                 key = values.get("key") or f"{row[0]}|{row[1]}"
                 edge_text = f"{SHARED_EDGE_BASE}{quote(rel_name + '/' + key, safe='')}"
-                edge = out.iri(edge_text)
-                out.add(edge, rdf_type, out.gt("Edge"))
-                out.add(edge, out.gt("relationship"), out.gt(rel_name))
-                out.add(edge, out.gt("from"), s)
-                out.add(edge, out.gt("to"), t)
+                edge = _reified_edge(out, edge_text, rel_name, s, t)
                 for prop in rel.properties:
                     if values[prop.name] is not None:
                         _add_record_value(out, edge, edge_text, prop, _stored_value(prop, values[prop.name]))
