@@ -271,15 +271,31 @@ class GraphRenderer:
         return np.asarray(frame)
 
     def ansi(self, state: int) -> str:
+        """The whole task as text, one block per state with its reward and every action's outcomes,
+        the agent's state marked `>` (as a grid's text shows the whole grid with the agent on it)."""
         c = self.compiled
-        lines = [f"{c.task_id}: state {state} ({c.names[state]})" + ("  [terminal]" if c.terminal[state] else "")]
-        for a in range(c.n_actions):
-            if not c.defined[state, a]:
-                continue
-            outs = ", ".join(
-                f"{c.names[t]} ({t}) p={p:.2f}" for t, p in zip(c.targets[state, a], c.probs[state, a]) if t >= 0
-            )
-            lines.append(f"  action {a} -> {outs}")
+
+        def named(s: int, first: bool) -> str:
+            name = str(c.names[s])
+            if name == str(s):
+                return str(s)
+            return f"{s} ({name})" if first else f"{name} ({s})"
+
+        lines = [f"{c.task_id}: {c.n_states} states, {c.n_actions} actions; start {c.start}; "
+                 f"the agent is at state {named(state, True)}"]
+        for s in range(c.n_states):
+            reward = reward_text(c.reward_specs[s], float(c.reward_value[s]))
+            notes = ([reward] if reward else []) + (["terminal"] if c.terminal[s] else [])
+            notes += ["passed without a choice"] if c.skip[s] else []
+            lines.append(f"{'>' if s == state else ' '} state {named(s, True)}"
+                         + (f"  [{'; '.join(notes)}]" if notes else ""))
+            for a in range(c.n_actions):
+                if not c.defined[s, a]:
+                    continue
+                outs = ", ".join(
+                    f"{named(int(t), False)} p={p:.2f}" for t, p in zip(c.targets[s, a], c.probs[s, a]) if t >= 0
+                )
+                lines.append(f"    action {a} -> {outs}")
         return "\n".join(lines) + "\n"
 
 

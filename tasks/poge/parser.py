@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data import TaskFileError
-from .world import ACTION_INDEX, ACTIONS, DELTAS, SECTIONS, PogeWorld, Rule
+from .world import ACTION_INDEX, ACTIONS, DELTAS, SECTIONS, PogeWorld, Rule, unpaid_reward_reason
 
 PROBABILITY_TOLERANCE = 1e-6
 # Documented limits (docs/limits.md): they keep a world small enough to compile in seconds and every
@@ -379,3 +379,13 @@ def _check_meaning(source: str, world: PogeWorld, sections: dict, rules: dict) -
                         f"reward symbol {sym!r} has no value; "
                         f"expected a declaration '{sym}:<integer>' after the Rewards map",
                     )
+        for r, c in world.unpaid_rewards():
+            sym, kind = world.reward_symbol(r, c), world.kind(r, c)
+            raise PogeFormatError(
+                source,
+                grid_lines[r].number,
+                grid_lines[r].col(c),
+                f"reward symbol {sym!r} ({values[sym]}) is on the {kind} tile at row {r}, column {c}, where it "
+                f"would never be paid: {unpaid_reward_reason(kind)}; expected reward symbols on floor, "
+                "start and toggle tiles only",
+            )

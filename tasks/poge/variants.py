@@ -17,7 +17,7 @@ from ..family import TaskChangeError
 from ..places import place, places
 from .graph import graph_to_world, world_to_graph
 from .parser import parse_world
-from .world import PogeWorld, kind_of
+from .world import PAYS_REWARD, PogeWorld, kind_of, unpaid_reward_reason
 from .writer import write_world
 
 CHANGES = {
@@ -61,6 +61,9 @@ def _with_rewards(world: PogeWorld, layout: tuple[str, ...], given: Any, where: 
         if not isinstance(item, Mapping) or set(item) - {"tile", "value"} or "tile" not in item:
             raise TaskChangeError(f"{at}: expected {{tile = [r, c], value = v}}, got {item!r}")
         r, c = _tile(item["tile"], world, f"{at}.tile")
+        if kind_of(layout[r][c]) not in PAYS_REWARD:
+            raise TaskChangeError(f"{at}.tile: [{r}, {c}] is a {kind_of(layout[r][c])} tile, where a reward would "
+                                  f"never be paid: {unpaid_reward_reason(kind_of(layout[r][c]))}")
         value = item.get("value", 1)
         if isinstance(value, bool) or not isinstance(value, int):
             raise TaskChangeError(f"{at}.value: POGE rewards are integers, got {value!r}")

@@ -17,6 +17,9 @@ SECTIONS: tuple[str, ...] = ("Layout", "Abstraction", "Behaviour", "Rewards")
 KIND_OF_CHAR: dict[str, str] = {"#": "wall", "D": "door", "E": "start", "G": "goal", "T": "terminal", "@": "toggle"}
 WALKABLE = frozenset({"floor", "start", "goal", "terminal", "toggle"})  # tiles the player can stand on
 ENDS_EPISODE = frozenset({"goal", "terminal"})
+# a reward symbol pays only where the player stands and the episode goes on: POGE pays goal_reward on `G`
+# and -goal_reward on `T` whatever the Rewards map says there, and nobody stands on a wall or a door
+PAYS_REWARD = frozenset({"floor", "start", "toggle"})
 
 Rule = tuple[tuple[int, float], ...]  # (executed action, probability) in declaration order
 
@@ -113,6 +116,10 @@ class PogeWorld:
     def reward_tiles(self) -> list[tuple[int, int]]:
         return [(r, c) for r in range(self.rows) for c in range(self.cols) if self.reward_symbol(r, c) is not None]
 
+    def unpaid_rewards(self) -> list[tuple[int, int]]:
+        """Tiles whose reward symbol would never be paid (on a goal, terminal, wall or door)."""
+        return [(r, c) for r, c in self.reward_tiles if self.kind(r, c) not in PAYS_REWARD]
+
     @property
     def rule_ids(self) -> list[str]:
         """Declared rule ids, in order of first declaration."""
@@ -140,6 +147,15 @@ class PogeWorld:
         if self.kind(nr, nc) == "door":
             return (nr + dr, nc + dc), (nr, nc)
         return (nr, nc), None
+
+
+def unpaid_reward_reason(kind: str) -> str:
+    """Why a reward symbol on a tile of this kind is never paid (one clause)."""
+    if kind == "goal":
+        return "reaching a goal pays goal_reward (100 by default) whatever the Rewards map says, as in POGE"
+    if kind == "terminal":
+        return "reaching a terminal pays -goal_reward (-100 by default) whatever the Rewards map says, as in POGE"
+    return f"the player never stands on a {kind}"
 
 
 def _meaningful(ch: str, layout_ch: str) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from tasks.poge import PogeWorld
-from tasks.poge.world import DELTAS
+from tasks.poge.world import DELTAS, PAYS_REWARD, kind_of
 
 FLOOR = " .o"
 
@@ -76,7 +76,10 @@ def worlds(draw: st.DrawFn) -> PogeWorld:
         rules = tuple(found)
     rewards, values = None, ()
     if draw(st.booleans()):
-        rewards = section_map(" ab*")
+        rewards = tuple(  # reward symbols only where a reward is paid (floor, start, toggle)
+            "".join(ch if kind_of(layout[r][c]) in PAYS_REWARD else layout[r][c] for c, ch in enumerate(row))
+            for r, row in enumerate(section_map(" ab*"))
+        )
         used = sorted({ch for row in rewards for ch in row} - {" ", "#"})
         extra = ["z"] if draw(st.booleans()) else []
         values = tuple((s, draw(st.integers(-10, 10))) for s in used + extra)
