@@ -277,7 +277,7 @@ def test_cli_fit(tmp_path, capsys) -> None:
     capsys.readouterr()
     assert main(["--store", store, "fit", "show", "lab", "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown[0]["label"] == "C" and shown[0]["model"] == "q"
+    assert shown[0]["participant"] == "C" and shown[0]["source"] == "people" and shown[0]["model"] == "q"
     assert main(["--store", store, "fit", "show", "lab", "--plot", str(tmp_path / "fits.png")]) == 0
     assert (tmp_path / "fits.png").stat().st_size > 10_000
     assert main(["--store", store, "fit", "run", "lab", "--model", "model-based", "--starts", "1"]) == 0

@@ -73,7 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = actions.add_parser("run", help="fit a model to the recorded runs of an experiment and store the fits")
     run.add_argument("experiment", help="a recorded or imported experiment")
     _model_arguments(run)
-    run.add_argument("--runs", help="run indices, e.g. 0,3,5 (default: every run with trials)")
+    run.add_argument("--runs", help="run indices, e.g. 0,3,5 (default: every run with trials the selection takes)")
+    _selection_arguments(run, fits=False)
     run.add_argument(
         "--method", choices=("mle", "em", "nuts"), default="mle",
         help="mle: each run alone, by maximum likelihood (default); em: the runs together, hierarchically "
@@ -97,7 +98,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     show.add_argument("experiment")
     show.add_argument("--plot", metavar="FILE.png",
-                      help="draw each model's fitted settings per run, with errors (and EM's group median)")
+                      help="draw each model's fitted settings per participant, with errors (and EM's group median)")
+    _selection_arguments(show, fits=True)
     add_format_argument(show)
     show.set_defaults(func=cmd_show)
 
@@ -113,6 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "probabilities, the omnibus risk (evidence: EM's Laplace evidence, or -BIC/2 of mle fits)",
     )
     compare.add_argument("--plot", metavar="FILE.png", help="with --random-effects: draw frequencies and probabilities")
+    _selection_arguments(compare, fits=True)
     add_format_argument(compare)
     compare.set_defaults(func=cmd_compare)
 
@@ -158,6 +161,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         long_running.add_argument("--no-progress", action="store_true", help="no progress bar")
     for leaf in (models, sim, imp, run, show, compare, params, confusion, group, group_models):
         one_line_errors(leaf)
+
+
+def _selection_arguments(parser: argparse.ArgumentParser, fits: bool) -> None:
+    """Which runs a command takes (graphtasks.fitting.selection): by phase, label, condition, source."""
+    from graphtasks.fitting.selection import SOURCES
+
+    phase = ("the fits made of this phase's trials (fit run --phase); repeat for fits of several phases"
+             if fits else "fit only the trials of this phase (repeat for several; default: every phase); the "
+             "agent starts afresh at the first trial taken")
+    parser.add_argument("--phase", action="append", default=[], metavar="NAME", help=phase)
+    parser.add_argument("--label", action="append", default=[], metavar="LABEL",
+                        help="only runs with this label: an agent setting's label or a participant's id (repeat)")
+    parser.add_argument("--condition", action="append", default=[], metavar="NAME",
+                        help="only runs of this condition (repeat)")
+    parser.add_argument(
+        "--source", choices=SOURCES,
+        help="people: sessions and imported participants; agents: the spec's agents' runs and pilot sessions; all: "
+        "both, pooled (a group fit or a comparison over both refuses unless this is given)",
+    )
+
+
+def _selection(args: argparse.Namespace) -> Any:
+    from graphtasks.fitting.selection import Selection
+
+    return Selection(tuple(dict.fromkeys(args.phase)), tuple(dict.fromkeys(args.label)),
+                     tuple(dict.fromkeys(args.condition)), args.source)
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -283,37 +312,45 @@ def _error_text(stderr: dict[str, Any], name: str) -> str:
     return " (no s.e.)" if stderr[name] is None else f" ± {stderr[name]:.2g}"
 
 
-FIT_COLUMNS = ["run", "model", "method", "params", "stderr", "log_likelihood", "aic", "bic", "choices"]
-EM_COLUMNS = ["run", "model", "method", "params", "stderr", "log_likelihood", "log_evidence", "choices"]
+FIT_COLUMNS = ["participant", "source", "model", "method", "phases", "params", "stderr", "log_likelihood", "aic",
+               "bic", "choices", "run"]
+EM_COLUMNS = ["participant", "source", "model", "method", "phases", "params", "stderr", "log_likelihood",
+              "log_evidence", "choices", "run"]
 GROUP_COLUMNS = ["model", "method", "participants", "median", "mean", "sd", "log_evidence", "integrated_bic",
                  "iterations", "converged"]
 
 
 @with_progress
 def cmd_run(args: argparse.Namespace) -> int:
-    from graphtasks.fitting import recorded_runs
     from graphtasks.fitting.behaviour import BehaviourError
     from graphtasks.fitting.records import fit_group_runs, fit_runs, record_fits, record_group_fit
+    from graphtasks.fitting.selection import fitted_phases, phase_names, phases_text, refuse_mixed, select_runs
 
     model = _chosen_model(args)
+    selection = _selection(args)
     with open_store(args.store, "r") as store:
-        available = recorded_runs(store, args.experiment)
-        if not available:
-            raise BehaviourError(f"experiment {args.experiment!r}: no run with recorded trials in {store.location!r}")
-        runs = available if args.runs is None else _run_list(args.runs, available)
+        chosen = {r.run: r for r in select_runs(store, args.experiment, selection)}
+        runs = list(chosen) if args.runs is None else _run_list(args.runs, list(chosen), selection)
+        phases = fitted_phases(selection, phase_names(store, args.experiment))
         if args.method != "mle":
             if len(runs) < 2:
                 raise BehaviourError(f"--method {args.method} fits runs together: it needs two or more runs, got "
                                      f"{runs}")
+            refuse_mixed([chosen[r].source for r in runs], selection, f"--method {args.method}", args.experiment)
             group = fit_group_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers,
-                                   args.max_iterations, args.method, args.samples, args.warmup)
+                                   args.max_iterations, args.method, args.samples, args.warmup, phases)
         else:
-            fits = fit_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers)
+            fits = fit_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers, phases)
+
+    def keyed(run: int) -> dict[str, Any]:
+        info = chosen[run]
+        return {"participant": info.key, "source": info.source, "phases": phases_text(phases), "run": run}
+
     if args.method != "mle":
         if not args.no_record:
             with open_store(args.store, "w") as store:
-                record_group_fit(store, args.experiment, group)
-        rows = [{"run": run, **f.as_dict()} for run, f in zip(runs, group.fits)]
+                record_group_fit(store, args.experiment, group, phases)
+        rows = [{**f.as_dict(), **keyed(run)} for run, f in zip(runs, group.fits)]
         _print_fits(rows, EM_COLUMNS, args.format)
         if args.format != "json":
             print()
@@ -323,8 +360,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     if not args.no_record:
         with open_store(args.store, "w") as store:
-            record_fits(store, args.experiment, fits)
-    rows = [{"run": run, **f.as_dict()} for run, f in zip(runs, fits)]
+            record_fits(store, args.experiment, fits, phases)
+    rows = [{**f.as_dict(), **keyed(run)} for run, f in zip(runs, fits)]
     _print_fits(rows, FIT_COLUMNS, args.format)
     return 0
 
@@ -364,8 +401,9 @@ def _print_groups(rows: list[dict[str, Any]], fmt: str) -> None:
     print_rows(GROUP_COLUMNS, [[r[c] for c in GROUP_COLUMNS] for r in rows], fmt)
 
 
-def _run_list(text: str, available: list[int]) -> list[int]:
+def _run_list(text: str, available: list[int], selection: Any) -> list[int]:
     from graphtasks.fitting.behaviour import BehaviourError
+    from graphtasks.fitting.selection import Selection
 
     try:
         runs = [int(p) for p in text.split(",") if p.strip()]
@@ -373,27 +411,56 @@ def _run_list(text: str, available: list[int]) -> list[int]:
         raise BehaviourError(f"--runs: expected run indices such as 0,3,5, got {text!r}") from None
     missing = [r for r in runs if r not in available]
     if missing:
+        if selection != Selection():
+            raise BehaviourError(f"--runs: run(s) {missing} not taken by {selection.describe()} (runs taken: "
+                                 f"{available})")
         raise BehaviourError(f"--runs: no recorded trials for run(s) {missing} (runs with trials: {available})")
     return runs
 
 
-def cmd_show(args: argparse.Namespace) -> int:
+def _fits(store: Any, args: argparse.Namespace, method: str | None = None) -> list[dict[str, Any]]:
+    """The stored fits a command takes (its selection), refusing in one line when none is left."""
     from graphtasks.fitting.behaviour import BehaviourError
-    from graphtasks.fitting.records import recorded_fits, recorded_group_fits
+    from graphtasks.fitting.records import recorded_fits
+    from graphtasks.fitting.selection import Selection, phases_text
+
+    selection = _selection(args)
+    every = recorded_fits(store, args.experiment, method=method)
+    if not every:
+        if method is None:
+            raise BehaviourError(f"experiment {args.experiment!r}: no stored fits (graphtasks fit run makes them)")
+        other = "em" if method == "mle" else "mle"
+        made = f"--method {method} " if method != "mle" else ""
+        raise BehaviourError(f"experiment {args.experiment!r}: no stored fits by {method} (graphtasks fit run "
+                             f"{made}makes them; --method {other} compares the {other} fits)")
+    if selection == Selection():
+        return every
+    chosen = recorded_fits(store, args.experiment, method=method, selection=selection)
+    if not chosen:
+        stored = sorted({phases_text(f["phases"]) for f in every})
+        sources = sorted({f["source"] for f in every})
+        raise BehaviourError(f"experiment {args.experiment!r}: no stored fit matches {selection.describe()} (the "
+                             f"stored fits are of phases {', '.join(stored)}; of {' and '.join(sources)})")
+    return chosen
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.records import recorded_group_fits
+    from graphtasks.fitting.selection import phases_text
 
     with open_store(args.store, "r") as store:
-        rows = recorded_fits(store, args.experiment)
-        groups = recorded_group_fits(store, args.experiment)
-    if not rows:
-        raise BehaviourError(f"experiment {args.experiment!r}: no stored fits (graphtasks fit run makes them)")
+        rows = _fits(store, args)
+        groups = _groups_of(recorded_group_fits(store, args.experiment), rows)
     if args.plot:
         from graphtasks.fitting.figures import plot_fits
 
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         plot_fits(rows, args.plot, args.experiment, groups)
-    columns = ["run", "label", *FIT_COLUMNS[1:]]
+    for row in rows:
+        row["participant"], row["phases"] = row["key"], phases_text(row["phases"])
+    columns = list(FIT_COLUMNS)
     if any(r["method"] != "mle" for r in rows):
-        columns.append("log_evidence")
+        columns.insert(-1, "log_evidence")
     _print_fits(rows, columns, args.format)
     if groups:
         if args.format == "table":
@@ -409,17 +476,30 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _groups_of(groups: list[dict[str, Any]], fits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The group fits whose every run's fit is among `fits` (of their model, method and phases)."""
+    shown = {(f["run"], f["model"], f["method"], tuple(f["phases"] or ())) for f in fits}
+    return [g for g in groups
+            if all((run, g["model"], g["method"], tuple(g.get("phases") or ())) in shown for run in g["runs"])]
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from graphtasks.fitting.behaviour import BehaviourError
-    from graphtasks.fitting.records import compare_models, recorded_fits
+    from graphtasks.fitting.records import compare_models
+    from graphtasks.fitting.selection import phases_text, refuse_mixed
 
     with open_store(args.store, "r") as store:
-        fits = recorded_fits(store, args.experiment, method=args.method)
-    if not fits:
-        other = "em" if args.method == "mle" else "mle"
-        made = f"--method {args.method} " if args.method != "mle" else ""
-        raise BehaviourError(f"experiment {args.experiment!r}: no stored fits by {args.method} (graphtasks fit run "
-                             f"{made}makes them; --method {other} compares the {other} fits)")
+        fits = _fits(store, args, args.method)
+    doing = "--random-effects" if args.random_effects else "fit compare"
+    refuse_mixed(list({f["run"]: f["source"] for f in fits}.values()), _selection(args), doing, args.experiment)
+    sets: dict[str, set[str]] = {}
+    for f in fits:
+        sets.setdefault(phases_text(f["phases"]), set()).add(f["model"])
+    if len(sets) > 1:
+        shown = "; ".join(f"{phases}: {', '.join(sorted(models))}" for phases, models in sorted(sets.items()))
+        raise BehaviourError(f"experiment {args.experiment!r}: the {args.method} fits are of different phases "
+                             f"({shown}); compare fits of the same trials: choose them with --phase, or refit "
+                             "with fit run --phase")
     if args.random_effects:
         return _random_effects(args, fits)
     if args.plot:
@@ -430,7 +510,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for key in ("log_likelihood", "aic", "bic"):
             row[key] = round(row[key], 3)
     print_rows(columns, [[r[c] for c in columns] for r in rows], args.format)
+    if args.format == "table":
+        print(f"{_taken(fits)}; best_by_bic: how many runs each model fits best (lowest BIC)")
     return 0
+
+
+def _taken(fits: list[dict[str, Any]], runs: list[int] | None = None) -> str:
+    """What a comparison took, in words: its runs (`runs`, or every run of `fits`) by source, and the phases."""
+    from graphtasks.fitting.selection import describe_sources, phases_text
+
+    source = {f["run"]: f["source"] for f in fits}
+    taken = list(source) if runs is None else runs
+    return (f"{len(taken)} run{'s' if len(taken) != 1 else ''} ({describe_sources([source[r] for r in taken])}); "
+            f"phases: {phases_text(fits[0]['phases'])}")
 
 
 def _random_effects(args: argparse.Namespace, fits: list[dict[str, Any]]) -> int:
@@ -445,6 +537,7 @@ def _random_effects(args: argparse.Namespace, fits: list[dict[str, Any]]) -> int
     if not runs:
         raise BehaviourError(f"experiment {args.experiment!r}: no run has {args.method} fits of every model "
                              f"({', '.join(models)})")
+    keys = {f["run"]: f["key"] for f in fits}
     selection = random_effects(matrix, models)
     if args.plot:
         from graphtasks.fitting.figures import plot_model_selection
@@ -454,15 +547,18 @@ def _random_effects(args: argparse.Namespace, fits: list[dict[str, Any]]) -> int
                     else "-BIC/2 of maximum-likelihood fits")
         plot_model_selection(selection, args.plot, f"{args.experiment}: random-effects model selection ({evidence})")
     if args.format == "json":
-        print(json.dumps({**selection.as_dict(), "runs": runs, "method": args.method}, indent=2))
+        print(json.dumps({**selection.as_dict(), "runs": runs, "participant_keys": [keys[r] for r in runs],
+                          "method": args.method}, indent=2))
         return 0
-    columns = ["model", "participants", "frequency", "frequency_sd", "exceedance", "protected_exceedance"]
+    columns = ["model", "expected_participants", "frequency", "frequency_sd", "exceedance", "protected_exceedance"]
     rows = [[round(r[c], 4) if isinstance(r[c], float) else r[c] for c in columns] for r in selection.rows()]
     print_rows(columns, rows, args.format)
     if args.format == "table":
         evidence = (f"Laplace log evidence ({args.method}) less each run's share of the group prior's cost"
                     if args.method != "mle" else "-BIC/2 (mle)")
-        print(f"Bayesian omnibus risk {selection.bor:.4g}; {len(runs)} runs; evidence: {evidence}")
+        print(f"Bayesian omnibus risk {selection.bor:.4g}; {_taken(fits, runs)}; evidence: {evidence}")
+        print("expected_participants: the sum of each participant's posterior probability that the model made "
+              "their choices, not a count of best fits (fit compare's best_by_bic counts those)")
     return 0
 
 

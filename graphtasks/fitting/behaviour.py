@@ -78,19 +78,55 @@ class Choices:
 # -- from the store ------------------------------------------------------------------------------
 RUN_TRIALS = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid AND r.index = $run "
-    "MATCH (e)-[:IN_PHASE]->(p:Phase) "
+    "MATCH (e)-[:IN_PHASE]->(p:Phase) {phases}"
     "RETURN r.task_id, r.agent, r.params, e.phase_index, e.index, t.step, t.state, t.action, t.reward, "
     "t.next_state, p.learn ORDER BY e.phase_index, e.index, t.step"
 )
 
 
-def load_run(store: Any, experiment: str, run: int) -> Choices:
-    """The recorded trials of one run of an experiment (a simulated agent or an imported participant)."""
+def load_run(store: Any, experiment: str, run: int, phases: Sequence[str] | None = None) -> Choices:
+    """The recorded trials of one run of an experiment (a simulated agent or an imported participant).
+
+    Parameters
+    ----------
+    store
+        An open store.
+    experiment
+        The experiment's name.
+    run
+        The run's index.
+    phases
+        Only the trials of these phases (by name), in order; None: every phase. The agent
+        replaying them starts afresh at the first one taken.
+
+    Returns
+    -------
+    Choices
+        The run's choices; BehaviourError if it has none (in those phases).
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.fitting import load_run
+    >>> with open_store(":memory:") as store:
+    ...     load_run(store, "lab", 0)
+    Traceback (most recent call last):
+    ...
+    graphtasks.fitting.behaviour.BehaviourError: experiment 'lab', run 0: no recorded trials (record = 'steps' \
+in the spec records them)
+    """
     import json
 
     uid = experiment_uid(experiment)
-    rows = store.cypher(RUN_TRIALS, {"uid": uid, "run": int(run)}).rows
+    params: dict[str, Any] = {"uid": uid, "run": int(run)}
+    if phases is not None:
+        params["phases"] = [str(p) for p in phases]
+    query = RUN_TRIALS.replace("{phases}", "WHERE p.name IN $phases " if phases is not None else "")
+    rows = store.cypher(query, params).rows
     if not rows:
+        if phases is not None:
+            raise BehaviourError(f"experiment {experiment!r}, run {run}: no recorded trials in phase(s) "
+                                 f"{', '.join(map(str, phases))}")
         raise BehaviourError(
             f"experiment {experiment!r}, run {run}: no recorded trials (record = 'steps' in the spec records them)"
         )
@@ -100,20 +136,73 @@ def load_run(store: Any, experiment: str, run: int) -> Choices:
         last = i + 1 == len(rows) or (rows[i + 1][3], rows[i + 1][4]) != key
         steps.append((int(row[6]), int(row[7]), float(row[8]), int(row[9]), last))
         learn.append(bool(row[10]))
-    params = rows[0][2]
-    params = json.loads(params) if isinstance(params, str) else dict(params or {})
-    truth = {"agent": rows[0][1], **params}
+    settings = rows[0][2]
+    settings = json.loads(settings) if isinstance(settings, str) else dict(settings or {})
+    truth = {"agent": rows[0][1], **settings}
     return Choices.from_steps(rows[0][0], steps, run_uid(uid, int(run)), learn, truth)
 
 
-def recorded_runs(store: Any, experiment: str) -> list[int]:
-    """The indices of an experiment's runs that have trials, in order."""
+def recorded_runs(store: Any, experiment: str, selection: Any = None) -> list[int]:
+    """The indices of an experiment's runs that have trials, in order.
+
+    Parameters
+    ----------
+    store
+        An open store.
+    experiment
+        The experiment's name.
+    selection
+        A `graphtasks.fitting.selection.Selection` (phases, labels, conditions, source): only
+        the runs it takes, refusing (BehaviourError, one line) an unknown name or a selection
+        that takes none; None: every run with trials (an empty list if there is none).
+
+    Returns
+    -------
+    list of int
+        Run indices.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.fitting import recorded_runs
+    >>> with open_store(":memory:") as store:
+    ...     recorded_runs(store, "lab")
+    []
+    """
+    if selection is not None:
+        from .selection import select_runs
+
+        return [r.run for r in select_runs(store, experiment, selection)]
     rows = store.cypher(
         "MATCH (r:Run)-[:HAS_EPISODE]->(:Episode)-[:HAS_TRIAL]->(:Trial) WHERE r.task = $uid "
         "RETURN DISTINCT r.index ORDER BY r.index",
         {"uid": experiment_uid(experiment)},
     ).rows
     return [int(r[0]) for r in rows]
+
+
+RUN_PHASES = (
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(:Trial) WHERE r.task = $uid "
+    "MATCH (e)-[:IN_PHASE]->(p:Phase) RETURN DISTINCT r.index, p.name"
+)
+
+
+def run_phases(store: Any, experiment: str) -> dict[int, set[str]]:
+    """The names of the phases each run of an experiment has recorded trials in, by run index
+    (runs without trials are absent).
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.fitting.behaviour import run_phases
+    >>> with open_store(":memory:") as store:
+    ...     run_phases(store, "lab")
+    {}
+    """
+    out: dict[int, set[str]] = {}
+    for run, phase in store.cypher(RUN_PHASES, {"uid": experiment_uid(experiment)}).rows:
+        out.setdefault(int(run), set()).add(str(phase))
+    return out
 
 
 # -- from an events file -------------------------------------------------------------------------

@@ -62,12 +62,28 @@ class ModelSelection:
         total = self.alpha.sum()
         return np.sqrt(self.alpha * (total - self.alpha) / (total**2 * (total + 1)))
 
+    @property
+    def expected_participants(self) -> np.ndarray:
+        """Per model, the expected number of participants whose choices it made: the sum over
+        participants of the posterior probability that it made theirs (alpha less the prior).
+        A posterior expectation, not a count of the participants a model fits best."""
+        return self.attribution.sum(axis=0)
+
     def rows(self) -> list[dict[str, Any]]:
-        """A row per model: expected frequency, its sd, exceedance and protected exceedance
-        probability, and how many participants it is the most probable model of."""
-        best = np.bincount(self.attribution.argmax(axis=1), minlength=len(self.models))
+        """A row per model: the expected number of participants it made the choices of
+        (`expected_participants`), its expected frequency and that frequency's sd, its
+        exceedance and protected exceedance probability.
+
+        Examples
+        --------
+        >>> from graphtasks.fitting.bms import random_effects
+        >>> selection = random_effects([[-10.0, -12.0], [-10.0, -12.0], [-20.0, -10.0]], ["a", "b"])
+        >>> [(r["model"], round(r["expected_participants"], 2)) for r in selection.rows()]
+        [('a', 1.82), ('b', 1.18)]
+        """
+        expected = self.expected_participants
         return [
-            {"model": m, "participants": int(best[k]), "frequency": float(self.frequencies[k]),
+            {"model": m, "expected_participants": float(expected[k]), "frequency": float(self.frequencies[k]),
              "frequency_sd": float(self.frequency_sd[k]), "exceedance": float(self.exceedance[k]),
              "protected_exceedance": float(self.protected_exceedance[k])}
             for k, m in enumerate(self.models)
@@ -165,7 +181,7 @@ def random_effects(
     >>> evidence = np.array([[-100.0, -110.0], [-90.0, -95.0], [-120.0, -118.0], [-80.0, -90.0]])
     >>> result = random_effects(evidence, ["a", "b"])
     >>> [round(float(f), 3) for f in result.frequencies]
-    [0.667, 0.333]
+    [0.715, 0.285]
     >>> bool(result.protected_exceedance[0] > 0.5 > result.protected_exceedance[1])
     True
     """

@@ -70,57 +70,175 @@ def plot_model_recovery(result: ModelRecovery, path: str) -> None:
     _finish(fig, path)
 
 
+def bounded_interval(value: float, stderr: float, low: float, high: float, width: float = 1.0
+                     ) -> tuple[float, float]:
+    """The interval of `width` standard errors around a setting in [low, high], computed on the
+    fitting scale and mapped back: the logistic scale of the bounds, x = logit((value - low) /
+    (high - low)), where the error is stderr / (dvalue/dx) (exactly the transformed error an EM
+    fit's stderr came from; for a maximum-likelihood fit, the delta method). The ends stay
+    within the bounds however large the error.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting.figures import bounded_interval
+    >>> low, high = bounded_interval(0.36, 1.11, 0.0, 1.0)  # w 0.36 +- 1.11: not -0.75..1.47
+    >>> 0.0 < low < 0.36 < high < 1.0
+    True
+    >>> [round(v, 3) for v in bounded_interval(5.0, 0.01, 0.1, 20.0)]  # small errors: about +- 1 s.e.
+    [4.99, 5.01]
+    """
+    from scipy.special import expit, logit
+
+    span = high - low
+    share = min(max((value - low) / span, 1e-9), 1 - 1e-9)
+    slope = span * share * (1 - share)  # dvalue/dx at the value
+    x, error = float(logit(share)), width * stderr / slope
+    return low + span * float(expit(x - error)), low + span * float(expit(x + error))
+
+
+def _wrapped(text: str, width_inches: float, fontsize: float) -> str:
+    """`text` broken into lines that fit `width_inches` at `fontsize` (a character is taken as
+    0.6 em wide, more than most are), so that a title is never cut at the figure's edges."""
+    import textwrap
+
+    per_line = max(20, int(width_inches * 72 / (0.6 * fontsize)))
+    return "\n".join(textwrap.wrap(text, per_line)) if len(text) > per_line else text
+
+
 def plot_fits(
     fits: Sequence[dict[str, Any]], path: str, experiment: str, groups: Sequence[dict[str, Any]] = ()
-) -> None:
-    """Each model's fitted settings, one panel per (model, method, setting): a point per run with
-    its standard error (a cross where it has none: at a bound), coloured by the run's label (its
-    agent setting or participant), runs in order along the x axis. For a hierarchical (EM) fit,
-    the group's median participant is a dashed line, with the band of its mean's standard error."""
+) -> Any:
+    """Each model's fitted settings per participant, with their errors.
+
+    One panel per (model, method, phases fitted, setting); along the x axis the runs in order,
+    named by participant id (an agent's run by its label and index); each point is the fitted
+    value with an interval of one standard error computed on the fitting scale and mapped back
+    (`bounded_interval`, so a setting's interval stays within its bounds), a cross where there
+    is no standard error (at a bound); points are coloured by where the run comes from (people,
+    a pilot agent, or the agent's label). The y axis spans the setting's bounds. For a
+    hierarchical (EM, NUTS) fit, the group's median participant is a dashed line, with the band
+    of its mean's standard error. Laid out by matplotlib's constrained layout, the title
+    wrapped to the figure's width and the legend in a spare panel or below the panels, so
+    that nothing is cut.
+
+    Parameters
+    ----------
+    fits
+        Rows of `graphtasks.fitting.records.recorded_fits`.
+    path
+        The PNG to write.
+    experiment
+        The experiment's name, for the title.
+    groups
+        Rows of `recorded_group_fits`, for their medians.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure written (closed), to read back.
+    """
     from scipy.special import expit
 
     plt = require_matplotlib()
-    panels = sorted({(row["model"], row.get("method") or "mle", name) for row in fits for name in row["params"]})
-    labels = list(dict.fromkeys(str(row["label"]) for row in fits))
+    phase_sets = {tuple(row.get("phases") or ()) for row in fits}
+
+    def phases_of(row: dict[str, Any]) -> str:
+        return "+".join(row.get("phases") or ()) or "all phases"
+
+    panels = sorted({(row["model"], row.get("method") or "mle", phases_of(row), name) for row in fits
+                     for name in row["params"]})
+    order = sorted({(row["run"], _key(row)) for row in fits})
+    position = {run: i for i, (run, _) in enumerate(order)}
+    names = [key for _, key in order]
+    group_of = {row["run"]: str(row.get("group") or row["label"]) for row in fits}
+    labels = list(dict.fromkeys(group_of[run] for run, _ in order))
     colours = {label: plt.get_cmap("tab10")(i % 10) for i, label in enumerate(labels)}
-    # as many columns as divide the panels (4 panels: 2 x 2), so no row ends in blank space;
-    # else 3, and the legend takes the first spare place
-    columns = next((c for c in (3, 2, 4) if len(panels) % c == 0), min(3, len(panels)))
+    count, longest = len(names), max(len(n) for n in names)
+    every = max(1, -(-count // 60))  # at most 60 tick labels a panel
+    panel_width = min(16.0, max(3.6, 0.2 * (count / every) + 1.2))
+    if panel_width > 7:
+        columns = 1
+    else:  # as many columns as divide the panels (4 panels: 2 x 2), so no row ends in blank space
+        columns = next((c for c in (3, 2, 4) if len(panels) % c == 0), min(3, len(panels)))
     rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.2 * rows + 0.5), squeeze=False)
+    turned = count > 1 and (longest > 4 or count * longest * 0.09 > panel_width)
+    label_height = 0.075 * longest if turned else 0.2
+    fig = plt.figure(figsize=(panel_width * columns, (3.0 + label_height) * rows + 1.0), layout="constrained")
+    axes = fig.subplots(rows, columns, squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
-    for ax, (model, method, name) in zip(axes.flat, panels):
+    for ax, (model, method, phases, name) in zip(axes.flat, panels):
+        chosen = [r for r in fits if r["model"] == model and (r.get("method") or "mle") == method
+                  and phases_of(r) == phases and name in r["params"]]
+        bounds = next((tuple(r["bounds"][name]) for r in chosen if name in (r.get("bounds") or {})), None)
         for label in labels:
-            chosen = [r for r in fits if r["model"] == model and (r.get("method") or "mle") == method
-                      and name in r["params"] and str(r["label"]) == label]
-            shown = [r for r in chosen if (r.get("stderr") or {}).get(name) is not None]
-            bare = [r for r in chosen if (r.get("stderr") or {}).get(name) is None]
-            ax.errorbar([r["run"] for r in shown], [r["params"][name] for r in shown],
-                        yerr=[r["stderr"][name] for r in shown], fmt="o", markersize=4, capsize=2,
-                        color=colours[label], label=label)
-            ax.plot([r["run"] for r in bare], [r["params"][name] for r in bare], "x", color=colours[label])
+            mine = [r for r in chosen if group_of[r["run"]] == label]
+            shown = [r for r in mine if (r.get("stderr") or {}).get(name) is not None]
+            bare = [r for r in mine if (r.get("stderr") or {}).get(name) is None]
+            values = [r["params"][name] for r in shown]
+            if bounds is not None:
+                ends = [bounded_interval(v, r["stderr"][name], *bounds) for v, r in zip(values, shown)]
+            else:
+                ends = [(v - r["stderr"][name], v + r["stderr"][name]) for v, r in zip(values, shown)]
+            errors = [[v - lo for v, (lo, _) in zip(values, ends)], [hi - v for v, (_, hi) in zip(values, ends)]]
+            ax.errorbar([position[r["run"]] for r in shown], values, yerr=errors if shown else None, fmt="o",
+                        markersize=4, capsize=2, color=colours[label], label=label)
+            ax.plot([position[r["run"]] for r in bare], [r["params"][name] for r in bare], "x",
+                    color=colours[label])
         for group in groups:
-            if group["model"] != model or method != group["method"] or name not in group["median"]:
+            if (group["model"] != model or method != group["method"] or name not in group["median"]
+                    or "+".join(group.get("phases") or ()) or "all phases") != phases:
                 continue
             low, high = group["bounds"][name]
             mean, se = group["mean"][name], group["mean_stderr"][name]
             edges = [low + (high - low) * float(expit(v)) for v in (mean - se, mean + se)]
+            spots = [position[run] for run in group["runs"] if run in position]
+            if not spots:
+                continue
             ax.axhline(group["median"][name], color="0.2", linestyle="--", linewidth=1)
-            ax.fill_between([min(group["runs"]) - 0.5, max(group["runs"]) + 0.5], *edges, color="0.5", alpha=0.15,
-                            linewidth=0)
-        ax.set_title(f"{model}{f' ({method.upper()})' if method != 'mle' else ''}: {name}", fontsize=10)
-        ax.set_xlabel("run")
+            ax.fill_between([min(spots) - 0.5, max(spots) + 0.5], *edges, color="0.5", alpha=0.15, linewidth=0)
+        if bounds is not None:
+            pad = 0.04 * (bounds[1] - bounds[0])
+            ax.set_ylim(bounds[0] - pad, bounds[1] + pad)
+            ax.set_ylabel(f"{name} (bounds {bounds[0]:g} to {bounds[1]:g})", fontsize=9)
+        else:
+            ax.set_ylabel(name, fontsize=9)
+        ax.set_xlim(-0.6, count - 0.4)
+        ticks = list(range(0, count, every))
+        ax.set_xticks(ticks, [names[i] for i in ticks], rotation=90 if turned else 0, fontsize=7)
+        where = f", {phases}" if len(phase_sets) > 1 else ""
+        ax.set_title(f"{model}{f' ({method.upper()})' if method != 'mle' else ''}{where}: {name}", fontsize=10)
+        ax.set_xlabel("participant (an agent's run: its label and index)" if any(
+            r.get("participant") is None for r in fits) else "participant", fontsize=9)
         ax.grid(alpha=0.25)
-    handles, names = axes.flat[0].get_legend_handles_labels()
+    handles, legend_names = [], []
+    for ax in axes.flat[:len(panels)]:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            if text not in legend_names:
+                handles.append(handle)
+                legend_names.append(text)
     spare = len(panels) < rows * columns
     if spare and len(labels) <= 24:
-        axes.flat[len(panels)].legend(handles, names, loc="center", frameon=False, fontsize=8, title="runs of")
-    elif len(labels) <= 12:
-        fig.legend(handles, names, loc="lower center", ncol=min(len(labels), 6), frameon=False, fontsize=8)
+        axes.flat[len(panels)].legend(handles, legend_names, loc="center", frameon=False, fontsize=8, title="runs of")
+    elif len(labels) <= 24:
+        fig.legend(handles, legend_names, loc="outside lower center", ncol=min(len(labels), 6), frameon=False,
+                   fontsize=8, title="runs of", title_fontsize=8)
+    only = next(iter(phase_sets)) if len(phase_sets) == 1 else ()
+    fitted = f" (phases {'+'.join(only)})" if only else ""
     extra = "; EM, NUTS: dashed, the group median ± 1 s.e. of its mean" if groups else ""
-    _finish(fig, path, f"{experiment}: fitted settings per run, ± 1 standard error (x: none, at a bound){extra}",
-            rect=(0, 0.06 if len(labels) <= 12 and not spare else 0, 1, 1))
+    title = (f"{experiment}: fitted settings per participant{fitted}, ± 1 standard error on the fitting "
+             f"(logistic) scale (x: none, at a bound){extra}")
+    fig.suptitle(_wrapped(title, panel_width * columns, 10), fontsize=10)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return fig
+
+
+def _key(row: dict[str, Any]) -> str:
+    """A fit row's participant id, or its run's label and index."""
+    if row.get("key"):
+        return str(row["key"])
+    return str(row["participant"]) if row.get("participant") is not None else f"{row['label']} (run {row['run']})"
 
 
 def plot_group_recovery(result: GroupRecovery, path: str) -> None:
@@ -188,22 +306,42 @@ def plot_group_model_recovery(result: GroupModelRecovery, path: str) -> None:
             f"{result.trials} trials per group")
 
 
-def plot_model_selection(selection: ModelSelection, path: str, title: str) -> None:
+def plot_model_selection(selection: ModelSelection, path: str, title: str) -> Any:
     """Random-effects model selection: each model's expected frequency (with its posterior
-    sd) beside its exceedance and protected exceedance probability."""
+    sd) beside its exceedance and protected exceedance probability; constrained layout, the
+    title wrapped to the figure's width and the legend below the axes, so nothing is cut.
+
+    Parameters
+    ----------
+    selection
+        What `graphtasks.fitting.bms.random_effects` found.
+    path
+        The PNG to write.
+    title
+        The figure's title (the omnibus risk and the number of participants are added).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure written (closed), to read back.
+    """
     plt = require_matplotlib()
     k = len(selection.models)
     x = np.arange(k)
-    fig, ax = plt.subplots(figsize=(1.6 * k + 3.0, 3.8))
+    width = 1.6 * k + 3.0
+    fig, ax = plt.subplots(figsize=(width, 4.4), layout="constrained")
     ax.bar(x - 0.27, selection.frequencies, 0.26, yerr=selection.frequency_sd, capsize=3, label="expected frequency")
     ax.bar(x, selection.exceedance, 0.26, label="exceedance probability")
     ax.bar(x + 0.27, selection.protected_exceedance, 0.26, label="protected exceedance")
-    ax.axhline(1 / k, color="0.5", linestyle=":", linewidth=1)
+    ax.axhline(1 / k, color="0.5", linestyle=":", linewidth=1, label=f"chance (1/{k})")
     ax.set_xticks(x, selection.models)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("probability")
-    ax.legend(fontsize=8, frameon=False, loc="upper right")
-    ax.set_title(f"{title}\nBayesian omnibus risk {selection.bor:.3g}, {selection.attribution.shape[0]} participants",
-                 fontsize=10)
+    ax.set_xlabel("model")
+    fig.legend(fontsize=8, frameon=False, loc="outside lower center", ncol=2)
     ax.grid(alpha=0.25, axis="y")
-    _finish(fig, path)
+    full = f"{title}; Bayesian omnibus risk {selection.bor:.3g}, {selection.attribution.shape[0]} participants"
+    fig.suptitle(_wrapped(full, width, 10), fontsize=10)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return fig

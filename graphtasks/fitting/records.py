@@ -274,9 +274,11 @@ def _settings_digest(result: FitResult) -> str:
     return hashlib.sha256(settings.encode()).hexdigest()[:8]
 
 
-def _fit_records(experiment: str, fits: Sequence[FitResult], group: str = "") -> Records:
+def _fit_records(experiment: str, fits: Sequence[FitResult], group: str = "",
+                 phases: Sequence[str] | None = None) -> Records:
     """The Model, Fit nodes and FITS, OF_MODEL edges of `fits`; `group`: the digest of the
-    hierarchical fit they belong to (their uids carry it, so fits of other groups stay)."""
+    hierarchical fit they belong to (their uids carry it, so fits of other groups stay);
+    `phases`: the phases whose trials were fitted (None: every phase)."""
     uid = experiment_uid(experiment)
     models, rows, runs, of_model = {}, [], [], []
     for f in fits:
@@ -288,7 +290,7 @@ def _fit_records(experiment: str, fits: Sequence[FitResult], group: str = "") ->
             "uid": fit_id, "task": uid, "model": f.model, "agent": f.agent, "params": f.params, "stderr": f.stderr,
             "fixed": f.fixed, "log_likelihood": f.log_likelihood, "aic": f.aic, "bic": f.bic, "choices": f.choices,
             "starts": f.starts, "seed": f.seed, "method": f.method, "log_evidence": f.log_evidence,
-            "created_at": _now(), "version": _version(),
+            "phases": None if phases is None else list(phases), "created_at": _now(), "version": _version(),
         })
         runs.append(_key(fit_id, f.source))
         of_model.append(_key(fit_id, model))
@@ -296,10 +298,12 @@ def _fit_records(experiment: str, fits: Sequence[FitResult], group: str = "") ->
             [("FITS", "Fit", "Run", runs), ("OF_MODEL", "Fit", "Model", of_model)])
 
 
-def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult]) -> None:
+def record_fits(store: GraphStore, experiment: str, fits: Sequence[FitResult],
+                phases: Sequence[str] | None = None) -> None:
     """Write fits of runs of `experiment` (each result's `source` is its run's uid), each linked
-    to its run and its model; a fit of the same model to the same run replaces the old one."""
-    store.merge_shared(*_fit_records(experiment, fits))
+    to its run and its model, with the phases whose trials they fitted (None: every phase); a
+    fit of the same model to the same run replaces the old one, whatever its phases."""
+    store.merge_shared(*_fit_records(experiment, fits, phases=phases))
 
 
 def group_digest(group: GroupFit) -> str:
@@ -310,13 +314,15 @@ def group_digest(group: GroupFit) -> str:
     return hashlib.sha256(settings.encode()).hexdigest()[:8]
 
 
-def record_group_fit(store: GraphStore, experiment: str, group: GroupFit) -> str:
+def record_group_fit(store: GraphStore, experiment: str, group: GroupFit,
+                     phases: Sequence[str] | None = None) -> str:
     """Write a hierarchical fit of runs of `experiment`: a `GroupFit` node (the group prior,
     the summed evidence, the integrated BIC) linked to its model and, by HAS_FIT, to a `Fit` of
     each run (method "em"), in one transaction; the same model fitted to the same runs again
-    replaces it. Returns the GroupFit's uid."""
+    replaces it (whatever its `phases`: the phases whose trials were fitted, None for every
+    phase). Returns the GroupFit's uid."""
     digest = group_digest(group)
-    nodes, edges = _fit_records(experiment, group.fits, digest)
+    nodes, edges = _fit_records(experiment, group.fits, digest, phases)
     uid = experiment_uid(experiment)
     group_id = ids.group_fit_uid(uid, group.model, group.method, digest)
     model = model_uid(experiment, group.fits[0])
@@ -328,6 +334,7 @@ def record_group_fit(store: GraphStore, experiment: str, group: GroupFit) -> str
         "log_evidence": group.log_evidence, "integrated_bic": group.integrated_bic, "iterations": group.iterations,
         "converged": group.converged, "starts": group.starts, "seed": group.seed, "created_at": _now(),
         "version": _version(), **({"diagnostics": group.diagnostics} if group.diagnostics else {}),
+        "phases": None if phases is None else list(phases),
     }
     fits = [r["uid"] for label, rows in nodes if label == "Fit" for r in rows]
     store.merge_shared(
@@ -346,21 +353,24 @@ def fit_runs(
     starts: int = 5,
     seed: int = 0,
     workers: int | None = 1,
+    phases: Sequence[str] | None = None,
 ) -> list[FitResult]:
-    """Fit `model` to each of the runs (their recorded trials), in order; the runs are read
-    here and fitted on `workers` processes (the same fits for any number of them); many runs
-    are fitted at once, through a batched agent, where that pays (`graphtasks.fitting.mle.fit_many`)."""
+    """Fit `model` to each of the runs (their recorded trials; of `phases` only, if given), in
+    order; the runs are read here and fitted on `workers` processes (the same fits for any
+    number of them); many runs are fitted at once, through a batched agent, where that pays
+    (`graphtasks.fitting.mle.fit_many`)."""
     from .mle import fit_many
 
-    choices, shapes = _read_runs(store, experiment, runs)
+    choices, shapes = _read_runs(store, experiment, runs, phases)
     return fit_many(model, choices, starts, seed, shapes, workers=workers)
 
 
-def _read_runs(store: GraphStore, experiment: str, runs: Sequence[int]) -> tuple[list[Choices], list[Any]]:
-    """The recorded choices of each run, and the shape of each one's task."""
+def _read_runs(store: GraphStore, experiment: str, runs: Sequence[int], phases: Sequence[str] | None = None
+               ) -> tuple[list[Choices], list[Any]]:
+    """The recorded choices of each run (of `phases` only, if given), and the shape of each one's task."""
     from .likelihood import task_shape
 
-    choices = [load_run(store, experiment, run) for run in runs]
+    choices = [load_run(store, experiment, run, phases) for run in runs]
     return choices, [task_shape(c.task_id, store) for c in choices]
 
 
@@ -376,9 +386,11 @@ def fit_group_runs(
     method: str = "em",
     samples: int = 1000,
     warmup: int = 1000,
+    phases: Sequence[str] | None = None,
 ) -> GroupFit:
-    """Fit `model` to the runs together, hierarchically: by EM (`graphtasks.fitting.hierarchical`)
-    or, with `method` "nuts", by sampling (`graphtasks.fitting.bayes`, one chain)."""
+    """Fit `model` to the runs together (their trials of `phases` only, if given), hierarchically:
+    by EM (`graphtasks.fitting.hierarchical`) or, with `method` "nuts", by sampling
+    (`graphtasks.fitting.bayes`, one chain)."""
     from .hierarchical import fit_group
 
     if method == "nuts":
@@ -386,7 +398,7 @@ def fit_group_runs(
 
         require_numpyro()  # before the runs are read
         check_model(model)
-    choices, shapes = _read_runs(store, experiment, runs)
+    choices, shapes = _read_runs(store, experiment, runs, phases)
     if method == "nuts":
         from .bayes import fit_group_nuts
 
@@ -396,8 +408,10 @@ def fit_group_runs(
 
 FITS_QUERY = (
     "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.task = $uid "
+    "OPTIONAL MATCH (f)-[:OF_MODEL]->(m:Model) OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
     "RETURN r.index, r.label, f.model, coalesce(f.method, 'mle'), f.params, f.stderr, f.log_likelihood, f.aic, "
-    "f.bic, f.choices, f.log_evidence, f.uid ORDER BY r.index, f.bic"
+    "f.bic, f.choices, f.log_evidence, f.uid, f.phases, m.bounds, r.condition, p.participant_id, p.source "
+    "ORDER BY r.index, f.bic"
 )
 GROUP_COSTS = (
     "MATCH (g:GroupFit)-[:HAS_FIT]->(f:Fit) WHERE g.task = $uid RETURN f.uid, g.mean, g.choices, g.participants"
@@ -445,8 +459,8 @@ def evidence_matrix(fits: Sequence[dict[str, Any]]) -> tuple[list[str], list[int
 GROUP_QUERY = (
     "MATCH (m:Model)<-[:OF_MODEL]-(g:GroupFit)-[:HAS_FIT]->(f:Fit)-[:FITS]->(r:Run) WHERE g.task = $uid "
     "RETURN g.uid, g.model, g.method, g.mean, g.variance, g.mean_stderr, g.median, g.participants, g.choices, "
-    "g.log_evidence, g.integrated_bic, g.iterations, g.converged, m.bounds, g.diagnostics, collect(r.index) "
-    "ORDER BY g.integrated_bic"
+    "g.log_evidence, g.integrated_bic, g.iterations, g.converged, m.bounds, g.diagnostics, g.phases, "
+    "collect(r.index) ORDER BY g.integrated_bic"
 )
 
 
@@ -455,11 +469,11 @@ def recorded_group_fits(store: GraphStore, experiment: str) -> list[dict[str, An
     mean_stderr, median), participants, choices, log evidence, integrated BIC, iterations,
     converged, the model's bounds and the runs; lowest integrated BIC first."""
     columns = ("uid", "model", "method", "mean", "variance", "mean_stderr", "median", "participants", "choices",
-               "log_evidence", "integrated_bic", "iterations", "converged", "bounds", "diagnostics", "runs")
+               "log_evidence", "integrated_bic", "iterations", "converged", "bounds", "diagnostics", "phases", "runs")
     out = []
     for row in store.cypher(GROUP_QUERY, {"uid": experiment_uid(experiment)}).rows:
         record = dict(zip(columns, row))
-        for key in ("mean", "variance", "mean_stderr", "median", "bounds", "diagnostics"):
+        for key in ("mean", "variance", "mean_stderr", "median", "bounds", "diagnostics", "phases"):
             if isinstance(record[key], str):
                 record[key] = json.loads(record[key])
         record["runs"] = sorted(record["runs"])
@@ -467,12 +481,51 @@ def recorded_group_fits(store: GraphStore, experiment: str) -> list[dict[str, An
     return out
 
 
-def recorded_fits(store: GraphStore, experiment: str, method: str | None = None) -> list[dict[str, Any]]:
-    """Every fit of the experiment's runs (of `method` only, if given: mle or em): run, label,
-    model, method, params, stderr, log-likelihood, AIC, BIC, choices, log_evidence."""
+def recorded_fits(
+    store: GraphStore, experiment: str, method: str | None = None, selection: Any = None
+) -> list[dict[str, Any]]:
+    """Every fit of the experiment's runs, by run index, best (lowest BIC) first per run.
+
+    Parameters
+    ----------
+    store
+        An open store.
+    experiment
+        The experiment's name.
+    method
+        Only the fits of this method (mle, em, nuts), if given.
+    selection
+        A `graphtasks.fitting.selection.Selection`: only the fits of the runs it takes (its
+        labels, conditions and source; a name the experiment does not have is refused in one
+        line) and, if it names phases, only the fits of exactly those phases.
+
+    Returns
+    -------
+    list of dict
+        run, label, model, method, params, stderr, log_likelihood, aic, bic, choices,
+        log_evidence, evidence_cost; phases (None: every phase), bounds (the model's),
+        condition, participant (None for an agent's run), source (people or agents), group
+        (what a figure colours the run by) and key (the participant's id, or the label with
+        the run's index).
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.fitting.records import recorded_fits
+    >>> with open_store(":memory:") as store:
+    ...     recorded_fits(store, "lab")
+    []
+    """
+    from .selection import fitted_phases, phase_names, run_key, select_runs, source_of
+
     columns = ("run", "label", "model", "method", "params", "stderr", "log_likelihood", "aic", "bic", "choices",
-               "log_evidence", "uid")
+               "log_evidence", "uid", "phases", "bounds", "condition", "participant", "participant_source")
     uid = experiment_uid(experiment)
+    taken: set[int] | None = None
+    wanted_phases: tuple[str, ...] | None = None
+    if selection is not None:
+        taken = {r.run for r in select_runs(store, experiment, selection)}
+        wanted_phases = fitted_phases(selection, phase_names(store, experiment))
     costs = {}  # a hierarchical fit's share of its group prior's cost (GroupFit.evidence_cost)
     for fit_id, mean, choices, participants in store.cypher(GROUP_COSTS, {"uid": uid}).rows:
         d = len(json.loads(mean) if isinstance(mean, str) else mean)
@@ -482,10 +535,20 @@ def recorded_fits(store: GraphStore, experiment: str, method: str | None = None)
         record = dict(zip(columns, row))
         if method is not None and record["method"] != method:
             continue
+        if taken is not None and record["run"] not in taken:
+            continue
         record["evidence_cost"] = costs.get(record.pop("uid"))
-        for key in ("params", "stderr"):
+        for key in ("params", "stderr", "phases", "bounds"):
             if isinstance(record[key], str):
                 record[key] = json.loads(record[key])
         record["stderr"] = record["stderr"] or {}
+        record["phases"] = list(record["phases"]) if record["phases"] else None
+        if selection is not None and selection.phases and tuple(record["phases"] or ()) != (wanted_phases or ()):
+            continue
+        record["bounds"] = {k: tuple(v) for k, v in (record["bounds"] or {}).items()}
+        record["condition"] = record["condition"] or ""
+        source, group = source_of(record["participant"], record.pop("participant_source"))
+        record["source"], record["group"] = source, group or str(record["label"])
+        record["key"] = run_key(record["run"], str(record["label"]), record["participant"])
         out.append(record)
     return out
