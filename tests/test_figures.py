@@ -140,8 +140,9 @@ learn = false
     assert main(["--store", store, "experiment", "run", str(spec), "--no-progress"]) == 0
     with open_store(store, "r") as opened:
         choices = choices_in_test_phases(opened, "choices")
-    assert set(choices) == {("q", "test: action 0"), ("q", "test: action 1")}
-    assert np.allclose(np.add(choices[("q", "test: action 0")], choices[("q", "test: action 1")]), 1.0)
+    bandit = "rewardgym/two-armed-bandit"
+    assert set(choices) == {(bandit, "q", "test: action 0"), (bandit, "q", "test: action 1")}
+    assert np.allclose(np.add(choices[(bandit, "q", "test: action 0")], choices[(bandit, "q", "test: action 1")]), 1.0)
     picture = tmp_path / "choices.png"
     assert main(["--store", store, "experiment", "plot", "choices", "--kind", "choices", "-o", str(picture)]) == 0
     assert picture.stat().st_size > 0

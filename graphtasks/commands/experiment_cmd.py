@@ -20,10 +20,11 @@ from .files import write_output
 from .output import add_format_argument, print_rows
 
 # graphtasks.experiments.figures.KINDS, without importing numpy here
-KINDS = ("auto", "curves", "stay", "revaluation", "choices")
+KINDS = ("auto", "curves", "stay", "revaluation", "choices", "test")
 T = TypeVar("T")
 FIGURES = {"curves": "learning curves", "stay": "stay probabilities", "revaluation": "revaluation scores",
-           "choices": "test-phase choices"}
+           "choices": "test-phase choices", "test": "test-phase returns"}
+MOST_LISTED = 8  # recorded experiments named in full in an error line; more are counted
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,19 +67,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     delete.add_argument("--force", action="store_true", help="delete it even while a driver runs it (the driver stops)")
     delete.set_defaults(func=cmd_delete)
     plot = actions.add_parser(
-        "plot", help="a recorded experiment's figure (PNG): learning curves, stay or revaluation bars"
+        "plot", help="a recorded experiment's figure (PNG), one panel per task and condition: learning curves, "
+        "stay, revaluation, test-phase choice or return bars"
     )
     plot.add_argument("name", help="the experiment's name")
     plot.add_argument("-o", "--output", metavar="FILE.png", required=True, help="the picture to write")
     plot.add_argument("--metric", choices=["return", "length"], default="return")
-    plot.add_argument("--smooth", type=int, default=1, help="mean over the last N episodes (default 1: none)")
+    plot.add_argument("--smooth", type=int, default=1,
+                      help="mean over the last N episodes, restarted at each phase (default 1: none)")
     plot.add_argument(
         "--kind",
         choices=KINDS,
         default="auto",
-        help="auto (default): revaluation bars for probed phases, stay bars for two-step, else learning curves; "
-        "choices: first choices in test phases (learn = false)",
+        help="auto (default): revaluation bars for probed phases, stay bars when every task is two-step-like, "
+        "else learning curves; stay: two-step-like tasks only; choices: first choices in test phases "
+        "(learn = false); test: returns in test phases",
     )
+    plot.add_argument("--task", action="append", default=[], metavar="TASK",
+                      help="only this task (repeatable; default: every task, a panel each)")
+    plot.add_argument("--condition", action="append", default=[], metavar="NAME",
+                      help="only this condition (repeatable; default: every condition, a panel each)")
+    plot.add_argument("--columns", type=int, default=None, metavar="N",
+                      help="panels side by side before the grid wraps (default: up to 3)")
     plot.set_defaults(func=cmd_plot)
     export = actions.add_parser(
         "export", help="a recorded experiment as a table (one row per episode or trial), its records as Turtle, "
@@ -257,25 +267,47 @@ def _known(read: Callable[[], T]) -> T:
         raise CommandError(str(exc)) from None
 
 
-def _plot(store_location: str | None, name: str, output: str, kind: str, metric: str, smooth: int) -> None:
+def _plot(store_location: str | None, name: str, output: str, kind: str, metric: str, smooth: int,
+          tasks: tuple[str, ...] = (), conditions: tuple[str, ...] = (), columns: int | None = None) -> None:
     from graphtasks.experiments.figures import plot_experiment
 
     picture = io.BytesIO()
+    notes: list[str] = []
     with open_store(store_location, "r") as store:
-        _known(lambda: require_recorded(store, name))
         try:
-            drawn = plot_experiment(store, name, picture, kind, metric, smooth)
+            require_recorded(store, name)
+        except UnknownExperiment:
+            names = [row["experiment"] for row in recorded_experiments(store)]
+            raise CommandError(unknown_experiment(name, names)) from None
+        try:
+            drawn = plot_experiment(store, name, picture, kind, metric, smooth, tasks, conditions, columns, notes)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
     write_output(output, picture.getvalue())
     print(f"{FIGURES[drawn]} written to {output}")
+    for note in notes:
+        print(note)
+
+
+def unknown_experiment(name: str, names: list[str]) -> str:
+    """The line for an experiment name not recorded: the recorded ones (counted when there
+    are many) and the nearest name."""
+    import difflib
+
+    listed = ", ".join(names) if len(names) <= MOST_LISTED else f"{len(names)} experiments (graphtasks experiment list)"
+    near = difflib.get_close_matches(name, names, n=1)
+    return f"no recorded experiment {name!r}; recorded: {listed or 'none'}" + (
+        f"; did you mean {near[0]!r}?" if near else "")
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
     _require_plotting()  # before reading anything
     if args.smooth < 1:
         raise CommandError(f"--smooth: expected a positive number of episodes, got {args.smooth}")
-    _plot(args.store, args.name, args.output, args.kind, args.metric, args.smooth)
+    if args.columns is not None and args.columns < 1:
+        raise CommandError(f"--columns: expected a positive number of panels side by side, got {args.columns}")
+    _plot(args.store, args.name, args.output, args.kind, args.metric, args.smooth, tuple(args.task),
+          tuple(args.condition), args.columns)
     return 0
 
 

@@ -3,11 +3,14 @@
 Two-step stay probabilities (after a rewarded or unrewarded, common or rare first transition)
 per run, from the store's records (`graphtasks.experiments.records.STAY_BY_RUN_QUERY`): the
 sessions of a study pooled by where they came from (people, or pilot agents), each agent of
-the other experiments by its label; bars of the mean over runs with one standard error.
+the other experiments by its label (with its experiment and the settings that differ where
+two experiments use the same label: they are never merged); bars of the mean over runs with
+one standard error.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from graphstore import GraphStore
@@ -37,7 +40,9 @@ def stay_table(store: GraphStore, study: str, agents: list[str]) -> dict[tuple[s
         "pilot: AGENT"); the runs of its spec's agents (`graphtasks experiment run STUDY.toml`)
         are grouped by their labels.
     agents : list of str
-        Other experiments of agents' runs on the task: each agent label is a group.
+        Other experiments of agents' runs on the task: each agent label is a group. A label
+        that two experiments use is never merged: each is named with its experiment and the
+        settings that differ ("hybrid (exp-a: w=0.6)").
 
     Returns
     -------
@@ -54,24 +59,58 @@ def stay_table(store: GraphStore, study: str, agents: list[str]) -> dict[tuple[s
     ...
     graphtasks.serve.compare.CompareError: 'no such study': no two-step trials recorded
     """
-    groups = {  # a session's label -> people (or the pilot agent); an agent run of the study's spec keeps its label
-        label: _group(source) if agent == PARTICIPANT else str(label)
-        for label, agent, source in store.cypher(
-            "MATCH (r:Run) WHERE r.task = $uid OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
-            "RETURN r.label, r.agent, p.source",
-            {"uid": experiment_uid(study)},
-        ).rows
-    }
+    names = list(dict.fromkeys([study, *agents]))
+    runs = {name: _runs(store, name) for name in names}
+    groups = _agent_groups(runs)
     out: dict[tuple[str, str], list[float]] = {}
-    for name, group_of in [(study, lambda label: groups.get(label, str(label)))] + [
-        (a, lambda label: str(label)) for a in agents
-    ]:
+    for name in names:
         rows = store.cypher(STAY_BY_RUN_QUERY, {"experiment": name}).rows
         if not rows:
             raise CompareError(f"{name!r}: no two-step trials recorded")
-        for label, _, after, stay in rows:
-            out.setdefault((group_of(label), after), []).append(float(stay))
+        for label, run, after, stay in rows:
+            _, agent, source, _ = runs[name].get(run, (label, None, None, {}))
+            group = _group(source) if agent == PARTICIPANT else groups.get((name, str(label)), str(label))
+            out.setdefault((group, after), []).append(float(stay))
     return out
+
+
+def _runs(store: GraphStore, name: str) -> dict[int, tuple[str, Any, Any, dict[str, Any]]]:
+    """An experiment's runs: index -> (label, agent, where a session came from, settings)."""
+    rows = store.cypher(
+        "MATCH (r:Run) WHERE r.task = $uid OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
+        "RETURN r.index, r.label, r.agent, p.source, r.params",
+        {"uid": experiment_uid(name)},
+    ).rows
+    out = {}
+    for index, label, agent, source, params in rows:
+        settings = json.loads(params) if isinstance(params, str) and params else params
+        out[int(index)] = (str(label), agent, source, dict(settings or {}))
+    return out
+
+
+def _agent_groups(runs: dict[str, dict[int, tuple[str, Any, Any, dict[str, Any]]]]) -> dict[tuple[str, str], str]:
+    """(experiment, agent label) -> its group's name: the label, or where experiments share a
+    label, the label with its experiment and the settings in which the experiments differ."""
+    settings: dict[str, dict[str, dict[str, Any]]] = {}  # label -> experiment -> settings
+    for name, members in runs.items():
+        for label, agent, _, params in members.values():
+            if agent != PARTICIPANT:
+                settings.setdefault(label, {}).setdefault(name, params)
+    out = {}
+    for label, by_experiment in settings.items():
+        if len(by_experiment) == 1:
+            out.update({(name, label): label for name in by_experiment})
+            continue
+        keys = sorted({k for params in by_experiment.values() for k in params})
+        differ = [k for k in keys if len({json.dumps(p.get(k), sort_keys=True) for p in by_experiment.values()}) > 1]
+        for name, params in by_experiment.items():
+            what = ", ".join(f"{k}={_value(params.get(k))}" for k in differ)
+            out[(name, label)] = f"{label} ({name}" + (f": {what})" if what else ")")
+    return out
+
+
+def _value(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else "none" if value is None else str(value)
 
 
 def _group(source: Any) -> str:
