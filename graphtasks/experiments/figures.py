@@ -283,6 +283,8 @@ def learning_curves_figure(
     ['q and sr coincide: their lines lie on top of each other']
     """
     plt = require_matplotlib()
+    from matplotlib.ticker import MaxNLocator
+
     tables = run_tables(rows, metric)
     if not tables:
         raise ValueError("no episodes to draw")
@@ -328,6 +330,7 @@ def learning_curves_figure(
                 gid=f"phase-name:{names[index]}",
             )
         ax.set_xlim(0.5, max(len(m) for m in means.values()) + 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # episodes are whole
         ax.set_xlabel("episode")
         ax.set_ylabel(METRICS[metric] + (f", mean of last {smooth}" if smooth > 1 else ""))
         ax.set_title(wrapped(panel, 5.0, 10), fontsize=10, pad=16)
