@@ -21,7 +21,7 @@ import pytest
 
 from graphstore import open_store
 from graphtasks.experiments.ids import experiment_uid
-from tests.test_serve import GRID_STUDY, RESEARCHER, TWO_STEP_STUDY
+from tests.test_serve import GRID_STUDY, RESEARCHER, TWO_STEP_STUDY, post
 from tests.test_serve import serve as serve  # the fixture
 from tests.test_serve_room import ROOM_STUDY
 from tests.test_serve_room import room_store as room_store  # the fixture
@@ -66,6 +66,7 @@ class Player:
         self.driver, self.shots, self.seq = driver, shots, ""
         self.seen: list[str] = []
         self.texts: list[str] = []
+        self.options: dict[str, list[str]] = {}  # each choice screen's stimulus: its options' labels
 
     def shoot(self, name: str) -> None:
         if not (self.shots / f"{name}.png").exists():
@@ -140,6 +141,7 @@ def play_session(player: Player, answer: Any, name: str, reload_at: int | None =
                 player.shoot("grid" if name == "grid" else name)
             else:  # one picture per stimulus: choice-first-stage, choice-second-stage-a, ...
                 stimulus = driver.find_element(By.CSS_SELECTOR, ".stimulus").text
+                player.options[stimulus] = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".option .label")]
                 player.shoot("choice-" + "-".join(stimulus.lower().replace(":", "").split()))
             choices += 1
             if key is not None:
@@ -217,8 +219,19 @@ def test_a_person_plays_a_two_step_study_in_chromium(serve, browser, tmp_path):
     assert "Block 1 of 2 is done." in player.texts[-1]
     browser.get(browser.current_url)  # a reload after the end shows the code again
     assert Player(browser, shots).next_screen() == "done" and "CODE-2S" in browser.page_source
-    browser.get(server.url + "/researcher?key=" + RESEARCHER)
-    assert "1 completed" in browser.page_source
+    assert any(t.startswith("Practice: 2 rounds. These let you learn the keys.") for t in player.texts)  # not round(s)
+    # each stage's options have names of their own: the first stage's A and B, a second stage's C and D or E and F
+    assert player.options["first stage"] == ["Option A", "Option B"]
+    seconds = {k: v for k, v in player.options.items() if k.startswith("second stage")}
+    assert seconds and all(v in (["Option C", "Option D"], ["Option E", "Option F"]) for v in seconds.values())
+    # the dashboard: a one-time link sets its cookie and leads to a clean URL; the token is in no URL
+    link = post(server.url + "/researcher/link", {}, headers={"Authorization": f"Bearer {RESEARCHER}"})[1]["link"]
+    browser.get(server.url + link)
+    assert browser.current_url == server.url + "/researcher" and "1 completed" in browser.page_source
+    browser.get(server.url + link)  # used up
+    assert "not valid or was used already" in browser.page_source
+    browser.get(server.url + "/researcher")  # the cookie still opens the dashboard
+    assert "1 completed" in browser.page_source and "1 session," in browser.page_source
     browser.save_screenshot(str(shots / "dashboard.png"))
     server.stop()
     rows = trials_of(server.store, "two-step people")

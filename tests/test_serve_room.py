@@ -73,7 +73,7 @@ def test_a_room_session_is_played_on_its_question_screens(serve, room_store):
     answers = play(server, token, choose=lambda p: p["trial"] % 11)
     asked += [(a["position"]["state"], a["position"]["question"]["question"]) for a in answers[:-1]]
     assert len(answers) == 5 and answers[-1]["position"]["done"]
-    assert "1 session(s) resumed" in server.stop()
+    assert "1 session resumed" in server.stop()
     rows = stored_trials(room_store, "room people")
     assert [(r[3], r[4], r[5]) for r in rows] == [(step, state, step % 11) for step, (state, _) in enumerate(asked)]
     assert all(r[6] in (0.0, 1.0) for r in rows) and [r[8] for r in rows] == [400.0 + i for i in range(8)]

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
 from .arguments import COUNT, one_line_errors
 from .errors import CommandError
+
+if TYPE_CHECKING:
+    from graphtasks.serve.study import Study
 
 TOKEN_ENV = "GRAPHTASKS_RESEARCHER_TOKEN"
 
@@ -17,6 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("study", help="a study file (an experiment spec with a [study] table) or a task id")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                        help="a host name people reach the server by, behind a proxy (repeatable; e.g. "
+                        "study.example.org or *.example.org): requests for other names are refused")
     parser.add_argument("--episodes", type=COUNT, default=20, help="episodes of a task id's study (default 20)")
     parser.add_argument("--check", action="store_true", help="check the study and print what it serves; no server")
     parser.add_argument("--pilot", type=COUNT, metavar="N",
@@ -24,6 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "server, then it stops")
     parser.add_argument("--pilot-agent", metavar="LABEL", help="which of the spec's agents pilots (default: the first)")
     parser.add_argument("--pilot-seed", type=int, default=0, help="seed of the pilot agents and their response times")
+    parser.add_argument("--pilot-wait", action="store_true",
+                        help="pilots wait out each drawn response time before posting, so that the server's "
+                        "server_rt holds it as it holds a person's (default: they post at once; rt is drawn)")
     parser.set_defaults(func=cmd_serve)
     one_line_errors(parser)
     people = subparsers.add_parser("participants", help="a study's sessions beside agents' runs")
@@ -39,34 +49,54 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from graphtasks.serve.study import load_study
+    from graphtasks.serve.study import load_study, plural
 
     if not 0 < args.port < 65536:
         raise CommandError(f"serve: --port: expected 1..65535, got {args.port}")
-    study = load_study(args.study, args.store, args.episodes)
-    spec = study.spec
-    phases = ", ".join(f"{p.name} ({p.episodes} episodes)" for p in spec.phases)
-    print(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; phases {phases}; {len(spec.seeds)} seed(s)")
     if args.check:
+        describe(load_study(args.study, args.store, args.episodes))
         return 0
     try:
-        from graphtasks.serve.app import StudyServer, serve
+        from graphtasks.serve.app import StudyServer, allowed_hosts, listen_socket, serve
     except ImportError as exc:
         raise CommandError(f"serve: needs the web extra (pip install 'graphtasks[web]'): {exc}") from None
     token = os.environ.get(TOKEN_ENV) or None
     if token is not None and len(token) < 16:
         raise CommandError(f"serve: ${TOKEN_ENV}: a researcher token has at least 16 characters")
-    server = StudyServer(study, args.store, token)
+    allowed_hosts(args.host, args.allowed_host)  # a host it would not answer: refused before anything is said
+    sock = listen_socket(args.host, args.port)  # a port in use: refused before anything is said
+    try:
+        study = load_study(args.study, args.store, args.episodes)
+        describe(study)
+        server = StudyServer(study, args.store, token)
+    except KeyboardInterrupt:
+        sock.close()
+        print("serve: stopped (Ctrl-C) before serving", flush=True)
+        return 130
+    except BaseException:
+        sock.close()
+        raise
     then = None
     if args.pilot:
         from graphtasks.serve.pilot import run_pilot
 
         def then(url: str) -> None:
-            for row in run_pilot(url, study, args.pilot, server.researcher_token, args.pilot_agent, args.pilot_seed):
-                print(f"pilot: run {row['run']}: {row['trials']} trials, reward {row['reward']:g}", flush=True)
+            for row in run_pilot(url, study, args.pilot, server.researcher_token, args.pilot_agent, args.pilot_seed,
+                                 wait=args.pilot_wait):
+                print(f"pilot: run {row['run']}: {plural(row['trials'], 'trial')}, reward {row['reward']:g}",
+                      flush=True)
 
-    serve(server, args.host, args.port, lambda line: print(line, flush=True), then)
+    serve(server, args.host, args.port, lambda line: print(line, flush=True), then, sock, args.allowed_host)
     return 0
+
+
+def describe(study: Study) -> None:
+    """The study's one line: its tasks, phases and seeds."""
+    from graphtasks.serve.study import plural
+
+    spec = study.spec
+    phases = ", ".join(f"{p.name} ({plural(p.episodes, 'episode')})" for p in spec.phases)
+    print(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; phases {phases}; {plural(len(spec.seeds), 'seed')}")
 
 
 def cmd_stay(args: argparse.Namespace) -> int:

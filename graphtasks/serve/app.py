@@ -10,27 +10,34 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import errno
 import hashlib
 import hmac
 import html
 import io
 import json
 import math
+import re
 import secrets
+import socket
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from graphstore import GraphStore, open_store
-from graphstore.errors import GraphtasksError
+from graphstore.errors import GraphStoreError, GraphtasksError, StoreFullError
 from graphtasks.experiments.ids import experiment_uid, participant_uid, run_uid
 from graphtasks.experiments.observers import COMPLETED, RUNNING
 from graphtasks.experiments.records import Records, _joined, _key, record_experiment, record_tasks, run_node
@@ -40,7 +47,7 @@ from graphtasks.experiments.versions import prepare_versions
 from gym_bridge import family
 
 from .engine import ROOM, ActionRefused, SessionPlayer, now_ms, trial_records
-from .study import Study, StudyError
+from .study import Study, StudyError, plural
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4096  # bytes of a posted JSON body
@@ -54,6 +61,10 @@ PALETTE = ("#4878d0", "#ee854a", "#6acc64", "#d65f5f", "#956cb4", "#8c613c", "#d
 PARTICIPANT = "participant"
 NO_ANSWER = "I don't know"  # the Room task's last action: no answer
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+START_FIELDS = ("params", "pilot")  # the fields of a start request
+LOCAL_HOSTS = ("127.0.0.1", "localhost")  # the names of this machine a server on 127.0.0.1 answers to
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+COOKIE = "graphtasks_researcher"  # the dashboard's cookie (HttpOnly, SameSite=Strict, path /researcher)
 # How the page draws a family's text picture: each action's arrow key, the agent's character
 # and the colours of the others (any other character is written in its cell)
 GRID_LOOKS: dict[str, dict[str, Any]] = {
@@ -149,6 +160,7 @@ class StudyServer:
     def __init__(self, study: Study, store: str | None, researcher_token: str | None = None) -> None:
         self.study, self.spec = study, study.spec
         self.researcher_token = researcher_token or secrets.token_urlsafe(24)
+        self.once: set[str] = set()  # hashes of the unused one-time dashboard codes
         self.uid = experiment_uid(self.spec.name)
         # sessions are the runs after the spec's agent runs (0..n-1, as `graphtasks experiment run` numbers
         # them), so that the agents can run under the study's own name
@@ -174,7 +186,9 @@ class StudyServer:
         """Per task version of the study: its kind (choice screens or a grid) and, for choice
         screens, each state's stimulus from the task graph (`stimulus`, `colour`, `image`,
         `action_labels`, on the State or in its `info`, the task file's per-state annotations),
-        with defaults: the state's name, a colour of the palette, "Option A", ... ."""
+        with defaults: the state's name, a colour of the palette, and options lettered on from
+        state to state (a two-step task's first stage "Option A", "Option B", its second stages
+        "Option C", "Option D" and "Option E", "Option F"), so that no two stages look alike."""
         out: dict[str, Any] = {}
         for version_id, version in self.versions.items():
             if version.family in GRID_LOOKS:
@@ -186,19 +200,29 @@ class StudyServer:
             n_actions = int(version.graph.task.get("n_actions") or 2)
             keys = list(self.study.keys) or (["f", "j"] if n_actions == 2 else [str(i + 1) for i in range(n_actions)])
             states = {}
+            nodes = []
             for _, node in version.graph.nodes("State"):
                 info = node.get("info")
                 info = info if isinstance(info, dict) else {}
-                props = {**info, **{k: v for k, v in node.items() if v is not None}}  # the task file's info map
+                nodes.append({**info, **{k: v for k, v in node.items() if v is not None}})  # the task file's info
+            lettered = 0  # options lettered so far, over the choice states in index order
+            for props in sorted(nodes, key=lambda x: int(x["index"])):
                 i = int(props["index"])
                 labels = props.get("action_labels")
+                terminal = bool(props.get("terminal"))
+                shown: list[str] | None = None
+                if isinstance(labels, list):
+                    shown = [str(x) for x in labels]
+                elif not terminal:
+                    shown = _option_names(lettered, n_actions)
+                    lettered += n_actions
                 states[str(i)] = {
                     "name": str(props.get("name") or f"state {i}"),
                     "stimulus": str(props.get("stimulus") or props.get("name") or f"state {i}"),
                     "colour": str(props.get("colour") or PALETTE[i % len(PALETTE)]),
                     "image": _image(props.get("image")),
-                    "labels": [str(x) for x in labels] if isinstance(labels, list) else None,
-                    "terminal": bool(props.get("terminal")),
+                    "labels": shown,
+                    "terminal": terminal,
                 }
             out[version_id] = {"kind": "choice", "keys": keys[:n_actions], "states": states}
         return out
@@ -269,6 +293,10 @@ class StudyServer:
         """A new session (its Run and Participant written); Refused if the participant id has one.
         `pilot`: the label of the agent playing it (pilot mode; the caller checked the researcher token)."""
         hashed: dict[str, str | None] = {}
+        known = [n for names in URL_PARAMS.values() for n in names]
+        for name in params:
+            if name not in known:
+                raise Refused(400, f"params: unknown URL parameter {str(name)[:40]!r} (known: {', '.join(known)})")
         for what, names in URL_PARAMS.items():
             value = next((params[n] for n in names if n in params), None)
             if value is not None and (not isinstance(value, str) or not 0 < len(value) <= MAX_PARAM
@@ -443,9 +471,35 @@ class StudyServer:
         return player
 
     # -- researchers -----------------------------------------------------------------------------
-    def researcher(self, key: str | None) -> None:
-        if not key or not hmac.compare_digest(key.encode(), self.researcher_token.encode()):
-            raise Refused(403, "a researcher token is needed")
+    def researcher(self, key: str | None, cookie: str | None = None) -> None:
+        """Refused (403) unless `key` is the researcher token (an `Authorization: Bearer` header)
+        or `cookie` is the dashboard's cookie (set by a one-time link)."""
+        if key and hmac.compare_digest(key.encode(), self.researcher_token.encode()):
+            return
+        if cookie and hmac.compare_digest(cookie.encode(), self.cookie_value().encode()):
+            return
+        raise Refused(403, "a researcher token is needed (an Authorization: Bearer header, or the dashboard's cookie "
+                           "from the one-time link the server printed)")
+
+    def cookie_value(self) -> str:
+        """The dashboard cookie's value: derived from the researcher token (it outlives a restart
+        with the same token), and not the token itself."""
+        return hmac.new(self.researcher_token.encode(), b"graphtasks dashboard cookie", hashlib.sha256).hexdigest()
+
+    def one_time_link(self) -> str:
+        """A new one-time dashboard path, `/researcher/login?once=CODE`: opened once, it sets the
+        dashboard's cookie and is used up."""
+        code = secrets.token_urlsafe(24)
+        self.once.add(digest(code))
+        return f"/researcher/login?once={code}"
+
+    def use_once(self, code: str | None) -> None:
+        """Use up a one-time code; Refused (403) if it is not one or was used."""
+        hashed = digest(code) if isinstance(code, str) and 0 < len(code) <= 100 else None
+        if hashed is None or hashed not in self.once:
+            raise Refused(403, "this dashboard link is not valid or was used already: ask the server for a new one "
+                               "(POST /researcher/link with the token) or restart it")
+        self.once.discard(hashed)
 
     def overview(self) -> list[dict[str, Any]]:
         out = []
@@ -470,6 +524,24 @@ class StudyServer:
                          "rt", "key", "timeouts", "server_rt", "received_at"])
         writer.writerows(rows)
         return out.getvalue()
+
+
+def _option_names(first: int, n: int) -> list[str]:
+    """Default option names `first` to `first + n - 1`: "Option A" to "Option Z", then "Option AA", ...
+
+    Examples
+    --------
+    >>> _option_names(0, 2), _option_names(2, 2), _option_names(25, 2)
+    (['Option A', 'Option B'], ['Option C', 'Option D'], ['Option Z', 'Option AA'])
+    """
+    out = []
+    for k in range(first + 1, first + n + 1):
+        name = ""
+        while k:
+            k, rest = divmod(k - 1, 26)
+            name = LETTERS[rest].upper() + name
+        out.append(f"Option {name}")
+    return out
 
 
 def _image(value: Any) -> str | None:
@@ -531,9 +603,114 @@ HEADERS = {
 }
 
 
-def make_app(server: StudyServer) -> Starlette:
-    """The Starlette application of a study server."""
+class ServerSetupError(GraphtasksError, ValueError):
+    """The server cannot start as asked (a port in use, a host it would not answer); one line."""
+
+
+def allowed_hosts(host: str, allowed: Sequence[str] = ()) -> list[str]:
+    """The Host names the server answers: this machine's names for a server on 127.0.0.1 (or
+    on every address), the host it listens on otherwise, and the `allowed` names (a deployment
+    behind a proxy: the names people use; `*.example.org` allows its subdomains).
+
+    Examples
+    --------
+    >>> from graphtasks.serve.app import allowed_hosts
+    >>> allowed_hosts("127.0.0.1"), allowed_hosts("127.0.0.1", ["study.example.org"])
+    (['127.0.0.1', 'localhost'], ['127.0.0.1', 'localhost', 'study.example.org'])
+    """
+    for name in allowed:
+        if not re.fullmatch(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})", name) or ".." in name:
+            raise ServerSetupError(f"serve: --allowed-host: expected a host name without scheme or port "
+                                   f"(study.example.org or *.example.org), got {name!r}")
+    if host in WILDCARD_HOSTS and not allowed:
+        raise ServerSetupError(f"serve: --host {host or repr(host)} listens on every address: name the host names "
+                               f"people reach it by with --allowed-host (requests for other names are refused)")
+    base = LOCAL_HOSTS if host in (*LOCAL_HOSTS, "::1", *WILDCARD_HOSTS) else (host,)
+    return list(dict.fromkeys([*(h.lower() for h in base), *(a.lower() for a in allowed)]))
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port), checked before the server says anything: a port in use
+    is one line (ServerSetupError), not uvicorn's error after the server's address was printed."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+    except (OSError, UnicodeError) as exc:
+        raise ServerSetupError(f"serve: --host {host!r}: not an address of this machine ({exc})") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a port in TIME_WAIT is free
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ServerSetupError(f"serve: port {port} on {host} is in use (another server?): choose another "
+                                   f"with --port") from None
+        raise ServerSetupError(f"serve: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def cross_site(request: Request, allowed: Sequence[str] = ()) -> None:
+    """Refused (403) if a browser says the request comes from another site: its `Origin` is not
+    this server's (the request's Host, or one of the `allowed` names of a proxied deployment),
+    or, without an Origin, its `Sec-Fetch-Site` is not same-origin. Programs that send neither
+    (the pilot, curl) pass: they carry no one's cookies or session."""
+    origin = request.headers.get("origin")
+    if origin is not None:
+        try:
+            parts = urlsplit(origin)
+            name = (parts.hostname or "").lower()
+        except ValueError:
+            parts, name = None, ""
+        if parts is not None and parts.scheme in ("http", "https") and parts.netloc:
+            if parts.netloc.lower() == request.headers.get("host", "").lower():
+                return
+            if any(name == a or (a.startswith("*.") and name.endswith(a[1:])) for a in allowed):
+                return
+        raise Refused(403, f"a request from another site (Origin {origin[:80]!r}) is refused: this server "
+                           f"answers its own pages only")
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        raise Refused(403, f"a {site[:20]!r} request is refused (Sec-Fetch-Site): this server answers its own "
+                           f"pages only")
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: Sequence[str] = (),
+             log: Callable[[str], None] = _stderr) -> Starlette:
+    """The Starlette application of a study server.
+
+    Parameters
+    ----------
+    server : StudyServer
+        The sessions and the store.
+    hosts : sequence of str, optional
+        The Host names it answers (others get 400): see `allowed_hosts`.
+    allowed : sequence of str, optional
+        The names of a proxied deployment (`--allowed-host`), accepted as a post's Origin too.
+    log : callable, optional
+        Where one-line reports go (a full disk, and when the store is written again).
+
+    Returns
+    -------
+    Starlette
+        The application (TrustedHostMiddleware around the routes).
+
+    Examples
+    --------
+    >>> from graphtasks.serve.app import StudyServer, allowed_hosts, make_app
+    >>> from graphtasks.serve.study import load_study
+    >>> server = StudyServer(load_study("rewardgym/two-step", episodes=2), ":memory:")
+    >>> app = make_app(server, allowed_hosts("127.0.0.1"))
+    >>> [(m.cls.__name__, m.kwargs["allowed_hosts"]) for m in app.user_middleware]
+    [('TrustedHostMiddleware', ['127.0.0.1', 'localhost'])]
+    >>> server.close()
+    """
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study")  # the one thread of store and envs
+    full: list[bool] = []  # [True] while the disk is full (said once, and once again when writes go through)
 
     async def on_thread(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
@@ -541,9 +718,25 @@ def make_app(server: StudyServer) -> Starlette:
     def answer(fn: Callable[[Request], Any]) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             try:
+                if request.method == "POST":  # every request that writes is a POST
+                    cross_site(request, allowed)
                 result = await fn(request)
             except Refused as exc:
                 return JSONResponse({"error": exc.reason}, exc.status, headers=HEADERS)
+            except StoreFullError as exc:  # nothing was kept; the page retries until there is room
+                if not full:
+                    full.append(True)
+                    log(f"graphtasks serve: {' '.join(str(exc).split())}; posts are answered 507 until there is "
+                        f"room (the pages retry them)")
+                return JSONResponse({"error": "the server's disk is full: nothing was recorded; try again"}, 507,
+                                    headers=HEADERS)
+            except GraphStoreError as exc:  # the store could not be written: nothing was kept
+                log(f"graphtasks serve: {' '.join(str(exc).split())}")
+                return JSONResponse({"error": "the server could not write its store: nothing was recorded; try "
+                                              "again"}, 503, headers=HEADERS)
+            if full and request.method == "POST":
+                full.clear()
+                log("graphtasks serve: the disk has room again; posts are recorded")
             if isinstance(result, Response):
                 result.headers.update(HEADERS)
                 return result
@@ -552,6 +745,9 @@ def make_app(server: StudyServer) -> Starlette:
 
     async def start(request: Request) -> Any:
         body = await _json_body(request)
+        unknown = sorted(str(k) for k in body if k not in START_FIELDS)
+        if unknown:
+            raise Refused(400, f"unknown field {unknown[0][:40]!r} (fields: {', '.join(START_FIELDS)})")
         params = body.get("params", {})
         if not isinstance(params, dict) or len(params) > 20:
             raise Refused(400, "params: expected an object of URL parameters")
@@ -611,10 +807,12 @@ def make_app(server: StudyServer) -> Starlette:
         finally:
             if writing.get(staged.session.token_hash) is future:
                 del writing[staged.session.token_hash]
+        staged.session.sent = time.monotonic()  # the next screen's data leaves now (its server_rt starts)
         return staged.answer
 
     async def about(request: Request) -> Any:
-        return {"title": server.study.title or server.spec.name}
+        return {"title": server.study.title or server.spec.name,
+                "params": [n for names in URL_PARAMS.values() for n in names]}  # the URL's ids the page sends
 
     async def landing(request: Request) -> Any:
         return FileResponse(STATIC / "start.html")
@@ -625,18 +823,37 @@ def make_app(server: StudyServer) -> Starlette:
 
     def key_of(request: Request) -> str | None:
         auth = request.headers.get("authorization", "")
-        return auth[7:] if auth.startswith("Bearer ") else request.query_params.get("key")
+        return auth[7:] if auth.startswith("Bearer ") else None
+
+    def researcher(request: Request) -> None:
+        if "key" in request.query_params:
+            raise Refused(403, "the researcher token does not travel in the URL (?key=): send an Authorization: "
+                               "Bearer header, or open the one-time dashboard link the server printed")
+        server.researcher(key_of(request), request.cookies.get(COOKIE))
 
     async def sessions(request: Request) -> Any:
-        server.researcher(key_of(request))
+        researcher(request)
         return {"experiment": server.spec.name, "sessions": await on_thread(server.overview)}
 
     async def trials(request: Request) -> Any:
-        server.researcher(key_of(request))
+        researcher(request)
         return PlainTextResponse(await on_thread(server.trials_csv), media_type="text/csv")
 
-    async def dashboard(request: Request) -> Any:
+    async def login(request: Request) -> Any:
+        """A one-time link: the dashboard's cookie, then the dashboard at a clean URL."""
+        server.use_once(request.query_params.get("once"))
+        response = RedirectResponse("/researcher", 303)
+        response.set_cookie(COOKIE, server.cookie_value(), max_age=86_400, path="/researcher", httponly=True,
+                            samesite="strict", secure=request.url.scheme == "https")
+        return response
+
+    async def link(request: Request) -> Any:
+        """A new one-time dashboard link, for a researcher with the token (another browser)."""
         server.researcher(key_of(request))
+        return {"link": server.one_time_link()}
+
+    async def dashboard(request: Request) -> Any:
+        researcher(request)
         rows = await on_thread(server.overview)
         cells = "".join(
             "<tr>" + "".join(f"<td>{html.escape(str(r[k]))}</td>" for k in r) + "</tr>" for r in rows
@@ -646,8 +863,9 @@ def make_app(server: StudyServer) -> Starlette:
         return HTMLResponse(
             f"<!doctype html><html><head><meta charset='utf-8'><meta http-equiv='refresh' content='5'>"
             f"<title>{title}: sessions</title><link rel='stylesheet' href='/static/study.css'></head>"
-            f"<body class='dashboard'><h1>{title}</h1><p>{len(rows)} session(s), "
-            f"{sum(r['status'] == COMPLETED for r in rows)} completed, {sum(r['trials'] for r in rows)} trials</p>"
+            f"<body class='dashboard'><h1>{title}</h1><p>{plural(len(rows), 'session')}, "
+            f"{sum(r['status'] == COMPLETED for r in rows)} completed, "
+            f"{plural(sum(r['trials'] for r in rows), 'trial')}</p>"
             f"<table><tr>{head}</tr>{cells}</table></body></html>"
         )
 
@@ -672,30 +890,51 @@ def make_app(server: StudyServer) -> Starlette:
         Route("/researcher", answer(dashboard)),
         Route("/researcher/sessions", answer(sessions)),
         Route("/researcher/trials.csv", answer(trials)),
+        Route("/researcher/login", answer(login)),
+        Route("/researcher/link", answer(link), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed, 500: failed,
-                                                        Exception: failed})
+                                                        Exception: failed},
+                    middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False)])
     app.state.server = server
     return app
 
 
 def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announce: Callable[[str], None] = print,
-          then: Callable[[str], None] | None = None) -> None:
+          then: Callable[[str], None] | None = None, sock: socket.socket | None = None,
+          allowed: Sequence[str] = ()) -> None:
     """Run the study server until interrupted (uvicorn), then close the store.
 
-    `then(url)`, if given, runs on a thread once the server listens (pilot mode), and the
-    server stops when it returns; what it raised is raised here.
+    Parameters
+    ----------
+    server : StudyServer
+        The sessions and the store (closed at the end).
+    host, port : str, int
+        Where it listens (see `listen_socket`; `sock`, if given, is that socket already bound).
+    announce : callable
+        Where its lines go: the address, the one-time dashboard link, and "stopped" after Ctrl-C.
+    then : callable, optional
+        `then(url)` runs on a thread once the server listens (pilot mode), and the server stops
+        when it returns; what it raised is raised here.
+    sock : socket.socket, optional
+        A socket bound to (host, port) by `listen_socket`.
+    allowed : sequence of str, optional
+        Host names of a proxied deployment (`--allowed-host`), answered besides `host`'s own.
     """
     import threading
 
     import uvicorn
 
-    announce(f"serving {server.spec.name!r} at http://{host}:{port}/ ({server.resumed} session(s) resumed)")
+    hosts = allowed_hosts(host, allowed)
+    sock = sock or listen_socket(host, port)
+    shown = "127.0.0.1" if host in WILDCARD_HOSTS else f"[{host}]" if ":" in host else host
+    announce(f"serving {server.spec.name!r} at http://{shown}:{port}/ ({plural(server.resumed, 'session')} resumed)")
     if then is None:
-        announce(f"researcher dashboard: http://{host}:{port}/researcher?key={server.researcher_token}")
-    config = uvicorn.Config(make_app(server), host=host, port=port, log_level="warning", access_log=False,
-                            server_header=False)
+        announce(f"researcher dashboard (a one-time link: it sets a cookie in the browser that opens it): "
+                 f"http://{shown}:{port}{server.one_time_link()}")
+    config = uvicorn.Config(make_app(server, hosts, allowed), host=host, port=port, log_level="warning",
+                            access_log=False, server_header=False)
     runner = uvicorn.Server(config)
     failed: list[BaseException] = []
     if then is not None:
@@ -703,16 +942,22 @@ def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announ
             while not runner.started and not runner.should_exit:
                 time.sleep(0.02)
             try:
-                then(f"http://{host}:{port}")
+                then(f"http://{shown}:{port}")
             except BaseException as exc:  # raised in the caller's thread below
                 failed.append(exc)
             finally:
                 runner.should_exit = True
 
         threading.Thread(target=after_start, daemon=True).start()
+    interrupted = False
     try:
-        runner.run()
+        runner.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn stopped on Ctrl-C and raises it again: a normal end
+        interrupted = True
     finally:
+        sock.close()
         server.close()
+    if interrupted:
+        announce(f"stopped: {plural(len(server.sessions), 'session')}, every trial answered was written")
     if failed:
         raise failed[0]

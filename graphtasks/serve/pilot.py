@@ -3,6 +3,14 @@
 Each pilot participant is an agent of the study's spec (its first `[[agents]]` entry unless
 named) that starts a session, consents, and posts one choice per screen with a response time
 drawn from a seeded log-normal distribution, learning from the rewards the server sends back.
+
+The two response times of a pilot's trial are different things. `rt` is the drawn one, posted
+as a browser posts what it measured. `server_rt` is what the server measured: from the
+answer that carried the screen leaving the server to the choice arriving. By default a pilot
+posts at once, so its `server_rt` is only the pilot's HTTP round trip and decision (a few
+milliseconds), shorter than its `rt`; with `wait=True` (`serve --pilot-wait`) it waits out each
+drawn time before posting, and `server_rt` holds `rt` as it holds a person's (a person's also
+holds the feedback and the fixation cross, which a pilot does not wait for).
 Its sessions are recorded as people's are, their Participant's `source` saying `pilot: AGENT`,
 so a study can be checked end to end (records, dashboard, `graphtasks fit`) before people see it.
 """
@@ -11,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -45,7 +54,7 @@ def _call(url: str, body: Any = None, token: str | None = None) -> Any:
 
 def run_pilot(
     url: str, study: Study, participants: int, researcher_token: str, agent: str | None = None, seed: int = 0,
-    rt_ms: float = 600.0,
+    rt_ms: float = 600.0, wait: bool = False,
 ) -> list[dict[str, Any]]:
     """Play `participants` pilot sessions one after another through the server at `url`.
 
@@ -65,11 +74,20 @@ def run_pilot(
         Seeds the agents (pilot i is seeded ``seed + i``) and their response times.
     rt_ms : float, optional
         The median simulated response time.
+    wait : bool, optional
+        Wait out each drawn response time before posting the choice (the server's `server_rt`
+        then holds it); by default the choice is posted at once.
 
     Returns
     -------
     list of dict
         Per pilot session: its run index, trials and total reward.
+
+    Examples
+    --------
+    >>> from graphtasks.serve.pilot import run_pilot
+    >>> run_pilot("http://127.0.0.1:8000", study, 2, token, wait=True)  # doctest: +SKIP
+    [{'run': 0, 'trials': 40, 'reward': 11.0}, {'run': 1, 'trials': 40, 'reward': 9.0}]
     """
     spec = study.spec
     chosen = next((a for a in spec.agents if agent in (None, a.label, a.name)), None)
@@ -92,14 +110,18 @@ def run_pilot(
         probe = SessionPlayer(spec, versions, Cell(0, spec.tasks[0], AgentSpec("pilot", "pilot", {}), 0))
         actor = agent_for_env(chosen.name, probe.env, probe.view, seed + i, **chosen.params)
         position = _call(api)["position"]
+        shown = time.monotonic()  # when the screen's data arrived
         actor.begin_episode()
         trials, total, run = 0, 0.0, None
         while not position["done"]:
             state, available = position["state"], position["available"]
             action = int(actor.act(state, available))
             rt = float(rng.lognormal(math.log(rt_ms), 0.35))
+            if wait:
+                time.sleep(max(0.0, rt / 1000 - (time.monotonic() - shown)))
             answer = _call(api + "/trial", {"index": position["trial"], "action": action, "rt": round(rt, 1),
                                             "key": "pilot"})
+            shown = time.monotonic()
             nxt = answer["position"]
             if learn.get(position["phase"], True):
                 actor.learn(state, action, answer["reward"], answer["state"], answer["terminated"],

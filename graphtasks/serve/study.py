@@ -205,6 +205,18 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
     )
 
 
+def plural(n: int, word: str) -> str:
+    """`n` and the word, plural unless n is 1.
+
+    Examples
+    --------
+    >>> from graphtasks.serve.study import plural
+    >>> plural(1, "session"), plural(3, "session"), plural(0, "session")
+    ('1 session', '3 sessions', '0 sessions')
+    """
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _checks(value: Any, path: str) -> tuple[tuple[str, tuple[str, ...], int], ...]:
     if not isinstance(value, list) or len(value) > MAX_CHECKS:
         raise StudyError(f"{path}: study.checks: expected at most {MAX_CHECKS} [[study.checks]] tables")

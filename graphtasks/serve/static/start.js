@@ -9,15 +9,19 @@
     location.replace("/s/" + encodeURIComponent(saved));
     return;
   }
-  fetch("/api/study").then((res) => res.json()).then((study) => {
+  // the study's title, and the URL parameters it records (the recruiting site's ids; others are not sent)
+  const about = fetch("/api/study").then((res) => res.json()).then((study) => {
     document.title = study.title;
     document.querySelector("h1").textContent = study.title;
-  }).catch(() => {}); // the page works without it
+    return study;
+  });
   let busy = false;
   async function start() {
     if (busy) return;
     busy = true;
-    const params = Object.fromEntries(new URLSearchParams(location.search));
+    const names = await about.then((study) => study.params).catch(() => null);
+    const params = Object.fromEntries([...new URLSearchParams(location.search)].filter(
+      ([name]) => names === null || names.includes(name)));
     try {
       const res = await fetch("/api/start", {
         method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({params}),

@@ -199,7 +199,7 @@
   async function phaseBanner(pos, previous) {
     const practice = view.practice.includes(pos.phase);
     if (practice) {
-      await space(`Practice: ${pos.episodes} round(s). These let you learn the keys.`);
+      await space(`Practice: ${pos.episodes} ${pos.episodes === 1 ? "round" : "rounds"}. These let you learn the keys.`);
     } else if (previous !== null && view.practice.includes(previous)) {
       await space("The practice is over. The task starts now.");
     } else if (previous !== null) {
