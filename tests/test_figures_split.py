@@ -390,3 +390,5 @@ def test_participants_stay_keeps_two_experiments_hybrids_apart(tmp_path_factory,
     (bars,) = panel_bars(figure).values()
     assert bars == pytest.approx(expected)
     assert legend_texts(figure)[:2] == ["hybrid (exp-a: w=0.6) (n=2)", "hybrid (exp-b: w=0.7) (n=2)"]
+    assert figure.axes[0].get_ylim()[1] > 1.0  # an error bar reaching past 1 is not cut off
+    assert_nothing_cut(figure)

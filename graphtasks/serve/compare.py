@@ -121,5 +121,5 @@ def plot_stay(store: GraphStore, study: str, agents: list[str], path: str) -> di
     """Write the stay-probability bars of `stay_table` to `path` (PNG); the table plotted."""
     table = mean_and_error(stay_table(store, study, agents))
     title = f"{study} beside {', '.join(agents)}" if agents else study
-    plot_bars(table, path, "P(stay)", f"{title}: stay probabilities", ORDER, (0.0, 1.0), 0.5)
+    plot_bars(table, path, "P(stay)", f"{title}: stay probabilities", ORDER, (0.0, 1.05), 0.5)  # room above 1
     return table
