@@ -29,7 +29,7 @@ from graphstore import open_store  # noqa: E402
 from graphtasks.cli import main  # noqa: E402
 from graphtasks.fitting import selection as selection_module  # noqa: E402
 from graphtasks.fitting.bms import random_effects  # noqa: E402
-from graphtasks.fitting.figures import bounded_interval, plot_fits, plot_model_selection  # noqa: E402
+from graphtasks.fitting.figures import bounded_interval, interval_in_bounds, plot_fits, plot_model_selection  # noqa: E402
 from graphtasks.fitting.records import recorded_fits  # noqa: E402
 from graphtasks.fitting.selection import Selection, select_runs  # noqa: E402
 
@@ -267,14 +267,30 @@ def test_the_fits_figure_keeps_intervals_in_bounds_and_names_participants(tmp_pa
                     assert low <= y0 <= y1 <= high, (name, y0, y1)
         assert inside(figure, ax.title) and not overlaps(figure, figure._suptitle, ax.title)
     w = panels[2]
-    span = w.containers[0].lines[2][0].get_segments()[0]  # sub-00's: w 0.36 +- 1.11
-    assert span[0][1] == pytest.approx(bounded_interval(0.36, 1.11, 0, 1)[0])
-    assert 0.0 < span[0][1] < 0.36 < span[1][1] < 1.0
+    span = w.containers[0].lines[2][0].get_segments()[0]  # sub-00's: w 0.36 +- 1.11, cut at the bounds
+    assert (span[0][1], span[1][1]) == (0.0, 1.0)
+    assert "cut at the bounds" in figure._suptitle.get_text().replace("\n", " ")
     assert inside(figure, figure._suptitle) and "\n" in figure._suptitle.get_text()  # wrapped, not cut
     legends = [ax.get_legend() for ax in figure.axes if ax.get_legend()] + figure.legends
     assert len(legends) == 1 and inside(figure, legends[0])
     assert [t.get_text() for t in legends[0].get_texts()] == ["people", "model-based"]
     assert figure.get_layout_engine() is not None  # constrained layout
+
+
+def test_an_em_fit_s_intervals_are_its_logistic_scale_mapped_back(tmp_path) -> None:
+    rows = [fit_row(i, f"sub-{i}", "people", "people", {"w": w}, {"w": 0.45}, {"w": (0.0, 1.0)})
+            for i, w in enumerate((0.05, 0.5, 0.97))]
+    for row in rows:
+        row["method"] = "em"
+    figure = plot_fits(rows, str(tmp_path / "em.png"), "em")
+    (ax,) = [a for a in figure.axes if a.axison]
+    assert ax.get_title() == "hybrid (EM): w"
+    ends = [tuple(y for _, y in segment) for segment in ax.containers[0].lines[2][0].get_segments()]
+    assert ends == [pytest.approx(bounded_interval(w, 0.45, 0.0, 1.0)) for w in (0.05, 0.5, 0.97)]
+    assert all(0.0 < low < w < high < 1.0 for (low, high), w in zip(ends, (0.05, 0.5, 0.97)))
+    assert ends[0][1] - 0.05 > 0.05 - ends[0][0]  # asymmetric near a bound, as on the logistic scale
+    assert "on the logistic scale EM fits on, mapped back" in figure._suptitle.get_text().replace("\n", " ")
+    assert interval_in_bounds(0.5, 0.45, 0.0, 1.0) == pytest.approx((0.05, 0.95))  # maximum likelihood: its own scale
 
 
 def test_the_fits_figure_of_many_participants_wraps_nothing_off(tmp_path) -> None:
@@ -307,7 +323,8 @@ def test_the_model_selection_figure_keeps_its_title_and_legend(tmp_path) -> None
 def test_the_study_fits_figure_from_the_store(study, tmp_path) -> None:
     """`fit show --plot`'s figure of the study: the participants by their ids, the agents' runs
     by label and index; with --phase, only the fits of those phases."""
-    assert cli(study, "fit", "run", "mixed", "--model", "hybrid", "--starts", "1", "--phase", "main")[0] == 0
+    for model in ("q", "hybrid"):
+        assert cli(study, "fit", "run", "mixed", "--model", model, "--starts", "1", "--phase", "main")[0] == 0
     with open_store(study, "r") as store:
         pilots = [r.label for r in select_runs(store, "mixed", Selection(source="agents"))]
         fits = recorded_fits(store, "mixed", selection=Selection(phases=("main",), labels=tuple(pilots)))
@@ -316,7 +333,7 @@ def test_the_study_fits_figure_from_the_store(study, tmp_path) -> None:
     assert {ax.get_title() for ax in panels} >= {"hybrid: w", "q: lr"}
     for ax in panels:
         assert [t.get_text() for t in ax.get_xticklabels()] == pilots
-    assert "(phases main)" in figure._suptitle.get_text()
+    assert "(phases main)" in figure._suptitle.get_text().replace("\n", " ")
     code, out, err = cli(study, "fit", "show", "mixed", "--phase", "main", "--plot", str(tmp_path / "show.png"))
     assert code == 0 and (tmp_path / "show.png").read_bytes()[:4] == b"\x89PNG"
 

@@ -96,6 +96,27 @@ def bounded_interval(value: float, stderr: float, low: float, high: float, width
     return low + span * float(expit(x - error)), low + span * float(expit(x + error))
 
 
+def interval_in_bounds(value: float, stderr: float, low: float, high: float, method: str = "mle"
+                       ) -> tuple[float, float]:
+    """One standard error either side of a fitted setting, computed on the scale the fit worked
+    on and kept within the setting's bounds: an EM fit's on its logistic scale
+    (`bounded_interval`, exact); a maximum-likelihood fit's (bounded L-BFGS-B on the setting
+    itself) and a NUTS fit's (posterior mean and sd of the setting) on the setting's own scale,
+    cut at the bounds.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting.figures import interval_in_bounds
+    >>> interval_in_bounds(0.36, 1.11, 0.0, 1.0)  # the issue's w: drawn -0.75..1.47 before
+    (0.0, 1.0)
+    >>> [round(v, 3) for v in interval_in_bounds(0.36, 0.2, 0.0, 1.0, "em")]
+    [0.191, 0.573]
+    """
+    if method == "em":
+        return bounded_interval(value, stderr, low, high)
+    return max(low, value - stderr), min(high, value + stderr)
+
+
 def _wrapped(text: str, width_inches: float, fontsize: float) -> str:
     """`text` broken into lines that fit `width_inches` at `fontsize` (a character is taken as
     0.6 em wide, more than most are), so that a title is never cut at the figure's edges."""
@@ -112,9 +133,10 @@ def plot_fits(
 
     One panel per (model, method, phases fitted, setting); along the x axis the runs in order,
     named by participant id (an agent's run by its label and index); each point is the fitted
-    value with an interval of one standard error computed on the fitting scale and mapped back
-    (`bounded_interval`, so a setting's interval stays within its bounds), a cross where there
-    is no standard error (at a bound); points are coloured by where the run comes from (people,
+    value with an interval of one standard error on the scale the fit worked on, within the
+    setting's bounds (`interval_in_bounds`: EM's logistic scale mapped back; maximum
+    likelihood's and NUTS's the setting's own, cut at the bounds), a cross where there is no
+    standard error (at a bound); points are coloured by where the run comes from (people,
     a pilot agent, or the agent's label). The y axis spans the setting's bounds. For a
     hierarchical (EM, NUTS) fit, the group's median participant is a dashed line, with the band
     of its mean's standard error. Laid out by matplotlib's constrained layout, the title
@@ -156,8 +178,10 @@ def plot_fits(
     count, longest = len(names), max(len(n) for n in names)
     every = max(1, -(-count // 60))  # at most 60 tick labels a panel
     panel_width = min(16.0, max(3.6, 0.2 * (count / every) + 1.2))
-    if panel_width > 7:
+    if panel_width > 9:
         columns = 1
+    elif panel_width > 6:
+        columns = 2
     else:  # as many columns as divide the panels (4 panels: 2 x 2), so no row ends in blank space
         columns = next((c for c in (3, 2, 4) if len(panels) % c == 0), min(3, len(panels)))
     rows = -(-len(panels) // columns)
@@ -177,7 +201,7 @@ def plot_fits(
             bare = [r for r in mine if (r.get("stderr") or {}).get(name) is None]
             values = [r["params"][name] for r in shown]
             if bounds is not None:
-                ends = [bounded_interval(v, r["stderr"][name], *bounds) for v, r in zip(values, shown)]
+                ends = [interval_in_bounds(v, r["stderr"][name], *bounds, method) for v, r in zip(values, shown)]
             else:
                 ends = [(v - r["stderr"][name], v + r["stderr"][name]) for v, r in zip(values, shown)]
             errors = [[v - lo for v, (lo, _) in zip(values, ends)], [hi - v for v, (_, hi) in zip(values, ends)]]
@@ -226,8 +250,12 @@ def plot_fits(
     only = next(iter(phase_sets)) if len(phase_sets) == 1 else ()
     fitted = f" (phases {'+'.join(only)})" if only else ""
     extra = "; EM, NUTS: dashed, the group median ± 1 s.e. of its mean" if groups else ""
-    title = (f"{experiment}: fitted settings per participant{fitted}, ± 1 standard error on the fitting "
-             f"(logistic) scale (x: none, at a bound){extra}")
+    methods = {row.get("method") or "mle" for row in fits}
+    scale = ("on the logistic scale EM fits on, mapped back" if methods == {"em"} else
+             "cut at the bounds" if "em" not in methods else
+             "cut at the bounds (EM: on its logistic scale, mapped back)")
+    title = (f"{experiment}: fitted settings per participant{fitted}, ± 1 standard error {scale} (x: none, at a "
+             f"bound){extra}")
     fig.suptitle(_wrapped(title, panel_width * columns, 10), fontsize=10)
     fig.savefig(path, dpi=120)
     plt.close(fig)
