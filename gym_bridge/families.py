@@ -13,7 +13,6 @@ names: a task put into a store by any means runs.
 
 from __future__ import annotations
 
-import warnings
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -33,10 +32,6 @@ from .roommap.family import ROOM_MAP
 
 BUILT_IN: tuple[Family, ...] = (GRAPH, GRID, POGE, ROOM, ROOM_MAP, ROOM_V1)
 
-# Room-v0 to Room-v3 are room-env's four tasks under room-env's own names, not one task's
-# releases: gymnasium's "out of date, consider upgrading to v3" would tell a user of v0 to
-# switch to another task, so it is not shown for them.
-warnings.filterwarnings("ignore", message=r".*graphtasks/Room-v\d is out of date", category=DeprecationWarning)
 ENTRY_POINT_GROUP = "graphtasks.families"
 
 _FAMILIES: dict[str, Family] = {}

@@ -96,6 +96,9 @@ def knowledge_missing(store: GraphStore) -> bool:
     return not provider.present(store)
 
 
+MAX_AGENTS = 1_000  # num_agents: a documented limit (docs/room.md), refused before anything is allocated
+
+
 class RoomEnv(gym.Env):
     """The Room memory task; see the module docstring.
 
@@ -152,6 +155,8 @@ class RoomEnv(gym.Env):
         self.p_switch_person = check_probability("p_switch_person", p_switch_person)
         self.max_step = check_positive_int("max_step", max_step)
         self.num_agents = check_positive_int("num_agents", num_agents)
+        if self.num_agents > MAX_AGENTS:  # each agent is a triple of the observation, each step
+            raise ValueError(f"num_agents: expected at most {MAX_AGENTS:,}, got {self.num_agents:,}")
         self.weighting_mode = weighting_mode
         self._highest = weighting_mode == "highest"
         self.reference_noncommonsense = check_bool("reference_noncommonsense", reference_noncommonsense)

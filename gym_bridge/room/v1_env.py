@@ -366,5 +366,5 @@ class RoomV1VectorEnv(BatchedVectorEnv):
 
 
 def make_room_v1_vector_env(num_envs: int = 1, **kwargs: Any) -> RoomV1VectorEnv:
-    """`vector_entry_point` of `graphtasks/Room-v1`."""
+    """`vector_entry_point` of `graphtasks/RoomV1-v0`."""
     return RoomV1VectorEnv(num_envs=num_envs, **kwargs)

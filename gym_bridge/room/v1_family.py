@@ -1,4 +1,4 @@
-"""The Room task's version 1 (room-env's RoomEnv-v1) as `graphtasks/Room-v1`: the single env,
+"""The Room task's version 1 (room-env's RoomEnv-v1) as `graphtasks/RoomV1-v0`: the single env,
 the vector env, and the tabular agents' view (the state is the question asked)."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ def make_env(task: str | TaskGraph, store: Any = None, **kwargs: Any) -> gym.Env
 
 
 def gym_ids() -> list[GymId]:
-    """Room-v1 on room-env's default size (l); `task=` picks another (room/v1/xxs ... room/v1/l)."""
-    return [GymId("graphtasks/Room-v1", {"task": DEFAULT_TASK})]
+    """RoomV1-v0 on room-env's default size (l); `task=` picks another (room/v1/xxs ... room/v1/l)."""
+    return [GymId("graphtasks/RoomV1-v0", {"task": DEFAULT_TASK})]
 
 
 ROOM_V1 = Family(

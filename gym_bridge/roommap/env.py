@@ -47,6 +47,33 @@ from .compiled import CompiledRoomMap, compile_room_map
 from .world import Episodes, episode_v3, episodes_v2
 
 DEFAULT_TASK = f"room/v2/{DEFAULTS[2]}"
+# Documented limits (docs/room-v2-v3.md): sizes past them are refused in one line before anything is
+# allocated (1e12 steps or questions would otherwise end in a MemoryError, or fill the memory).
+MAX_STEPS = 100_000  # max_steps (room-env: 100)
+MAX_QUESTIONS = 1_000  # questions_per_step (room-env: 10)
+MAX_EPISODES_AHEAD = 10_000  # episodes_ahead (128)
+MAX_EPISODE_BYTES = 2 << 30  # the episodes drawn ahead (single env) or held (one per copy, vector env)
+
+
+def check_at_most(name: str, value: Any, limit: int) -> int:
+    """A positive integer of at most `limit`, else a ValueError naming the setting and its limit."""
+    value = check_positive_int(name, value)
+    if value > limit:
+        raise ValueError(f"{name}: expected at most {limit:,}, got {value:,}")
+    return value
+
+
+def check_episode_bytes(c: CompiledRoomMap, s: "RoomMapSettings", episodes: int, name: str) -> None:
+    """Refuse `episodes` episodes of `s.max_steps` steps whose arrays would pass MAX_EPISODE_BYTES."""
+    n_ind, n_dep = len(c.independent), len(c.dependent)
+    per_step = c.n_objects + n_dep + n_ind + n_dep * n_ind + 3 * s.n_questions  # 8-byte numbers a step
+    size = 8 * episodes * (s.max_steps + 1) * per_step
+    if size > MAX_EPISODE_BYTES:
+        raise ValueError(
+            f"{name} x max_steps: {episodes:,} episodes of {s.max_steps:,} steps ({s.n_questions} questions a step) "
+            f"would take {size / 2**30:,.1f} GiB; expected at most {MAX_EPISODE_BYTES / 2**30:g} GiB: "
+            f"lower {name} or max_steps"
+        )
 
 
 def load_checked(task: Any, store: Any) -> CompiledRoomMap:
@@ -68,13 +95,13 @@ class RoomMapSettings:
 
     def __init__(self, compiled: CompiledRoomMap, max_steps: int, questions_per_step: int | None,
                  question_prob: float, rewards: Any, make_everything_static: bool) -> None:
-        self.max_steps = check_positive_int("max_steps", max_steps)
+        self.max_steps = check_at_most("max_steps", max_steps, MAX_STEPS)
         if compiled.version == 3:
             if questions_per_step not in (None, 1):
                 raise ValueError("questions_per_step: a v3 map asks one question a step")
             questions_per_step = 1
-        self.n_questions = check_positive_int("questions_per_step", 10 if questions_per_step is None
-                                              else questions_per_step)
+        self.n_questions = check_at_most("questions_per_step", 10 if questions_per_step is None
+                                         else questions_per_step, MAX_QUESTIONS)
         self.question_prob = check_probability("question_prob", question_prob)
         if isinstance(rewards, dict):
             unknown = sorted(set(rewards) - {"correct", "wrong", "partial"})
@@ -172,6 +199,17 @@ class RoomMapEnv(gym.Env):
         v2: objects never move.
     episodes_ahead : int
         v2: episodes of the world drawn at once (the world does not depend on the agent).
+
+    Sizes are limited (`MAX_STEPS`, `MAX_QUESTIONS`, `MAX_EPISODES_AHEAD`, and `MAX_EPISODE_BYTES`
+    for the episodes drawn ahead); past a limit the env refuses in one ValueError naming the setting.
+
+    Examples
+    --------
+    >>> from gym_bridge.roommap.env import RoomMapEnv
+    >>> RoomMapEnv(task="room/v3/small-01", store=":memory:", max_steps=10**12)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_steps: expected at most 100,000, got 1,000,000,000,000
     """
 
     metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
@@ -196,7 +234,8 @@ class RoomMapEnv(gym.Env):
                                             make_everything_static)
         self.observation_space, self.action_space = room_map_spaces(c, s.n_questions)
         self.decoder = Decoder(c)
-        self.episodes_ahead = check_positive_int("episodes_ahead", episodes_ahead)
+        self.episodes_ahead = check_at_most("episodes_ahead", episodes_ahead, MAX_EPISODES_AHEAD)
+        check_episode_bytes(c, s, 1 if c.version == 3 else self.episodes_ahead, "episodes_ahead")
         self._n_q = s.n_questions
         self._doors = c.doors.tolist()  # [t % period][room][move]
         self._exits = [[np.array(row, dtype=np.int64) for row in period] for period in c.exits]

@@ -1,6 +1,6 @@
 """The Room map family: room-env's RoomEnv-v2 (stochastic objects on a map of rooms) and
-RoomEnv-v3 (deterministic objects, periodic inner walls) as `graphtasks/Room-v2` and
-`graphtasks/Room-v3`."""
+RoomEnv-v3 (deterministic objects, periodic inner walls) as `graphtasks/RoomV2-v0` and
+`graphtasks/RoomV3-v0` (names of their own, not versions of `graphtasks/Room`: they are other tasks)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ def make_env(task: str | TaskGraph, store: Any = None, **kwargs: Any) -> gym.Env
 
 
 def gym_ids() -> list[GymId]:
-    """Room-v2 on room-env's default v2 map, Room-v3 on the small v3 map (room-env's own v3
+    """RoomV2-v0 on room-env's default v2 map, RoomV3-v0 on the small v3 map (room-env's own v3
     default names a file it does not ship); `task=` picks another map."""
-    return [GymId("graphtasks/Room-v2", {"task": f"room/v2/{DEFAULTS[2]}"}),
-            GymId("graphtasks/Room-v3", {"task": f"room/v3/{DEFAULTS[3]}"})]
+    return [GymId("graphtasks/RoomV2-v0", {"task": f"room/v2/{DEFAULTS[2]}"}),
+            GymId("graphtasks/RoomV3-v0", {"task": f"room/v3/{DEFAULTS[3]}"})]
 
 
 def _sizes(env: gym.Env) -> tuple[int, int]:

@@ -22,7 +22,15 @@ from graphstore import GraphStore, TaskGraph
 
 from ..vector.base import BatchedVectorEnv, tighter_limit
 from .compiled import CompiledRoomMap
-from .env import DEFAULT_TASK, Decoder, RoomMapSettings, load_checked, make_episodes, room_map_spaces
+from .env import (
+    DEFAULT_TASK,
+    Decoder,
+    RoomMapSettings,
+    check_episode_bytes,
+    load_checked,
+    make_episodes,
+    room_map_spaces,
+)
 
 
 class RoomMapVectorEnv(BatchedVectorEnv):
@@ -54,6 +62,7 @@ class RoomMapVectorEnv(BatchedVectorEnv):
         self.compiled = c = load_checked(task, store)
         self.settings = s = RoomMapSettings(c, max_steps, questions_per_step, question_prob, rewards,
                                             make_everything_static)
+        check_episode_bytes(c, s, num_envs if isinstance(num_envs, int) else 1, "num_envs")
         observation, action = room_map_spaces(c, s.n_questions)
         length = tighter_limit(0, max_episode_steps)
         super().__init__(num_envs, observation, spaces.Discrete(1), length, autoreset_mode)
@@ -136,5 +145,5 @@ class RoomMapVectorEnv(BatchedVectorEnv):
 
 
 def make_room_map_vector_env(num_envs: int = 1, **kwargs: Any) -> RoomMapVectorEnv:
-    """`vector_entry_point` of `graphtasks/Room-v2` and `graphtasks/Room-v3`."""
+    """`vector_entry_point` of `graphtasks/RoomV2-v0` and `graphtasks/RoomV3-v0`."""
     return RoomMapVectorEnv(num_envs=num_envs, **kwargs)

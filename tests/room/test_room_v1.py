@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import gym_bridge  # noqa: F401  (registers graphtasks/Room-v1)
+import gym_bridge  # noqa: F401  (registers graphtasks/RoomV1-v0)
 import tasks
 from graphstore import open_store
 from graphtasks.experiments import parse_spec, run_experiment
@@ -103,7 +103,7 @@ def test_each_vector_copy_is_the_single_env_with_its_session_seed() -> None:
 
 
 def test_gymnasium_conformance_and_an_experiment() -> None:
-    env = gym.make("graphtasks/Room-v1", task="room/v1/xs")
+    env = gym.make("graphtasks/RoomV1-v0", task="room/v1/xs")
     check_env(env.unwrapped)
     assert env.unwrapped.n_states == 8 * 2 + 1  # a Q table row per (person, object) question, and none
     spec = parse_spec("""

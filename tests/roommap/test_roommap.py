@@ -57,7 +57,7 @@ def test_the_map_is_a_graph_a_query_can_read():
 
 def test_room_env_v3_default_config_is_missing_and_ours_loads():
     assert "room-config-small-v3.json" in V3["default_config_error"]  # room-env's RoomEnv3() default
-    env = gym.make("graphtasks/Room-v3")
+    env = gym.make("graphtasks/RoomV3-v0")
     assert env.unwrapped.task_id == "room/v3/small-01"
 
 
@@ -172,7 +172,7 @@ def test_rewards_count_correct_answers_and_partial_ones():
     assert reward <= -10.0 + 1.5 * 10
 
 
-@pytest.mark.parametrize("env_id", ["graphtasks/Room-v2", "graphtasks/Room-v3"])
+@pytest.mark.parametrize("env_id", ["graphtasks/RoomV2-v0", "graphtasks/RoomV3-v0"])
 def test_gymnasium_rules(env_id):
     env = gym.make(env_id)
     check_env(env.unwrapped, skip_render_check=True)
