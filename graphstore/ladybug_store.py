@@ -238,6 +238,7 @@ class LadybugStore(GraphStore):
         self._file_lock = StoreLock(self._path, exclusive=not read_only, on_wait=self._on_wait)
         self._new = not read_only and not self._path.exists()  # looked at under the lock
         try:
+            self._refuse_empty_file()
             try:
                 self._connect(str(self._path), read_only)
             except _RecoveryPending:
@@ -253,6 +254,21 @@ class LadybugStore(GraphStore):
                 self._file_lock.release()
                 self._file_lock = None
             raise
+
+    def _refuse_empty_file(self) -> None:
+        """A store is created only where no file exists: LadybugDB writes its header when it
+        creates one (under the writer lock, so a store being created is never seen empty), and
+        would take an empty file (a store truncated to 0 bytes) for a new, empty store."""
+        try:
+            empty = self._path.is_file() and self._path.stat().st_size == 0
+        except OSError:
+            return  # what cannot be looked at is reported by the opening
+        if empty:
+            raise StoreLocationError(
+                f"store {self.location!r} is damaged: the file is empty (0 bytes), not a LadybugDB store; "
+                "a store is created only where no file exists (restore it from a copy, or remove the file "
+                "to start a new store)"
+            )
 
     def _remove_new_store(self) -> None:
         """Remove the files of a store whose creation failed (the lock file stays: others may hold it)."""

@@ -374,6 +374,11 @@ def _stored_value(prop: Property, value: Any) -> Any:
 
 
 # -- from RDF ---------------------------------------------------------------------------------
+# A literal read into a task (docs/limits.md): the built-in tasks' longest is 1,615 characters (a
+# rewardGym schedule); a 60 MB string in a 64 MiB file is a broken or hostile file, not a task.
+MAX_LITERAL_CHARS = 1 << 20
+
+
 def _python(kind: str, obj: Any, where: str, rdf: Graph) -> Any:
     if kind.endswith("[]"):
         if obj == RDF.nil:
@@ -383,6 +388,9 @@ def _python(kind: str, obj: Any, where: str, rdf: Graph) -> Any:
         return [_python(kind[:-2], item, where, rdf) for item in Collection(rdf, obj)]
     if not isinstance(obj, Literal):
         raise SchemaError(f"{where}: expected a literal, got {obj}")
+    if len(obj) > MAX_LITERAL_CHARS:
+        raise SchemaError(f"{where}: a literal of {len(obj):,} characters; an imported literal has at most "
+                          f"{MAX_LITERAL_CHARS:,} (graphstore.rdf.MAX_LITERAL_CHARS)")
     try:
         if kind == "json":
             return json.loads(str(obj))

@@ -129,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     arguments = expand_aliases(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(arguments)
     args = parser.parse_args(arguments)
-    if not getattr(args, "func", None):
-        parser.print_help()
+    if not getattr(args, "func", None):  # no command: the usage and one error line, as argparse does
+        parser.print_usage(sys.stderr)
+        print("graphtasks: error: no command given; `graphtasks -h` lists the commands, "
+              "`graphtasks COMMAND -h` describes one", file=sys.stderr)
         return 2
     from graphstore import LOCK_TIMEOUT_ENV_VAR, GraphtasksError
 

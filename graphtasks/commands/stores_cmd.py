@@ -15,7 +15,7 @@ import sys
 
 from graphstore import SCHEMA, GraphStoreError, TaskNotFound, open_store
 from graphstore.inspect import format_summary, summarise
-from graphstore.transfer import copy_tasks
+from graphstore.transfer import copy_tasks, same_location
 from graphstore.validate import explain
 
 from .errors import CommandError
@@ -70,6 +70,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_copy(args: argparse.Namespace) -> int:
     if bool(args.ids) == bool(args.all):
         raise CommandError("tasks copy: give task ids or --all (not both)")
+    if same_location(args.source, args.target):  # refused before either is opened
+        raise CommandError(f"tasks copy: --from and --to name one store ({args.target}); nothing was copied")
     with open_store(args.source, "r") as source, open_store(args.target, "w") as target:
         results = copy_tasks(source, target, None if args.all else args.ids)
         for task_id, changed in results:

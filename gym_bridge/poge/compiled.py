@@ -17,7 +17,7 @@ import numpy as np
 
 from graphstore import TaskGraph
 from tasks.poge import ACTIONS, PogeWorld, graph_to_world
-from tasks.poge.world import ENDS_EPISODE, WALKABLE, unpaid_reward_reason
+from tasks.poge.world import ENDS_EPISODE, WALKABLE
 
 from ..params import check_bool, check_number
 
@@ -188,11 +188,6 @@ class CompiledWorld:
 def compile_world(graph: TaskGraph, options: PogeOptions = PogeOptions()) -> CompiledWorld:
     """Compile a stored world's tile graph with the env's options (see the module docstring)."""
     w = graph_to_world(graph)
-    for r, c in w.unpaid_rewards():  # a world stored before the parser refused them
-        raise ValueError(
-            f"task {graph.task_id!r}: reward symbol {w.reward_symbol(r, c)!r} on the {w.kind(r, c)} tile at row {r}, "
-            f"column {c} would never be paid: {unpaid_reward_reason(w.kind(r, c))}; load the world again without it"
-        )
     mark_slips = options.indicate_slip and options.is_partially_obs  # the reference ignores it fully observable
     cols = w.cols
     moves: dict[tuple[int, int], list[tuple[int, float, int]]] = {}
