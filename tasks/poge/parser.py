@@ -380,7 +380,7 @@ def _check_meaning(source: str, world: PogeWorld, sections: dict, rules: dict) -
                         f"expected a declaration '{sym}:<integer>' after the Rewards map",
                     )
         for r, c in world.unpaid_rewards():
-            sym, kind = world.reward_symbol(r, c), world.kind(r, c)
+            sym, kind = str(world.reward_symbol(r, c)), world.kind(r, c)
             raise PogeFormatError(
                 source,
                 grid_lines[r].number,
