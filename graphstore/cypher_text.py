@@ -9,6 +9,7 @@ Two jobs:
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from .errors import QueryError
 
@@ -152,8 +153,20 @@ def _check(query: str) -> None:
     _check_words(tokens)
 
 
-def check_read_only(query: str) -> None:
+_SOURCE = re.compile(r"\bLOAD\s+FROM\s+\$([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+
+
+def named_sources(query: str) -> list[str]:
+    """The names of the `LOAD FROM $name` clauses of a query, in order."""
+    return [match.group(1) for match in _SOURCE.finditer(query)]
+
+
+def check_read_only(query: str, sources: Iterable[str] = ()) -> None:
     """Raise QueryError unless `query` is one statement made only of read clauses (an allow-list).
+
+    `sources` names the tables the caller lets the query scan: `LOAD FROM $name` is a read
+    clause for those names only (a store's own record chunks, `GraphStore.cypher`); every
+    other LOAD FROM, file or parameter, is refused like any file clause.
 
     The first line of defence of read-only entry points: LOAD FROM / LOAD CSV read files, CALL
     changes settings or runs procedures, COPY writes files, all even inside a read transaction,
@@ -161,6 +174,13 @@ def check_read_only(query: str) -> None:
     with backslashes is checked a second time as if they escaped nothing, so an engine that
     reads a quote after a backslash differently cannot hide a clause in what looks like a string.
     """
+    allowed = set(sources)
+    if allowed:
+        unknown = [name for name in named_sources(query) if name not in allowed]
+        if unknown:
+            raise QueryError(f"read-only query: LOAD FROM ${unknown[0]} is not a source; "
+                             f"a query may load from {', '.join('$' + n for n in sorted(allowed))}")
+        query = _SOURCE.sub(lambda m: f"MATCH (__{m.group(1)})", query)
     _check(query)
     if "\\" in query:
         _check(query.replace("\\", "_"))

@@ -16,13 +16,13 @@ import shutil
 import tempfile
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Sequence, cast
 
 import ladybug
 
-from .cypher_text import check_read_only, quote_reserved_properties
+from .cypher_text import check_read_only, named_sources, quote_reserved_properties
 from .errors import (
     ConflictError,
     GraphStoreError,
@@ -994,9 +994,14 @@ class LadybugStore(GraphStore):
             )
         return [TaskSummary(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows]
 
-    def cypher(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:
-        check_read_only(query)
+    def cypher(
+        self, query: str, params: dict[str, Any] | None = None, sources: Mapping[str, Any] | None = None
+    ) -> QueryResult:
+        check_read_only(query, sources or ())
         text = quote_reserved_properties(query)
+        params = dict(params or {})
+        if sources:
+            text, params = _with_sources(text, params, sources)
         with self._lock:
             try:
                 self._raw("BEGIN TRANSACTION READ ONLY")
@@ -1039,3 +1044,21 @@ class LadybugStore(GraphStore):
 
     def __repr__(self) -> str:
         return f"LadybugStore({self.location!r})"
+
+
+def _with_sources(text: str, params: dict[str, Any], sources: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A query's `LOAD FROM $name` clauses made to read their source: a list of files becomes a
+    list literal of their paths (LadybugDB scans them, Parquet or CSV), a table (pyarrow) is
+    bound as the parameter. A path that a literal could not hold safely is refused."""
+    for name in named_sources(text):
+        source = sources[name]
+        if isinstance(source, (list, tuple)):
+            for path in source:
+                if "'" in str(path) or "\\" in str(path):
+                    raise QueryError(f"source ${name}: the path {str(path)!r} cannot be scanned (a quote or backslash)")
+            literal = "[" + ", ".join(f"'{path}'" for path in source) + "]"
+            text = re.sub(rf"(\bLOAD\s+FROM\s+)\${name}\b", lambda m: m.group(1) + literal, text, flags=re.IGNORECASE)
+            params.pop(name, None)
+        else:
+            params[name] = source
+    return text, params

@@ -21,14 +21,14 @@ import os
 import threading
 import time
 from collections import defaultdict
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import neo4j
 from neo4j import exceptions as neo4j_errors
 
 from . import bolt_revisions
-from .cypher_text import check_read_only
+from .cypher_text import check_read_only, named_sources
 from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
 from .schema import SCHEMA, Property, Schema
 from .schema import quote_name as _q
@@ -709,12 +709,20 @@ class Neo4jStore(GraphStore):
         )
         return rows[0][0] if rows else None
 
-    def cypher(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:
+    def cypher(
+        self, query: str, params: dict[str, Any] | None = None, sources: Mapping[str, Any] | None = None
+    ) -> QueryResult:
         """Run a read-only query: checked lexically, then run in a read transaction.
 
         Neo4j also refuses writes in read transactions; some Bolt servers (ArcadeDB) do not,
-        so the lexical check is what stops writes there.
+        so the lexical check is what stops writes there. A server scans no files: `LOAD FROM`
+        is refused (a Bolt store keeps experiment records as Episode and Trial nodes).
         """
+        if sources and named_sources(query):
+            raise QueryError(
+                f"LOAD FROM ${named_sources(query)[0]}: store {self.location!r} is a server, which scans no files; "
+                "its experiment records are Episode and Trial nodes (MATCH (e:Episode) ...)"
+            )
         check_read_only(query)
 
         def work(tx: neo4j.ManagedTransaction) -> QueryResult:

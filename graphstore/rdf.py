@@ -255,6 +255,10 @@ def store_to_rdf(
 ) -> Graph:
     """One RDF graph holding the given stored tasks (every task if `task_ids` is None).
 
+    Shared records a store keeps outside the graph (an experiment's episode and trial chunks)
+    come with the shared nodes, from the readers registered in the entry-point group
+    `graphtasks.outside_records` (`outside_rows`), as the same triples nodes would give.
+
     `shared` adds the knowledge shared by all tasks (ConceptNet concepts and assertions,
     experiment records); by default it comes with the whole store and stays out of a
     selection of tasks. `owners` adds only the shared nodes those owners own (an
@@ -268,9 +272,31 @@ def store_to_rdf(
     out.flush()
     if owners is not None:
         shared_to_rdf(store, rdf, owners=owners)
+        for nodes, edges in outside_rows(store, owners):
+            add_shared_rows(rdf, nodes, edges)
     elif shared if shared is not None else task_ids is None:
         shared_to_rdf(store, rdf)
+        for nodes, edges in outside_rows(store, None):
+            add_shared_rows(rdf, nodes, edges)
     return rdf
+
+
+OUTSIDE_RECORDS_GROUP = "graphtasks.outside_records"
+
+
+def outside_rows(store: GraphStore, owners: Sequence[str] | None) -> list[tuple[Any, Any]]:
+    """Shared records kept outside the graph, as (nodes, edges) rows in `merge_shared`'s form:
+    what each reader of the entry-point group `graphtasks.outside_records` returns for these
+    owners (None: all). A reader is `reader(store, owners) -> (nodes, edges) or None`; the
+    experiment records register the one that reads their chunks."""
+    from importlib.metadata import entry_points
+
+    found = []
+    for entry in sorted(entry_points(group=OUTSIDE_RECORDS_GROUP), key=lambda e: e.name):
+        rows = entry.load()(store, owners)
+        if rows is not None:
+            found.append(rows)
+    return found
 
 
 def shared_to_rdf(
@@ -286,20 +312,11 @@ def shared_to_rdf(
     owned = "" if owners is None else " WHERE n.task IN $owners"
     params = {} if owners is None else {"owners": list(owners)}
     out = _Triples(rdf)
-    rdf_type = out.iri(RDF_TYPE)
     for label in sorted(shared):
         declared = schema.nodes[label].properties
         columns = ", ".join(f"n.{quote_name(p.name)}" for p in declared)
         for row in store.cypher(f"MATCH (n:{label}){owned} RETURN {columns}", params).rows:
-            values = dict(zip((p.name for p in declared), row))
-            subject_text = ID_BASE + quote(values["uid"], safe="/")
-            subject = out.iri(subject_text)
-            out.add(subject, rdf_type, out.gt(label))
-            for iri in schema.nodes[label].also:
-                out.add(subject, rdf_type, out.iri(iri))
-            for prop in declared:
-                if values[prop.name] is not None:
-                    _add_record_value(out, subject, subject_text, prop, _stored_value(prop, values[prop.name]))
+            _shared_node(out, schema, label, dict(zip((p.name for p in declared), row)))
     for rel_name, rel in sorted(schema.rels.items()):
         for a, b in rel.endpoints:
             if a not in shared or b not in shared:
@@ -308,21 +325,61 @@ def shared_to_rdf(
             both = "" if owners is None else " WHERE x.task IN $owners AND y.task IN $owners"
             query = f"MATCH (x:{a})-[e:{rel_name}]->(y:{b}){both} RETURN x.uid, y.uid{columns}"
             for row in store.cypher(query, params).rows:
-                s, t = out.node(row[0]), out.node(row[1])
-                out.add(s, out.gt(rel_name), t)
-                for iri in rel.also:
-                    out.add(s, out.iri(iri), t)
-                if not rel.properties:
-                    continue
                 values = dict(zip((p.name for p in rel.properties), row[2:]))
-                key = values.get("key") or f"{row[0]}|{row[1]}"
-                edge_text = f"{SHARED_EDGE_BASE}{quote(rel_name + '/' + key, safe='')}"
-                edge = _reified_edge(out, edge_text, rel_name, s, t)
-                for prop in rel.properties:
-                    if values[prop.name] is not None:
-                        _add_record_value(out, edge, edge_text, prop, _stored_value(prop, values[prop.name]))
+                _shared_edge(out, schema, rel_name, row[0], row[1], values)
     out.flush()
     return rdf
+
+
+def add_shared_rows(
+    rdf: Graph,
+    nodes: Sequence[tuple[str, list[dict[str, Any]]]],
+    edges: Sequence[tuple[str, str, str, list[dict[str, Any]]]] = (),
+    schema: Schema = SCHEMA,
+) -> Graph:
+    """Add shared records given as rows (`merge_shared`'s form: (label, rows), (relationship,
+    from, to, rows with `s` and `t`)) exactly as `shared_to_rdf` adds the same rows read from a
+    store: how records kept outside the graph (an experiment's episode chunks) join the view."""
+    out = _Triples(rdf)
+    for label, rows in nodes:
+        declared = schema.nodes[label].properties
+        for row in rows:
+            _shared_node(out, schema, label, {p.name: row.get(p.name) for p in declared} | {"uid": row["uid"]})
+    for rel_name, _, _, rows in edges:
+        rel = schema.rels[rel_name]
+        for row in rows:
+            _shared_edge(out, schema, rel_name, row["s"], row["t"], {p.name: row.get(p.name) for p in rel.properties})
+    out.flush()
+    return rdf
+
+
+def _shared_node(out: _Triples, schema: Schema, label: str, values: dict[str, Any]) -> None:
+    subject_text = ID_BASE + quote(values["uid"], safe="/")
+    subject = out.iri(subject_text)
+    out.add(subject, out.iri(RDF_TYPE), out.gt(label))
+    for iri in schema.nodes[label].also:
+        out.add(subject, out.iri(RDF_TYPE), out.iri(iri))
+    for prop in schema.nodes[label].properties:
+        if values.get(prop.name) is not None:
+            _add_record_value(out, subject, subject_text, prop, _stored_value(prop, values[prop.name]))
+
+
+def _shared_edge(
+    out: _Triples, schema: Schema, rel_name: str, source: str, target: str, values: dict[str, Any]
+) -> None:
+    rel = schema.rels[rel_name]
+    s, t = out.node(source), out.node(target)
+    out.add(s, out.gt(rel_name), t)
+    for iri in rel.also:
+        out.add(s, out.iri(iri), t)
+    if not rel.properties:
+        return
+    key = values.get("key") or f"{source}|{target}"
+    edge_text = f"{SHARED_EDGE_BASE}{quote(rel_name + '/' + key, safe='')}"
+    edge = _reified_edge(out, edge_text, rel_name, s, t)
+    for prop in rel.properties:
+        if values.get(prop.name) is not None:
+            _add_record_value(out, edge, edge_text, prop, _stored_value(prop, values[prop.name]))
 
 
 def _json_term(out: _Triples, value: Any, key: str) -> Any:

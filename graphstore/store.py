@@ -21,7 +21,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .backends import backend_for
 from .errors import SchemaError, StoreLocationError
@@ -120,8 +120,14 @@ class GraphStore(ABC):
         """Remove a task and its nodes; True if it was there."""
 
     @abstractmethod
-    def cypher(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:
-        """Run a read-only Cypher query; writing raises QueryError and changes nothing."""
+    def cypher(
+        self, query: str, params: dict[str, Any] | None = None, sources: Mapping[str, Any] | None = None
+    ) -> QueryResult:
+        """Run a read-only Cypher query; writing raises QueryError and changes nothing.
+
+        `sources` names tables the query may scan with `LOAD FROM $name` (a list of Parquet
+        files, or an Arrow table): an experiment's record chunks. Any other LOAD FROM is refused;
+        a store that cannot scan files refuses every one."""
 
     def merge_shared(
         self,

@@ -14,6 +14,7 @@ import tasks
 from graphstore import open_store
 from graphtasks.cli import main
 from graphtasks.experiments import ExperimentSpecError, load_spec, parse_spec, run_experiment
+from graphtasks.experiments.records import record_sources
 
 WORLD = """===Layout===
 #######
@@ -107,8 +108,9 @@ def test_a_spec_of_every_family_runs_and_records_every_run(users_store: str, tmp
     with open_store(users_store, "r") as store:
         runs = store.cypher("MATCH (r:Run) RETURN r.task_id, r.agent, r.status ORDER BY r.task_id, r.agent").rows
         families = dict(store.cypher("MATCH (t:Task) RETURN t.uid, t.family").rows)
-        phases = store.cypher(
-            "MATCH (e:Episode) RETURN e.task_version, e.phase, count(e) ORDER BY e.task_version, e.phase"
+        phases = store.cypher(  # the episodes are chunks: scanned with LOAD FROM
+            "LOAD FROM $episodes RETURN task_version, phase, count(*) ORDER BY task_version, phase",
+            sources=record_sources(store),
         ).rows
     # 5 tasks x q x 2 seeds, and the episodic agent on the Room task only
     assert len(runs) == 12 and {status for *_, status in runs} == {"completed"}

@@ -11,6 +11,7 @@ from rdflib import RDF, Graph, Literal, Namespace
 from graphstore import open_store
 from graphstore.rdf import GT
 from graphtasks.cli import main
+from graphtasks.experiments.records import record_sources
 from graphtasks.fitting import MODELS, simulate
 from graphtasks.fitting.behaviour import events_text
 from graphtasks.fitting.records import fit_runs, import_behaviour, record_fits
@@ -62,7 +63,7 @@ def _export(store: str, name: str, fmt: str, tmp_path: Path) -> Graph:
 
 def _cypher(store: str, query: str, **params: object) -> list[list]:
     with open_store(store, "r") as opened:
-        return opened.cypher(query, params).rows
+        return opened.cypher(query, params, record_sources(opened)).rows
 
 
 def test_prov_reads_back_with_the_stores_counts(store: str, tmp_path: Path) -> None:
@@ -70,7 +71,7 @@ def test_prov_reads_back_with_the_stores_counts(store: str, tmp_path: Path) -> N
     runs = set(prov.subjects(RDF.type, GT.Run))
     [[stored_runs]] = _cypher(store, "MATCH (x:Experiment)-[:HAS_RUN]->(r:Run) WHERE x.name = 'prov' RETURN count(r)")
     assert len(runs) == stored_runs == 4 and runs <= set(prov.subjects(RDF.type, PROV.Activity))
-    [[versions]] = _cypher(store, "MATCH (e:Episode) WHERE e.experiment = 'prov' RETURN count(DISTINCT e.task_hash)")
+    [[versions]] = _cypher(store, "LOAD FROM $episodes WHERE experiment = 'prov' RETURN count(DISTINCT task_hash)")
     assert len(set(prov.subjects(RDF.type, PROV.Entity)) - set(prov.subjects(RDF.type, PROV.Plan))) == versions == 1
     [[labels]] = _cypher(store, "MATCH (r:Run) WHERE r.task = 'experiment/prov' RETURN count(DISTINCT r.label)")
     assert len(set(prov.subjects(RDF.type, PROV.SoftwareAgent))) == labels == 2
@@ -86,11 +87,12 @@ def test_prov_reads_back_with_the_stores_counts(store: str, tmp_path: Path) -> N
 
 def test_sparql_runs_that_used_a_task_hash_equal_the_cypher_count(store: str, tmp_path: Path) -> None:
     prov = _export(store, "prov", "prov", tmp_path)
-    [[task_hash]] = _cypher(store, "MATCH (e:Episode) WHERE e.experiment = 'prov' RETURN DISTINCT e.task_hash")
+    [[task_hash]] = _cypher(store, "LOAD FROM $episodes WHERE experiment = 'prov' RETURN DISTINCT task_hash")
     [[by_cypher]] = _cypher(
         store,
-        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE e.task_hash = $hash AND r.task = 'experiment/prov' "
-        "RETURN count(DISTINCT r)",
+        "MATCH (r:Run) WHERE r.task = 'experiment/prov' WITH r "
+        "LOAD FROM $episodes WHERE experiment = 'prov' AND run = r.index AND task_hash = $hash "
+        "RETURN count(DISTINCT r.index)",
         hash=task_hash,
     )
     [[by_sparql]] = prov.query(RUNS_THAT_USED, initBindings={"hash": Literal(task_hash)})
@@ -114,7 +116,7 @@ def test_participants_are_prov_people_and_fits_activities_informed_by_their_run(
 def test_turtle_records_carry_params_as_structured_values(store: str, tmp_path: Path) -> None:
     records = _export(store, "prov", "turtle", tmp_path)
     assert len(set(records.subjects(RDF.type, GT.Run))) == 4
-    [[trials]] = _cypher(store, "MATCH (t:Trial) WHERE t.experiment = 'prov' RETURN count(t)")
+    [[trials]] = _cypher(store, "LOAD FROM $trials WHERE experiment = 'prov' RETURN count(*)")
     assert len(set(records.subjects(RDF.type, GT.Trial))) == trials == 4 * 4 * 2
     rows = records.query(
         "PREFIX gt: <https://graphtasks.dev/ns#> SELECT ?seed ?w WHERE { "

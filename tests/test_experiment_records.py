@@ -13,6 +13,7 @@ from graphstore import open_store
 from graphtasks.cli import main
 from graphtasks.experiments import Experiment, UnknownExperiment
 from graphtasks.experiments.export import BIDS_COLUMNS, TRIAL_COLUMNS
+from graphtasks.experiments.records import record_sources
 
 SPEC = """
 [experiment]
@@ -67,8 +68,10 @@ def test_export_trials_has_a_row_per_recorded_step(recorded, capsys) -> None:
     assert main(["--store", store, "experiment", "export", "records", "--trials"]) == 0
     rows = csv_rows(capsys.readouterr().out)
     assert list(rows[0]) == list(TRIAL_COLUMNS)
-    with open_store(store, "r") as opened:
-        assert opened.cypher("MATCH (t:Trial) RETURN count(t)").rows == [[len(rows)]]
+    with open_store(store, "r") as opened:  # the trials are chunks, scanned by Cypher with LOAD FROM $trials
+        assert opened.cypher("MATCH (t:Trial) RETURN count(t)").rows == [[0]]
+        scanned = opened.cypher("LOAD FROM $trials RETURN count(*)", sources=record_sources(opened)).rows
+        assert scanned == [[len(rows)]]
     assert {r["task"] for r in rows} == {"rewardgym/two-step"}  # trials are recorded for trial tasks
     assert all(0.0 < float(r["p_action"]) <= 1.0 for r in rows)
 
@@ -107,9 +110,10 @@ def test_delete_removes_every_record_and_a_rerun_starts_afresh(recorded, capsys)
     assert main(["--store", store, "experiment", "delete", "records"]) == 0
     assert "4 runs, 24 episodes" in capsys.readouterr().out
     with open_store(store, "r") as opened:
-        for label in ("Experiment", "Phase", "Run", "Episode", "Trial"):
+        for label in ("Experiment", "Phase", "Run", "Episode", "Trial", "Chunk"):
             assert opened.cypher(f"MATCH (n:{label}) RETURN count(n)").rows == [[0]], label
         assert "rewardgym/two-step" in opened  # the task versions stay
+    assert not any(Path(store + ".records").rglob("*.parquet"))  # and the chunk files are gone
     assert main(["--store", store, "experiment", "run", str(spec), "--no-progress", "--workers", "1"]) == 0
     assert "already recorded" not in capsys.readouterr().out
     assert main(["--store", store, "experiment", "delete", "records"]) == 0

@@ -10,6 +10,7 @@ import pytest
 
 from graphtasks.cli import main
 from graphtasks.experiments import COLUMNS, ExperimentSpecError, cells, load_spec, parse_spec, run_experiment
+from graphtasks.experiments.records import record_sources
 from gym_bridge.graph import GraphTaskEnv
 from gym_bridge.grid import GridEnv
 from tasks import build
@@ -232,15 +233,18 @@ def test_runs_are_recorded_and_a_rerun_skips_them(tmp_path: Path, capsys) -> Non
             "runs": 12,
             "completed": 12,
         }
-        learning_curve = opened.cypher(
-            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:IN_PHASE]->(p:Phase) WHERE e.experiment = 'small' "
-            "RETURN r.label, p.name, e.index, avg(e.reward) ORDER BY r.label, p.name, e.index"
+        learning_curve = opened.cypher(  # the episodes are chunks: Cypher scans them joined to the runs
+            "MATCH (r:Run) WHERE r.task = 'experiment/small' WITH r "
+            "LOAD FROM $episodes WHERE experiment = 'small' AND run = r.index "
+            "RETURN r.label, phase, episode, avg(reward) ORDER BY r.label, phase, episode",
+            sources=record_sources(opened),
         ).rows
         assert len(learning_curve) == 3 * (6 + 3)
+        assert opened.cypher("MATCH (e:Episode) RETURN count(e)").rows == [[0]]
     assert main(["--store", store, "experiment", "run", str(spec_path), "--no-progress"]) == 0
     assert "12 run(s) already recorded, 0 to go" in capsys.readouterr().out
     with open_store(store, "r") as opened:
-        assert opened.cypher("MATCH (e:Episode) RETURN count(e)").rows == [[12 * 9]]
+        assert opened.cypher("LOAD FROM $episodes RETURN count(*)", sources=record_sources(opened)).rows == [[12 * 9]]
     out = tmp_path / "export.csv"
     assert main(["--store", store, "experiment", "export", "small", "-o", str(out)]) == 0
     with open(out, newline="", encoding="utf-8") as handle:
@@ -387,8 +391,9 @@ def test_trials_are_recorded_and_stay_probabilities_come_from_cypher(tmp_path: P
     result = run_experiment(load_spec(spec_path), workers=1)
     assert len(result.trials) == 2 * len(result.rows)  # two stages per trial
     with open_store(store, "r") as opened:
-        assert opened.cypher("MATCH (t:Trial) RETURN count(t)").rows == [[len(result.trials)]]
-        from_cypher = {(a, k): v for a, k, v in opened.cypher(STAY_QUERY, {"experiment": "small"}).rows}
+        sources = record_sources(opened)
+        assert opened.cypher("LOAD FROM $trials RETURN count(*)", sources=sources).rows == [[len(result.trials)]]
+        from_cypher = {(a, k): v for a, k, v in opened.cypher(STAY_QUERY, {"experiment": "small"}, sources).rows}
     compiled = GraphTaskEnv(task=build("rewardgym/two-step")).compiled
     probability = {
         (a, int(t)): p

@@ -119,17 +119,20 @@ def assert_bars(figure: Figure, expected: dict[tuple[str, str], tuple[float, flo
         assert got[key] == pytest.approx((height, error), abs=1e-9), key
 
 
-def choice_rows(runs: dict[int, tuple[str, list[int], list[str]]]) -> list[tuple]:
-    """CHOICES_QUERY's rows: run, label, phase, episode, action, reward, condition."""
-    return [(run, label, 0, i, action, 0.0, condition)
-            for run, (label, actions, conditions) in runs.items()
-            for i, (action, condition) in enumerate(zip(actions, conditions))]
+def choice_rows(runs: dict[int, tuple[str, list[int], list[str]]], step: int = 0) -> dict[str, list[tuple]]:
+    """The answers `records.step_rows` reads of a store whose runs chose these actions in these
+    conditions at `step` of each episode: Trial nodes (STEP_QUERY's rows), no chunks, the runs' labels."""
+    trials = [(run, 0, i, step, 0, action, 0.0, 1, 0.5, condition, "t", 0.0)
+              for run, (_, actions, conditions) in runs.items()
+              for i, (action, condition) in enumerate(zip(actions, conditions))]
+    labels = [(run, label) for run, (label, _, _) in runs.items()]
+    return {records.STEP_QUERY: trials, records.CHUNKS_QUERY: [], records.RUN_LABELS_QUERY: labels}
 
 
 # -- decision tasks ----------------------------------------------------------------------------
 def test_reversal_bars_are_the_runs_perseverative_errors(saved, tmp_path):
     a, b = "A-better", "B-better"
-    store = Answers({decision.CHOICES_QUERY: choice_rows({
+    store = Answers({**choice_rows({
         0: ("Q lr=0.1", [0, 0, 0, 0, 0, 1, 1], [a, a, a, b, b, b, b]),  # two more choices of A after the reversal
         1: ("Q lr=0.1", [0, 0, 0, 1, 1, 0, 0], [a, a, a, b, b, a, a]),  # switched at once, twice: 0
         2: ("Q lr=0.5", [0, 0, 1, 1, 1, 1, 1], [a, a, b, b, b, b, b]),  # 0
@@ -142,13 +145,14 @@ def test_reversal_bars_are_the_runs_perseverative_errors(saved, tmp_path):
     assert_bars(figure, {("Q lr=0.1", group): mean_se(2, 0), ("Q lr=0.5", group): mean_se(0, 1)})
     assert legend(figure) == ["Q lr=0.1 (n=2)", "Q lr=0.5 (n=2)"]
     assert figure.axes[0].get_ylabel() == "perseverative errors (trials)"
-    assert store.asked == [{"uid": experiment_uid(NAME)}]
+    uid = experiment_uid(NAME)
+    assert store.asked == [{"uid": uid, "steps": [0]}, {"uid": uid, "kind": "trials"}, {"uid": uid}]
 
 
 def test_criterion_bars_are_errors_and_reversals_replayed_from_the_choices(saved, tmp_path):
     store = Answers({
         decision.CRITERION_QUERY: [(2,)],  # two correct choices in a row hand the lead on
-        decision.CHOICES_QUERY: choice_rows({
+        **choice_rows({
             0: ("Q lr=0.2", [0, 0, 1, 1, 0, 0], [""] * 6),  # A, A | B, B | A, A: 2 reversals, no error
             1: ("Q lr=0.2", [0, 0, 0, 0, 1, 1], [""] * 6),  # A, A | B, B, B, B: 1 reversal, 2 errors
         }),
@@ -172,7 +176,7 @@ def test_selection_bars_are_training_accuracy_and_test_choices(saved, tmp_path):
               ("test-AC", 0), ("test-AD", 3), ("test-BC", 2), ("test-BD", 1), ("test-AB", 1)]
     other = [("AB", 0), ("AB", 0), ("CD", 3), ("CD", 2), ("EF", 4), ("EF", 4),
              ("test-AC", 0), ("test-AE", 0), ("test-BC", 2), ("test-BF", 5)]
-    store = Answers({decision.CHOICES_QUERY: choice_rows({
+    store = Answers({**choice_rows({
         0: ("Q", [a for _, a in trials], [c for c, _ in trials]),
         1: ("Q", [a for _, a in other], [c for c, _ in other]),
     })})
@@ -192,7 +196,7 @@ def test_selection_bars_are_training_accuracy_and_test_choices(saved, tmp_path):
 def test_iowa_bars_are_the_share_of_good_decks_per_block(saved, tmp_path):
     first = [0] * 15 + [2] * 5  # 5 of 20 from C or D
     last = [1] * 4 + [3] * 8 + [2] * 8  # 16 of 20
-    store = Answers({decision.CHOICES_QUERY: choice_rows({
+    store = Answers({**choice_rows({
         0: ("Q", first + last, [""] * 40),
         1: ("Q", last + last, [""] * 40),
         2: ("random", first + first, [""] * 40),
@@ -208,7 +212,7 @@ def test_iowa_bars_are_the_share_of_good_decks_per_block(saved, tmp_path):
 
 
 def test_restless_bars_are_switch_rates(saved, tmp_path):
-    store = Answers({decision.CHOICES_QUERY: choice_rows({
+    store = Answers({**choice_rows({
         0: ("Q beta=1", [0, 0, 1, 1, 2], [""] * 5),  # 2 switches in 4
         1: ("Q beta=1", [0, 1, 2, 3, 0], [""] * 5),  # 4 in 4
         2: ("Q beta=8", [3, 3, 3, 3, 3], [""] * 5),  # none: a zero bar
@@ -229,13 +233,19 @@ def test_horizon_bars_are_the_less_known_arm_in_unequal_games(saved, tmp_path):
         (1, "info bonus", 0, "h6-unequal-LRRR"), (1, "info bonus", 0, "h6-unequal-RLLL"),
         (1, "info bonus", 0, "h1-unequal-LRRR"), (1, "info bonus", 0, "h1-unequal-RLLL"),
     ]
-    store = Answers({decision.FREE_CHOICE_QUERY: rows})
+    by_run: dict[int, tuple[str, list[int], list[str]]] = {}
+    for run, label, action, condition in rows:
+        by_run.setdefault(run, (label, [], []))[1].append(action)
+        by_run[run][2].append(condition)
+    store = Answers(choice_rows(by_run, step=decision.FORCED_CHOICES))
     path = tmp_path / "horizon.png"
     decision.draw_horizon(store, NAME, str(path))
     figure = only_figure(saved, path)
     assert_bars(figure, {("info bonus", "horizon 1"): mean_se(0.0, 0.5),
                          ("info bonus", "horizon 6"): mean_se(1.0, 0.5)})
-    assert store.asked == [{"uid": experiment_uid(NAME), "step": decision.FORCED_CHOICES}]
+    uid = experiment_uid(NAME)
+    assert store.asked == [{"uid": uid, "steps": [decision.FORCED_CHOICES]}, {"uid": uid, "kind": "trials"},
+                           {"uid": uid}]
     assert legend(figure) == ["info bonus (n=2)", "chance (0.5)"]
 
 
@@ -333,7 +343,8 @@ def test_stay_bars_are_the_runs_stay_probabilities_in_daws_order(saved, tmp_path
     stay = {("hybrid w=0.0", condition): [0.8, 0.6] for condition in figures.STAY_ORDER}
     stay.update({("hybrid w=1.0", "rewarded_common"): [0.9, 0.9], ("hybrid w=1.0", "rewarded_rare"): [0.3, 0.5],
                  ("hybrid w=1.0", "unrewarded_common"): [0.4, 0.2], ("hybrid w=1.0", "unrewarded_rare"): [0.7, 0.7]})
-    monkeypatch.setattr(records, "stay_by_run", lambda store, name: stay)
+    panels = {("rewardgym/two-step", agent, after): values for (agent, after), values in stay.items()}
+    monkeypatch.setattr(figures, "stay_by_panel", lambda store, name, *selection: panels)
     path = tmp_path / "stay.png"
     assert figures.plot_experiment(None, NAME, str(path), kind="stay") == "stay"
     figure = only_figure(saved, path)
@@ -347,7 +358,8 @@ def test_stay_bars_are_the_runs_stay_probabilities_in_daws_order(saved, tmp_path
 def test_revaluation_bars_are_the_runs_scores_in_the_specs_order(saved, tmp_path, monkeypatch):
     scores = {("TD-SR", "reward"): [0.9, 0.7], ("TD-SR", "transition"): [0.0, 0.0],
               ("model-based", "reward"): [1.0, 1.0], ("model-based", "transition"): [0.8, 0.6]}
-    monkeypatch.setattr(records, "revaluation_by_run", lambda store, name: scores)
+    panels = {("neuronav/graph/human_a", agent, condition): values for (agent, condition), values in scores.items()}
+    monkeypatch.setattr(figures, "revaluation_by_panel", lambda store, name, *selection: panels)
     path = tmp_path / "revaluation.png"
     assert figures.plot_experiment(None, NAME, str(path)) == "revaluation"
     figure = only_figure(saved, path)
@@ -359,7 +371,8 @@ def test_revaluation_bars_are_the_runs_scores_in_the_specs_order(saved, tmp_path
 def test_choice_bars_are_the_test_phases_choice_rates(saved, tmp_path, monkeypatch):
     choices = {("q", "test: action 0"): [0.9, 0.7], ("q", "test: action 1"): [0.1, 0.3],
                ("sr", "test: action 0"): [0.5, 0.5], ("sr", "test: action 1"): [0.5, 0.5]}
-    monkeypatch.setattr(figures, "choices_in_test_phases", lambda store, name: choices)
+    panels = {("t", agent, group): values for (agent, group), values in choices.items()}
+    monkeypatch.setattr(figures, "choices_in_test_phases", lambda store, name, *selection: panels)
     path = tmp_path / "choices.png"
     assert figures.plot_experiment(None, NAME, str(path), kind="choices") == "choices"
     figure = only_figure(saved, path)

@@ -24,7 +24,7 @@ from graphstore import open_store  # noqa: E402
 from graphtasks.cli import main  # noqa: E402
 from graphtasks.experiments import figures  # noqa: E402
 from graphtasks.experiments.ids import experiment_uid  # noqa: E402
-from graphtasks.experiments.records import STAY_BY_RUN_QUERY, recorded_episodes  # noqa: E402
+from graphtasks.experiments.records import recorded_episodes, stay_rows, step_rows  # noqa: E402
 
 TWO_STEP, BANDIT, HUMAN_B = "rewardgym/two-step", "rewardgym/two-armed-bandit", "neuronav/graph/human_b"
 
@@ -199,10 +199,10 @@ def test_a_revaluation_specs_choice_figure_shows_the_result_by_condition(revalua
     control, reward = bars.values()
     assert control["MBV", "test: action 0"] == 0.0 and reward["MBV", "test: action 0"] == 1.0
     with open_store(revaluation, "r") as store:  # Q's share of first choices of action 0, per condition
-        rows = store.cypher(
-            "MATCH (r:Run), (t:Trial) WHERE r.task = $uid AND t.experiment = 'reval' AND t.run = r.index "
-            "AND t.step = 0 AND t.phase_index = 2 AND r.label = 'Q' RETURN r.condition, r.index, t.action",
-            {"uid": experiment_uid("reval")}).rows
+        conditions = dict(store.cypher("MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.condition",
+                                       {"uid": experiment_uid("reval")}).rows)
+        rows = [(conditions[t["run"]], t["run"], t["action"]) for t in step_rows(store, "reval", (0,))
+                if t["phase_index"] == 2 and t["label"] == "Q"]
     for condition, panel in (("control", control), ("reward", reward)):
         runs = {run for c, run, _ in rows if c == condition}
         share = np.mean([np.mean([a == 0 for c, r, a in rows if r == run]) for run in runs])
@@ -255,7 +255,7 @@ def test_stay_bars_only_on_two_step_like_tasks(mixed, tmp_path, saved, capsys):
     with open_store(mixed, "r") as store:
         task_of = dict(store.cypher("MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.task_id",
                                     {"uid": experiment_uid("mixed")}).rows)
-        rows = store.cypher(STAY_BY_RUN_QUERY, {"experiment": "mixed"}).rows
+        rows = stay_rows(store, "mixed")
     assert {task_of[run] for _, run, _, _ in rows} == {TWO_STEP, BANDIT}  # the query counts the bandit's trials
     expected: dict[tuple[str, str], list[float]] = {}
     for label, run, after, stay in rows:
@@ -384,7 +384,7 @@ def test_participants_stay_keeps_two_experiments_hybrids_apart(tmp_path_factory,
         expected = {}
         for name, group in (("exp-a", "hybrid (exp-a: w=0.6)"), ("exp-b", "hybrid (exp-b: w=0.7)")):
             per_run: dict[str, list[float]] = {}
-            for _, _, after, stay in opened.cypher(STAY_BY_RUN_QUERY, {"experiment": name}).rows:
+            for _, _, after, stay in stay_rows(opened, name):
                 per_run.setdefault(after, []).append(stay)
             expected.update({(group, after): float(np.mean(v)) for after, v in per_run.items()})
     (bars,) = panel_bars(figure).values()

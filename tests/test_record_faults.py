@@ -17,7 +17,13 @@ from graphstore.rdf import store_to_rdf
 from graphtasks.cli import main
 from graphtasks.experiments import Experiment, parse_spec
 from graphtasks.experiments.observers import RunOutcome
-from graphtasks.experiments.records import ExperimentGone, record_experiment, record_runs
+from graphtasks.experiments.records import (
+    ExperimentGone,
+    record_experiment,
+    record_runs,
+    record_sources,
+    recorded_episodes,
+)
 from graphtasks.experiments.runs import cells
 from graphtasks.experiments.schema import RECORD_LABELS
 from graphtasks.experiments.sweep import run_cell
@@ -88,7 +94,8 @@ def test_records_of_an_earlier_version_are_migrated(tmp_path: Path, monkeypatch,
     run("lab/a", store)
     monkeypatch.undo()
     with open_store(store, "r") as opened:
-        before = opened.cypher("MATCH (e:Episode) RETURN e.reward, e.length ORDER BY e.uid").rows
+        episodes = "LOAD FROM $episodes RETURN reward, length, run, phase_index, episode"
+        before = opened.cypher(episodes, sources=record_sources(opened)).rows
         assert opened.cypher("MATCH (x:Experiment) RETURN x.uid").rows == [["experiment/lab/a"]]
     assert main(["--store", store, "experiment", "show", "lab/a"]) == 2
     assert "run `graphtasks experiment migrate`" in capsys.readouterr().err
@@ -96,9 +103,13 @@ def test_records_of_an_earlier_version_are_migrated(tmp_path: Path, monkeypatch,
     assert "lab/a: " in capsys.readouterr().out
     with open_store(store, "r") as opened:
         assert opened.cypher("MATCH (x:Experiment) RETURN x.uid").rows == [["experiment/lab%2Fa"]]
-        after = opened.cypher("MATCH (e:Episode) RETURN e.reward, e.length ORDER BY e.uid").rows
-        linked = opened.cypher("MATCH (:Experiment)-[:HAS_RUN]->(:Run)-[:HAS_EPISODE]->(e:Episode) RETURN count(e)")
+        after = opened.cypher(episodes, sources=record_sources(opened)).rows
+        linked = opened.cypher(  # the chunks and runs were renamed together: still linked
+            "MATCH (x:Experiment)-[:HAS_CHUNK]->(c:Chunk)-[:HOLDS_RUN]->(r:Run)<-[:HAS_RUN]-(x) "
+            "WITH DISTINCT c RETURN sum(c.rows)"
+        )
         assert linked.rows[0][0] == len(after) == 6
+        assert len(recorded_episodes(opened, "lab/a")) == 6
     assert sorted(after) == sorted(before)
     assert main(["--store", store, "experiment", "show", "lab/a"]) == 0
     assert main(["--store", store, "experiment", "migrate"]) == 0

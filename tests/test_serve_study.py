@@ -20,6 +20,7 @@ from graphstore import open_store
 from graphtasks.cli import main
 from graphtasks.experiments.export import BROWSER_COLUMNS, TRIAL_COLUMNS
 from graphtasks.experiments.ids import experiment_uid
+from graphtasks.experiments.records import recorded_episodes
 from graphtasks.experiments.spec import ExperimentSpecError, parse_spec
 from graphtasks.serve.study import StudyError, load_study, parse_study
 from tests.test_serve import get, play, start_session
@@ -106,11 +107,12 @@ def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
     result = graphtasks(store, "experiment", "run", study, "--no-progress")
     assert result.returncode == 0, result.stderr
     assert "2 runs" in result.stdout
-    with open_store(store, "r") as s:
-        runs = s.cypher(
-            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $uid "
-            "RETURN r.index, r.agent, r.label, r.seed, r.status, count(e), collect(DISTINCT e.task_hash) "
-            "ORDER BY r.index", {"uid": experiment_uid("study with agents")}).rows
+    with open_store(store, "r") as s:  # the agents' runs are chunks, the session Episode nodes: read alike
+        episodes = recorded_episodes(s, "study with agents")
+        runs = [[*row, sum(e["run"] == row[0] for e in episodes), sorted({e["task_hash"] for e in episodes
+                                                                        if e["run"] == row[0]})]
+                for row in s.cypher("MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.agent, r.label, r.seed, "
+                                    "r.status ORDER BY r.index", {"uid": experiment_uid("study with agents")}).rows]
     assert [r[:5] for r in runs] == [
         [0, "hybrid", "model-based", 21, "completed"], [1, "hybrid", "model-based", 22, "completed"],
         [2, "participant", runs[2][2], 21, "completed"]]

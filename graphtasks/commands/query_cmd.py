@@ -5,22 +5,35 @@ from __future__ import annotations
 import argparse
 
 from graphstore import open_store
-from graphstore.cypher_text import check_read_only
+from graphstore.cypher_text import check_read_only, named_sources
 
 from .output import add_format_argument, parse_params, print_rows
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("cypher", help="run a read-only Cypher query")
+    parser = subparsers.add_parser(
+        "cypher", help="run a read-only Cypher query",
+        description="Run a read-only Cypher query. Experiment records kept as chunks are scanned with "
+        "LOAD FROM $episodes or LOAD FROM $trials (e.g. MATCH (r:Run) WITH r LOAD FROM $episodes "
+        "WHERE experiment = r.task ... ); no other file can be loaded.",
+    )
     parser.add_argument("query")
     parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="query parameter ($KEY); JSON values")
     add_format_argument(parser)
     parser.set_defaults(func=cmd_cypher)
 
 
+RECORD_SOURCES = ("episodes", "trials")  # `LOAD FROM $episodes`: the store's own record chunks
+
+
 def cmd_cypher(args: argparse.Namespace) -> int:
-    check_read_only(args.query)  # a writing query is refused before any store is opened
+    check_read_only(args.query, RECORD_SOURCES)  # a writing query is refused before any store is opened
     with open_store(args.store, "r") as store:
-        result = store.cypher(args.query, parse_params(args.param))
+        sources = None
+        if named_sources(args.query):  # only then: pyarrow and the catalogue are read for nothing otherwise
+            from graphtasks.experiments.records import record_sources
+
+            sources = record_sources(store)
+        result = store.cypher(args.query, parse_params(args.param), sources)
     print_rows(result.columns, result.rows, args.format)
     return 0

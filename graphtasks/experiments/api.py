@@ -12,6 +12,7 @@ from typing import Any, Sequence
 from graphstore import open_store
 from graphstore.errors import GraphtasksError
 
+from .chunks import records_folder, remove_chunks
 from .migrate import require_current
 from .observers import FINISHED, ProgressObserver, RunObserver
 from .records import (
@@ -22,6 +23,7 @@ from .records import (
     record_tasks,
     recorded_episodes,
     recorded_experiments,
+    task_version_counts,
 )
 from .schema import RECORD_LABELS
 from .spec import ExperimentSpec, load_spec, spec_path
@@ -67,10 +69,12 @@ def run_and_record(
         record_experiment(opened, spec, text)
         record_tasks(opened, task_versions(spec))
         done = finished_runs(opened, spec)
+        folder = records_folder(opened.location)
     todo = [cell for cell in cells(spec) if cell.index not in done]
     recorder = StoreRecorder(store, spec, on_wait=tell)
     result = run_experiment(
-        spec, workers=workers, skip=done, dask=dask, store=store, observers=[recorder, *observers], batched=batched
+        spec, workers=workers, skip=done, dask=dask, store=store, observers=[recorder, *observers], batched=batched,
+        records=folder,
     )
     with open_store(store, "r", on_wait=tell) as opened:
         rows = recorded_episodes(opened, spec.name)
@@ -116,10 +120,7 @@ def describe(store: Any, name: str) -> dict[str, Any]:
         "RETURN r.index, r.label, r.seed, r.status, r.error ORDER BY r.index",
         {"uid": uid, "finished": list(FINISHED)},
     ).rows
-    versions = store.cypher(
-        "MATCH (e:Episode) WHERE e.task = $uid RETURN e.task_version, e.task_hash, count(e) ORDER BY e.task_version",
-        {"uid": uid},
-    ).rows
+    versions = task_version_counts(store, name)
     return {
         "name": name,
         "description": head[0] or "",
@@ -168,7 +169,13 @@ def delete_records(store: Any, name: str, force: bool = False) -> dict[str, int]
             f"experiment {name!r} is running ({sum(n for *_, n in busy)} run(s) under way; driver {drivers}): "
             "stop it first (Ctrl-C) or let it finish; --force deletes it under the running sweep"
         )
-    return dict(store.delete_shared(uid, RECORD_LABELS))
+    chunks = store.cypher("MATCH (c:Chunk) WHERE c.task = $uid RETURN c.kind, c.file, c.rows", {"uid": uid}).rows
+    counts = dict(store.delete_shared(uid, RECORD_LABELS))
+    for kind, _, rows in chunks:  # the rows the chunks held count as the episodes and trials they are
+        label = "Episode" if kind == "episodes" else "Trial"
+        counts[label] = counts.get(label, 0) + int(rows)
+    remove_chunks(store.location, name, [file for _, file, _ in chunks])
+    return counts
 
 
 class Experiment:

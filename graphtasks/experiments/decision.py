@@ -13,12 +13,7 @@ import numpy as np
 
 from .figures import mean_and_error, plot_bars
 from .ids import experiment_uid
-
-CHOICES_QUERY = (
-    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid AND t.step = 0 "
-    "RETURN r.index, r.label, e.phase_index, e.index, t.action, t.reward, t.condition "
-    "ORDER BY r.index, e.phase_index, e.index"
-)
+from .records import step_rows
 
 
 class Choices:
@@ -33,16 +28,15 @@ class Choices:
 
 
 def recorded_choices(store: Any, name: str) -> list[Choices]:
-    """Every run's choices (the first step of each episode), from the recorded Trial nodes."""
+    """Every run's choices (the first step of each episode), from the recorded trials
+    (`records.step_rows`: Trial nodes or chunks)."""
     runs: dict[int, Choices] = {}
-    for run, label, phase, _, action, reward, condition in store.cypher(
-        CHOICES_QUERY, {"uid": experiment_uid(name)}
-    ).rows:
-        choices = runs.setdefault(int(run), Choices(str(label)))
-        choices.phase.append(int(phase))
-        choices.action.append(int(action))
-        choices.reward.append(float(reward))
-        choices.condition.append(condition or "")
+    for row in step_rows(store, name, (0,)):
+        choices = runs.setdefault(int(row["run"]), Choices(str(row["label"])))
+        choices.phase.append(int(row["phase_index"]))
+        choices.action.append(int(row["action"]))
+        choices.reward.append(float(row["reward"]))
+        choices.condition.append(row["condition"] or "")
     return [runs[k] for k in sorted(runs)]
 
 
@@ -321,10 +315,6 @@ def draw_restless(store: Any, name: str, path: str) -> None:
 
 
 # -- the horizon task -----------------------------------------------------------------------------------
-FREE_CHOICE_QUERY = (
-    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid AND t.step = $step "
-    "RETURN r.index, r.label, t.action, t.condition ORDER BY r.index, e.phase_index, e.index"
-)
 FORCED_CHOICES = 4  # a horizon game's forced choices: its first free choice is step 4
 HORIZON_NULL = 0.15  # a horizon effect smaller than this is none (3 SE of a gap between 16 runs' shares)
 
@@ -341,7 +331,7 @@ def directed_exploration(store: Any, name: str) -> dict[tuple[str, str], list[fl
     """Per (agent, horizon) each run's share of unequal games whose first free choice was the
     arm forced once (the less-known one)."""
     per_run: dict[tuple[str, str, int], list[bool]] = {}
-    rows = store.cypher(FREE_CHOICE_QUERY, {"uid": experiment_uid(name), "step": FORCED_CHOICES}).rows
+    rows = [(r["run"], r["label"], r["action"], r["condition"]) for r in step_rows(store, name, (FORCED_CHOICES,))]
     for run, label, action, condition in rows:
         arm = less_known_arm(str(condition))
         if arm is not None:

@@ -16,7 +16,8 @@ from typing import Any, Iterable
 from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
 
-from .records import experiment_uid
+from .ids import run_uid as run_uid_of
+from .records import chunk_table, experiment_uid, run_columns
 
 TRIAL_COLUMNS = (
     "experiment",
@@ -114,8 +115,42 @@ class ExportError(GraphtasksError, ValueError):
     """An export cannot be made as asked (a missing extra, nothing of that kind recorded)."""
 
 
+def chunk_trials(store: GraphStore, name: str) -> list[dict[str, Any]]:
+    """The trial rows of an experiment's chunks, as `recorded_trials` returns them."""
+    table = chunk_table(store, name, "trials")
+    if table is None:
+        return []
+    episodes = chunk_table(store, name, "episodes", ["phase_index", "episode", "start_state"])
+    starts = {}
+    if episodes is not None:
+        keys = zip(*(episodes.column(c).to_pylist() for c in ("run", "phase_index", "episode", "start_state")))
+        starts = {(run, phase, episode): start for run, phase, episode, start in keys}
+    runs = run_columns(store, name)
+    phases = {index: phase for index, phase in store.cypher(
+        "MATCH (x:Experiment)-[:HAS_PHASE]->(p:Phase) WHERE x.uid = $uid RETURN p.index, p.name",
+        {"uid": experiment_uid(name)}).rows}
+    names = ("run", "task_version", "phase_index", "episode", "step", "state", "action", "reward", "next_state",
+             "p_action", "condition")
+    out = []
+    for run, version, phase_index, episode, step, state, action, reward, next_state, p_action, condition in zip(
+        *(table.column(c).to_pylist() for c in names)
+    ):
+        task, agent, label, params, seed, run_condition = runs[run]
+        out.append({
+            "experiment": name, "run": run, "task": task, "task_version": version, "agent": agent, "label": label,
+            "params": params, "seed": seed, "condition": run_condition, "phase": phases.get(phase_index, ""),
+            "phase_index": phase_index, "episode": episode, "step": step, "state": state, "action": action,
+            "reward": reward, "next_state": next_state, "p_action": p_action, "trial_type": condition,
+            "start_state": starts.get((run, phase_index, episode)),
+        })
+    return out
+
+
 def recorded_trials(store: GraphStore, name: str) -> list[dict[str, Any]]:
-    """Every recorded trial of an experiment, one row per step, in run, phase, episode, step order."""
+    """Every recorded trial of an experiment, one row per step, in run, phase, episode, step order:
+    its Trial nodes (stores on a server, people's sessions, stores written before chunks) and
+    its chunks' rows."""
+    chunked = chunk_trials(store, name)
     out = []
     for row in store.cypher(QUERY_TRIALS, {"uid": experiment_uid(name)}).rows:
         values = dict(zip(("experiment", *TRIAL_COLUMNS[1:], "start_state"), (name, *row)))
@@ -128,6 +163,11 @@ def recorded_trials(store: GraphStore, name: str) -> list[dict[str, Any]]:
         for values in out:
             found = browser.get((values["run"], values["phase_index"], values["episode"], values["step"]))
             values.update(zip(BROWSER_COLUMNS, found or (None,) * len(BROWSER_COLUMNS)))
+    if chunked:
+        if browser:
+            for values in chunked:
+                values.update(dict.fromkeys(BROWSER_COLUMNS))
+        out = sorted(out + chunked, key=lambda r: (r["run"], r["phase_index"], r["episode"], r["step"]))
     return out
 
 
@@ -406,7 +446,13 @@ def prov_rdf(store: GraphStore, name: str) -> Any:
         graph.add((association, RDF.type, prov.Association))
         graph.add((association, prov.agent, who))
         graph.add((association, prov.hadPlan, plan))
-    for run_uid, task_version, task_hash in store.cypher(QUERY_PROV_USED, params).rows:
+    used = [tuple(row) for row in store.cypher(QUERY_PROV_USED, params).rows]
+    chunked = chunk_table(store, name, "episodes", ["task_version", "task_hash"])
+    if chunked is not None:  # the task versions a run's chunked episodes ran, once per run
+        distinct = chunked.group_by(["run", "task_version", "task_hash"]).aggregate([])
+        used += [(run_uid_of(experiment_uid(name), run), version_id, digest) for run, version_id, digest in
+                 zip(*(distinct.column(c).to_pylist() for c in ("run", "task_version", "task_hash")))]
+    for run_uid, task_version, task_hash in sorted(set(used)):
         version = node_iri(f"{task_version}@{task_hash}")
         graph.add((version, RDF.type, prov.Entity))
         graph.add((version, GT.task_version, Literal(task_version)))

@@ -691,14 +691,13 @@ def select_rows(rows: list[dict[str, Any]], name: str, tasks: Sequence[str] = ()
 
 def task_versions(store: Any, name: str) -> dict[str, set[str]]:
     """The task versions each of the experiment's tasks ran (a phase's changes make versions)."""
-    from .ids import experiment_uid
+    from .records import run_task_versions
 
+    runs = experiment_runs(store, name)
     out: dict[str, set[str]] = {}
-    for task, version in store.cypher(
-        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $uid RETURN DISTINCT r.task_id, e.task_version",
-        {"uid": experiment_uid(name)},
-    ).rows:
-        out.setdefault(str(task), set()).add(str(version))
+    for run, version in run_task_versions(store, name):
+        if run in runs:
+            out.setdefault(str(runs[run][0]), set()).add(str(version))
     return out
 
 
@@ -748,7 +747,7 @@ def stay_by_panel(store: Any, name: str, tasks: Sequence[str] = (), conditions: 
     dict
         (panel, agent, after) -> the stay probability of each run.
     """
-    from .records import STAY_BY_RUN_QUERY
+    from .records import stay_rows
 
     runs = experiment_runs(store, name)
     chosen = selected_runs(runs, name, tasks, conditions)
@@ -760,7 +759,7 @@ def stay_by_panel(store: Any, name: str, tasks: Sequence[str] = (), conditions: 
     if left_out and notes is not None:
         notes.append(f"not drawn: {', '.join(left_out)} (no two-step structure)")
     out: PanelTable = {}
-    for label, run, after, stay in store.cypher(STAY_BY_RUN_QUERY, {"experiment": name}).rows:
+    for label, run, after, stay in stay_rows(store, name):
         if run in chosen and structured.get(runs[run][0]):
             task, _, condition = runs[run]
             out.setdefault((panel_of(task, condition), str(label), str(after)), []).append(float(stay))
@@ -810,11 +809,11 @@ def choices_in_test_phases(store: Any, name: str, tasks: Sequence[str] = (), con
     phases = {key: phase for key, (phase, learn) in experiment_phases(store, name).items() if not learn}
     if not phases or not chosen:
         return {}
-    trials = store.cypher(
-        "MATCH (t:Trial) WHERE t.experiment = $name AND t.step = 0 AND t.phase_index IN $phases "
-        "RETURN t.run, t.phase_index, t.action",
-        {"name": name, "phases": sorted({index for _, index in phases})},
-    ).rows
+    from .records import step_rows
+
+    indices = {index for _, index in phases}
+    trials = [(r["run"], r["phase_index"], r["action"]) for r in step_rows(store, name, (0,))
+              if r["phase_index"] in indices]
     chosen_actions: dict[tuple[int, int], list[int]] = {}
     for run, phase, action in trials:
         if run in chosen and (runs[run][2], phase) in phases:
@@ -959,9 +958,8 @@ def _two_step(store: Any, name: str, tasks: Sequence[str] = ()) -> bool:
     """Whether every task drawn (every task the experiment ran, or the named ones) leads its
     first choice on by chance, as the two-step task does (auto then draws stay bars), and
     steps were recorded to look at."""
-    from .ids import experiment_uid
+    from .records import trial_count
 
     structured = stay_tasks(store, name)
     drawn = [t for t in structured if not tasks or t in tasks]
-    trials = store.cypher("MATCH (t:Trial) WHERE t.task = $uid RETURN count(t)", {"uid": experiment_uid(name)}).rows
-    return bool(drawn) and all(structured[t] for t in drawn) and bool(trials and trials[0][0])
+    return bool(drawn) and all(structured[t] for t in drawn) and trial_count(store, name) > 0

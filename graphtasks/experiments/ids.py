@@ -69,3 +69,8 @@ def group_fit_uid(experiment: str, model: str, method: str, digest: str) -> str:
 
 def participant_uid(experiment: str, participant: str) -> str:
     return f"{experiment}/participant/{part(participant)}"
+
+
+def chunk_uid(experiment: str, digest: str) -> str:
+    """A record chunk's uid: its experiment's and its content hash (the same file, the same uid)."""
+    return f"{experiment}/chunk/{digest[:32]}"

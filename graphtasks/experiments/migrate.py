@@ -20,7 +20,8 @@ from graphstore.schema import quote_name
 from .ids import experiment_uid, fit_uid, group_fit_uid, model_uid, participant_uid, phase_uid
 from .schema import RECORD_LABELS
 
-RELATIONS = ("HAS_PHASE", "HAS_RUN", "HAS_EPISODE", "IN_PHASE", "HAS_TRIAL", "HAS_PROBE", "PERFORMED", "FITS",
+RELATIONS = ("HAS_PHASE", "HAS_RUN", "HAS_EPISODE", "IN_PHASE", "HAS_TRIAL", "HAS_PROBE", "HAS_CHUNK", "HOLDS_RUN",
+             "PERFORMED", "FITS",
              "OF_MODEL", "HAS_FIT")
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .chunks import Chunk
     from .runs import Cell
     from .spec import ExperimentSpec
 
@@ -51,6 +52,20 @@ class RunOutcome:
     error: str | None
     started_at: str
     ended_at: str
+    # where a worker wrote the run's rows as record chunks (`chunks`): the chunks, the records
+    # folder and the run's probes; `rows` is then None (`episode_rows` reads them back)
+    chunks: tuple[Chunk, ...] = ()
+    folder: str | None = None
+    probes: tuple[dict[str, Any], ...] = ()
+
+    def episode_rows(self) -> list[dict[str, Any]] | None:
+        """The run's episode rows (with their steps and probe, as the sweep makes them), read
+        back from its chunks where a worker wrote it as chunks."""
+        if self.rows is not None or not self.chunks:
+            return self.rows
+        from .chunks import outcome_rows
+
+        return outcome_rows(self)
 
 
 class RunObserver:
@@ -113,8 +128,9 @@ class CsvObserver(RunObserver):
         self.rows: dict[int, list[dict[str, Any]]] = {}
 
     def run_finished(self, outcome: RunOutcome) -> None:
-        if outcome.rows:
-            self.rows[outcome.cell.index] = [{c: r.get(c) for c in self.columns} for r in outcome.rows]
+        rows = outcome.episode_rows()
+        if rows:
+            self.rows[outcome.cell.index] = [{c: r.get(c) for c in self.columns} for r in rows]
 
     def experiment_finished(self, status: str) -> None:
         with open(self.path, "w", newline="", encoding="utf-8") as handle:
@@ -135,5 +151,6 @@ class BidsObserver(RunObserver):
     def run_finished(self, outcome: RunOutcome) -> None:
         from .export import trials_of_rows, write_bids
 
-        if outcome.status == COMPLETED and outcome.rows:
-            self.written += write_bids(trials_of_rows(outcome.rows), self.folder)
+        rows = outcome.episode_rows() if outcome.status == COMPLETED else None
+        if rows:
+            self.written += write_bids(trials_of_rows(rows), self.folder)

@@ -21,7 +21,8 @@ from typing import Any, Callable, Mapping, Sequence
 from graphstore import GraphStore, TaskGraph
 from graphstore.errors import GraphtasksError
 
-from .ids import episode_uid, experiment_uid, phase_uid, probe_uid, run_uid, trial_uid
+from .chunks import KINDS, RecordChunkError, chunk_path, concat, read_chunk, records_folder, require_arrow, schema_of
+from .ids import chunk_uid, episode_uid, experiment_uid, phase_uid, probe_uid, run_uid, trial_uid
 from .observers import FINISHED, RUNNING, RunObserver, RunOutcome
 from .runs import Cell
 from .spec import ExperimentSpec
@@ -136,6 +137,26 @@ def record_tasks(store: GraphStore, graphs: Mapping[str, TaskGraph]) -> None:
 
 
 STAY_QUERY = """
+LOAD FROM $trials WHERE experiment = $experiment AND step = 0
+WITH run AS r1, phase_index AS p1, episode AS e1, state AS s1, action AS a1, next_state AS n1, task_version AS v1
+LOAD FROM $trials WHERE experiment = $experiment AND step = 0 AND run = r1 AND phase_index = p1 AND episode = e1 + 1
+WITH r1, p1, e1, s1, a1, n1, v1, action AS a2
+LOAD FROM $episodes WHERE experiment = $experiment AND run = r1 AND phase_index = p1 AND episode = e1
+WITH r1, s1, a1, n1, v1, a2, reward AS won
+MATCH (s:State)-[m:MOVE]->(n:State)
+WHERE s.task = v1 AND n.task = v1 AND s.index = s1 AND m.action = a1 AND n.index = n1
+MATCH (x:Experiment)-[:HAS_RUN]->(r:Run) WHERE x.name = $experiment AND r.index = r1
+RETURN r.label AS agent,
+       (CASE WHEN won > 0 THEN 'rewarded' ELSE 'unrewarded' END)
+       + (CASE WHEN m.p >= 0.5 THEN '_common' ELSE '_rare' END) AS after,
+       avg(CASE WHEN a2 = a1 THEN 1.0 ELSE 0.0 END) AS stay
+ORDER BY agent, after
+"""
+"""The two-step stay probabilities of an experiment's agents, by what happened on the trial
+before, over its trial chunks (`graphtasks cypher` binds $trials and $episodes); the same over
+Trial nodes (a Bolt store, a store written before chunks) is `STAY_NODES_QUERY`."""
+
+STAY_NODES_QUERY = """
 MATCH (e1:Episode)-[:HAS_TRIAL]->(a:Trial) WHERE e1.experiment = $experiment AND a.step = 0
 MATCH (e2:Episode)-[:HAS_TRIAL]->(b:Trial)
 WHERE e2.experiment = e1.experiment AND e2.run = e1.run AND e2.phase_index = e1.phase_index
@@ -152,15 +173,82 @@ ORDER BY agent, after
 """
 
 
-STAY_BY_RUN_QUERY = STAY_QUERY.replace("RETURN r.label AS agent,", "RETURN r.label AS agent, r.index AS run,").replace(
-    "ORDER BY agent, after", "ORDER BY agent, run, after"
+STAY_BY_RUN_QUERY = STAY_NODES_QUERY.replace(
+    "RETURN r.label AS agent,", "RETURN r.label AS agent, r.index AS run,"
+).replace("ORDER BY agent, after", "ORDER BY agent, run, after")
+
+
+STEP_QUERY = (
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid AND t.step IN $steps "
+    "RETURN r.index, e.phase_index, e.index, t.step, t.state, t.action, t.reward, t.next_state, t.p_action, "
+    "t.condition, e.task_version, e.reward"
 )
+STEP_COLUMNS = ("run", "phase_index", "episode", "step", "state", "action", "reward", "next_state", "p_action",
+                "condition", "task_version", "episode_reward")
+
+
+def step_rows(store: GraphStore, name: str, steps: Sequence[int] = (0,)) -> list[dict[str, Any]]:
+    """The recorded trials of an experiment at these steps of their episodes (0: each
+    episode's first choice), from its Trial nodes and its chunks alike, in run, phase, episode
+    and step order: `STEP_COLUMNS` plus the run's `label`. What the reproductions' checks and
+    figures read, so they measure the same whichever way the records are kept."""
+    uid = experiment_uid(name)
+    rows = [dict(zip(STEP_COLUMNS, row)) for row in store.cypher(STEP_QUERY, {"uid": uid, "steps": list(steps)}).rows]
+    trials = chunk_table(store, name, "trials")
+    if trials is not None:
+        pc = require_arrow().compute
+        trials = trials.filter(pc.is_in(trials.column("step"), value_set=require_arrow().array(list(steps), "int32")))
+        episodes = chunk_table(store, name, "episodes", ["phase_index", "episode", "reward"])
+        rewards = {}
+        if episodes is not None:
+            keys = zip(*(episodes.column(c).to_pylist() for c in ("run", "phase_index", "episode", "reward")))
+            rewards = {(run, phase, episode): reward for run, phase, episode, reward in keys}
+        for row in trials.select(list(STEP_COLUMNS[:-1])).to_pylist():
+            row["episode_reward"] = rewards.get((row["run"], row["phase_index"], row["episode"]))
+            rows.append(row)
+    labels = {index: label for index, label in store.cypher(RUN_LABELS_QUERY, {"uid": uid}).rows}
+    for row in rows:
+        row["label"] = labels.get(row["run"], "")
+    rows.sort(key=lambda r: (r["run"], r["phase_index"], r["episode"], r["step"]))
+    return rows
+
+
+def trial_count(store: GraphStore, name: str) -> int:
+    """How many trials an experiment recorded, as Trial nodes and in chunks."""
+    uid = experiment_uid(name)
+    nodes = store.cypher("MATCH (t:Trial) WHERE t.task = $uid RETURN count(t)", {"uid": uid}).rows
+    chunked = store.cypher("MATCH (c:Chunk) WHERE c.task = $uid AND c.kind = 'trials' RETURN sum(c.rows)",
+                           {"uid": uid}).rows
+    return int(nodes[0][0] if nodes else 0) + int((chunked[0][0] if chunked else 0) or 0)
+
+
+def stay_rows(store: GraphStore, name: str) -> list[tuple[str, int, str, float]]:
+    """(agent label, run, after, stay probability) of a two-step experiment: how often each run
+    repeated its first-stage choice after a rewarded or unrewarded, common or rare trial (what
+    `STAY_BY_RUN_QUERY` answers over Trial nodes, for chunks too), by label, run and after."""
+    firsts = step_rows(store, name, (0,))
+    moves: dict[str, dict[tuple[int, int, int], float]] = {}
+    for task_version in sorted({str(r["task_version"]) for r in firsts}):
+        moves[task_version] = {(s, a, n): p for s, a, n, p in store.cypher(
+            "MATCH (s:State)-[m:MOVE]->(n:State) WHERE s.task = $task AND n.task = $task "
+            "RETURN s.index, m.action, n.index, m.p", {"task": task_version}).rows}
+    by_episode = {(r["run"], r["phase_index"], r["episode"]): r for r in firsts}
+    sums: dict[tuple[str, int, str], list[float]] = {}
+    for (run, phase, episode), first in by_episode.items():
+        following = by_episode.get((run, phase, episode + 1))
+        p = moves[str(first["task_version"])].get((first["state"], first["action"], first["next_state"]))
+        if following is None or p is None:
+            continue
+        after = ("rewarded" if (first["episode_reward"] or 0) > 0 else "unrewarded") + (
+            "_common" if p >= 0.5 else "_rare")
+        sums.setdefault((first["label"], run, after), []).append(1.0 if following["action"] == first["action"] else 0.0)
+    return [(label, run, after, sum(v) / len(v)) for (label, run, after), v in sorted(sums.items())]
 
 
 def stay_by_run(store: GraphStore, name: str) -> dict[tuple[str, str], list[float]]:
     """Each agent's stay probability per run, by what happened on the trial before."""
     out: dict[tuple[str, str], list[float]] = {}
-    for agent, _, after, stay in store.cypher(STAY_BY_RUN_QUERY, {"experiment": name}).rows:
+    for agent, _, after, stay in stay_rows(store, name):
         out.setdefault((agent, after), []).append(float(stay))
     return out
 
@@ -235,6 +323,8 @@ def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Rec
         {"uid": probe_uid(run_id, p["phase_index"]), "task": uid, "experiment": spec.name, **p}
         for p in split_probes(outcome.rows or [])
     ]
+    if outcome.chunks:
+        return head_of(spec, outcome), chunk_records(spec, outcome)
     rows, trial_rows = split_steps(outcome.rows or [])
     trials = [
         {
@@ -278,6 +368,39 @@ def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Rec
         ],
     )
     return head, body
+
+
+def head_of(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
+    """A run's Run node and HAS_RUN edge."""
+    uid = experiment_uid(spec.name)
+    run = run_node(spec, outcome.cell, outcome.status, outcome.error, outcome.started_at, outcome.ended_at)
+    return [("Run", [run])], [("HAS_RUN", "Experiment", "Run", [_key(uid, run["uid"])])]
+
+
+def chunk_records(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
+    """The catalogue of a run a worker wrote as chunks: its chunks (one node each, however many
+    runs share it: `_joined` merges them by uid), HAS_CHUNK and HOLDS_RUN edges, and its probes."""
+    uid = experiment_uid(spec.name)
+    run_id = run_uid(uid, outcome.cell.index)
+    chunks = [
+        {
+            "uid": chunk_uid(uid, c.sha256), "task": uid, "experiment": spec.name, "kind": c.kind, "file": c.file,
+            "sha256": c.sha256, "rows": c.rows, "runs": list(c.runs), "bytes": c.bytes, "created_at": _now(),
+        }
+        for c in outcome.chunks
+    ]
+    probes = [
+        {"uid": probe_uid(run_id, p["phase_index"]), "task": uid, "experiment": spec.name, **p}
+        for p in outcome.probes
+    ]
+    return (
+        [("Chunk", chunks), ("Probe", probes)],
+        [
+            ("HAS_CHUNK", "Experiment", "Chunk", [_key(uid, c["uid"]) for c in chunks]),
+            ("HOLDS_RUN", "Chunk", "Run", [_key(c["uid"], run_id) for c in chunks]),
+            ("HAS_PROBE", "Run", "Probe", [_key(run_id, p["uid"]) for p in probes]),
+        ],
+    )
 
 
 def record_runs(
@@ -326,23 +449,202 @@ def record_runs(
 
 
 def _joined(batch: list[Records]) -> Records:
-    """Several runs' records as one write: rows of the same label (edge type) together."""
-    nodes: dict[str, list[dict[str, Any]]] = {}
-    edges: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    """Several runs' records as one write: rows of the same label (edge type) together, a node
+    (a chunk many runs share) and an edge once."""
+    nodes: dict[str, dict[str, dict[str, Any]]] = {}
+    edges: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
     for run_nodes, run_edges in batch:
         for label, rows in run_nodes:
-            nodes.setdefault(label, []).extend(rows)
+            kept = nodes.setdefault(label, {})
+            for row in rows:
+                kept.setdefault(str(row["uid"]), row)
         for rel, a, b, rows in run_edges:
-            edges.setdefault((rel, a, b), []).extend(rows)
-    return list(nodes.items()), [(rel, a, b, rows) for (rel, a, b), rows in edges.items()]
+            kept = edges.setdefault((rel, a, b), {})
+            for row in rows:
+                kept.setdefault(str(row["key"]), row)
+    return ([(label, list(rows.values())) for label, rows in nodes.items()],
+            [(rel, a, b, list(rows.values())) for (rel, a, b), rows in edges.items()])
+
+
+CHUNKS_QUERY = "MATCH (c:Chunk) WHERE c.task = $uid AND c.kind = $kind RETURN c.file, c.rows ORDER BY c.file"
+RUN_LABELS_QUERY = "MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.label"
+
+
+def chunk_table(store: GraphStore, name: str, kind: str, columns: Sequence[str] | None = None) -> Any:
+    """The rows of an experiment's catalogued chunks of one kind ('episodes', 'trials') as one
+    Arrow table in run order, or None if it has no chunks (its records are nodes, or none).
+
+    A run is read from one chunk only: should two drivers have catalogued the same run in two
+    chunks (same seeds, the same rows), the first chunk's rows are kept.
+    """
+    uid = experiment_uid(name)
+    found = store.cypher(CHUNKS_QUERY, {"uid": uid, "kind": kind}).rows
+    if not found:
+        return None
+    folder = records_folder(store.location)
+    if folder is None:
+        raise RecordChunkError(f"experiment {name!r} names record chunks, but store {store.location!r} has no "
+                               "records folder")
+    pa = require_arrow()
+    pc = pa.compute
+    wanted = None if columns is None else list(dict.fromkeys(["run", *columns]))
+    tables, seen = [], pa.array([], pa.int32())
+    for file, rows in found:
+        table = read_chunk(folder, file, rows, wanted)
+        if len(seen):
+            table = table.filter(pc.invert(pc.is_in(table.column("run"), value_set=seen)))
+        seen = pa.concat_arrays([seen, pc.unique(table.column("run")).cast(pa.int32())])
+        tables.append(table)
+    table = concat(kind, tables) if wanted is None else pa.concat_tables(tables)
+    order = [("run", "ascending"), ("phase_index", "ascending"), ("episode", "ascending")]
+    if kind == "trials":
+        order.append(("step", "ascending"))
+    present = set(table.column_names)
+    return table.sort_by([o for o in order if o[0] in present])
+
+
+def record_sources(store: GraphStore) -> dict[str, Any]:
+    """What `LOAD FROM $episodes` and `LOAD FROM $trials` scan in a query on this store: the
+    catalogued chunk files of every experiment (an empty table of the kind's columns where
+    there are none, so a query over no records returns no rows rather than failing).
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.experiments.records import record_sources
+    >>> with open_store(":memory:") as store:
+    ...     store.cypher("LOAD FROM $episodes RETURN count(*)", sources=record_sources(store)).rows
+    [[0]]
+    """
+    folder = records_folder(store.location)
+    out: dict[str, Any] = {}
+    for kind in KINDS:
+        files = store.cypher("MATCH (c:Chunk) WHERE c.kind = $kind RETURN c.file ORDER BY c.file", {"kind": kind}).rows
+        if files and folder is not None:
+            out[kind] = [str(chunk_path(folder, file)) for (file,) in files]
+        else:
+            out[kind] = schema_of(kind).empty_table()
+    return out
+
+
+def chunks_as_records(store: GraphStore, names: Sequence[str]) -> Records:
+    """The Episode and Trial records (with their HAS_EPISODE, IN_PHASE and HAS_TRIAL edges)
+    that these experiments' chunks hold, as rows in `merge_shared`'s form: the same uids and
+    properties a store of Episode nodes holds, so the RDF view (`graphstore.rdf.add_shared_rows`)
+    is the same whichever way the records are kept."""
+    nodes: dict[str, list[dict[str, Any]]] = {"Episode": [], "Trial": []}
+    edges: dict[str, list[dict[str, str]]] = {"HAS_EPISODE": [], "IN_PHASE": [], "HAS_TRIAL": []}
+    for name in names:
+        uid = experiment_uid(name)
+        episodes = chunk_table(store, name, "episodes")
+        if episodes is None:
+            continue
+        conditions = {index: condition or "" for index, condition in store.cypher(
+            "MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.condition", {"uid": uid}).rows}
+        for e in episodes.to_pylist():
+            run_id = run_uid(uid, e["run"])
+            episode_id = episode_uid(run_id, e["phase_index"], e["episode"])
+            nodes["Episode"].append({
+                "uid": episode_id, "task": uid, "experiment": name, "run": e["run"], "phase": e["phase"],
+                "phase_index": e["phase_index"], "index": e["episode"], "reward": e["reward"], "length": e["length"],
+                "start_state": e["start_state"], "task_version": e["task_version"], "task_hash": e["task_hash"],
+            })
+            edges["HAS_EPISODE"].append(_key(run_id, episode_id))
+            edges["IN_PHASE"].append(_key(episode_id, phase_uid(uid, conditions.get(e["run"], ""), e["phase_index"])))
+        trials = chunk_table(store, name, "trials")
+        for t in trials.to_pylist() if trials is not None else []:
+            episode_id = episode_uid(run_uid(uid, t["run"]), t["phase_index"], t["episode"])
+            trial_id = trial_uid(episode_id, t["step"])
+            row = {k: v for k, v in t.items() if k not in ("task_version", "condition")}
+            nodes["Trial"].append({"uid": trial_id, "task": uid, **row, "experiment": name,
+                                   **({"condition": t["condition"]} if t["condition"] is not None else {})})
+            edges["HAS_TRIAL"].append(_key(episode_id, trial_id))
+    ends = {"HAS_EPISODE": ("Run", "Episode"), "IN_PHASE": ("Episode", "Phase"), "HAS_TRIAL": ("Episode", "Trial")}
+    return ([(label, rows) for label, rows in nodes.items() if rows],
+            [(rel, *ends[rel], rows) for rel, rows in edges.items() if rows])
+
+
+def outside_records(store: GraphStore, owners: Sequence[str] | None) -> Records | None:
+    """The reader of the entry-point group `graphtasks.outside_records`: the Episode and Trial
+    records these owners' (experiment uids'; None: every experiment's) chunks hold, or None
+    where the store has no chunks."""
+    if not store.cypher("MATCH (c:Chunk) RETURN c.uid LIMIT 1").rows:
+        return None
+    names = [name for uid, name in store.cypher("MATCH (x:Experiment) RETURN x.uid, x.name ORDER BY x.name").rows
+             if owners is None or uid in owners]
+    return chunks_as_records(store, names)
+
+
+def run_columns(store: GraphStore, name: str) -> dict[int, tuple[Any, ...]]:
+    """(task_id, agent, label, params as canonical JSON, seed, condition) of each run, by index."""
+    out = {}
+    for index, task, agent, label, params, seed, condition in store.cypher(
+        "MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.task_id, r.agent, r.label, r.params, r.seed, r.condition",
+        {"uid": experiment_uid(name)},
+    ).rows:
+        loaded = json.loads(params) if isinstance(params, str) else params
+        out[index] = (task, agent, label, json.dumps(loaded, sort_keys=True), seed, condition or "")
+    return out
+
+
+def chunk_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:
+    """The episode rows of an experiment's chunks, as `recorded_episodes` returns them."""
+    table = chunk_table(store, name, "episodes")
+    if table is None:
+        return []
+    runs = run_columns(store, name)
+    out = []
+    columns = [table.column(c).to_pylist() for c in
+               ("run", "task_version", "task_hash", "phase", "phase_index", "episode", "reward", "length",
+                "start_state")]
+    for run, task_version, digest, phase, phase_index, episode, reward, length, start in zip(*columns):
+        task, agent, label, params, seed, condition = runs[run]
+        out.append({"experiment": name, "run": run, "task": task, "phase_task": task_version, "task_hash": digest,
+                    "agent": agent, "label": label, "params": params, "seed": seed, "condition": condition,
+                    "phase": phase, "phase_index": phase_index, "episode": episode, "return": reward,
+                    "length": length, "start_state": start})
+    return out
+
+
+def run_task_versions(store: GraphStore, name: str) -> list[tuple[int, str]]:
+    """(run index, task version) of every task version each run's episodes ran, nodes and chunks."""
+    pairs = {(int(run), str(version)) for run, version in store.cypher(
+        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $uid RETURN DISTINCT r.index, e.task_version",
+        {"uid": experiment_uid(name)}).rows}
+    table = chunk_table(store, name, "episodes", ["task_version"])
+    if table is not None:
+        distinct = table.group_by(["run", "task_version"]).aggregate([])
+        pairs |= set(zip(distinct.column("run").to_pylist(), distinct.column("task_version").to_pylist()))
+    return sorted(pairs)
+
+
+def task_version_counts(store: GraphStore, name: str) -> list[tuple[str, str, int]]:
+    """(task version, content hash, episodes) the experiment's recorded episodes ran, nodes and chunks."""
+    counts: dict[tuple[str, str], int] = {}
+    for version_id, digest, n in store.cypher(
+        "MATCH (e:Episode) WHERE e.task = $uid RETURN e.task_version, e.task_hash, count(e)",
+        {"uid": experiment_uid(name)},
+    ).rows:
+        counts[(version_id, digest)] = counts.get((version_id, digest), 0) + n
+    table = chunk_table(store, name, "episodes", ["task_version", "task_hash"])
+    if table is not None:
+        grouped = table.group_by(["task_version", "task_hash"]).aggregate([("run", "count")])
+        for version_id, digest, n in zip(*(grouped.column(c).to_pylist()
+                                           for c in ("task_version", "task_hash", "run_count"))):
+            counts[(version_id, digest)] = counts.get((version_id, digest), 0) + n
+    return [(v, h, n) for (v, h), n in sorted(counts.items())]
 
 
 def recorded_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:
-    """Every recorded episode of an experiment, as the rows `run_experiment` returns."""
+    """Every recorded episode of an experiment, as the rows `run_experiment` returns: its
+    Episode nodes (stores on a server, stores written before chunks) and its chunks' rows."""
     result = store.cypher(QUERY_EPISODES, {"experiment": experiment_uid(name)})
     keys = COLUMNS[1:]  # the query returns every column but the experiment's name, in order
     out = []
     canonical: dict[str, str] = {}  # a run's params, once per run rather than once per episode
+    chunked = chunk_episodes(store, name)
+    if chunked and not result.rows:
+        return chunked
     for row in result.rows:
         record = dict(zip(keys, row))
         params = record["params"]
@@ -352,6 +654,8 @@ def recorded_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:
         record["params"] = canonical[key]
         record["condition"] = record["condition"] or ""
         out.append({"experiment": name, **record})
+    if chunked:
+        out = sorted(out + chunked, key=lambda r: (r["run"], r["phase_index"], r["episode"]))
     return out
 
 

@@ -16,7 +16,9 @@ from graphstore.schema import Property, Schema
 
 MLS = "http://www.w3.org/ns/mls#"  # W3C ML-Schema: the RDF view types records with it where it fits
 # what an experiment owns (deleted with it)
-RECORD_LABELS = ("GroupFit", "Fit", "Model", "Trial", "Probe", "Episode", "Run", "Participant", "Phase", "Experiment")
+RECORD_LABELS = (
+    "GroupFit", "Fit", "Model", "Trial", "Probe", "Episode", "Chunk", "Run", "Participant", "Phase", "Experiment"
+)
 KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
 
 
@@ -113,6 +115,22 @@ def add_schema(s: Schema) -> None:
         shared=True,
     )
     s.add_node(
+        "Chunk",
+        [
+            Property("experiment", "str", True, "the experiment's name"),
+            Property("kind", "str", True, "episodes | trials: what its rows are"),
+            Property("file", "str", True, "its path in the store's records folder (<store>.records/)"),
+            Property("sha256", "str", True, "hash of the file's bytes"),
+            Property("rows", "int", True, "rows it holds"),
+            Property("runs", "json", True, "indices of the runs whose rows it holds"),
+            Property("bytes", "int", True, "size of the file"),
+            Property("created_at", "str", False, "UTC time it was catalogued"),
+        ],
+        "A columnar file (Parquet) of a sweep's episode or trial rows, catalogued once it was durable; "
+        "Cypher reads it with LOAD FROM $episodes / $trials.",
+        shared=True,
+    )
+    s.add_node(
         "Probe",
         [
             Property("experiment", "str", True, "the experiment's name"),
@@ -204,6 +222,8 @@ def add_schema(s: Schema) -> None:
     s.add_rel("IN_PHASE", [("Episode", "Phase")], [KEY], "The phase an episode belongs to.")
     s.add_rel("HAS_TRIAL", [("Episode", "Trial")], [KEY], "An episode's steps, in order.")
     s.add_rel("HAS_PROBE", [("Run", "Probe")], [KEY], "A run's probes, one per probed phase.")
+    s.add_rel("HAS_CHUNK", [("Experiment", "Chunk")], [KEY], "An experiment's record chunks.")
+    s.add_rel("HOLDS_RUN", [("Chunk", "Run")], [KEY], "The runs whose rows a record chunk holds.")
     s.add_rel("PERFORMED", [("Participant", "Run")], [KEY], "The imported runs of a participant.")
     s.add_rel("FITS", [("Fit", "Run")], [KEY], "The run whose choices a fit explains.")
     s.add_rel("OF_MODEL", [("Fit", "Model"), ("GroupFit", "Model")], [KEY], "The model a fit is of.")

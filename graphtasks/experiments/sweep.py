@@ -11,13 +11,14 @@ from __future__ import annotations
 import csv
 import ctypes
 import dataclasses
+import functools
 import json
 import multiprocessing
 import os
 import signal
 import sys
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -27,6 +28,7 @@ import numpy as np
 from graphstore import TaskGraph
 
 from .batched_runs import group_cells, play_batch
+from .chunks import RecordChunkError, write_outcomes
 from .observers import COMPLETED, FAILED, INTERRUPTED, RunObserver, RunOutcome, now
 from .runs import Cell, PhaseEpisode, cells, play_run
 from .spec import ExperimentSpec
@@ -54,11 +56,33 @@ COLUMNS = (
 
 @dataclass
 class SweepResult:
-    rows: list[dict[str, Any]]  # one per episode
+    """What a sweep did: its failures, how many runs were batched, and (read when first asked,
+    from the records chunks where workers wrote them) its completed runs' rows."""
+
+    outcomes: list[RunOutcome]  # the completed runs, in run order
     failures: list[tuple[Cell, str]]
-    trials: list[dict[str, Any]] = field(default_factory=list)  # one per step, where steps are recorded
-    probes: list[dict[str, Any]] = field(default_factory=list)  # one per probed phase of each run
     batched: int = 0  # runs played as lanes of a batch (the others per agent)
+
+    @functools.cached_property
+    def _split(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+        every = [row for outcome in self.outcomes for row in outcome.episode_rows() or []]
+        rows, trials = split_steps(every)
+        return rows, trials, split_probes(every)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """One per episode."""
+        return self._split[0]
+
+    @property
+    def trials(self) -> list[dict[str, Any]]:
+        """One per step, where steps are recorded."""
+        return self._split[1]
+
+    @property
+    def probes(self) -> list[dict[str, Any]]:
+        """One per probed phase of each run."""
+        return self._split[2]
 
 
 def task_versions(spec: ExperimentSpec) -> dict[str, TaskGraph]:
@@ -146,8 +170,8 @@ def split_probes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(spec: ExperimentSpec, versions: Mapping[str, TaskVersion]) -> None:
-    _WORKER["spec"], _WORKER["versions"] = spec, versions
+def _init_worker(spec: ExperimentSpec, versions: Mapping[str, TaskVersion], records: str | None = None) -> None:
+    _WORKER["spec"], _WORKER["versions"], _WORKER["records"] = spec, versions, records
 
 
 Unit = Cell | tuple[Cell, ...]  # one cell played per agent, or a batch (`batched_runs.group_cells`)
@@ -158,7 +182,23 @@ def unit_cells(unit: Unit) -> tuple[Cell, ...]:
 
 
 def _run_in_worker(unit: Unit) -> list[RunOutcome]:
-    """Play one unit of work; a failure fails its cells with the error, the others go on."""
+    """Play one unit of work; a failure fails its cells with the error, the others go on.
+
+    Where the sweep keeps records as chunks (`records`: the store's records folder), the
+    worker writes its completed runs' rows there itself (`chunks.write_outcomes`) and sends
+    the driver only what the catalogue needs."""
+    outcomes = _play_unit(unit)
+    folder = _WORKER.get("records")
+    if folder is None:
+        return outcomes
+    try:
+        return write_outcomes(folder, _WORKER["spec"].name, outcomes)
+    except RecordChunkError as exc:  # a full disk: the runs failed, the sweep says why and goes on
+        return [dataclasses.replace(o, status=FAILED, rows=None, error=str(exc)) if o.rows is not None else o
+                for o in outcomes]
+
+
+def _play_unit(unit: Unit) -> list[RunOutcome]:
     started = now()
     spec, versions = _WORKER["spec"], _WORKER["versions"]
     try:
@@ -194,13 +234,14 @@ def die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _serve(connection: Any, spec: ExperimentSpec, versions: Mapping[str, TaskVersion], parent: int) -> None:
+def _serve(connection: Any, spec: ExperimentSpec, versions: Mapping[str, TaskVersion], parent: int,
+           records: str | None = None) -> None:
     """A worker process: run the cells the driver sends, one at a time, until it sends None or
     is gone. Ctrl-C is the driver's to handle (it stops the workers); a driver that dies takes
     its workers with it, so none holds the command's output open."""
     die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _init_worker(spec, versions)
+    _init_worker(spec, versions, records)
     try:
         while (unit := connection.recv()) is not None:
             connection.send(_run_in_worker(unit))
@@ -214,6 +255,7 @@ def _process_outcomes(
     versions: Mapping[str, TaskVersion],
     todo: list[Unit],
     started: Callable[[Cell], object],
+    records: str | None = None,
 ) -> Iterator[list[RunOutcome]]:
     """Run the units (cells and batches) on `workers` processes, one unit per process at a time
     over its own pipe, and yield each unit's outcomes as it finishes.
@@ -230,7 +272,7 @@ def _process_outcomes(
 
     def start(index: int) -> None:
         parent, child = context.Pipe()
-        process = context.Process(target=_serve, args=(child, spec, versions, os.getpid()), daemon=True)
+        process = context.Process(target=_serve, args=(child, spec, versions, os.getpid(), records), daemon=True)
         process.start()
         child.close()
         if index < len(slots):
@@ -284,7 +326,7 @@ def _process_outcomes(
                 process.join()
 
 
-def _run_with(payload: tuple[ExperimentSpec, Mapping[str, TaskVersion]], unit: Unit) -> list[RunOutcome]:
+def _run_with(payload: tuple[ExperimentSpec, Mapping[str, TaskVersion], str | None], unit: Unit) -> list[RunOutcome]:
     """One unit on a Dask worker, with the spec and task versions scattered to it once."""
     _init_worker(*payload)
     return _run_in_worker(unit)
@@ -297,6 +339,7 @@ def _dask_outcomes(
     versions: Mapping[str, TaskVersion],
     todo: list[Unit],
     started: Callable[[Cell], object],
+    records: str | None = None,
 ) -> Iterator[list[RunOutcome]]:
     """Run the units on a Dask cluster (`address`, or "local" for a LocalCluster of `workers`
     single-threaded processes) and yield each unit's outcomes as it finishes. A run counts as
@@ -313,7 +356,7 @@ def _dask_outcomes(
     else:
         client = Client(address)
     try:
-        payload = client.scatter((spec, versions), broadcast=True)
+        payload = client.scatter((spec, versions, records), broadcast=True)
         futures = []
         for unit in todo:
             for cell in unit_cells(unit):
@@ -335,6 +378,7 @@ def run_experiment(
     store: Any = None,
     observers: Sequence[RunObserver] = (),
     batched: bool = True,
+    records: str | Path | None = None,
 ) -> SweepResult:
     """Run every cell on `workers` processes (default: the number of cores; 1: in this process),
     or on a Dask cluster (`dask`: a scheduler address, or "local" for a LocalCluster), telling
@@ -354,7 +398,7 @@ def run_experiment(
     todo = [cell for cell in cells(spec) if cell.index not in skipped]
     for observer in observers:
         observer.experiment_started(spec, todo, len(skipped))
-    done: dict[int, list[dict[str, Any]]] = {}
+    done: dict[int, RunOutcome] = {}
     failures: list[tuple[Cell, str]] = []
     under_way: dict[int, tuple[Cell, str]] = {}
 
@@ -379,7 +423,7 @@ def run_experiment(
             under_way.pop(outcome.cell.index, None)
         for outcome in outcomes:
             if outcome.status == COMPLETED:
-                done[outcome.cell.index] = outcome.rows or []
+                done[outcome.cell.index] = outcome
             else:
                 said = outcome.error or ""  # an interrupted run says so: its own code is not to blame
                 failures.append((outcome.cell, f"{INTERRUPTED}: {said}" if outcome.status == INTERRUPTED else said))
@@ -389,8 +433,10 @@ def run_experiment(
     in_batches = sum(len(u) for u in units if isinstance(u, tuple))
     count = min(count, len(units) or 1)
 
+    folder = str(records) if records is not None else None
+
     def in_process() -> Iterator[list[RunOutcome]]:
-        _init_worker(spec, versions)
+        _init_worker(spec, versions, folder)
         for unit in units:
             for cell in unit_cells(unit):
                 started(cell)
@@ -401,11 +447,11 @@ def run_experiment(
     try:
         if units:
             if dask is not None:
-                outcomes = _dask_outcomes(dask, count, spec, versions, units, started)
+                outcomes = _dask_outcomes(dask, count, spec, versions, units, started, folder)
             elif count == 1:
                 outcomes = in_process()
             else:
-                outcomes = _process_outcomes(count, spec, versions, units, started)
+                outcomes = _process_outcomes(count, spec, versions, units, started, folder)
             for outcome in outcomes:
                 finished(outcome)
         status = COMPLETED
@@ -420,9 +466,7 @@ def run_experiment(
             close()  # a pool's generator stops its workers
         for observer in observers:
             observer.experiment_finished(status)
-    every = [row for index in sorted(done) for row in done[index]]
-    rows, trials = split_steps(every)
-    return SweepResult(rows, sorted(failures, key=lambda f: f[0].index), trials, split_probes(every), in_batches)
+    return SweepResult([done[index] for index in sorted(done)], sorted(failures, key=lambda f: f[0].index), in_batches)
 
 
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:

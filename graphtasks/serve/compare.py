@@ -1,7 +1,7 @@
 """People beside agents: a study's sessions and agents' runs on the same task in one figure.
 
 Two-step stay probabilities (after a rewarded or unrewarded, common or rare first transition)
-per run, from the store's records (`graphtasks.experiments.records.STAY_BY_RUN_QUERY`): the
+per run, from the store's records (`graphtasks.experiments.records.stay_rows`): the
 sessions of a study pooled by where they came from (people, or pilot agents), each agent of
 the other experiments by its label (with its experiment and the settings that differ where
 two experiments use the same label: they are never merged); bars of the mean over runs with
@@ -17,7 +17,7 @@ from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
 from graphtasks.experiments.figures import mean_and_error, plot_bars
 from graphtasks.experiments.ids import experiment_uid
-from graphtasks.experiments.records import STAY_BY_RUN_QUERY
+from graphtasks.experiments.records import stay_rows
 
 PEOPLE = "people"
 PARTICIPANT = "participant"  # the agent name of sessions' runs (graphtasks.serve.app)
@@ -64,7 +64,7 @@ def stay_table(store: GraphStore, study: str, agents: list[str]) -> dict[tuple[s
     groups = _agent_groups(runs)
     out: dict[tuple[str, str], list[float]] = {}
     for name in names:
-        rows = store.cypher(STAY_BY_RUN_QUERY, {"experiment": name}).rows
+        rows = stay_rows(store, name)
         if not rows:
             raise CompareError(f"{name!r}: no two-step trials recorded")
         for label, run, after, stay in rows:

@@ -1,0 +1,394 @@
+"""Episodes and trials as columnar chunks: Parquet files beside the store, catalogued in the graph.
+
+A sweep writes one node per run, not one per episode: each worker writes its runs' episode
+and trial rows as Parquet chunks itself, in parallel and without the store's writer lock,
+and the driver catalogues them (a `Chunk` node per file: its path, content hash, row count
+and the runs it holds) in the same transaction that marks the runs completed. So a chunk is
+visible only once it is durable and catalogued: a file that a killed worker or driver left
+behind is in no catalogue, no reader sees it, and the run it held is run again (same seeds,
+same rows, same file name: it is overwritten with the same bytes).
+
+Where chunks live: in the folder `<store>.records/` beside an embedded store on disk, one
+subfolder per experiment. A store in memory or on a Bolt server keeps Episode and Trial
+nodes as before (a team's workers need not share a file system with the server); readers
+take both forms, so a store written before chunks existed reads as it did.
+
+Reading: `episode_table` and `trial_table` give an experiment's rows as one Arrow table each,
+joined by run index to the Run nodes by the caller; `graphtasks cypher` reaches them inside a
+query as `LOAD FROM $episodes` / `LOAD FROM $trials` (`cypher_sources`).
+
+Examples
+--------
+>>> import tempfile
+>>> from graphtasks.experiments.chunks import episode_columns, read_chunk, write_chunk
+>>> folder = tempfile.mkdtemp()
+>>> rows = [{"run": 0, "phase": "learning", "phase_index": 0, "episode": e, "return": 1.0, "length": 3,
+...          "start_state": 0, "phase_task": "neuronav/graph/linear", "task_hash": "abc"} for e in range(3)]
+>>> chunk = write_chunk(folder, "demo", "episodes", episode_columns("demo", rows))
+>>> chunk.rows, chunk.runs, read_chunk(folder, chunk.file).column("episode").to_pylist()
+(3, (0,), [0, 1, 2])
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from graphstore.errors import GraphtasksError
+
+RECORDS_SUFFIX = ".records"
+KINDS = ("episodes", "trials")
+
+
+class RecordChunkError(GraphtasksError, OSError):
+    """A catalogued chunk is missing or damaged, or a chunk cannot be written (a full disk)."""
+
+
+def require_arrow() -> Any:
+    """pyarrow, with its compute and parquet modules loaded (`pa.compute`, `pa.parquet`)."""
+    import pyarrow
+    import pyarrow.compute  # noqa: F401 - makes pyarrow.compute reachable as an attribute
+    import pyarrow.parquet  # noqa: F401
+
+    return pyarrow
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One written chunk: its kind, its path relative to the records folder, its content hash,
+    its row count, the runs it holds and its size in bytes."""
+
+    kind: str
+    file: str
+    sha256: str
+    rows: int
+    runs: tuple[int, ...]
+    bytes: int
+
+
+def records_folder(location: str | None) -> Path | None:
+    """The folder of an embedded on-disk store's chunks (`<store>.records`), or None where the
+    store keeps episode nodes (in memory, on a server, or no store)."""
+    if location is None or location == ":memory:" or re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:/", location):
+        return None
+    return Path(location + RECORDS_SUFFIX)
+
+
+def experiment_folder(name: str) -> str:
+    """An experiment's subfolder: its name made safe for any file system, plus a short hash so
+    two names that differ only in unsafe characters stay apart."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "experiment"
+    return f"{safe[:60]}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
+
+
+def _schemas() -> dict[str, Any]:
+    pa = require_arrow()
+    text = pa.dictionary(pa.int32(), pa.string())
+    return {
+        "episodes": pa.schema(
+            [
+                ("experiment", text),
+                ("run", pa.int32()),
+                ("phase", text),
+                ("phase_index", pa.int16()),
+                ("episode", pa.int32()),
+                ("reward", pa.float64()),
+                ("length", pa.int32()),
+                ("start_state", pa.int32()),
+                ("task_version", text),
+                ("task_hash", text),
+            ]
+        ),
+        "trials": pa.schema(
+            [
+                ("experiment", text),
+                ("run", pa.int32()),
+                ("phase_index", pa.int16()),
+                ("episode", pa.int32()),
+                ("step", pa.int32()),
+                ("state", pa.int32()),
+                ("action", pa.int32()),
+                ("reward", pa.float64()),
+                ("next_state", pa.int32()),
+                ("p_action", pa.float64()),
+                ("condition", text),
+                ("task_version", text),
+            ]
+        ),
+    }
+
+
+def schema_of(kind: str) -> Any:
+    """The Arrow schema of a chunk kind ('episodes' or 'trials')."""
+    return _schemas()[kind]
+
+
+def episode_columns(experiment: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """Episode rows (as the sweep makes them) as the columns of an episodes chunk."""
+    return {
+        "experiment": [experiment] * len(rows),
+        "run": [r["run"] for r in rows],
+        "phase": [r["phase"] for r in rows],
+        "phase_index": [r["phase_index"] for r in rows],
+        "episode": [r["episode"] for r in rows],
+        "reward": [float(r["return"]) for r in rows],
+        "length": [r["length"] for r in rows],
+        "start_state": [r["start_state"] for r in rows],
+        "task_version": [r["phase_task"] for r in rows],
+        "task_hash": [r["task_hash"] for r in rows],
+    }
+
+
+def trial_columns(experiment: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """Trial rows (`sweep.split_steps`) as the columns of a trials chunk."""
+    names = ("run", "phase_index", "episode", "step", "state", "action", "reward", "next_state", "p_action")
+    columns: dict[str, list[Any]] = {"experiment": [experiment] * len(rows)}
+    for name in names:
+        columns[name] = [r[name] for r in rows]
+    columns["condition"] = [r.get("condition") for r in rows]
+    columns["task_version"] = [r.get("task_version") for r in rows]
+    return columns
+
+
+def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping[str, Sequence[Any]]) -> Chunk:
+    """Write one chunk durably and return what the catalogue records of it.
+
+    The file is written under a temporary name, flushed to disk, renamed to its final name
+    (the kind, its first run and its content hash) and the folder flushed too: a reader that
+    finds the name finds the whole file, and a crash leaves at most a temporary file that no
+    catalogue names. Writing the same rows again gives the same name and the same bytes.
+
+    Parameters
+    ----------
+    folder : str or Path
+        The store's records folder (`records_folder`).
+    experiment : str
+        The experiment's name (its chunks go to its own subfolder).
+    kind : str
+        'episodes' or 'trials'.
+    columns : mapping of str to sequence
+        The chunk's columns (`episode_columns`, `trial_columns`), every column of the kind's schema.
+
+    Returns
+    -------
+    Chunk
+        Its path relative to `folder`, content hash, rows, runs and size.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from graphtasks.experiments.chunks import trial_columns, write_chunk
+    >>> rows = [{"run": 4, "phase_index": 0, "episode": 0, "step": 0, "state": 0, "action": 1, "reward": 1.0,
+    ...          "next_state": 2, "p_action": 0.5}]
+    >>> write_chunk(tempfile.mkdtemp(), "demo", "trials", trial_columns("demo", rows)).runs
+    (4,)
+    """
+    pa = require_arrow()
+    import pyarrow.parquet as pq
+
+    if kind not in KINDS:
+        raise ValueError(f"chunk kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    table = pa.table(dict(columns), schema=schema_of(kind))
+    runs = tuple(sorted({int(r) for r in table.column("run").to_pylist()})) if table.num_rows else ()
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", use_dictionary=True, write_statistics=True)
+    data = sink.getvalue().to_pybytes()
+    digest = hashlib.sha256(data).hexdigest()
+    relative = f"{experiment_folder(experiment)}/{kind}-{runs[0] if runs else 0:07d}-{digest[:16]}.parquet"
+    path = Path(folder) / relative
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        _sync_folder(path.parent)
+    except OSError as exc:
+        try:
+            temporary.unlink(missing_ok=True)
+        except (OSError, UnboundLocalError):
+            pass
+        raise RecordChunkError(f"cannot write record chunk {path}: {exc.strerror or exc}") from None
+    return Chunk(kind, relative, digest, table.num_rows, runs, len(data))
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in `folder` durable (where the system can open a folder)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def chunk_path(folder: str | Path, file: str) -> Path:
+    """A catalogued chunk's path; RecordChunkError if the catalogue names a path outside the folder."""
+    base = Path(folder).resolve()
+    path = (base / file).resolve()
+    if base not in path.parents:
+        raise RecordChunkError(f"record chunk {file!r} is outside the records folder {base}")
+    return path
+
+
+def read_chunk(folder: str | Path, file: str, rows: int | None = None, columns: Sequence[str] | None = None) -> Any:
+    """One catalogued chunk as an Arrow table; RecordChunkError naming the file if it is missing
+    or holds another number of rows than the catalogue says (`rows`)."""
+    require_arrow()
+    import pyarrow.parquet as pq
+
+    path = chunk_path(folder, file)
+    try:
+        table = pq.read_table(path, columns=list(columns) if columns is not None else None)
+    except FileNotFoundError:
+        raise RecordChunkError(f"record chunk {path} is catalogued in the store but missing") from None
+    except OSError as exc:
+        raise RecordChunkError(f"record chunk {path} is damaged: {exc}") from None
+    if rows is not None and table.num_rows != rows:
+        raise RecordChunkError(f"record chunk {path} holds {table.num_rows} rows; the catalogue says {rows}")
+    return table
+
+
+def remove_chunks(location: str | None, experiment: str, files: Sequence[str]) -> None:
+    """Delete an experiment's chunk files once the catalogue no longer names them (after
+    `delete`), and its folder with whatever a killed worker left there. A file that cannot be
+    removed stays: no catalogue names it, so no reader sees it."""
+    folder = records_folder(location)
+    if folder is None:
+        return
+    for file in files:
+        try:
+            chunk_path(folder, file).unlink(missing_ok=True)
+        except (OSError, RecordChunkError):
+            pass
+    own = folder / experiment_folder(experiment)
+    if own.is_dir():
+        for leftover in own.iterdir():
+            if leftover.suffix in (".parquet", ".tmp"):
+                try:
+                    leftover.unlink()
+                except OSError:
+                    pass
+        try:
+            own.rmdir()
+        except OSError:
+            pass
+
+
+def concat(kind: str, tables: Iterable[Any]) -> Any:
+    """Tables of one kind as one (an empty table of the kind's schema when there are none)."""
+    pa = require_arrow()
+    parts = list(tables)
+    if not parts:
+        return schema_of(kind).empty_table()
+    return pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
+
+
+def split_rows(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]],
+                                                            list[dict[str, Any]]]:
+    """A sweep's episode rows as (episode rows, trial rows, probe rows)."""
+    trials: list[dict[str, Any]] = []
+    probes: list[dict[str, Any]] = []
+    for row in rows:
+        condition = row.get("trial_condition")
+        for step, (state, action, reward, next_state, p_action) in enumerate(row.get("steps") or ()):
+            trials.append({"run": row["run"], "phase_index": row["phase_index"], "episode": row["episode"],
+                           "step": step, "state": state, "action": action, "reward": reward,
+                           "next_state": next_state, "p_action": p_action, "condition": condition,
+                           "task_version": row["phase_task"]})
+        if row.get("probe") is not None:
+            probes.append({"run": row["run"], "phase": row["phase"], "phase_index": row["phase_index"],
+                           **row["probe"]})
+    return list(rows), trials, probes
+
+
+def write_outcomes(folder: str | Path, experiment: str, outcomes: Sequence[Any]) -> list[Any]:
+    """Completed runs' rows written as chunks (one of episodes, one of trials where steps are
+    recorded, for all these runs together); the outcomes come back without rows, naming their
+    chunks, the folder and their probes. Runs that did not complete come back as they were."""
+    import dataclasses
+
+    done = [o for o in outcomes if o.rows is not None]
+    if not done:
+        return list(outcomes)
+    rows = [row for o in done for row in o.rows]
+    episodes, trials, probes = split_rows(rows)
+    written = [write_chunk(folder, experiment, "episodes", episode_columns(experiment, episodes))]
+    if trials:
+        written.append(write_chunk(folder, experiment, "trials", trial_columns(experiment, trials)))
+    by_run: dict[int, list[dict[str, Any]]] = {}
+    for probe in probes:
+        by_run.setdefault(int(probe["run"]), []).append(probe)
+    out = []
+    for outcome in outcomes:
+        if outcome.rows is None:
+            out.append(outcome)
+            continue
+        index = outcome.cell.index
+        held = tuple(c for c in written if index in c.runs)
+        out.append(dataclasses.replace(outcome, rows=None, chunks=held, folder=str(folder),
+                                       probes=tuple(by_run.get(index, ()))))
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def rows_by_run(folder: str, file: str, rows: int) -> dict[int, list[dict[str, Any]]]:
+    """A chunk's rows as dicts, by run (the last few chunks kept: the runs of one chunk are
+    read one after another)."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for row in read_chunk(folder, file, rows).to_pylist():
+        out.setdefault(row["run"], []).append(row)
+    return out
+
+
+def outcome_rows(outcome: Any) -> list[dict[str, Any]]:
+    """A run's episode rows (with steps and probe) read back from the chunks its worker wrote."""
+    import json
+
+    cell = outcome.cell
+    episodes: list[dict[str, Any]] = []
+    steps: dict[tuple[int, int], list[tuple[Any, ...]]] = {}
+    conditions: dict[tuple[int, int], Any] = {}
+    for chunk in outcome.chunks:
+        mine = rows_by_run(str(outcome.folder), chunk.file, chunk.rows).get(cell.index, [])
+        if chunk.kind == "episodes":
+            episodes.extend(mine)
+            continue
+        for t in mine:
+            key = (t["phase_index"], t["episode"])
+            steps.setdefault(key, []).append((t["state"], t["action"], t["reward"], t["next_state"], t["p_action"]))
+            conditions[key] = t["condition"]
+    last: dict[int, int] = {}
+    for e in episodes:
+        last[e["phase_index"]] = max(last.get(e["phase_index"], -1), e["episode"])
+    probes = {int(p["phase_index"]): p for p in outcome.probes}
+    params = json.dumps(cell.agent.params, sort_keys=True)
+    rows = []
+    for e in episodes:
+        key = (e["phase_index"], e["episode"])
+        row: dict[str, Any] = {
+            "experiment": e["experiment"], "run": cell.index, "task": cell.task, "agent": cell.agent.name,
+            "label": cell.agent.label, "params": params, "seed": cell.seed, "condition": cell.condition,
+            "phase_task": e["task_version"], "task_hash": e["task_hash"], "phase": e["phase"],
+            "phase_index": e["phase_index"], "episode": e["episode"], "return": e["reward"], "length": e["length"],
+            "start_state": e["start_state"],
+        }
+        if key in steps:
+            row["steps"] = steps[key]
+            row["trial_condition"] = conditions[key]
+        probe = probes.get(e["phase_index"])
+        if probe is not None and e["episode"] == last[e["phase_index"]]:
+            row["probe"] = {k: v for k, v in probe.items() if k not in ("run", "phase", "phase_index")}
+        rows.append(row)
+    return rows
