@@ -194,7 +194,8 @@ def test_a_person_plays_a_two_step_study_in_chromium(serve, browser, tmp_path):
         .replace("iti_ms = 100", "iti_ms = 300").replace("[study]\n", "[study]\nbreak_every = 2\n")
     server = serve(study)
     shots = shots_dir(tmp_path)
-    browser.get(server.url + "/?PROLIFIC_PID=browser-person&STUDY_ID=s1&SESSION_ID=x1")
+    # utm_source: a parameter the page does not send (the server would refuse it)
+    browser.get(server.url + "/?PROLIFIC_PID=browser-person&STUDY_ID=s1&SESSION_ID=x1&utm_source=mail")
     player = Player(browser, shots)
 
     def answer(kind: str, n: int) -> str | None:

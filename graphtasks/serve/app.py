@@ -617,6 +617,8 @@ def allowed_hosts(host: str, allowed: Sequence[str] = ()) -> list[str]:
     >>> from graphtasks.serve.app import allowed_hosts
     >>> allowed_hosts("127.0.0.1"), allowed_hosts("127.0.0.1", ["study.example.org"])
     (['127.0.0.1', 'localhost'], ['127.0.0.1', 'localhost', 'study.example.org'])
+    >>> allowed_hosts("::1"), allowed_hosts("10.0.0.5")
+    (['127.0.0.1', 'localhost', '[::1]'], ['10.0.0.5'])
     """
     for name in allowed:
         if not re.fullmatch(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})", name) or ".." in name:
@@ -625,7 +627,10 @@ def allowed_hosts(host: str, allowed: Sequence[str] = ()) -> list[str]:
     if host in WILDCARD_HOSTS and not allowed:
         raise ServerSetupError(f"serve: --host {host or repr(host)} listens on every address: name the host names "
                                f"people reach it by with --allowed-host (requests for other names are refused)")
-    base = LOCAL_HOSTS if host in (*LOCAL_HOSTS, "::1", *WILDCARD_HOSTS) else (host,)
+    if host in (*LOCAL_HOSTS, "::1", *WILDCARD_HOSTS):
+        base: tuple[str, ...] = (*LOCAL_HOSTS, "[::1]") if ":" in host else LOCAL_HOSTS
+    else:
+        base = (f"[{host}]" if ":" in host else host,)  # an IPv6 address is [bracketed] in a Host header
     return list(dict.fromkeys([*(h.lower() for h in base), *(a.lower() for a in allowed)]))
 
 
