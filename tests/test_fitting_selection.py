@@ -315,6 +315,8 @@ def test_the_model_selection_figure_keeps_its_title_and_legend(tmp_path) -> None
     assert inside(figure, figure._suptitle) and figure._suptitle.get_text().count("\n") >= 1
     (legend,) = figure.legends
     assert inside(figure, legend)
+    assert [t.get_text() for t in legend.get_texts()] == ["expected frequency", "exceedance probability",
+                                                          "protected exceedance", "chance (1/3)"]
     ax = figure.axes[0]
     assert not overlaps(figure, legend, ax) and ax.get_ylim() == (0, 1.05)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["q", "model-based", "hybrid"]

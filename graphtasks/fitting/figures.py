@@ -201,7 +201,8 @@ def plot_fits(
             bare = [r for r in mine if (r.get("stderr") or {}).get(name) is None]
             values = [r["params"][name] for r in shown]
             if bounds is not None:
-                ends = [interval_in_bounds(v, r["stderr"][name], *bounds, method) for v, r in zip(values, shown)]
+                ends = [interval_in_bounds(v, r["stderr"][name], bounds[0], bounds[1], method)
+                        for v, r in zip(values, shown)]
             else:
                 ends = [(v - r["stderr"][name], v + r["stderr"][name]) for v, r in zip(values, shown)]
             errors = [[v - lo for v, (lo, _) in zip(values, ends)], [hi - v for v, (_, hi) in zip(values, ends)]]
@@ -366,7 +367,10 @@ def plot_model_selection(selection: ModelSelection, path: str, title: str) -> An
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("probability")
     ax.set_xlabel("model")
-    fig.legend(fontsize=8, frameon=False, loc="outside lower center", ncol=2)
+    handles, names = ax.get_legend_handles_labels()
+    order = sorted(range(len(names)), key=lambda i: names[i].startswith("chance"))  # the bars first, as drawn
+    fig.legend([handles[i] for i in order], [names[i] for i in order], fontsize=8, frameon=False,
+               loc="outside lower center", ncol=2)
     ax.grid(alpha=0.25, axis="y")
     full = f"{title}; Bayesian omnibus risk {selection.bor:.3g}, {selection.attribution.shape[0]} participants"
     fig.suptitle(_wrapped(full, width, 10), fontsize=10)
