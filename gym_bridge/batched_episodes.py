@@ -10,12 +10,13 @@ lanes share its batch.
 
 What comes out is what `play` yields, per lane: `Episode` objects with their return, length,
 start state, first action and the state it led to, and (with `record_steps`) every step with
-its P(action).
+its P(action). They are held as columns (`LaneEpisodes`: one array per field, lanes by
+episodes), so a sweep that writes records as columns never makes an object per episode.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -24,6 +25,66 @@ from .episodes import Episode, Step
 from .vector.lanes import LaneStreams
 
 ENV_LANE_STREAM = 0x656E76  # "env": a lane's env stream, apart from its agent's
+
+
+class LaneEpisodes(Sequence[list[Episode]]):
+    """Every lane's episodes as columns, each an array of (lanes, episodes): `reward`,
+    `length`, `start_state`, `first_action`, `first_state`; `conditions[lane][e]` (a scheduled
+    trial's condition, or None) and `steps[lane][e]` where steps were recorded.
+
+    As a sequence it is what `play` yields per lane: `episodes[lane]` is that lane's list of
+    `Episode`, made when asked for.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gym_bridge.batched_episodes import LaneEpisodes
+    >>> played = LaneEpisodes(np.array([[1.0, 0.0]]), np.array([[2, 3]]), np.zeros((1, 2), int),
+    ...                       np.zeros((1, 2), int), np.ones((1, 2), int))
+    >>> [(e.index, e.reward, e.length) for e in played[0]]
+    [(0, 1.0, 2), (1, 0.0, 3)]
+    """
+
+    def __init__(
+        self,
+        reward: np.ndarray,
+        length: np.ndarray,
+        start_state: np.ndarray,
+        first_action: np.ndarray,
+        first_state: np.ndarray,
+        conditions: list[list[str | None]] | None = None,
+        steps: list[list[list[Step]]] | None = None,
+    ) -> None:
+        self.reward, self.length, self.start_state = reward, length, start_state
+        self.first_action, self.first_state = first_action, first_state
+        self.conditions, self.steps = conditions, steps
+
+    def __len__(self) -> int:
+        return int(self.reward.shape[0])
+
+    def __getitem__(self, lane: Any) -> Any:
+        if isinstance(lane, slice):
+            return [self[i] for i in range(*lane.indices(len(self)))]
+        if not -len(self) <= lane < len(self):
+            raise IndexError(f"lane {lane} of {len(self)}")
+        columns = (self.reward[lane].tolist(), self.length[lane].tolist(), self.start_state[lane].tolist(),
+                   self.first_action[lane].tolist(), self.first_state[lane].tolist())
+        conditions = self.conditions[lane] if self.conditions is not None else [None] * len(columns[0])
+        steps = self.steps[lane] if self.steps is not None else [None] * len(columns[0])
+        return [Episode(e, reward, length, start, action, state, condition, taken)
+                for e, (reward, length, start, action, state, condition, taken)
+                in enumerate(zip(*columns, conditions, steps))]
+
+    def __iter__(self) -> Iterator[list[Episode]]:
+        return (self[lane] for lane in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same lanes' episodes (another LaneEpisodes, a list)."""
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # compared by content, like a list
 
 
 def env_lanes(env_seeds: Sequence[int]) -> LaneStreams:
@@ -40,14 +101,9 @@ def action_mask(env: Any) -> np.ndarray | None:
 
 def compiled_episodes(
     table: Any, rule: int, agent: Any, streams: LaneStreams, episodes: int, learn: bool
-) -> list[list[Episode]]:
+) -> LaneEpisodes:
     """`play_lanes`'s episodes played by the compiled loop."""
-    columns = [column.tolist() for column in play_compiled(table, rule, agent, streams, episodes, learn)]
-    return [
-        [Episode(e, reward, length, start, action, state) for e, (reward, length, start, action, state)
-         in enumerate(zip(*lane))]
-        for lane in zip(*columns)
-    ]
+    return LaneEpisodes(*play_compiled(table, rule, agent, streams, episodes, learn))
 
 
 def reset_with_options(env: Any, lanes: np.ndarray, options: Sequence[Mapping[str, Any]], states: np.ndarray) -> None:
@@ -78,7 +134,7 @@ def play_lanes(
     record_steps: bool = False,
     compiled: bool = True,
     options: Sequence[Sequence[Mapping[str, Any]]] | None = None,
-) -> list[list[Episode]]:
+) -> LaneEpisodes:
     """Play `episodes` episodes on every lane of `agent` in `env` (one copy per lane).
 
     Parameters
@@ -107,8 +163,8 @@ def play_lanes(
 
     Returns
     -------
-    list of list of Episode
-        Lane i's episodes, in order.
+    LaneEpisodes
+        Every lane's episodes as columns; `played[i]` is lane i's list of Episode, in order.
 
     Examples
     --------
@@ -139,7 +195,11 @@ def play_lanes(
     if per_lane is not None:  # then each lane's first episode with its own options
         reset_with_options(env, np.arange(size), [per_lane[lane][0] for lane in range(size)], states)
     mask = action_mask(env)
-    out: list[list[Episode]] = [[] for _ in range(size)]
+    shape = (size, episodes)
+    out = LaneEpisodes(np.zeros(shape), np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64),
+                       np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64),
+                       None if per_lane is None else [[None] * episodes for _ in range(size)],
+                       None if not record_steps else [[] for _ in range(size)])
     played = np.zeros(size, dtype=np.int64)
     total = np.zeros(size)
     length = np.zeros(size, dtype=np.int64)
@@ -181,16 +241,15 @@ def play_lanes(
         if not ended.any():
             continue
         done = lanes[ended]
-        for lane in done.tolist():
-            out[lane].append(
-                Episode(
-                    int(played[lane]), float(total[lane]), int(length[lane]), int(start[lane]),
-                    int(first_action[lane]), int(first_state[lane]),
-                    None if per_lane is None else per_lane[lane][int(played[lane])].get("condition"),
-                    steps[lane] if steps is not None else None,
-                )
-            )
-            if steps is not None:
+        at = played[done]
+        out.reward[done, at], out.length[done, at], out.start_state[done, at] = total[done], length[done], start[done]
+        out.first_action[done, at], out.first_state[done, at] = first_action[done], first_state[done]
+        if out.conditions is not None and per_lane is not None:
+            for lane in done.tolist():
+                out.conditions[lane][int(played[lane])] = per_lane[lane][int(played[lane])].get("condition")
+        if steps is not None and out.steps is not None:
+            for lane in done.tolist():
+                out.steps[lane].append(steps[lane])
                 steps[lane] = []
         played[done] += 1
         again = done[played[done] < episodes]

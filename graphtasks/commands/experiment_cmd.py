@@ -10,7 +10,7 @@ import json
 from typing import Any, Callable, TypeVar
 
 from graphstore import StoreMissingError, open_store
-from graphtasks.experiments import COLUMNS, cells, load_spec, summary
+from graphtasks.experiments import COLUMNS, cells, load_spec
 from graphtasks.experiments.api import UnknownExperiment, delete_records, describe, require_recorded, run_and_record
 from graphtasks.experiments.records import recorded_episodes, recorded_experiments
 from graphtasks.experiments.spec import shipped_specs, spec_path
@@ -167,10 +167,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CommandError(
             f"{spec.name}: interrupted; the finished runs are recorded, run the same command to go on"
         ) from None
-    rows = report.rows
     if args.output:
-        write_output(args.output, _table(rows, COLUMNS, "csv"))
-    table = summary(rows)
+        write_output(args.output, _table(report.rows, COLUMNS, "csv"))
+    table = report.summary
     columns = ["task", "agent", "phase", "episodes", "mean_return", "mean_length"]
     if spec.conditions:
         columns.insert(2, "condition")

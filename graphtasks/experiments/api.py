@@ -3,9 +3,9 @@ as a pandas DataFrame, look at or delete its records. The CLI calls the same fun
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -17,6 +17,7 @@ from .migrate import require_current
 from .observers import FINISHED, ProgressObserver, RunObserver
 from .records import (
     StoreRecorder,
+    episode_summary,
     experiment_uid,
     finished_runs,
     record_experiment,
@@ -34,15 +35,27 @@ class UnknownExperiment(GraphtasksError, LookupError):
     """No experiment of that name is recorded in the store."""
 
 
-@dataclass
 class RunReport:
-    """What a `run` did: runs skipped as already recorded, runs made now, the failures."""
+    """What a `run` did: runs skipped as already recorded, runs made now, the failures; the
+    experiment's recorded episodes (`rows`) and their summary are read from the store when
+    first asked for (a sweep of millions of episodes need not build a row for each)."""
 
-    skipped: int
-    ran: int
-    failures: list[tuple[Cell, str]]
-    rows: list[dict[str, Any]]  # every recorded episode of the experiment, after the run
-    batched: int = 0  # of the runs made now, those played as lanes of a batch
+    def __init__(self, skipped: int, ran: int, failures: list[tuple[Cell, str]], store: str | None, name: str,
+                 batched: int = 0) -> None:
+        self.skipped, self.ran, self.failures, self.batched = skipped, ran, failures, batched
+        self.store, self.name = store, name
+
+    @functools.cached_property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every recorded episode of the experiment, after the run (`recorded_episodes`)."""
+        with open_store(self.store, "r") as opened:
+            return recorded_episodes(opened, self.name)
+
+    @functools.cached_property
+    def summary(self) -> list[dict[str, Any]]:
+        """Mean return and length per task, agent, condition and phase (`episode_summary`)."""
+        with open_store(self.store, "r") as opened:
+            return episode_summary(opened, self.name)
 
 
 def run_and_record(
@@ -76,9 +89,7 @@ def run_and_record(
         spec, workers=workers, skip=done, dask=dask, store=store, observers=[recorder, *observers], batched=batched,
         records=folder,
     )
-    with open_store(store, "r", on_wait=tell) as opened:
-        rows = recorded_episodes(opened, spec.name)
-    return RunReport(len(done), len(todo), result.failures, rows, result.batched)
+    return RunReport(len(done), len(todo), result.failures, store, spec.name, result.batched)
 
 
 def require_pandas() -> Any:

@@ -19,6 +19,7 @@ each lane its own reset options (`runs.phase_options`, from the cell's seed tree
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -26,12 +27,12 @@ import numpy as np
 from gym_bridge import family
 from gym_bridge.agents import agent_settings
 from gym_bridge.agents.batched import BATCHED, batched_bytes, has_batched_form, make_batched
-from gym_bridge.batched_episodes import play_lanes
+from gym_bridge.batched_episodes import LaneEpisodes, play_lanes
 from gym_bridge.episodes import SeedTree
 from gym_bridge.views import index_state
 
 from .runs import Cell, PhaseEpisode, check_sizes, env_settings, phase_options, play_run, probe
-from .spec import ExperimentSpec, agent_observation
+from .spec import ExperimentSpec, PhaseSpec, agent_observation
 from .versions import TaskVersion
 
 MAX_LANES = 1024  # lanes of one batch, at most
@@ -108,6 +109,20 @@ def phase_env(
     return fam, view.sizes(fam.make_env(version.prepared, **settings)), settings
 
 
+@dataclass(frozen=True)
+class PhaseLanes:
+    """One phase of a batch: every lane's episodes as columns (`LaneEpisodes`, lane i is the
+    batch's cell i) with the phase, its task version, whether steps were recorded, and each
+    lane's probe at the phase's end (None where the phase is not probed)."""
+
+    phase_index: int
+    phase: PhaseSpec
+    version: TaskVersion
+    records_steps: bool
+    lanes: LaneEpisodes
+    probes: list[dict[str, Any]] | None = None
+
+
 def play_batch(
     spec: ExperimentSpec, batch: Sequence[Cell], versions: Mapping[str, TaskVersion], compiled: bool = True
 ) -> dict[int, list[PhaseEpisode]]:
@@ -145,11 +160,29 @@ def play_batch(
     >>> [p.episode.length for p in played[0]]
     [2, 2, 2]
     """
+    out: dict[int, list[PhaseEpisode]] = {cell.index: [] for cell in batch}
+    for played in play_batch_phases(spec, batch, versions, compiled):
+        last = played.phase.episodes - 1
+        probes: Sequence[dict[str, Any] | None] = [None] * len(batch) if played.probes is None else played.probes
+        for cell, episodes, found in zip(batch, played.lanes, probes):
+            out[cell.index].extend(
+                PhaseEpisode(played.phase_index, played.phase, played.version, episode, played.records_steps,
+                             found if episode.index == last else None)
+                for episode in episodes
+            )
+    return out
+
+
+def play_batch_phases(
+    spec: ExperimentSpec, batch: Sequence[Cell], versions: Mapping[str, TaskVersion], compiled: bool = True
+) -> list[PhaseLanes]:
+    """`play_batch` with each phase's episodes kept as columns (`PhaseLanes`): what a sweep
+    writes as record chunks without making an object per episode."""
     first = batch[0]
     name = first.agent.name
     trees = [SeedTree(cell.seed) for cell in batch]
     bases = [{**agent_settings(name), **cell.agent.params} for cell in batch]
-    out: dict[int, list[PhaseEpisode]] = {cell.index: [] for cell in batch}
+    out: list[PhaseLanes] = []
     agent = None
     shape: tuple[int, int] | None = None
     phase_set: set[str] = set()
@@ -172,11 +205,8 @@ def play_batch(
         options = [phase_options(fam, phase, version, tree, index, env) for tree in trees]
         lanes = play_lanes(env, agent, phase.episodes, [int(s) for s in seeds if s is not None], phase.learn, record,
                            compiled, options)
-        for lane, (cell, episodes) in enumerate(zip(batch, lanes)):
-            for episode in episodes:
-                last = episode.index == phase.episodes - 1
-                found = probe(agent.lane(lane), phase) if last and phase.probe else None
-                out[cell.index].append(PhaseEpisode(index, phase, version, episode, record, found))
+        probes = [probe(agent.lane(lane), phase) for lane in range(len(batch))] if phase.probe else None
+        out.append(PhaseLanes(index, phase, version, record, lanes, probes))
     return out
 
 

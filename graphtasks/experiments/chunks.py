@@ -155,7 +155,7 @@ def trial_columns(experiment: str, rows: Sequence[Mapping[str, Any]]) -> dict[st
     return columns
 
 
-def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping[str, Sequence[Any]]) -> Chunk:
+def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping[str, Any]) -> Chunk:
     """Write one chunk durably and return what the catalogue records of it.
 
     The file is written under a temporary name, flushed to disk, renamed to its final name
@@ -311,6 +311,101 @@ def split_rows(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any
             probes.append({"run": row["run"], "phase": row["phase"], "phase_index": row["phase_index"],
                            **row["probe"]})
     return list(rows), trials, probes
+
+
+def write_lanes(folder: str | Path, experiment: str, batch: Sequence[Any], phases: Sequence[Any]
+                ) -> tuple[list[Chunk], dict[int, list[dict[str, Any]]]]:
+    """A batch's runs (`batch`: its cells, lane by lane) written from the columns its phases
+    were played into (`batched_runs.PhaseLanes`): arrays straight into the chunk, run by run
+    and phase by phase, as `write_played` orders the same episodes. Returns the chunks and
+    each run's probes."""
+    import numpy as np
+
+    runs = np.array([cell.index for cell in batch], dtype=np.int32)
+    order = np.argsort(runs, kind="stable")
+    lanes = len(batch)
+    parts: dict[str, list[Any]] = {name: [] for name in schema_of("episodes").names if name != "experiment"}
+    trials: dict[str, list[Any]] = {name: [] for name in schema_of("trials").names}
+    probes: dict[int, list[dict[str, Any]]] = {}
+    for played in phases:
+        count = played.lanes.reward.shape[1]
+        block = {
+            "run": np.repeat(runs, count), "phase_index": np.full(lanes * count, played.phase_index, np.int16),
+            "episode": np.tile(np.arange(count, dtype=np.int32), lanes),
+            "reward": played.lanes.reward.reshape(-1), "length": played.lanes.length.reshape(-1),
+            "start_state": played.lanes.start_state.reshape(-1),
+        }
+        for name, column in block.items():
+            parts[name].append(column.reshape(lanes, count))
+        for name, value in (("phase", played.phase.name), ("task_version", played.version.task_id),
+                            ("task_hash", played.version.content_hash)):
+            parts[name].append(np.full((lanes, count), value, dtype=object))
+        if played.probes is not None:
+            for cell, found in zip(batch, played.probes):
+                probes.setdefault(cell.index, []).append({"run": cell.index, "phase": played.phase.name,
+                                                          "phase_index": played.phase_index, **found})
+    # run by run (lanes in run order), each run's phases in order: the rows `write_played` makes
+    episodes = {name: np.concatenate(columns, axis=1)[order].reshape(-1) for name, columns in parts.items()}
+    episodes["experiment"] = np.full(len(episodes["run"]), experiment, dtype=object)
+    for lane in order.tolist():
+        for played in phases:
+            if not played.records_steps or played.lanes.steps is None:
+                continue
+            conditions = played.lanes.conditions[lane] if played.lanes.conditions is not None else None
+            for e, taken in enumerate(played.lanes.steps[lane]):
+                for step, (state, action, reward, next_state, p_action) in enumerate(taken):
+                    for name, value in (("run", int(runs[lane])), ("phase_index", played.phase_index),
+                                        ("episode", e), ("step", step), ("state", state), ("action", action),
+                                        ("reward", reward), ("next_state", next_state), ("p_action", p_action),
+                                        ("condition", conditions[e] if conditions is not None else None),
+                                        ("task_version", played.version.task_id)):
+                        trials[name].append(value)
+    written = [write_chunk(folder, experiment, "episodes", episodes)]
+    if trials["run"]:
+        trials["experiment"] = [experiment] * len(trials["run"])
+        written.append(write_chunk(folder, experiment, "trials", trials))
+    return written, probes
+
+
+def write_played(folder: str | Path, experiment: str, played: Sequence[tuple[Any, Sequence[Any]]]
+                 ) -> tuple[list[Chunk], dict[int, list[dict[str, Any]]]]:
+    """The episodes of completed runs (`(cell, [PhaseEpisode, ...])`, as the per-agent and the
+    batched loop yield them) written as one chunk of episodes and, where steps are recorded,
+    one of trials: columns made straight from the episodes, with no row of dicts between.
+    Returns the chunks and each run's probes (by run index)."""
+    episodes: dict[str, list[Any]] = {name: [] for name in schema_of("episodes").names}
+    trials: dict[str, list[Any]] = {name: [] for name in schema_of("trials").names}
+    probes: dict[int, list[dict[str, Any]]] = {}
+    for cell, phase_episodes in played:
+        index = cell.index
+        for p in phase_episodes:
+            e = p.episode
+            version = p.version.task_id
+            episodes["run"].append(index)
+            episodes["phase"].append(p.phase.name)
+            episodes["phase_index"].append(p.phase_index)
+            episodes["episode"].append(e.index)
+            episodes["reward"].append(e.reward)
+            episodes["length"].append(e.length)
+            episodes["start_state"].append(e.start_state)
+            episodes["task_version"].append(version)
+            episodes["task_hash"].append(p.version.content_hash)
+            if p.records_steps and e.steps:
+                for step, (state, action, reward, next_state, p_action) in enumerate(e.steps):
+                    for name, value in (("run", index), ("phase_index", p.phase_index), ("episode", e.index),
+                                        ("step", step), ("state", state), ("action", action), ("reward", reward),
+                                        ("next_state", next_state), ("p_action", p_action),
+                                        ("condition", e.condition), ("task_version", version)):
+                        trials[name].append(value)
+            if p.probe is not None:
+                probes.setdefault(index, []).append({"run": index, "phase": p.phase.name,
+                                                     "phase_index": p.phase_index, **p.probe})
+    episodes["experiment"] = [experiment] * len(episodes["run"])
+    written = [write_chunk(folder, experiment, "episodes", episodes)]
+    if trials["run"]:
+        trials["experiment"] = [experiment] * len(trials["run"])
+        written.append(write_chunk(folder, experiment, "trials", trials))
+    return written, probes
 
 
 def write_outcomes(folder: str | Path, experiment: str, outcomes: Sequence[Any]) -> list[Any]:

@@ -382,7 +382,7 @@ def chunk_records(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
     runs share it: `_joined` merges them by uid), HAS_CHUNK and HOLDS_RUN edges, and its probes."""
     uid = experiment_uid(spec.name)
     run_id = run_uid(uid, outcome.cell.index)
-    chunks = [
+    chunks: list[dict[str, Any]] = [
         {
             "uid": chunk_uid(uid, c.sha256), "task": uid, "experiment": spec.name, "kind": c.kind, "file": c.file,
             "sha256": c.sha256, "rows": c.rows, "runs": list(c.runs), "bytes": c.bytes, "created_at": _now(),
@@ -396,8 +396,8 @@ def chunk_records(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
     return (
         [("Chunk", chunks), ("Probe", probes)],
         [
-            ("HAS_CHUNK", "Experiment", "Chunk", [_key(uid, c["uid"]) for c in chunks]),
-            ("HOLDS_RUN", "Chunk", "Run", [_key(c["uid"], run_id) for c in chunks]),
+            ("HAS_CHUNK", "Experiment", "Chunk", [_key(uid, str(c["uid"])) for c in chunks]),
+            ("HOLDS_RUN", "Chunk", "Run", [_key(str(c["uid"]), run_id) for c in chunks]),
             ("HAS_PROBE", "Run", "Probe", [_key(run_id, p["uid"]) for p in probes]),
         ],
     )
@@ -633,6 +633,41 @@ def task_version_counts(store: GraphStore, name: str) -> list[tuple[str, str, in
                                            for c in ("task_version", "task_hash", "run_count"))):
             counts[(version_id, digest)] = counts.get((version_id, digest), 0) + n
     return [(v, h, n) for (v, h), n in sorted(counts.items())]
+
+
+def episode_summary(store: GraphStore, name: str) -> list[dict[str, Any]]:
+    """Mean return and length per task, agent setting, condition and phase, over seeds and
+    episodes (`sweep.summary` of `recorded_episodes`), summed in the store and in the chunks
+    rather than over a row per episode."""
+    sums: dict[tuple[str, str, str, int, str], list[float]] = {}
+
+    def add(key: tuple[str, str, str, int, str], count: int, reward: float, length: float) -> None:
+        total = sums.setdefault(key, [0, 0.0, 0.0])
+        total[0] += count
+        total[1] += reward
+        total[2] += length
+
+    uid = experiment_uid(name)
+    for task, label, condition, index, phase, count, reward, length in store.cypher(
+        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $uid "
+        "RETURN r.task_id, r.label, r.condition, e.phase_index, e.phase, count(e), sum(e.reward), sum(e.length)",
+        {"uid": uid},
+    ).rows:
+        add((task, label, condition or "", index, phase), int(count), float(reward), float(length))
+    table = chunk_table(store, name, "episodes", ["phase_index", "phase", "reward", "length"])
+    if table is not None:
+        runs = run_columns(store, name)
+        grouped = table.group_by(["run", "phase_index", "phase"]).aggregate(
+            [("reward", "count"), ("reward", "sum"), ("length", "sum")])
+        for run, index, phase, count, reward, length in zip(*(grouped.column(c).to_pylist() for c in (
+                "run", "phase_index", "phase", "reward_count", "reward_sum", "length_sum"))):
+            task, _, label, _, _, condition = runs[run]
+            add((task, label, condition, index, phase), int(count), float(reward), float(length))
+    return [
+        {"task": task, "agent": label, "condition": condition, "phase": phase, "episodes": int(count),
+         "mean_return": float(reward / count), "mean_length": float(length / count)}
+        for (task, label, condition, _, phase), (count, reward, length) in sorted(sums.items())
+    ]
 
 
 def recorded_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:

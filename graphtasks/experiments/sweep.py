@@ -27,8 +27,8 @@ import numpy as np
 
 from graphstore import TaskGraph
 
-from .batched_runs import group_cells, play_batch
-from .chunks import RecordChunkError, write_outcomes
+from .batched_runs import group_cells, play_batch, play_batch_phases
+from .chunks import RecordChunkError, write_lanes, write_played
 from .observers import COMPLETED, FAILED, INTERRUPTED, RunObserver, RunOutcome, now
 from .runs import Cell, PhaseEpisode, cells, play_run
 from .spec import ExperimentSpec
@@ -185,36 +185,45 @@ def _run_in_worker(unit: Unit) -> list[RunOutcome]:
     """Play one unit of work; a failure fails its cells with the error, the others go on.
 
     Where the sweep keeps records as chunks (`records`: the store's records folder), the
-    worker writes its completed runs' rows there itself (`chunks.write_outcomes`) and sends
-    the driver only what the catalogue needs."""
-    outcomes = _play_unit(unit)
-    folder = _WORKER.get("records")
-    if folder is None:
-        return outcomes
-    try:
-        return write_outcomes(folder, _WORKER["spec"].name, outcomes)
-    except RecordChunkError as exc:  # a full disk: the runs failed, the sweep says why and goes on
-        return [dataclasses.replace(o, status=FAILED, rows=None, error=str(exc)) if o.rows is not None else o
-                for o in outcomes]
-
-
-def _play_unit(unit: Unit) -> list[RunOutcome]:
+    worker writes its completed runs' rows there itself, as columns made straight from the
+    played episodes (`chunks.write_played`), and sends the driver only what the catalogue
+    needs; otherwise it sends every episode's row."""
     started = now()
     spec, versions = _WORKER["spec"], _WORKER["versions"]
+    folder = _WORKER.get("records")
+    played: list[tuple[Cell, Sequence[PhaseEpisode]]]
+    phases: list[Any] = []
     try:
-        if isinstance(unit, tuple):
-            played = play_batch(spec, unit, versions)
-            ended = now()
-            return [
-                RunOutcome(cell, COMPLETED, [episode_row(run_head(spec, cell), p) for p in played[cell.index]],
-                           None, started, ended)
-                for cell in unit
-            ]
-        rows = run_cell(spec, unit, versions)
+        if isinstance(unit, tuple) and folder is not None:  # columns from the lanes to the chunk
+            phases = play_batch_phases(spec, unit, versions)
+            played = [(cell, ()) for cell in unit]
+        elif isinstance(unit, tuple):
+            batch = play_batch(spec, unit, versions)
+            played = [(cell, batch[cell.index]) for cell in unit]
+        else:
+            played = [(unit, list(play_run(spec, unit, versions)))]
     except Exception as exc:  # noqa: BLE001 - a failed cell is reported with its error, the others go on
         error = f"{type(exc).__name__}: {exc}"
         return [RunOutcome(cell, FAILED, None, error, started, now()) for cell in unit_cells(unit)]
-    return [RunOutcome(unit, COMPLETED, rows, None, started, now())]
+    ended = now()
+    if folder is None:
+        outcomes = []
+        for cell, episodes in played:
+            head = run_head(spec, cell)
+            outcomes.append(RunOutcome(cell, COMPLETED, [episode_row(head, p) for p in episodes], None, started, ended))
+        return outcomes
+    try:
+        if isinstance(unit, tuple):
+            chunks, probes = write_lanes(folder, spec.name, unit, phases)
+        else:
+            chunks, probes = write_played(folder, spec.name, played)
+    except RecordChunkError as exc:  # a full disk: the runs failed, the sweep says why and goes on
+        return [RunOutcome(cell, FAILED, None, str(exc), started, now()) for cell, _ in played]
+    return [
+        RunOutcome(cell, COMPLETED, None, None, started, ended, tuple(c for c in chunks if cell.index in c.runs),
+                   str(folder), tuple(probes.get(cell.index, ())))
+        for cell, _ in played
+    ]
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
