@@ -12,7 +12,7 @@ import pytest
 from graphstore import open_store
 from graphtasks.cli import main
 from graphtasks.experiments.api import delete_records
-from graphtasks.experiments.records import ExperimentExists
+from graphtasks.experiments.records import ExperimentExists, chunk_table
 from graphtasks.fitting import (
     MODELS,
     BehaviourError,
@@ -346,21 +346,21 @@ def test_the_fit_benchmark_runs(tmp_path) -> None:
 
 
 def test_replay_of_a_recorded_run_gives_the_probabilities_it_recorded(tmp_path) -> None:
-    """A run's Trials carry p_action, the probability the agent gave its choice as it ran; the
-    likelihood of the run under its own agent and settings is the sum of their logs."""
+    """A run's trials carry p_action, the probability the agent gave its choice as it ran; the
+    likelihood of the run under its own agent and settings is the sum of their logs. The
+    sweep wrote them as chunks, which load_run reads as it reads Trial nodes."""
     store_path = tmp_path / "store"
     assert main(["--store", str(store_path), "experiment", "run", "daw2011-two-step", "--no-progress",
                  "--workers", "1"]) == 0
     with open_store(store_path, "r") as store:
         for run in (0, 15, 29):
             choices = load_run(store, "daw2011-two-step", run)
-            recorded = store.cypher(
-                "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
-                "WHERE r.task = 'experiment/daw2011-two-step' AND r.index = $run "
-                "RETURN t.p_action ORDER BY e.phase_index, e.index, t.step", {"run": run}
-            ).rows
+            trials = chunk_table(store, "daw2011-two-step", "trials", ["p_action"])  # a sweep keeps them in chunks
+            recorded = [p for r, p in zip(trials.column("run").to_pylist(), trials.column("p_action").to_pylist())
+                        if r == run]
+            assert len(recorded) == len(choices)
             settings = {k: v for k, v in choices.truth.items() if k != "agent"}
-            expected = sum(math.log(row[0]) for row in recorded)
+            expected = sum(math.log(p) for p in recorded)
             shape = task_shape(TWO_STEP)
             assert replay_log_likelihood("hybrid", settings, choices, shape) == pytest.approx(expected, abs=1e-6)
             assert log_likelihood("hybrid", settings, choices, shape) == pytest.approx(expected, abs=1e-6)

@@ -2,11 +2,11 @@
 are fit for a paper (finding 6): read back from the Figure's artists.
 
 One small study store serves the command-line tests: a two-step study with a practice and a
-main phase, played through the study server (in this process, no HTTP) by two people and two
-pilots (the spec's agent playing through the server, as `graphtasks serve --pilot` does): two
-runs of people and two of agents in one experiment. (Its runs 0 and 1 are left to the spec's
-agent, which `graphtasks experiment run` would record; an agent's run without a Participant
-is read back in the figure tests below.)
+main phase, whose spec's agent ran two runs (`graphtasks experiment run`: their trials in the
+store's record chunks), played through the study server (in this process, no HTTP) by two
+people and two pilots (the spec's agent playing through the server, as `graphtasks serve
+--pilot` does; their trials Trial nodes): two runs of people and four of agents in one
+experiment, as the issue's study had four simulated runs beside nine sessions.
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ def study(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("study")
     store, path = folder / "store.lbug", folder / "study.toml"
     path.write_text(STUDY)
+    assert cli(store, "experiment", "run", str(path), "--no-progress")[0] == 0
     server = StudyServer(parse_study(STUDY, str(path)), str(store))
     try:
         rng = np.random.default_rng(0)
@@ -105,10 +106,12 @@ def test_the_study_has_people_agents_and_a_pilot(study) -> None:
         runs = select_runs(store, "mixed", Selection())
         people = select_runs(store, "mixed", Selection(source="people"))
         agents = select_runs(store, "mixed", Selection(source="agents"))
-    assert [r.source for r in runs] == ["people", "people", "agents", "agents"]
-    assert [r.run for r in people] == [2, 3] and [r.run for r in agents] == [4, 5]
-    assert all(r.key.startswith("p-") for r in people) and all(r.key.startswith("pilot-") for r in agents)
-    assert {r.group for r in people} == {"people"} and {r.group for r in agents} == {"pilot: model-based"}
+    assert [r.source for r in runs] == ["agents", "agents", "people", "people", "agents", "agents"]
+    assert [r.run for r in people] == [2, 3] and [r.run for r in agents] == [0, 1, 4, 5]
+    assert [r.key for r in agents[:2]] == ["model-based (run 0)", "model-based (run 1)"]  # no Participant
+    assert all(r.key.startswith("p-") for r in people) and all(r.key.startswith("pilot-") for r in agents[2:])
+    assert {r.group for r in people} == {"people"}
+    assert [r.group for r in agents] == ["model-based", "model-based", "pilot: model-based", "pilot: model-based"]
     assert all(r.phases == ("practice", "main") for r in runs)
 
 
@@ -121,14 +124,20 @@ def test_fit_run_takes_the_phases_runs_and_source_chosen_and_names_participants(
     assert [f["run"] for f in fits] == [2, 3] and all(f["participant"].startswith("p-") for f in fits)
     assert {f["source"] for f in fits} == {"people"} and {f["phases"] for f in fits} == {"main"}
     with open_store(study, "r") as store:
-        pilots = [r.label for r in select_runs(store, "mixed", Selection(source="agents"))]
-    code, out, err = cli(study, "fit", "run", "mixed", "--label", pilots[1], "--label", pilots[0], "--starts", "1",
-                         "--no-record")
+        pilots = [r.label for r in select_runs(store, "mixed", Selection(source="agents"))][2:]
+    code, out, err = cli(study, "fit", "run", "mixed", "--label", pilots[1], "--label", "model-based", "--label",
+                         pilots[0], "--starts", "1", "--no-record")
     assert code == 0, err
     table = out.splitlines()
     assert table[0].split()[:5] == ["participant", "source", "model", "method", "phases"]
-    assert [line.split()[:5] for line in table[2:4]] == [[p, "agents", "q", "mle", "all"] for p in pilots]
-    assert all(f" {2 * (PRACTICE + MAIN)} " in line for line in table[2:4])  # every phase: 30 choices
+    assert [line.split("  ")[0] for line in table[2:6]] == ["model-based (run 0)", "model-based (run 1)", *pilots]
+    assert all(line.split()[-2:] == [str(2 * (PRACTICE + MAIN)), run] and " agents " in line
+               for line, run in zip(table[2:6], "0145"))  # every phase: 30 choices
+    code, out, err = cli(study, "fit", "run", "mixed", "--label", "model-based", "--phase", "main", "--starts", "1",
+                         "--no-record", "--format", "json")
+    assert code == 0, err  # the spec agent's runs are read from the chunks, a phase of them too
+    assert [(f["participant"], f["choices"], f["phases"]) for f in rows_of(out)] == [
+        ("model-based (run 0)", 2 * MAIN, "main"), ("model-based (run 1)", 2 * MAIN, "main")]
 
 
 def test_a_selection_that_names_nothing_is_refused_in_one_line(study) -> None:
@@ -140,9 +149,12 @@ def test_a_selection_that_names_nothing_is_refused_in_one_line(study) -> None:
         (["--label", "model-free"], "--label 'model-free': experiment 'mixed' has no label of that name"),
         (["--condition", "devalued"], "--condition 'devalued': experiment 'mixed' has no condition of that name "
                                       "(conditions: none)"),
+        (["--label", "model-based", "--source", "people"],
+         "experiment 'mixed': no run with trials matches --label model-based --source people (runs with trials: "
+         "2 of people, 4 of agents)"),
         (["--phase", "practice", "--source", "agents", "--label", "{person}"],
          "experiment 'mixed': no run with trials matches --phase practice --label {person} --source agents (runs "
-         "with trials: 2 of people, 2 of agents)"),
+         "with trials: 2 of people, 4 of agents)"),
         (["--source", "people", "--runs", "4"], "--runs: run(s) [4] not taken by --source people (runs taken: "
                                                 "[2, 3])"),
     ):
@@ -161,9 +173,9 @@ def test_pooling_people_with_agents_is_refused_unless_chosen(study) -> None:
     for args in (["--random-effects"], []):
         code, out, err = cli(study, "fit", "compare", "mixed", *args)
         assert code == 2 and len(err.strip().splitlines()) == 1
-        assert "would pool 2 people's runs with 2 agents' runs" in err and "--source people" in err
+        assert "would pool 2 people's runs with 4 agents' runs" in err and "--source people" in err
     code, out, err = cli(study, "fit", "run", "mixed", "--method", "em", "--starts", "1", "--no-record")
-    assert code == 2 and "--method em would pool 2 people's runs with 2 agents' runs" in err
+    assert code == 2 and "--method em would pool 2 people's runs with 4 agents' runs" in err
     code, out, err = cli(study, "fit", "compare", "mixed", "--random-effects", "--source", "people", "--format",
                          "json")
     assert code == 0, err
@@ -171,9 +183,9 @@ def test_pooling_people_with_agents_is_refused_unless_chosen(study) -> None:
     assert people["runs"] == [2, 3] and people["participants"] == 2
     assert all(k.startswith("p-") for k in people["participant_keys"])
     code, out, err = cli(study, "fit", "compare", "mixed", "--random-effects", "--source", "all", "--format", "json")
-    assert code == 0 and json.loads(out)["runs"] == [2, 3, 4, 5]
+    assert code == 0 and json.loads(out)["runs"] == [0, 1, 2, 3, 4, 5]
     code, out, err = cli(study, "fit", "compare", "mixed", "--source", "agents")
-    assert code == 0 and "2 runs (2 of agents); phases: all" in out
+    assert code == 0 and "4 runs (4 of agents); phases: all" in out
 
 
 def test_the_bms_table_says_its_participants_are_expected_not_counted(study) -> None:
@@ -184,7 +196,7 @@ def test_the_bms_table_says_its_participants_are_expected_not_counted(study) -> 
     assert "expected_participants: the sum of each participant's posterior probability" in out
     assert "not a count of best fits (fit compare's best_by_bic counts those)" in out
     expected = [float(line.split()[1]) for line in out.splitlines()[2:4]]
-    assert sum(expected) == pytest.approx(2.0, abs=1e-6)  # a posterior share of each of 2 runs
+    assert sum(expected) == pytest.approx(4.0, abs=1e-6)  # a posterior share of each of 4 runs
 
 
 def test_fits_of_different_phases_are_not_compared(study) -> None:
@@ -197,7 +209,7 @@ def test_fits_of_different_phases_are_not_compared(study) -> None:
     assert code == 0, err
     shown = json.loads(out)
     assert {r["model"] for r in shown} == {"q"} and {r["phases"] for r in shown} == {"main"}
-    assert [r["choices"] for r in shown] == [2 * MAIN] * 4
+    assert [r["choices"] for r in shown] == [2 * MAIN] * 6
     code, out, err = cli(study, "fit", "show", "mixed", "--phase", "practice")
     assert code == 2 and "no stored fit matches --phase practice (the stored fits are of phases all, main" in err
     # every phase named is every phase: the fits of all of them
@@ -328,7 +340,7 @@ def test_the_study_fits_figure_from_the_store(study, tmp_path) -> None:
     for model in ("q", "hybrid"):
         assert cli(study, "fit", "run", "mixed", "--model", model, "--starts", "1", "--phase", "main")[0] == 0
     with open_store(study, "r") as store:
-        pilots = [r.label for r in select_runs(store, "mixed", Selection(source="agents"))]
+        pilots = [r.label for r in select_runs(store, "mixed", Selection(source="agents"))][2:]
         fits = recorded_fits(store, "mixed", selection=Selection(phases=("main",), labels=tuple(pilots)))
     figure = plot_fits(fits, str(tmp_path / "study.png"), "mixed")
     panels = [ax for ax in figure.axes if ax.axison]

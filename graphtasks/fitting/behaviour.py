@@ -76,12 +76,33 @@ class Choices:
 
 
 # -- from the store ------------------------------------------------------------------------------
+# A run's trials are Trial nodes (stores on a server or in memory, stores written before chunks,
+# imports, sessions) or rows of the experiment's catalogued chunks (a sweep into an embedded
+# store: graphtasks.experiments.chunks); every reader here takes both.
 RUN_TRIALS = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid AND r.index = $run "
     "MATCH (e)-[:IN_PHASE]->(p:Phase) {phases}"
     "RETURN r.task_id, r.agent, r.params, e.phase_index, e.index, t.step, t.state, t.action, t.reward, "
     "t.next_state, p.learn ORDER BY e.phase_index, e.index, t.step"
 )
+RUN_QUERY = "MATCH (r:Run) WHERE r.task = $uid AND r.index IN $runs RETURN r.index, r.task_id, r.agent, r.params"
+PHASE_TABLE = (
+    "MATCH (x:Experiment)-[:HAS_PHASE]->(p:Phase) WHERE x.uid = $uid RETURN p.condition, p.index, p.name, p.learn"
+)
+CHUNK_COLUMNS = ["phase_index", "episode", "step", "state", "action", "reward", "next_state", "condition"]
+
+
+def _chunk_trials(store: Any, experiment: str, columns: Sequence[str]) -> Any:
+    """The experiment's trial rows kept in chunks (an Arrow table in run order), or None."""
+    from graphtasks.experiments.records import chunk_table
+
+    return chunk_table(store, experiment, "trials", list(columns))
+
+
+def _phase_table(store: Any, experiment: str) -> dict[tuple[str, int], tuple[str, bool]]:
+    """(condition, phase index) -> (phase name, learn) of the experiment's phases."""
+    rows = store.cypher(PHASE_TABLE, {"uid": experiment_uid(experiment)}).rows
+    return {(str(condition or ""), int(index)): (str(name), bool(learn)) for condition, index, name, learn in rows}
 
 
 def load_run(store: Any, experiment: str, run: int, phases: Sequence[str] | None = None) -> Choices:
@@ -115,31 +136,86 @@ def load_run(store: Any, experiment: str, run: int, phases: Sequence[str] | None
     graphtasks.fitting.behaviour.BehaviourError: experiment 'lab', run 0: no recorded trials (record = 'steps' \
 in the spec records them)
     """
+    return load_runs(store, experiment, [run], phases)[0]
+
+
+def load_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequence[str] | None = None
+              ) -> list[Choices]:
+    """`load_run` of each of `runs`, in order, the experiment's chunks (if any) read once.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.fitting.behaviour import load_runs
+    >>> with open_store(":memory:") as store:
+    ...     load_runs(store, "lab", [])
+    []
+    """
     import json
 
+    if not runs:
+        return []
     uid = experiment_uid(experiment)
-    params: dict[str, Any] = {"uid": uid, "run": int(run)}
-    if phases is not None:
-        params["phases"] = [str(p) for p in phases]
-    query = RUN_TRIALS.replace("{phases}", "WHERE p.name IN $phases " if phases is not None else "")
-    rows = store.cypher(query, params).rows
-    if not rows:
+    chunked: Any = None
+    out = []
+    for run in runs:
+        params: dict[str, Any] = {"uid": uid, "run": int(run)}
         if phases is not None:
-            raise BehaviourError(f"experiment {experiment!r}, run {run}: no recorded trials in phase(s) "
-                                 f"{', '.join(map(str, phases))}")
-        raise BehaviourError(
-            f"experiment {experiment!r}, run {run}: no recorded trials (record = 'steps' in the spec records them)"
-        )
-    steps, learn = [], []
-    for i, row in enumerate(rows):
-        key = (row[3], row[4])
-        last = i + 1 == len(rows) or (rows[i + 1][3], rows[i + 1][4]) != key
-        steps.append((int(row[6]), int(row[7]), float(row[8]), int(row[9]), last))
-        learn.append(bool(row[10]))
-    settings = rows[0][2]
-    settings = json.loads(settings) if isinstance(settings, str) else dict(settings or {})
-    truth = {"agent": rows[0][1], **settings}
-    return Choices.from_steps(rows[0][0], steps, run_uid(uid, int(run)), learn, truth)
+            params["phases"] = [str(p) for p in phases]
+        query = RUN_TRIALS.replace("{phases}", "WHERE p.name IN $phases " if phases is not None else "")
+        rows = store.cypher(query, params).rows
+        if rows:
+            head, steps, learn = (rows[0][0], rows[0][1], rows[0][2]), [], []
+            for i, row in enumerate(rows):
+                key = (row[3], row[4])
+                last = i + 1 == len(rows) or (rows[i + 1][3], rows[i + 1][4]) != key
+                steps.append((int(row[6]), int(row[7]), float(row[8]), int(row[9]), last))
+                learn.append(bool(row[10]))
+        else:
+            if chunked is None:
+                chunked = _chunked_runs(store, experiment, runs, phases)
+            head, steps, learn = chunked.get(int(run), (None, [], []))
+        if not steps:
+            if phases is not None:
+                raise BehaviourError(f"experiment {experiment!r}, run {run}: no recorded trials in phase(s) "
+                                     f"{', '.join(map(str, phases))}")
+            raise BehaviourError(
+                f"experiment {experiment!r}, run {run}: no recorded trials (record = 'steps' in the spec records them)"
+            )
+        task_id, agent, settings = head
+        settings = json.loads(settings) if isinstance(settings, str) else dict(settings or {})
+        out.append(Choices.from_steps(task_id, steps, run_uid(uid, int(run)), learn, {"agent": agent, **settings}))
+    return out
+
+
+def _chunked_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequence[str] | None
+                  ) -> dict[int, tuple[Any, list[tuple[int, int, float, int, bool]], list[bool]]]:
+    """Each of `runs`' (head: task id, agent, settings; steps; learn) from the chunks (empty
+    steps for a run without trials there)."""
+    table = _chunk_trials(store, experiment, CHUNK_COLUMNS)
+    if table is None:
+        return {}
+    from graphtasks.experiments.chunks import require_arrow
+
+    pa = require_arrow()
+    wanted = [int(r) for r in runs]
+    table = table.filter(pa.compute.is_in(table.column("run"), value_set=pa.array(wanted, table.column("run").type)))
+    named = _phase_table(store, experiment)
+    heads = {int(index): (task, agent, settings) for index, task, agent, settings in store.cypher(
+        RUN_QUERY, {"uid": experiment_uid(experiment), "runs": wanted}).rows}
+    columns = [table.column(c).to_pylist() for c in ("run", *CHUNK_COLUMNS)]
+    out: dict[int, tuple[Any, list[tuple[int, int, float, int, bool]], list[bool]]] = {}
+    rows = list(zip(*columns))
+    for i, (run, phase_index, episode, _, state, action, reward, nxt, condition) in enumerate(rows):
+        name, learns = named.get((str(condition or ""), int(phase_index)), (None, True))
+        if phases is not None and name not in phases:
+            continue
+        following = rows[i + 1] if i + 1 < len(rows) else None
+        last = following is None or (following[0], following[1], following[2]) != (run, phase_index, episode)
+        entry = out.setdefault(int(run), (heads.get(int(run)), [], []))
+        entry[1].append((int(state), int(action), float(reward), int(nxt), last))
+        entry[2].append(bool(learns))
+    return out
 
 
 def recorded_runs(store: Any, experiment: str, selection: Any = None) -> list[int]:
@@ -173,12 +249,7 @@ def recorded_runs(store: Any, experiment: str, selection: Any = None) -> list[in
         from .selection import select_runs
 
         return [r.run for r in select_runs(store, experiment, selection)]
-    rows = store.cypher(
-        "MATCH (r:Run)-[:HAS_EPISODE]->(:Episode)-[:HAS_TRIAL]->(:Trial) WHERE r.task = $uid "
-        "RETURN DISTINCT r.index ORDER BY r.index",
-        {"uid": experiment_uid(experiment)},
-    ).rows
-    return [int(r[0]) for r in rows]
+    return sorted(run_phases(store, experiment))
 
 
 RUN_PHASES = (
@@ -189,7 +260,7 @@ RUN_PHASES = (
 
 def run_phases(store: Any, experiment: str) -> dict[int, set[str]]:
     """The names of the phases each run of an experiment has recorded trials in, by run index
-    (runs without trials are absent).
+    (runs without trials are absent), from its Trial nodes and its chunks alike.
 
     Examples
     --------
@@ -202,6 +273,14 @@ def run_phases(store: Any, experiment: str) -> dict[int, set[str]]:
     out: dict[int, set[str]] = {}
     for run, phase in store.cypher(RUN_PHASES, {"uid": experiment_uid(experiment)}).rows:
         out.setdefault(int(run), set()).add(str(phase))
+    table = _chunk_trials(store, experiment, ["phase_index", "condition"])
+    if table is not None:
+        named = _phase_table(store, experiment)
+        grouped = table.group_by(["run", "phase_index", "condition"]).aggregate([])
+        for run, phase_index, condition in zip(*(grouped.column(c).to_pylist()
+                                                 for c in ("run", "phase_index", "condition"))):
+            name = named.get((str(condition or ""), int(phase_index)), (f"phase {phase_index}", True))[0]
+            out.setdefault(int(run), set()).add(name)
     return out
 
 

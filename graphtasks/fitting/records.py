@@ -26,7 +26,7 @@ from graphtasks.experiments.ids import episode_uid, participant_uid, run_uid, tr
 from graphtasks.experiments.observers import COMPLETED
 from graphtasks.experiments.records import ExperimentExists, _key, _now, _version, experiment_uid, phase_uid
 
-from .behaviour import BehaviourError, Choices, EventsFile, first_participant, load_run, read_participants
+from .behaviour import BehaviourError, Choices, EventsFile, first_participant, load_runs, read_participants
 from .hierarchical import GroupFit
 from .mle import FitResult
 
@@ -370,7 +370,7 @@ def _read_runs(store: GraphStore, experiment: str, runs: Sequence[int], phases: 
     """The recorded choices of each run (of `phases` only, if given), and the shape of each one's task."""
     from .likelihood import task_shape
 
-    choices = [load_run(store, experiment, run, phases) for run in runs]
+    choices = load_runs(store, experiment, runs, phases)
     return choices, [task_shape(c.task_id, store) for c in choices]
 
 
