@@ -370,3 +370,10 @@ def test_intervals_on_the_fitting_scale_are_em_s_own() -> None:
     stderr = (high - low) * float(expit(x)) * (1 - float(expit(x))) * sd
     assert bounded_interval(value, stderr, low, high) == pytest.approx(
         (low + (high - low) * float(expit(x - sd)), low + (high - low) * float(expit(x + sd))))
+
+
+def test_the_command_line_offers_the_sources_there_are() -> None:
+    """fit_cmd names the sources itself, so that building the parser imports no fitting code."""
+    from graphtasks.commands import fit_cmd
+
+    assert fit_cmd.SOURCES == selection_module.SOURCES

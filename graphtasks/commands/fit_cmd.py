@@ -18,6 +18,7 @@ from .files import write_output
 from .output import add_format_argument, print_rows
 
 LAYOUT_NAMES = ("ts", "prl", "pst", "igt", "bandit4arm", "bandit4arm2")  # graphtasks.fitting.hbayesdm.LAYOUTS
+SOURCES = ("people", "agents", "all")  # graphtasks.fitting.selection.SOURCES (not imported to build the parser)
 
 
 def with_progress(command: Any) -> Any:
@@ -165,8 +166,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _selection_arguments(parser: argparse.ArgumentParser, fits: bool) -> None:
     """Which runs a command takes (graphtasks.fitting.selection): by phase, label, condition, source."""
-    from graphtasks.fitting.selection import SOURCES
-
     phase = ("the fits made of this phase's trials (fit run --phase); repeat for fits of several phases"
              if fits else "fit only the trials of this phase (repeat for several; default: every phase); the "
              "agent starts afresh at the first trial taken")
