@@ -156,6 +156,10 @@ def _check(query: str) -> None:
 _SOURCE = re.compile(r"\bLOAD\s+FROM\s+\$([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 
 
+_AFTER_SOURCE = re.compile(r"\s+(?:WHERE|WITH|RETURN|MATCH|OPTIONAL|UNWIND|ORDER|SKIP|LIMIT)\b|\s*;?\s*$",
+                           re.IGNORECASE)
+
+
 def named_sources(query: str) -> list[str]:
     """The names of the `LOAD FROM $name` clauses of a query, in order."""
     return [match.group(1) for match in _SOURCE.finditer(query)]
@@ -180,6 +184,10 @@ def check_read_only(query: str, sources: Iterable[str] = ()) -> None:
         if unknown:
             raise QueryError(f"read-only query: LOAD FROM ${unknown[0]} is not a source; "
                              f"a query may load from {', '.join('$' + n for n in sorted(allowed))}")
+        for match in _SOURCE.finditer(query):
+            if not _AFTER_SOURCE.match(query, match.end()):
+                raise QueryError(f"read-only query: LOAD FROM ${match.group(1)} takes no options or expressions; "
+                                 "follow it with WHERE, WITH or RETURN")
         query = _SOURCE.sub(lambda m: f"MATCH (__{m.group(1)})", query)
     _check(query)
     if "\\" in query:

@@ -245,7 +245,7 @@ def chunk_path(folder: str | Path, file: str) -> Path:
 def read_chunk(folder: str | Path, file: str, rows: int | None = None, columns: Sequence[str] | None = None) -> Any:
     """One catalogued chunk as an Arrow table; RecordChunkError naming the file if it is missing
     or holds another number of rows than the catalogue says (`rows`)."""
-    require_arrow()
+    pa = require_arrow()
     import pyarrow.parquet as pq
 
     path = chunk_path(folder, file)
@@ -253,8 +253,8 @@ def read_chunk(folder: str | Path, file: str, rows: int | None = None, columns: 
         table = pq.read_table(path, columns=list(columns) if columns is not None else None)
     except FileNotFoundError:
         raise RecordChunkError(f"record chunk {path} is catalogued in the store but missing") from None
-    except OSError as exc:
-        raise RecordChunkError(f"record chunk {path} is damaged: {exc}") from None
+    except (OSError, pa.ArrowException) as exc:
+        raise RecordChunkError(f"record chunk {path} is damaged: {str(exc).splitlines()[0]}") from None
     if rows is not None and table.num_rows != rows:
         raise RecordChunkError(f"record chunk {path} holds {table.num_rows} rows; the catalogue says {rows}")
     return table
