@@ -20,11 +20,12 @@ query as `LOAD FROM $episodes` / `LOAD FROM $trials` (`cypher_sources`).
 Examples
 --------
 >>> import tempfile
->>> from graphtasks.experiments.chunks import episode_columns, read_chunk, write_chunk
+>>> from graphtasks.experiments.chunks import read_chunk, write_chunk
 >>> folder = tempfile.mkdtemp()
->>> rows = [{"run": 0, "phase": "learning", "phase_index": 0, "episode": e, "return": 1.0, "length": 3,
-...          "start_state": 0, "phase_task": "neuronav/graph/linear", "task_hash": "abc"} for e in range(3)]
->>> chunk = write_chunk(folder, "demo", "episodes", episode_columns("demo", rows))
+>>> columns = {"experiment": ["demo"] * 3, "run": [0] * 3, "phase": ["learning"] * 3, "phase_index": [0] * 3,
+...            "episode": [0, 1, 2], "reward": [1.0, 0.0, 1.0], "length": [3, 4, 3], "start_state": [0] * 3,
+...            "task_version": ["neuronav/graph/linear"] * 3, "task_hash": ["abc"] * 3}
+>>> chunk = write_chunk(folder, "demo", "episodes", columns)
 >>> chunk.rows, chunk.runs, read_chunk(folder, chunk.file).column("episode").to_pylist()
 (3, (0,), [0, 1, 2])
 """
@@ -128,33 +129,6 @@ def schema_of(kind: str) -> Any:
     return _schemas()[kind]
 
 
-def episode_columns(experiment: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    """Episode rows (as the sweep makes them) as the columns of an episodes chunk."""
-    return {
-        "experiment": [experiment] * len(rows),
-        "run": [r["run"] for r in rows],
-        "phase": [r["phase"] for r in rows],
-        "phase_index": [r["phase_index"] for r in rows],
-        "episode": [r["episode"] for r in rows],
-        "reward": [float(r["return"]) for r in rows],
-        "length": [r["length"] for r in rows],
-        "start_state": [r["start_state"] for r in rows],
-        "task_version": [r["phase_task"] for r in rows],
-        "task_hash": [r["task_hash"] for r in rows],
-    }
-
-
-def trial_columns(experiment: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    """Trial rows (`sweep.split_steps`) as the columns of a trials chunk."""
-    names = ("run", "phase_index", "episode", "step", "state", "action", "reward", "next_state", "p_action")
-    columns: dict[str, list[Any]] = {"experiment": [experiment] * len(rows)}
-    for name in names:
-        columns[name] = [r[name] for r in rows]
-    columns["condition"] = [r.get("condition") for r in rows]
-    columns["task_version"] = [r.get("task_version") for r in rows]
-    return columns
-
-
 def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping[str, Any]) -> Chunk:
     """Write one chunk durably and return what the catalogue records of it.
 
@@ -171,8 +145,8 @@ def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping
         The experiment's name (its chunks go to its own subfolder).
     kind : str
         'episodes' or 'trials'.
-    columns : mapping of str to sequence
-        The chunk's columns (`episode_columns`, `trial_columns`), every column of the kind's schema.
+    columns : mapping of str to sequence or array
+        The chunk's columns, every column of the kind's schema (`schema_of`).
 
     Returns
     -------
@@ -182,10 +156,11 @@ def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping
     Examples
     --------
     >>> import tempfile
-    >>> from graphtasks.experiments.chunks import trial_columns, write_chunk
-    >>> rows = [{"run": 4, "phase_index": 0, "episode": 0, "step": 0, "state": 0, "action": 1, "reward": 1.0,
-    ...          "next_state": 2, "p_action": 0.5}]
-    >>> write_chunk(tempfile.mkdtemp(), "demo", "trials", trial_columns("demo", rows)).runs
+    >>> from graphtasks.experiments.chunks import write_chunk
+    >>> trial = {"experiment": ["demo"], "run": [4], "phase_index": [0], "episode": [0], "step": [0], "state": [0],
+    ...          "action": [1], "reward": [1.0], "next_state": [2], "p_action": [0.5], "condition": [None],
+    ...          "task_version": ["rewardgym/two-step"]}
+    >>> write_chunk(tempfile.mkdtemp(), "demo", "trials", trial).runs
     (4,)
     """
     pa = require_arrow()
@@ -295,24 +270,6 @@ def concat(kind: str, tables: Iterable[Any]) -> Any:
     return pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
 
 
-def split_rows(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]],
-                                                            list[dict[str, Any]]]:
-    """A sweep's episode rows as (episode rows, trial rows, probe rows)."""
-    trials: list[dict[str, Any]] = []
-    probes: list[dict[str, Any]] = []
-    for row in rows:
-        condition = row.get("trial_condition")
-        for step, (state, action, reward, next_state, p_action) in enumerate(row.get("steps") or ()):
-            trials.append({"run": row["run"], "phase_index": row["phase_index"], "episode": row["episode"],
-                           "step": step, "state": state, "action": action, "reward": reward,
-                           "next_state": next_state, "p_action": p_action, "condition": condition,
-                           "task_version": row["phase_task"]})
-        if row.get("probe") is not None:
-            probes.append({"run": row["run"], "phase": row["phase"], "phase_index": row["phase_index"],
-                           **row["probe"]})
-    return list(rows), trials, probes
-
-
 def write_lanes(folder: str | Path, experiment: str, batch: Sequence[Any], phases: Sequence[Any]
                 ) -> tuple[list[Chunk], dict[int, list[dict[str, Any]]]]:
     """A batch's runs (`batch`: its cells, lane by lane) written from the columns its phases
@@ -406,35 +363,6 @@ def write_played(folder: str | Path, experiment: str, played: Sequence[tuple[Any
         trials["experiment"] = [experiment] * len(trials["run"])
         written.append(write_chunk(folder, experiment, "trials", trials))
     return written, probes
-
-
-def write_outcomes(folder: str | Path, experiment: str, outcomes: Sequence[Any]) -> list[Any]:
-    """Completed runs' rows written as chunks (one of episodes, one of trials where steps are
-    recorded, for all these runs together); the outcomes come back without rows, naming their
-    chunks, the folder and their probes. Runs that did not complete come back as they were."""
-    import dataclasses
-
-    done = [o for o in outcomes if o.rows is not None]
-    if not done:
-        return list(outcomes)
-    rows = [row for o in done for row in o.rows]
-    episodes, trials, probes = split_rows(rows)
-    written = [write_chunk(folder, experiment, "episodes", episode_columns(experiment, episodes))]
-    if trials:
-        written.append(write_chunk(folder, experiment, "trials", trial_columns(experiment, trials)))
-    by_run: dict[int, list[dict[str, Any]]] = {}
-    for probe in probes:
-        by_run.setdefault(int(probe["run"]), []).append(probe)
-    out = []
-    for outcome in outcomes:
-        if outcome.rows is None:
-            out.append(outcome)
-            continue
-        index = outcome.cell.index
-        held = tuple(c for c in written if index in c.runs)
-        out.append(dataclasses.replace(outcome, rows=None, chunks=held, folder=str(folder),
-                                       probes=tuple(by_run.get(index, ()))))
-    return out
 
 
 @functools.lru_cache(maxsize=4)
