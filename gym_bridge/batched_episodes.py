@@ -125,6 +125,20 @@ def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+def greedy_lanes(agent: Any, lanes: np.ndarray, states: np.ndarray, mask: np.ndarray | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each lane's greedy action: the offered action of highest value (`agent.lane_values`, what
+    its choice rule chooses by), ties broken by a key per action drawn from the lane's own
+    stream (so a lane chooses the same whatever lanes share its batch); and its probability
+    under the greedy policy (1 over the number of tied actions)."""
+    values = agent.lane_values(lanes, states)
+    offer = np.ones(values.shape, dtype=bool) if mask is None else mask
+    top = np.where(offer, values, -np.inf).max(axis=1, keepdims=True)
+    best = offer & (values == top)
+    keys = agent.streams.uniform(lanes, values.shape[1])
+    return np.argmax(np.where(best, keys, -1.0), axis=1), 1.0 / best.sum(axis=1)
+
+
 def play_lanes(
     env: Any,
     agent: Any,
@@ -134,6 +148,7 @@ def play_lanes(
     record_steps: bool = False,
     compiled: bool = True,
     options: Sequence[Sequence[Mapping[str, Any]]] | None = None,
+    greedy: bool = False,
 ) -> LaneEpisodes:
     """Play `episodes` episodes on every lane of `agent` in `env` (one copy per lane).
 
@@ -160,6 +175,9 @@ def play_lanes(
         `options[lane][e]`: the reset options of lane's episode e (a start, a trial's
         condition), as `gym_bridge.episodes.play` takes them for one run. Lanes are reset in
         groups that share their options, each lane once per episode whatever the others do.
+    greedy : bool, optional
+        Every lane acts greedily (`greedy_lanes`: the offered action of highest value, ties
+        broken by the lane's own stream); the recorded P(action) is the greedy policy's.
 
     Returns
     -------
@@ -187,7 +205,7 @@ def play_lanes(
     per_lane = None if options is None or not any(o for lane in options for o in lane) else options
     if per_lane is not None and (len(per_lane) != size or any(len(lane) < episodes for lane in per_lane)):
         raise ValueError(f"play_lanes: options must give {episodes} episodes for each of {size} lanes")
-    plan = compiled_plan(env, agent, record_steps) if compiled and per_lane is None else None
+    plan = compiled_plan(env, agent, record_steps) if compiled and per_lane is None and not greedy else None
     if plan is not None:  # the same numbers, compiled (`gym_bridge.compiled_lanes`)
         return compiled_episodes(*plan, agent, streams, episodes, learn)
     _, info = env.reset()
@@ -213,9 +231,12 @@ def play_lanes(
     while lanes.size:
         lane_states = states[lanes]
         lane_mask = None if mask is None else mask[lanes]
-        chosen = agent.act(lanes, lane_states, lane_mask)
-        if steps is not None:
-            p_chosen = agent.action_probabilities(lanes, lane_states, lane_mask)[np.arange(lanes.size), chosen]
+        if greedy:
+            chosen, p_chosen = greedy_lanes(agent, lanes, lane_states, lane_mask)
+        else:
+            chosen = agent.act(lanes, lane_states, lane_mask)
+            if steps is not None:
+                p_chosen = agent.action_probabilities(lanes, lane_states, lane_mask)[np.arange(lanes.size), chosen]
         actions[lanes] = chosen
         _, reward, terminated, truncated, info = env.step(actions)
         next_states = np.asarray(info["state"], dtype=np.int64)

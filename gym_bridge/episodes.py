@@ -26,6 +26,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from .agents.base import greedy_choice
 from .views import INDEX, AgentView, offered_actions
 
 SCHEDULE_STREAM = 0x7363686564  # "sched"
@@ -92,6 +93,7 @@ def play(
     view: AgentView = INDEX,
     learn: bool = True,
     record_steps: bool = False,
+    greedy: bool = False,
 ) -> Iterator[Episode]:
     """Play `episodes` episodes of `agent` on `env`, yielding each as it ends.
 
@@ -117,6 +119,10 @@ def play(
         False: the agent acts but does not learn (a test phase).
     record_steps : bool, optional
         Keep every step (state, action, reward, next state, P(action)) on the Episode.
+    greedy : bool, optional
+        Act greedily (a greedy test phase): the offered action of highest value
+        (`gym_bridge.agents.base.greedy_choice`, ties broken by the agent's own stream); the
+        recorded P(action) is then the greedy policy's (1 over the number of tied actions).
 
     Yields
     ------
@@ -148,9 +154,12 @@ def play(
         total, length = 0.0, 0
         steps: list[Step] | None = [] if record_steps else None
         while True:
-            action = agent.act(state, available)
-            if steps is not None:
-                p_action = float(agent.action_probabilities(state, available)[action])
+            if greedy:
+                action, p_action = greedy_choice(agent, state, available)
+            else:
+                action = agent.act(state, available)
+                if steps is not None:
+                    p_action = float(agent.action_probabilities(state, available)[action])
             obs, step_reward, terminated, truncated, info = env.step(action)
             reward = float(step_reward)
             next_state = state_of(obs, info)

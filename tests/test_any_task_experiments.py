@@ -73,7 +73,7 @@ max_steps = { "room/small" = 20, "user/poge/myworld" = 30, "neuronav/grid/t_maze
 name = "test"
 episodes = 2
 learn = false
-agent = { epsilon = 0.0 }
+agent.q = { epsilon = 0.0 }
 max_steps = { "room/small" = 20, "user/poge/myworld" = 30, "neuronav/grid/t_maze/micro" = 30 }
 """
 
@@ -217,7 +217,7 @@ def test_a_pinned_version_runs_and_a_wrong_pin_is_one_line(users_store: str) -> 
          "agents[1].name: the episodic agent cannot run on user/poge/myworld: it takes room observations"),
         ('name = "q"\n', 'name = "q"\nparams = { lr = 0.1 }\ngrid = { lr = [0.2, 0.3] }\n',
          "agents[0].grid.lr: 'lr' is also set in agents[0].params"),
-        ("agent = { epsilon = 0.0 }", "agent = { epsilonn = 0.0 }", "phases[1].agent.epsilonn: none of the agents"),
+        ("agent.q = { epsilon = 0.0 }", "agent = { epsilonn = 0.0 }", "phases[1].agent.epsilonn: none of the agents"),
         ('learn = false', 'learn = false\nenv = { p_comonsense = 0.5 }',
          "phases[1].env.p_comonsense: user/poge/myworld (poge tasks) has no setting 'p_comonsense'"),
         ('learn = false', 'learn = false\nchanges = { walls_add = [[1, 1]] }', "tile [1, 1] is a start, not floor"),

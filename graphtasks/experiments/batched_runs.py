@@ -28,10 +28,10 @@ from gym_bridge import family
 from gym_bridge.agents import agent_settings
 from gym_bridge.agents.batched import BATCHED, batched_bytes, has_batched_form, make_batched
 from gym_bridge.batched_episodes import LaneEpisodes, play_lanes
-from gym_bridge.episodes import SeedTree
 from gym_bridge.views import index_state
 
-from .runs import Cell, PhaseEpisode, check_sizes, env_settings, phase_options, play_run, probe
+from .protocol import env_settings, run_plan, run_settings
+from .runs import Cell, PhaseEpisode, check_sizes, play_run, probe
 from .spec import ExperimentSpec, PhaseSpec, agent_observation
 from .versions import TaskVersion
 
@@ -49,12 +49,12 @@ def batch_key(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersi
     name = cell.agent.name
     if not has_batched_form(name) or agent_observation(name) != "index":
         return None
-    merged = {**agent_settings(name), **cell.agent.params}
+    merged = run_settings(name, cell.agent.params)
     if not BATCHED[name].supports(merged):
         return None
     changeable = set(BATCHED[name].numbers) | ({"beta"} if merged.get("beta") is not None else set())
     for phase in spec.phases_of(cell.condition):
-        if set(phase.agent) - changeable:
+        if set(phase.settings_for(cell.agent)) - changeable:
             return None
         fam = family(versions[phase.task_id(cell.task)].family)
         view = fam.view("index")
@@ -128,10 +128,10 @@ def play_batch(
 ) -> dict[int, list[PhaseEpisode]]:
     """Every episode of these cells (one batch: `group_cells`), phase after phase, by cell index.
 
-    The batch's agent is made once, for the first phase's env; each phase makes a vector env
-    of one copy per cell from its task version with the spec's, the view's and the phase's
-    settings, sets the phase's agent settings (the run's own again where a later phase does
-    not set them) and plays every lane through `play_lanes` with its cell's seed tree.
+    The batch's agent is made once, for the first phase's env; each phase is played as each
+    cell's plan says (`protocol.run_plan`): a vector env of one copy per cell with the phase's
+    env settings, each lane's agent settings for the phase, and every lane through `play_lanes`
+    with its cell's env seed and reset options.
 
     Parameters
     ----------
@@ -180,33 +180,29 @@ def play_batch_phases(
     writes as record chunks without making an object per episode."""
     first = batch[0]
     name = first.agent.name
-    trees = [SeedTree(cell.seed) for cell in batch]
-    bases = [{**agent_settings(name), **cell.agent.params} for cell in batch]
+    plans = [run_plan(spec, cell, versions, "index") for cell in batch]
+    bases = [run_settings(name, cell.agent.params) for cell in batch]
     out: list[PhaseLanes] = []
     agent = None
     shape: tuple[int, int] | None = None
-    phase_set: set[str] = set()
-    for index, phase in enumerate(spec.phases_of(first.condition)):
-        version = versions[phase.task_id(first.task)]
-        fam, sizes, settings = phase_env(spec, phase, version, first.task)
-        env = fam.make_vector_env(version.prepared, len(batch), autoreset_mode="disabled", **settings)
+    for lanes_plan in zip(*plans):
+        plan = lanes_plan[0]  # what the lanes share: the phase, its task version, its env and its flags
+        env = plan.make_vector_env(len(batch), autoreset_mode="disabled")
+        sizes = plan.view.sizes(plan.make_env())
         if agent is None:
             agent = make_batched(name, sizes[0], sizes[1], [cell.seed for cell in batch],
                                  [cell.agent.params for cell in batch])
             shape = sizes
         else:
-            check_sizes(phase, version, sizes, shape)
-        for key in phase_set | set(phase.agent):
-            if key in bases[0]:
-                agent.set_setting(key, np.array([phase.agent.get(key, base[key]) for base in bases]))
-        phase_set |= set(phase.agent)
-        record = spec.records_steps(version.graph)
-        seeds = [tree.env(index) for tree in trees]
-        options = [phase_options(fam, phase, version, tree, index, env) for tree in trees]
-        lanes = play_lanes(env, agent, phase.episodes, [int(s) for s in seeds if s is not None], phase.learn, record,
-                           compiled, options)
-        probes = [probe(agent.lane(lane), phase) for lane in range(len(batch))] if phase.probe else None
-        out.append(PhaseLanes(index, phase, version, record, lanes, probes))
+            check_sizes(plan.phase, plan.version, sizes, shape)
+        for key in sorted({key for lane in lanes_plan for key in lane.agent}):
+            agent.set_setting(key, np.array([lane.agent.get(key, base[key]) for lane, base in zip(lanes_plan, bases)]))
+        seeds = [lane.env_seed for lane in lanes_plan]
+        options = [lane.options(env) for lane in lanes_plan]
+        lanes = play_lanes(env, agent, plan.episodes, [int(s) for s in seeds if s is not None], plan.learn,
+                           plan.records_steps, compiled, options, plan.greedy)
+        probes = [probe(agent.lane(lane), plan.phase) for lane in range(len(batch))] if plan.probe else None
+        out.append(PhaseLanes(plan.index, plan.phase, plan.version, plan.records_steps, lanes, probes))
     return out
 
 

@@ -12,12 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from gym_bridge import family
-from gym_bridge.agents import agent_for_env, agent_settings
-from gym_bridge.episodes import Episode, SeedTree, play
-from tasks import trial_schedule
+from gym_bridge.agents import agent_for_env
+from gym_bridge.episodes import Episode, play
 
-from .spec import AgentSpec, ExperimentSpec, PhaseSpec, agent_observation
+from .protocol import run_plan
+from .spec import AgentSpec, ExperimentSpec, PhaseSpec
 from .versions import TaskVersion
 
 
@@ -68,16 +67,6 @@ def probe(agent: Any, phase: PhaseSpec) -> dict[str, Any]:
     return {"preference": float(z[0] / z.sum()), "values": [float(v) for v in values]}
 
 
-def env_settings(spec: ExperimentSpec, phase: PhaseSpec, fam: Any, view: Any, task: str) -> dict[str, Any]:
-    """A phase's env settings: the spec's, the agent view's and the phase's, with the phase's
-    step limit for `task` as the family's episode length."""
-    settings = {**spec.env, **view.env_settings, **phase.env}
-    limit = phase.steps_limit(task)
-    if limit is not None:
-        settings[fam.episode_length] = limit
-    return settings
-
-
 def check_sizes(phase: PhaseSpec, version: TaskVersion, sizes: tuple[int, int], shape: Any) -> None:
     """A later phase's task must have the states and actions the agent was made for."""
     if sizes != shape:
@@ -87,31 +76,12 @@ def check_sizes(phase: PhaseSpec, version: TaskVersion, sizes: tuple[int, int], 
         )
 
 
-def phase_options(
-    fam: Any, phase: PhaseSpec, version: TaskVersion, tree: SeedTree, index: int, env: Any
-) -> list[dict[str, Any]]:
-    """Each episode's reset options in phase `index` of a run: its start (the phase's `start`,
-    drawn from the run's seed tree) and its trial's condition (the phase's `schedule`, in the
-    order the run's tree shuffles). The per-agent and the batched loop both ask here."""
-    options = fam.starts.options(
-        fam.starts.parse(phase.start, version.graph), version.graph, lambda: tree.starts(index), phase.episodes
-    )
-    if phase.schedule:
-        schedule = getattr(getattr(env.unwrapped, "compiled", None), "schedule", None)
-        if not schedule:
-            raise ValueError(f"phase {phase.name!r}: {version.task_id} has no trial schedule")
-        order = trial_schedule(schedule, tree.schedule(index))
-        options = [{**o, "condition": order[e % len(order)]} for e, o in enumerate(options)]
-    return list(options)
-
-
 def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersion]) -> Iterator[PhaseEpisode]:
     """Every episode of one run, phase after phase, as each ends.
 
     The agent is made once, for the first phase's env as the family's view shows it; each
-    phase makes its env from its task version with the spec's, the view's and the phase's
-    settings, sets the phase's agent settings (the run's own again where a later phase does
-    not set them), and plays through the one loop with the run's seed tree.
+    phase is played as the run's plan says (`protocol.run_plan`: its env and settings, the
+    agent settings it sets, learning, greedy, its seed and reset options) through the one loop.
 
     Parameters
     ----------
@@ -134,36 +104,24 @@ def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersio
     >>> from graphtasks.experiments.versions import prepare_versions
     >>> spec = single_run_spec("neuronav/graph/two_step", "q", seed=0, episodes=3)
     >>> [p.episode.reward for p in play_run(spec, cells(spec)[0], prepare_versions(spec))]
-    [0.0, 0.0, 0.0]
+    [1.0, 0.5, 1.0]
     """
-    tree = SeedTree(cell.seed)
-    observation = agent_observation(cell.agent.name)
-    base = {**agent_settings(cell.agent.name), **cell.agent.params}
-    phase_set: set[str] = set()  # settings some phase changed: the next phase starts from the run's own
     agent = None
     shape: tuple[int, int] | None = None
-    for index, phase in enumerate(spec.phases_of(cell.condition)):
-        version = versions[phase.task_id(cell.task)]
-        fam = family(version.family)
-        view = fam.view(observation)
-        if view is None:  # the spec refuses this pairing; a hand-made spec or cell may not
-            raise ValueError(f"the {cell.agent.name} agent cannot run on {version.task_id}")
-        env = fam.make_env(version.prepared, **env_settings(spec, phase, fam, view, cell.task))
-        sizes = view.sizes(env)
+    for plan in run_plan(spec, cell, versions):
+        env = plan.make_env()
+        sizes = plan.view.sizes(env)
         if agent is None:
-            agent = agent_for_env(cell.agent.name, env, view, cell.seed, **cell.agent.params)
+            agent = agent_for_env(cell.agent.name, env, plan.view, cell.seed, **cell.agent.params)
             shape = sizes
         else:
-            check_sizes(phase, version, sizes, shape)
-        for key in phase_set | set(phase.agent):
-            if key in base:
-                setattr(agent, key, phase.agent.get(key, base[key]))
-        phase_set |= set(phase.agent)
-        options = phase_options(fam, phase, version, tree, index, env)
-        record = spec.records_steps(version.graph)
-        episodes = play(env, agent, phase.episodes, tree.env(index), options, view, phase.learn, record)
+            check_sizes(plan.phase, plan.version, sizes, shape)
+        for key, value in plan.agent.items():
+            setattr(agent, key, value)
+        options = plan.options(env)
+        episodes = play(env, agent, plan.episodes, plan.env_seed, options, plan.view, plan.learn, plan.records_steps,
+                        plan.greedy)
         for episode in episodes:
-            last = episode.index == phase.episodes - 1
-            found = probe(agent, phase) if last and phase.probe else None
-            yield PhaseEpisode(index, phase, version, episode, record, found)
-
+            last = episode.index == plan.episodes - 1
+            found = probe(agent, plan.phase) if last and plan.probe else None
+            yield PhaseEpisode(plan.index, plan.phase, plan.version, episode, plan.records_steps, found)

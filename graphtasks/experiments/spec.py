@@ -22,7 +22,9 @@
     name = "goal moved"
     episodes = 200
     learn = true                   # false: a test phase, the agent acts but does not learn
-    agent = { epsilon = 0.0 }      # agent settings for this phase only (here: greedy)
+    greedy = false                 # true: every agent acts greedily (the argmax of its values)
+    agent = { epsilon = 0.0 }      # agent settings for this phase only (every agent must have them)
+                                   # or one agent's, by its label or name: agent = { q = { lr = 0.2 } }
     env = { time_penalty = 0.0 }   # environment settings for this phase only
     start = [9, 5]                 # "default", "random", a cell / state, or a list to cycle through
     changes = { rewards = [{ cell = [1, 1], value = 1.0 }] }   # what the task's family can change
@@ -57,6 +59,7 @@ from graphstore import GraphStore, TaskGraph, did_you_mean
 from graphstore.errors import GraphtasksError
 from gym_bridge import family_of
 from gym_bridge.agents import AGENT_INFO, AGENTS, AgentSettingError, agent_settings, check_agent_settings
+from gym_bridge.agents.base import can_act_greedily
 from gym_bridge.starts import StartError
 from tasks import unpinned, variant_id
 from tasks.data import data_dir, decode_utf8, read_input
@@ -68,7 +71,8 @@ EXPERIMENT_KEYS = ("name", "description", "reference", "tasks", "seeds", "record
 RECORD = ("auto", "episodes", "steps")
 AGENT_KEYS = ("name", "label", "params", "grid", "tasks")
 PHASE_KEYS = (
-    "name", "episodes", "max_steps", "task", "learn", "agent", "env", "start", "schedule", "changes", "probe",
+    "name", "episodes", "max_steps", "task", "learn", "greedy", "agent", "env", "start", "schedule", "changes",
+    "probe",
 )
 CONDITION_KEYS = ("name", "phases")
 PROBE_KEYS = ("options", "temperature")
@@ -96,6 +100,12 @@ class AgentSpec:
     label: str
     params: dict[str, Any]
     tasks: tuple[str, ...] = ()
+    written: str = ""  # the label as written in [[agents]], before a grid's suffix ("": the label)
+
+    def answers_to(self, key: str) -> bool:
+        """Whether a per-agent phase setting keyed `key` names this agent by its label (as
+        written, or with its grid's suffix)."""
+        return key in (self.label, self.written)
 
     def runs_on(self, task: str) -> bool:
         return not self.tasks or task in self.tasks
@@ -113,8 +123,16 @@ class PhaseSpec:
     changes: dict[str, Any] = field(default_factory=dict)
     probe: tuple[tuple[int, int], ...] = ()  # (state, action) options whose preference is recorded at the end
     probe_temperature: float = 1.0
-    agent: dict[str, Any] = field(default_factory=dict)  # agent settings in this phase only
+    agent: dict[str, Any] = field(default_factory=dict)  # agent settings in this phase only, as written
     env: dict[str, Any] = field(default_factory=dict)  # env settings in this phase only
+    greedy: bool = False  # every agent acts greedily (the argmax of its values; ties by its own stream)
+    by_agent: dict[str, dict[str, Any]] = field(default_factory=dict)  # per-agent settings, by full label
+
+    def settings_for(self, agent: AgentSpec) -> dict[str, Any]:
+        """The agent settings this phase sets for `agent`: those for every agent, then its own
+        (`agent.NAME = {...}`, by its label or name)."""
+        shared = {k: v for k, v in self.agent.items() if not isinstance(v, Mapping)}
+        return {**shared, **self.by_agent.get(agent.label, {})}
 
     def task_id(self, run_task: str) -> str:
         """The id of the task version this phase runs when the run's task is `run_task`."""
@@ -173,7 +191,7 @@ class _Lines:
     """Which line of the file a field is on (tomllib gives values, not positions)."""
 
     HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\"]+)\s*\]\]?")
-    KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"]+)\s*=")
+    KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"]+(?:\s*\.\s*[A-Za-z0-9_\-\"]+)*)\s*=")  # a key, or a dotted one
 
     def __init__(self, text: str) -> None:
         self.keys: dict[str, int] = {}
@@ -192,7 +210,8 @@ class _Lines:
                 continue
             key = self.KEY.match(line)
             if key:
-                self.keys.setdefault(f"{table}.{key.group(1).strip(chr(34))}" if table else key.group(1), number)
+                name = ".".join(part.strip().strip(chr(34)) for part in key.group(1).split("."))
+                self.keys.setdefault(f"{table}.{name}" if table else name, number)
 
     def line(self, path: str) -> int | None:
         """The line of `path` (e.g. 'phases[1].changes.rewards[0]'), or of its nearest parent."""
@@ -422,7 +441,7 @@ def _agents(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[AgentS
         for combination in itertools.product(*(grid[k] for k in keys)):
             chosen = {**params, **dict(zip(keys, combination))}
             suffix = " ".join(f"{k}={v}" for k, v in zip(keys, combination))
-            out.append(AgentSpec(name, f"{label} {suffix}".strip(), chosen, runs_on))
+            out.append(AgentSpec(name, f"{label} {suffix}".strip(), chosen, runs_on, label))
     labels = [a.label for a in out]
     duplicate = _first_repeat(labels)
     if duplicate:
@@ -497,7 +516,7 @@ def _phase(
             _takes(check, agent.name, task, f"{where}.task")
     runs = [task] if task else list(tasks)
     max_steps = _max_steps(check, item.get("max_steps"), f"{where}.max_steps", runs)
-    for flag in ("learn", "schedule"):
+    for flag in ("learn", "greedy", "schedule"):
         if flag in item and not isinstance(item[flag], bool):
             raise check.fail(f"{where}.{flag}", f"expected true or false, got {item[flag]!r}")
     changes = dict(check.keys(item.get("changes", {}), tuple(item.get("changes", {})), f"{where}.changes"))
@@ -511,7 +530,9 @@ def _phase(
         check.versions.setdefault(version.task_id, version)
         versions.append(version)
     env = _env_settings(check, item.get("env", {}), f"{where}.env", tuple(runs))
-    agent_settings = _phase_agent(check, item.get("agent", {}), f"{where}.agent", agents)
+    agent_settings, by_agent = _phase_agent(check, item.get("agent", {}), f"{where}.agent", agents)
+    if item.get("greedy", False):
+        _greedy(check, f"{where}.greedy", agents)
     start = _start(check, item.get("start"), f"{where}.start", versions)
     probe, temperature = _probe(check, item.get("probe"), f"{where}.probe", versions, agents)
     return PhaseSpec(
@@ -527,6 +548,8 @@ def _phase(
         temperature,
         agent_settings,
         env,
+        item.get("greedy", False),
+        by_agent,
     )
 
 
@@ -546,21 +569,77 @@ def _max_steps(check: _Checker, value: Any, field_path: str, runs: list[str]) ->
     return check.integer(value, field_path)
 
 
-def _phase_agent(check: _Checker, value: Any, field_path: str, agents: tuple[AgentSpec, ...]) -> dict[str, Any]:
-    """Agent settings for one phase: each must be a setting of at least one of the agents, and
-    of the right type for every agent that has it (agents without it are left as they are)."""
+def _phase_agent(
+    check: _Checker, value: Any, field_path: str, agents: tuple[AgentSpec, ...]
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Agent settings for one phase, as written, and the per-agent ones by each agent's full label.
+
+    A setting for every agent (`agent = { epsilon = 0.0 }`) must be a setting of every agent of
+    the spec; a table keyed by an agent's label or, failing that, its name (`agent.q = { epsilon
+    = 0.0 }`) sets its settings for those agents alone. Each is checked against the agents it
+    applies to; a setting an agent reads only when it is made is refused.
+    """
     settings = dict(check.keys(value, tuple(value) if isinstance(value, Mapping) else (), field_path))
+    by_agent: dict[str, dict[str, Any]] = {}
+    known = sorted({k for a in agents for k in agent_settings(a.name)})
+    names = sorted({a.name for a in agents})
+    labels = sorted({a.label for a in agents} | {a.written for a in agents if a.written})
     for key, setting in settings.items():
-        having = [a.name for a in agents if key in agent_settings(a.name)]
+        at = f"{field_path}.{key}"
+        targets = [a for a in agents if a.answers_to(key)] or [a for a in agents if a.name == key]
+        if isinstance(setting, Mapping):
+            if not targets:
+                hint = did_you_mean(key, [*labels, *names])
+                raise check.fail(at, f"{key!r} is no agent's label or name{hint} (agents: {', '.join(labels)})")
+            own = dict(check.keys(setting, tuple(setting), at))
+            for target in targets:
+                for name, value_ in own.items():
+                    _phase_setting(check, target.name, name, value_, f"{at}.{name}")
+                by_agent.setdefault(target.label, {}).update(own)
+            continue
+        if targets:
+            raise check.fail(at, f"expected a table of settings for the {key} agent (agent.{key} = {{ ... }}), "
+                                 f"got {setting!r}")
+        having = sorted({a.name for a in agents if key in agent_settings(a.name)})
         if not having:
-            names = sorted({a.name for a in agents})
-            raise check.fail(f"{field_path}.{key}", f"none of the agents ({', '.join(names)}) has a setting {key!r}")
-        for agent in sorted(set(having)):
-            _agent_setting(check, agent, key, setting, f"{field_path}.{key}")
-            if key in getattr(AGENT_INFO[agent].cls, "fixed", ()):
-                said = f"the {agent} agent reads {key} only when it is made; a phase cannot change it"
-                raise check.fail(f"{field_path}.{key}", said)
-    return settings
+            hint = did_you_mean(key, [*known, *labels, *names])
+            raise check.fail(at, f"none of the agents ({', '.join(names)}) has a setting {key!r}, "
+                                 f"nor is it an agent's label or name{hint}")
+        lacking = sorted({a.name for a in agents} - set(having))
+        if lacking:
+            raise check.fail(
+                at,
+                f"the {', '.join(lacking)} agent{'s' if len(lacking) > 1 else ''} of this spec "
+                f"{'have' if len(lacking) > 1 else 'has'} no setting {key!r}; set it per agent "
+                f"(agent.{having[0]} = {{ {key} = {setting!r} }}){GREEDY_HINT if key in GREEDY_KEYS else ''}",
+            )
+        for name in having:
+            _phase_setting(check, name, key, setting, at)
+    return settings, by_agent
+
+
+GREEDY_KEYS = ("epsilon", "beta")  # settings a greedy test sets: `greedy = true` does it for every agent
+GREEDY_HINT = ", or make the phase greedy for every agent (greedy = true)"
+
+
+def _phase_setting(check: _Checker, agent: str, key: str, value: Any, field_path: str) -> None:
+    """A phase's setting for `agent`: one it has, of the right type, and one a phase may change."""
+    _agent_setting(check, agent, key, value, field_path)
+    if key in getattr(AGENT_INFO[agent].cls, "fixed", ()):
+        said = f"the {agent} agent reads {key} only when it is made; a phase cannot change it"
+        raise check.fail(field_path, said)
+
+
+def _greedy(check: _Checker, field_path: str, agents: tuple[AgentSpec, ...]) -> None:
+    """Every agent of a greedy phase must have values to take the argmax of."""
+    unable = sorted({a.name for a in agents if not can_act_greedily(AGENT_INFO[a.name].cls)})
+    if unable:
+        raise check.fail(
+            field_path,
+            f"the {', '.join(unable)} agent{'s' if len(unable) > 1 else ''} cannot act greedily: "
+            f"{'they have' if len(unable) > 1 else 'it has'} no action values to take the argmax of "
+            "(leave greedy out and set the others' choice per agent: agent.NAME = { epsilon = 0.0 })",
+        )
 
 
 def _conditions(

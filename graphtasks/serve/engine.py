@@ -1,10 +1,12 @@
 """A session's task, stepped by the server: the same env, seed tree and records as an agent's run.
 
-`SessionPlayer` walks a run's phases as `graphtasks.experiments.runs.play_run` does (the env of
-phase p made by the task's family and reset with `SeedTree(seed).env(p)` at its first episode,
-start states and trial orders from the same streams), but one action at a time, the action
-coming from a person. `trial_records` turns one step into the experiment records an agent's run
-writes (`graphtasks.experiments.records.run_records`): the Trial, its Episode so far and the edges.
+`SessionPlayer` walks a run's phases by the plan `graphtasks.experiments.runs.play_run` plays
+(`graphtasks.experiments.protocol.run_plan`: the env of phase p made with the same settings and
+reset with `SeedTree(seed).env(p)` at its first episode, start states and trial orders from the
+same streams), but one action at a time, the action coming from a person. What it adds is its
+own: grids drawn as text (render_mode "ansi") and the Room task's question screen.
+`trial_records` turns one step into the experiment records an agent's run writes
+(`graphtasks.experiments.records.run_records`): the Trial, its Episode so far and the edges.
 """
 
 from __future__ import annotations
@@ -14,13 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from graphtasks.experiments.observers import COMPLETED, RUNNING, RunOutcome
+from graphtasks.experiments.protocol import run_plan
 from graphtasks.experiments.records import Records, run_records
 from graphtasks.experiments.runs import Cell
 from graphtasks.experiments.spec import ExperimentSpec
 from graphtasks.experiments.versions import TaskVersion
-from gym_bridge import family
-from gym_bridge.episodes import SeedTree
-from tasks import trial_schedule
 
 GRAPH = "graph"
 ROOM = "room"  # the Room memory task: a question screen from the env's observation texts
@@ -69,8 +69,11 @@ class SessionPlayer:
 
     def __init__(self, spec: ExperimentSpec, versions: Mapping[str, TaskVersion], cell: Cell) -> None:
         self.spec, self.versions, self.cell = spec, versions, cell
-        self.tree = SeedTree(cell.seed)
-        self.phases = spec.phases_of(cell.condition)
+        try:
+            self.plan = run_plan(spec, cell, versions, "index")  # the run's phases, as every driver plays them
+        except ValueError as exc:
+            raise ValueError(f"{exc} (a person is shown the state index)") from None
+        self.phases = tuple(p.phase for p in self.plan)
         self.phase_index = self.episode = self.step = self.trial = 0
         self.done = False
         self.state, self.start_state = 0, 0
@@ -80,40 +83,19 @@ class SessionPlayer:
         self.info: Mapping[str, Any] = {}
         self._start_phase()
 
-    # -- the run's structure, as play_run builds it --------------------------------------------
+    # -- the run's structure: its plan (`graphtasks.experiments.protocol.run_plan`) -----------
     def _start_phase(self) -> None:
-        index = self.phase_index
-        phase = self.phases[index]
-        version = self.versions[phase.task_id(self.cell.task)]
-        fam = family(version.family)
-        view = fam.view("index")
-        if view is None:
-            raise ValueError(f"{version.task_id}: its family offers no state index to show a person")
-        self.version, self.view, self.family = version, view, fam
-        settings = {**self.spec.env, **view.env_settings, **phase.env}
-        limit = phase.steps_limit(self.cell.task)
-        if limit is not None:
-            settings[fam.episode_length] = limit
-        if version.family in GRIDS:
-            settings["render_mode"] = "ansi"  # a grid is drawn from its text picture
-        self.env = fam.make_env(version.prepared, **settings)
-        tree = self.tree
-        options = fam.starts.options(
-            fam.starts.parse(phase.start, version.graph), version.graph, lambda: tree.starts(index), phase.episodes
-        )
-        if phase.schedule:
-            schedule = getattr(getattr(self.env.unwrapped, "compiled", None), "schedule", None)
-            if not schedule:
-                raise ValueError(f"phase {phase.name!r}: {version.task_id} has no trial schedule")
-            order = trial_schedule(schedule, tree.schedule(index))
-            options = [{**o, "condition": order[e % len(order)]} for e, o in enumerate(options)]
-        self.options = options
-        self.all_actions = tuple(range(int(self.env.action_space.n)))  # type: ignore[attr-defined]
+        plan = self.plan[self.phase_index]
+        self.version, self.view, self.family = plan.version, plan.view, plan.family
+        # a grid is drawn from its text picture: the session's own setting, beside the plan's
+        self.env = plan.make_env(render_mode="ansi") if plan.version.family in GRIDS else plan.make_env()
+        self.options = plan.options(self.env)
+        self.all_actions = tuple(range(int(self.env.action_space.n)))
         self._reset()
 
     def _reset(self) -> None:
         chosen = self.options[self.episode] if self.options is not None else None
-        seed = self.tree.env(self.phase_index) if self.episode == 0 else None
+        seed = self.plan[self.phase_index].env_seed if self.episode == 0 else None
         obs, info = self.env.reset(seed=seed, options=chosen or None)
         self.info = info
         self.state = int(self.view.state(obs, info))

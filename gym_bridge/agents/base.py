@@ -71,6 +71,32 @@ def policy(values: np.ndarray, available: Sequence[int], beta: float | None, eps
     return p
 
 
+def greedy_choice(agent: "ValuePolicy", state: int, available: Sequence[int]) -> tuple[int, float]:
+    """The agent's greedy action in `state`: the offered action of highest value
+    (`agent.values(state)`, the values its own choice rule chooses by), ties broken by a draw
+    from the agent's own stream (only when there is a tie); and that action's probability
+    under the greedy policy (1 over the number of tied actions).
+
+    Examples
+    --------
+    >>> from gym_bridge.agents import make_agent
+    >>> agent = make_agent("hybrid", 3, 2, seed=0, w=0.0, perseveration=0.0)
+    >>> agent.q_mf[0] = [0.2, 0.7]
+    >>> greedy_choice(agent, 0, [0, 1])
+    (1, 1.0)
+    """
+    actions = np.asarray(available)
+    v = np.asarray(agent.values(state))[actions]
+    best = np.flatnonzero(v == v.max())
+    pick = best[0] if best.size == 1 else best[int(agent.rng.integers(best.size))]
+    return int(actions[pick]), 1.0 / best.size
+
+
+def can_act_greedily(cls: type) -> bool:
+    """Whether agents of class `cls` have values to act greedily by (`greedy_choice`)."""
+    return getattr(cls, "observation", "index") == "index" and callable(getattr(cls, "values", None))
+
+
 def check_sizes(n_states: int, n_actions: int) -> None:
     check_positive_int("n_states", n_states)
     check_positive_int("n_actions", n_actions)
