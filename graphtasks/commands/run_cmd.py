@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.batched_runs import play_cell
+    from graphtasks.experiments.batched_runs import batch_key, play_cell
     from graphtasks.experiments.runs import cells
     from graphtasks.experiments.spec import single_run_spec
     from graphtasks.experiments.versions import prepare_versions
@@ -66,16 +66,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     (cell,) = cells(spec)
     versions = prepare_versions(spec, args.store)
     graph = next(iter(versions.values())).graph
-    bar = tqdm(total=args.episodes, desc=args.task, unit="ep", disable=args.no_progress, leave=False)
+    batched = not args.per_agent and batch_key(spec, cell, versions) is not None
+    # smoothing=0: the rate is episodes over the time since the start, not the last burst's
+    bar = tqdm(total=args.episodes, desc=args.task, unit="ep", disable=args.no_progress, leave=False, smoothing=0)
     log = RunLog(graph.task_id)
     started = time.perf_counter()
     with blame("--env-param", active=bool(env_params)), blame("--agent-param", active=bool(agent_params)):
-        for item in play_cell(spec, cell, versions, batched=not args.per_agent):
-            episode = item.episode
-            log.add(episode)
-            bar.update(1)
-            if episode.index % 50 == 0:
-                bar.set_postfix(reward=f"{sum(log.rewards[-100:]) / len(log.rewards[-100:]):.3f}")
+        if batched:
+            # a batch plays every episode before the first comes out: the bar moves once, at the
+            # end (an update per episode would time the first by the whole run: hours of ETA)
+            bar.set_postfix_str("one batch: every episode at once", refresh=True)
+            for item in play_cell(spec, cell, versions):
+                log.add(item.episode)
+            bar.update(len(log.rewards))
+            bar.set_postfix(reward=f"{sum(log.rewards[-100:]) / len(log.rewards[-100:]):.3f}")
+        else:
+            for item in play_cell(spec, cell, versions, batched=False):
+                episode = item.episode
+                log.add(episode)
+                bar.update(1)  # tqdm redraws at most every 0.1 s: no rate from the first episode alone
+                if episode.index % 50 == 49:
+                    bar.set_postfix(reward=f"{sum(log.rewards[-100:]) / len(log.rewards[-100:]):.3f}", refresh=False)
     bar.close()
     log.seconds = time.perf_counter() - started
     summary: dict[str, Any] = {**log.summary(), "agent": args.agent, "seed": args.seed}

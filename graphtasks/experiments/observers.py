@@ -105,11 +105,19 @@ class ProgressObserver(RunObserver):
 
         if done:
             print(f"{spec.name}: {done} run(s) already recorded, {len(todo)} to go")
-        self.bar = tqdm(total=len(todo), desc=self.description, unit="run", disable=self.disable, leave=False)
+        # smoothing=0: the rate is runs over the time since the start (batches end in bursts)
+        self.bar = tqdm(total=len(todo), desc=self.description, unit="run", disable=self.disable, leave=False,
+                        smoothing=0)
 
     def run_finished(self, outcome: RunOutcome) -> None:
         if self.bar is not None:
             self.bar.update(1)
+
+    def runs_finished(self, outcomes: Sequence[RunOutcome]) -> None:
+        """A batch's runs, counted in one step: told one by one, the first of a batch would be
+        timed by the whole batch and the rate shown until the next refresh be that one run's."""
+        if self.bar is not None:
+            self.bar.update(len(outcomes))
 
     def experiment_finished(self, status: str) -> None:
         if self.bar is not None:

@@ -1,0 +1,57 @@
+"""Progress bars tell the truth (issue 41, finding 7): `graphtasks run`'s bar showed an ETA of
+hours for a 2,000-episode run that took seconds (a batch plays every episode before the first
+comes out, and the first was timed by the whole run); a sweep's bar did the same with a
+batch's runs. Read back from what tqdm wrote on stderr."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from graphtasks.cli import main
+from graphtasks.experiments.observers import COMPLETED, ProgressObserver, RunOutcome
+from graphtasks.experiments.runs import cells
+from graphtasks.experiments.spec import single_run_spec
+
+REMAINING = re.compile(r"\[(?P<elapsed>[\d:]+)<(?P<eta>[\d:]+)[,\]]")
+
+
+def seconds(clock: str) -> int:
+    total = 0
+    for part in clock.split(":"):
+        total = total * 60 + int(part)
+    return total
+
+
+def etas(err: str) -> list[int]:
+    """Every remaining time the bar showed, in seconds ('?' while it knew none)."""
+    return [seconds(m["eta"]) for frame in err.split("\r") for m in REMAINING.finditer(frame)]
+
+
+@pytest.mark.parametrize("how", [[], ["--per-agent"]])
+def test_run_bar_shows_no_eta_longer_than_the_run(tmp_path, capsys, how) -> None:
+    started = time.perf_counter()
+    code = main(["--store", str(tmp_path / "s.lbug"), "run", "rewardgym/two-step", "--agent", "hybrid",
+                 "--episodes", "2000", *how])
+    took = time.perf_counter() - started
+    assert code == 0
+    err = capsys.readouterr().err
+    shown = etas(err)
+    assert shown, err  # the bar was drawn, with a rate once it had one
+    assert max(shown) <= took + 1, (max(shown), took, err[-400:])
+    if not how:  # the batch's episodes all at once, counted in one step
+        assert "2000/2000" in err
+
+
+def test_sweep_bar_counts_a_batchs_runs_at_once(capsys) -> None:
+    spec = single_run_spec("rewardgym/two-step", "q", seed=0, episodes=1)
+    cell = cells(spec)[0]
+    bar = ProgressObserver("sweep")
+    bar.experiment_started(spec, [cell] * 200, 0)
+    time.sleep(0.5)  # the batch plays
+    bar.runs_finished([RunOutcome(cell, COMPLETED, [], None, "", "")] * 200)  # and its 200 runs end together
+    bar.experiment_finished(COMPLETED)
+    err = capsys.readouterr().err
+    assert "200/200" in err and max(etas(err)) <= 1, err
