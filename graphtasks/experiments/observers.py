@@ -57,6 +57,7 @@ class RunOutcome:
     chunks: tuple[Chunk, ...] = ()
     folder: str | None = None
     probes: tuple[dict[str, Any], ...] = ()
+    halt: bool = False  # the sweep cannot go on (its records cannot be written: a full disk)
 
     def episode_rows(self) -> list[dict[str, Any]] | None:
         """The run's episode rows (with their steps and probe, as the sweep makes them), read

@@ -217,8 +217,8 @@ def _run_in_worker(unit: Unit) -> list[RunOutcome]:
             chunks, probes = write_lanes(folder, spec.name, unit, phases)
         else:
             chunks, probes = write_played(folder, spec.name, played)
-    except RecordChunkError as exc:  # a full disk: the runs failed, the sweep says why and goes on
-        return [RunOutcome(cell, FAILED, None, str(exc), started, now()) for cell, _ in played]
+    except RecordChunkError as exc:  # a full disk: not the runs' fault; the sweep stops and says why in one line
+        return [RunOutcome(cell, INTERRUPTED, None, str(exc), started, now(), halt=True) for cell, _ in played]
     return [
         RunOutcome(cell, COMPLETED, None, None, started, ended, tuple(c for c in chunks if cell.index in c.runs),
                    str(folder), tuple(probes.get(cell.index, ())))
@@ -436,6 +436,10 @@ def run_experiment(
             else:
                 said = outcome.error or ""  # an interrupted run says so: its own code is not to blame
                 failures.append((outcome.cell, f"{INTERRUPTED}: {said}" if outcome.status == INTERRUPTED else said))
+        halted = next((o for o in outcomes if o.halt), None)
+        if halted is not None:  # the records cannot be written (a full disk): no later run could be either
+            raise RecordChunkError(f"{halted.error}; the runs finished before are recorded: make room and run the "
+                                   "same command to go on")
 
     count = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
     units: list[Unit] = group_cells(spec, todo, versions, count) if batched else list(todo)
@@ -468,6 +472,12 @@ def run_experiment(
         status = INTERRUPTED
         finished([RunOutcome(cell, INTERRUPTED, None, "the sweep was stopped", at, now())
                   for cell, at in list(under_way.values())])
+        raise
+    except RecordChunkError:
+        status = INTERRUPTED
+        for observer in observers:  # the runs under way end with the sweep, to be run again
+            observer.runs_finished([RunOutcome(cell, INTERRUPTED, None, "the sweep stopped: its records could not "
+                                               "be written", at, now()) for cell, at in list(under_way.values())])
         raise
     finally:
         close = getattr(outcomes, "close", None)
