@@ -497,6 +497,7 @@ class LadybugStore(GraphStore):
             for rel, a, b, rows in checked_edges
         ]
         created_nodes = created_edges = 0
+        created: dict[str, set[Any]] = {}  # the uids of the nodes this write creates, by label
         with self._lock:
             with self._transaction(
                 f"merging shared knowledge into {self.location!r} failed, nothing written", "writing shared records"
@@ -518,6 +519,7 @@ class LadybugStore(GraphStore):
                     old = [r for r in rows if r["uid"] in have]
                     if fresh:
                         self._create_nodes(node_type, fresh)
+                        created.setdefault(node_type.label, set()).update(r["uid"] for r in fresh)
                     if old:
                         sets, slim = _assignments(node_type.properties, old, ("uid",))
                         updates = ", ".join(f"n.{_q(p.name)} = r.{_q(p.name)}" for p in node_type.properties
@@ -528,10 +530,13 @@ class LadybugStore(GraphStore):
                     if not rows:
                         continue
                     name, qa, qb = _q(rel.name), _q(a), _q(b)
-                    probe = [{"s": r["s"], "t": r["t"], "key": r["key"]} for r in rows]
+                    # an edge to or from a node created above is new: only the others are looked up
+                    new_a, new_b = created.get(a, set()), created.get(b, set())
+                    probe = [{"s": r["s"], "t": r["t"], "key": r["key"]} for r in rows
+                             if r["s"] not in new_a and r["t"] not in new_b]
                     have = {x[0] for x in self._raw(
                         f"UNWIND $rows AS r MATCH (a:{qa} {{uid: r.s}})-[e:{name}]->(b:{qb} {{uid: r.t}}) "
-                        f"WHERE e.key = r.key RETURN r.key", {"rows": probe})}
+                        f"WHERE e.key = r.key RETURN r.key", {"rows": probe})} if probe else set()
                     fresh = [r for r in rows if r["key"] not in have]
                     old = [r for r in rows if r["key"] in have]
                     if fresh:

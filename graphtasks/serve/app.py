@@ -1,9 +1,13 @@
 """The study server: Starlette routes over one store writer and the sessions' envs.
 
-One process writes the store. Every store write and every env step runs on one worker thread,
-in the order requests arrive, so a session's trials are stepped and committed one at a time;
-a trial is answered only after its transaction has committed. A restarted server reads the
-sessions back from the store and replays each one's recorded actions through its seeded env.
+One process writes the store, on one worker thread, in the order requests arrive. A posted
+choice is checked and stepped on the event loop (the sessions live in memory) and its records
+queued; a committer writes what is queued as one transaction on the store's thread, and the
+trials posted meanwhile go in the next (group commit: one transaction per batch, not per trial).
+A trial is answered only after its transaction has committed, and a session has at most one
+trial queued or being written, so its trials are stepped and committed in order. A restarted
+server reads the sessions back from the store and replays each one's recorded actions through
+its seeded env.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from .engine import ROOM, ActionRefused, SessionPlayer, now_ms, trial_records
 from .study import Study, StudyError, plural
 
 STATIC = Path(__file__).parent / "static"
+LINGER = 0.005  # seconds a batch may wait for the sessions of the last one to post again
 MAX_BODY = 4096  # bytes of a posted JSON body
 MAX_PARAM = 200  # characters of a URL parameter (participant, study, session id)
 URL_PARAMS = {  # Prolific's names, then SONA's and generic ones
@@ -165,6 +170,7 @@ class StudyServer:
         # sessions are the runs after the spec's agent runs (0..n-1, as `graphtasks experiment run` numbers
         # them), so that the agents can run under the study's own name
         self.first_run = study.agent_runs
+        self.written = self.transactions = 0  # trials committed by this process, and their transactions
         self.store: GraphStore = open_store(store, "w")
         try:
             self.versions = prepare_versions(self.spec, self.store)
@@ -452,6 +458,7 @@ class StudyServer:
         where the store has them (their committed trials replayed), and the error is raised."""
         try:
             self.store.merge_shared(*_joined([t.records for t in staged]))
+            self.written, self.transactions = self.written + len(staged), self.transactions + 1
         except BaseException:
             for t in reversed(staged):
                 t.session.run = t.run_before
@@ -763,22 +770,47 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
                 raise Refused(400, "pilot: expected the label of one of the spec's agents")
         return await on_thread(server.start_session, params, pilot)
 
-    async def state(request: Request) -> Any:
-        return await on_thread(server.view, request.path_params["token"])
+    async def state(request: Request) -> Any:  # sessions in memory are read and stepped on the event loop
+        return server.view(request.path_params["token"])
 
     async def consent(request: Request) -> Any:
         body = await _json_body(request)
         return await on_thread(server.consent, request.path_params["token"], body)
 
+    # Group commit. A posted choice is checked and stepped here, on the event loop (memory only,
+    # well under a millisecond), and queued; one committer writes the queue on the store's thread,
+    # one transaction per batch: the trials posted while a batch is written go in the next. Each
+    # post is answered when its own batch has committed. A session has at most one trial queued or
+    # being written: its next post waits for it (its trials stay in order, and a batch that failed
+    # has put its sessions back before any of them steps again).
     queue: list[tuple[Staged, asyncio.Future[None]]] = []
     writing: dict[str, asyncio.Future[None]] = {}  # each session's last trial not yet committed
     committer: list[asyncio.Task[None]] = []
 
+    wanted: set[str] = set()  # the sessions of the last batch that have not posted again
+    arrived = asyncio.Event()  # set when the last of them has
+
     async def commit() -> None:
-        """Write what is staged, in batches: the trials staged while a batch is written go in the next."""
-        while queue:
+        """Write what is staged, in batches: the trials staged while a batch is written go in the next.
+        Before a batch is taken, the sessions answered by the last one get up to LINGER seconds to
+        post again (a participant's next choice often follows at once), so that batches stay whole
+        instead of splitting into groups that take turns."""
+        expected: set[str] = set()
+        while True:
+            wanted.clear()
+            wanted.update(expected.difference(staged.session.token_hash for staged, _ in queue))
+            if wanted:
+                arrived.clear()
+                try:
+                    await asyncio.wait_for(arrived.wait(), LINGER)
+                except asyncio.TimeoutError:
+                    pass
+                wanted.clear()
+            if not queue:
+                break
             batch = queue[:]
             del queue[:]
+            expected = {staged.session.token_hash for staged, _ in batch}
             try:
                 await on_thread(server.write, [staged for staged, _ in batch])
             except Exception as exc:  # every trial of the batch is refused; their sessions were put back
@@ -796,22 +828,29 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
     async def trial(request: Request) -> Any:
         body = await _json_body(request)
         token = request.path_params["token"]
-        staged = await on_thread(server.stage_trial, token, body)
-        if not isinstance(staged, Staged):  # a repeated post: answered once its trial is committed
-            pending = writing.get(digest(token))
-            if pending is not None:
+        hashed = server.session(token).token_hash
+        while (pending := writing.get(hashed)) is not None and not pending.done():
+            try:  # the session's last trial is being written: this post waits for it
                 await asyncio.shield(pending)
+            except Exception:  # noqa: BLE001 - that post was answered with the error; this one is checked afresh
+                pass
+        staged = server.stage_trial(token, body)
+        if not isinstance(staged, Staged):  # a repeated post of a committed trial: its answer again
             return staged
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue.append((staged, future))
-        writing[staged.session.token_hash] = future
+        writing[hashed] = future
+        if hashed in wanted:
+            wanted.discard(hashed)
+            if not wanted:
+                arrived.set()
         if not committer:
             committer.append(asyncio.create_task(commit()))
         try:
             await asyncio.shield(future)
         finally:
-            if writing.get(staged.session.token_hash) is future:
-                del writing[staged.session.token_hash]
+            if writing.get(hashed) is future:
+                del writing[hashed]
         staged.session.sent = time.monotonic()  # the next screen's data leaves now (its server_rt starts)
         return staged.answer
 
@@ -823,7 +862,7 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
         return FileResponse(STATIC / "start.html")
 
     async def page(request: Request) -> Any:
-        await on_thread(server.session, request.path_params["token"])
+        server.session(request.path_params["token"])
         return FileResponse(STATIC / "session.html")
 
     def key_of(request: Request) -> str | None:
@@ -963,6 +1002,8 @@ def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announ
         sock.close()
         server.close()
     if interrupted:
-        announce(f"stopped: {plural(len(server.sessions), 'session')}, every trial answered was written")
+        batches = (f" ({plural(server.written, 'trial')} in {plural(server.transactions, 'transaction')})"
+                   if server.written else "")
+        announce(f"stopped: {plural(len(server.sessions), 'session')}, every trial answered was written{batches}")
     if failed:
         raise failed[0]
