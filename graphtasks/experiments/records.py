@@ -117,6 +117,7 @@ def record_experiment(store: GraphStore, spec: ExperimentSpec, text: str) -> Non
             "agent_settings": p.agent or None,
             "env_settings": p.env or None,
             "learn": p.learn,
+            "greedy": p.greedy or None,
             "changes": p.changes or None,
         }
         for condition in spec.condition_names()

@@ -15,7 +15,7 @@ def layout(rows: int, cols: int) -> str:
 
 
 def rewards(value: str) -> str:
-    return f"===Layout===\nE.G\n===Rewards===\nE.a\na:{value}\n"
+    return f"===Layout===\nE.G\n===Rewards===\nEaG\na:{value}\n"  # the reward on the floor tile (paid)
 
 
 @pytest.mark.parametrize(
