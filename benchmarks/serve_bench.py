@@ -237,16 +237,18 @@ def main(argv: list[str] | None = None) -> int:
             tokens = asyncio.run(begin(server.port, 1 + n, 0))
             cpu0 = server.cpu()
             took1, acked1, _ = asyncio.run(load(server.port, tokens[:1], args.limit))
-            cpu1 = server.cpu()
+            cpu1, mine = server.cpu(), time.process_time()
             took, acked, answered = asyncio.run(load(server.port, tokens[1:], args.limit))
-            cpu2 = server.cpu()
+            cpu2, mine = server.cpu(), time.process_time() - mine
         finally:
             said = server.stop()
         one, many = acked1 / took1, acked / took
         print(f"1 participant:   {acked1:6d} trials acknowledged in {took1:6.2f} s: {one:7.0f} trials/s "
               f"(the server's CPU: {(cpu1 - cpu0) / acked1 * 1e6:.0f} us a trial)")
         print(f"{n} participants: {acked:6d} trials acknowledged in {took:6.2f} s: {many:7.0f} trials/s "
-              f"({many / one:.1f}x one participant; the server's CPU: {(cpu2 - cpu1) / acked * 1e6:.0f} us a trial)")
+              f"({many / one:.1f}x one participant)")
+        print(f"CPU a trial with {n} participants: the server {(cpu2 - cpu1) / acked * 1e6:.0f} us, the participants "
+              f"(this process) {mine / acked * 1e6:.0f} us")
         print(f"the server: {said.strip().splitlines()[-1]}")
         rows = stored(store)
         complete = acked1 + acked == (1 + n) * trials

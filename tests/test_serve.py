@@ -191,7 +191,8 @@ def play(server: Server, token: str, choose: Any = None, limit: int = 10_000) ->
     """Play a session to its end over HTTP; the answers, in order."""
     status, view = get(f"{server.url}/api/s/{token}")
     assert status == 200, view
-    position, answers = view["position"], []
+    position = view["position"]
+    answers: list[dict[str, Any]] = []
     while not position["done"] and len(answers) < limit:
         action = choose(position) if choose else position["available"][position["trial"] % len(position["available"])]
         body = {"index": position["trial"], "action": action, "rt": 400.0 + position["trial"], "shown": 1000.0,
