@@ -180,3 +180,55 @@ def test_a_server_killed_under_load_had_written_every_trial_it_answered(serve): 
     check_complete(players, trials_by_run(server.store))
     trials, transactions = batches(said)
     assert trials <= 50 * TRIALS // 2 + 50 and transactions <= trials / 5, said
+
+
+def test_a_choice_posted_twice_at_once_is_stored_once_and_answered_twice_alike(serve):  # noqa: F811
+    """Two connections post each trial of a session at the same moment (a page's retry racing
+    its first post): both are answered, alike, after the trial's commit; it is stored once."""
+    server = serve(TWO_STEP_STUDY.format(episodes=EPISODES, timeout=0))
+    tokens = [start_session(server, pid=f"twice-{i}") for i in range(10)]
+    errors: list[BaseException] = []
+    duplicates: list[int] = []
+
+    def session(token: str) -> None:
+        try:
+            a, b = Participant(server, token), Participant(server, token)
+            position = a.call("GET", f"/api/s/{token}")[1]["position"]
+            while not position["done"]:
+                body = {"index": position["trial"], "action": position["available"][0], "rt": 250.0 + position["trial"]}
+                answers: list[Any] = [None, None]
+                barrier = threading.Barrier(2)
+
+                def post(k: int, who: Participant, body: dict[str, Any] = body, answers: list[Any] = answers,
+                         barrier: threading.Barrier = barrier) -> None:
+                    barrier.wait()
+                    answers[k] = who.call("POST", f"/api/s/{token}/trial", body)
+
+                pair = [threading.Thread(target=post, args=(k, who)) for k, who in enumerate((a, b))]
+                for t in pair:
+                    t.start()
+                for t in pair:
+                    t.join()
+                (s1, first), (s2, second) = answers
+                assert s1 == s2 == 200, answers
+                assert [first.get("duplicate", False), second.get("duplicate", False)].count(True) == 1, answers
+                same = ("index", "reward", "position")
+                assert {k: first[k] for k in same} == {k: second[k] for k in same}
+                duplicates.append(1)
+                position = first["position"]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=session, args=(t,)) for t in tokens]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert len(duplicates) == 10 * TRIALS
+    said = server.stop()
+    runs = trials_by_run(server.store)
+    uids = [t[-1] for trials in runs.values() for t in trials]
+    assert len(uids) == 10 * TRIALS == len(set(uids))
+    assert all([t[:3] for t in trials] == EXPECTED for trials in runs.values())
+    assert batches(said)[0] == 10 * TRIALS
