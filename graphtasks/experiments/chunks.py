@@ -284,6 +284,7 @@ def write_lanes(folder: str | Path, experiment: str, batch: Sequence[Any], phase
     parts: dict[str, list[Any]] = {name: [] for name in schema_of("episodes").names if name != "experiment"}
     trials: dict[str, list[Any]] = {name: [] for name in schema_of("trials").names}
     probes: dict[int, list[dict[str, Any]]] = {}
+    dictionaries: dict[str, list[str]] = {}  # the text columns: their words, coded per phase
     for played in phases:
         count = played.lanes.reward.shape[1]
         block = {
@@ -295,15 +296,23 @@ def write_lanes(folder: str | Path, experiment: str, batch: Sequence[Any], phase
         for name, column in block.items():
             parts[name].append(column.reshape(lanes, count))
         for name, value in (("phase", played.phase.name), ("task_version", played.version.task_id),
-                            ("task_hash", played.version.content_hash)):
-            parts[name].append(np.full((lanes, count), value, dtype=object))
+                            ("task_hash", played.version.content_hash)):  # a phase's constant: its code
+            words = dictionaries.setdefault(name, [])
+            if value not in words:
+                words.append(value)
+            parts[name].append(np.full((lanes, count), words.index(value), dtype=np.int32))
         if played.probes is not None:
             for cell, found in zip(batch, played.probes):
                 probes.setdefault(cell.index, []).append({"run": cell.index, "phase": played.phase.name,
                                                           "phase_index": played.phase_index, **found})
     # run by run (lanes in run order), each run's phases in order: the rows `write_played` makes
-    episodes = {name: np.concatenate(columns, axis=1)[order].reshape(-1) for name, columns in parts.items()}
-    episodes["experiment"] = np.full(len(episodes["run"]), experiment, dtype=object)
+    pa = require_arrow()
+    episodes: dict[str, Any] = {name: np.concatenate(columns, axis=1)[order].reshape(-1)
+                                for name, columns in parts.items()}
+    for name, words in dictionaries.items():
+        episodes[name] = pa.DictionaryArray.from_arrays(pa.array(episodes[name], pa.int32()), pa.array(words))
+    episodes["experiment"] = pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(len(episodes["run"]), dtype=np.int32)), pa.array([experiment]))
     for lane in order.tolist():
         for played in phases:
             if not played.records_steps or played.lanes.steps is None:

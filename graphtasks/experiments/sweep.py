@@ -335,6 +335,29 @@ def _process_outcomes(
                 process.join()
 
 
+def warm_workers(spec: ExperimentSpec, versions: Mapping[str, TaskVersion], units: Sequence[Unit],
+                 records: str | None) -> None:
+    """Load in the driver, before its workers fork, what every worker would load for itself:
+    the compiled lane loop (numba's cache, about half a second a process: one lane of the first
+    batch plays one episode of its first phase, and nothing of it is kept) and, where workers
+    write chunks, pyarrow's writers (pyarrow imports pandas on its first array)."""
+    if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
+        return
+    if records is not None:
+        from .chunks import require_arrow
+
+        require_arrow().array([0])
+    batch = next((u for u in units if isinstance(u, tuple)), None)
+    if batch is None:
+        return
+    first = spec.phases_of(batch[0].condition)[0]
+    taster = dataclasses.replace(spec, phases=(dataclasses.replace(first, episodes=1, probe=()),), conditions=())
+    try:
+        play_batch_phases(taster, (dataclasses.replace(batch[0], condition=""),), versions)
+    except Exception:  # noqa: BLE001 - only a head start: the workers play (and report) the real thing
+        pass
+
+
 def _run_with(payload: tuple[ExperimentSpec, Mapping[str, TaskVersion], str | None], unit: Unit) -> list[RunOutcome]:
     """One unit on a Dask worker, with the spec and task versions scattered to it once."""
     _init_worker(*payload)
@@ -464,6 +487,7 @@ def run_experiment(
             elif count == 1:
                 outcomes = in_process()
             else:
+                warm_workers(spec, versions, units, folder)
                 outcomes = _process_outcomes(count, spec, versions, units, started, folder)
             for outcome in outcomes:
                 finished(outcome)
