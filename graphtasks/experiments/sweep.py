@@ -383,7 +383,10 @@ def _dask_outcomes(
         raise ImportError("a Dask cluster needs the dask extra: pip install 'graphtasks[dask]'") from None
     cluster = None
     if address == "local":
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        import dask
+
+        with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}):
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
     else:
         client = Client(address)
@@ -483,6 +486,8 @@ def run_experiment(
     try:
         if units:
             if dask is not None:
+                if dask == "local":  # its workers fork from this process too
+                    warm_workers(spec, versions, units, folder)
                 outcomes = _dask_outcomes(dask, count, spec, versions, units, started, folder)
             elif count == 1:
                 outcomes = in_process()
