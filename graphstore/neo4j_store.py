@@ -110,6 +110,25 @@ def torn_read_pause(attempt: int) -> float:
     first, growth, largest = TORN_READ_PAUSE
     return min(largest, first * growth**attempt)
 
+
+# A write the server refused with a transient error (ArcadeDB: a concurrent commit in flight)
+# is run again after 10 ms, growing by half up to 0.2 s, for up to 30 s (the driver's own limit).
+TRANSIENT_RETRY_SECONDS = 30.0
+TRANSIENT_PAUSE = (0.01, 1.5, 0.2)
+
+
+def transient_pause(attempt: int) -> float:
+    first, growth, largest = TRANSIENT_PAUSE
+    return min(largest, first * growth**attempt)
+
+
+# The Task node names the labels its task's nodes have (and the version it names them for), so a
+# read or a replacing write touches those labels only: one statement per label or relationship
+# pair of the whole schema was 65 round trips per read (29 per write) with every family's and
+# the experiment records' labels, whatever the task held.
+LABELS_PROPERTY = "stored_labels"
+LABELS_HASH_PROPERTY = "stored_labels_hash"
+
 RACE_RETRIES = 10  # an unchecked write that lost a race with another writer of the same task is run again
 RACE_PAUSE = 0.05  # seconds
 # how servers word a unique-key refusal (ArcadeDB, Neo4j): when a write found no task to
@@ -214,6 +233,8 @@ class Neo4jStore(GraphStore):
         self._schema_ready = False
         self._lock = threading.RLock()
         try:
+            # transient errors are retried by _write and _read with short pauses, not by the driver
+            driver_options.setdefault("max_transaction_retry_time", 0)
             self._driver = neo4j.GraphDatabase.driver(clean_uri, auth=(self.user, self._password), **driver_options)
         except (neo4j_errors.ConfigurationError, ValueError, TypeError) as exc:
             raise StoreLocationError(f"cannot use Bolt URI {self.location!r}: {self._scrub(exc)}") from None
@@ -260,27 +281,65 @@ class Neo4jStore(GraphStore):
         message = exc.message if isinstance(exc, neo4j_errors.Neo4jError) and exc.message else exc
         return GraphStoreError(f"{what} on {self.location!r} failed, nothing written: {self._scrub(message)}")
 
-    def _write(self, what: str, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
-        """Run `work` in one managed write transaction; the driver retries transient errors."""
+    def _write(
+        self,
+        what: str,
+        work: Callable[[neo4j.ManagedTransaction], Any],
+        superseded: Callable[[], bool] | None = None,
+    ) -> Any:
+        """Run `work` in one write transaction, again after a transient error (a lock or commit
+        race the server asks to retry) after a short pause growing to 0.2 s, for up to
+        TRANSIENT_RETRY_SECONDS.
+
+        The driver's own retry waits about 1 s, then 2 s, ...: on ArcadeDB, where racing
+        writers of one task meet such errors often, those waits were most of a version-checked
+        writer's time (and the retry was then refused anyway: the version had moved on).
+        `superseded` (a version-checked write): asked after a transient error; True means the
+        version the write was built on is gone, so the error is raised at once (the caller
+        reports a ConflictError) instead of trying again.
+        """
         if self.read_only:
             raise GraphStoreError(f"store {self.location!r} was opened read-only; cannot {what}")
         with self._lock:
             self._ensure_schema()
-            try:
-                with self._session() as session:
-                    return session.execute_write(work)
-            except Exception as exc:
-                raise self._failure(what, exc) from exc
+            started = time.monotonic()
+            attempt = 0
+            while True:
+                try:
+                    with self._session() as session:
+                        # managed: the driver retries nothing, the loop here does
+                        return session.execute_write(work)
+                except (neo4j_errors.Neo4jError, neo4j_errors.DriverError) as exc:
+                    retry = (
+                        exc.is_retryable()
+                        and time.monotonic() - started < TRANSIENT_RETRY_SECONDS
+                        and not (superseded is not None and superseded())
+                    )
+                    if not retry:
+                        raise self._failure(what, exc) from exc
+                except Exception as exc:
+                    raise self._failure(what, exc) from exc
+                time.sleep(transient_pause(attempt))
+                attempt += 1
 
     def _read(self, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
+        """Run `work` in a read transaction, again after a transient error (as `_write`)."""
         with self._lock:
-            try:
-                with self._session(neo4j.READ_ACCESS) as session:
-                    return session.execute_read(work)
-            except GraphStoreError:
-                raise
-            except (neo4j_errors.AuthError, neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
-                raise self._connection_error(exc) from None
+            started = time.monotonic()
+            attempt = 0
+            while True:
+                try:
+                    with self._session(neo4j.READ_ACCESS) as session:
+                        return session.execute_read(work)
+                except GraphStoreError:
+                    raise
+                except (neo4j_errors.AuthError, neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+                    raise self._connection_error(exc) from None
+                except (neo4j_errors.Neo4jError, neo4j_errors.DriverError) as exc:
+                    if not exc.is_retryable() or time.monotonic() - started >= TRANSIENT_RETRY_SECONDS:
+                        raise
+                time.sleep(transient_pause(attempt))
+                attempt += 1
 
     # -- schema: constraints and indexes ---------------------------------------------------
     def _ensure_schema(self) -> None:
@@ -375,6 +434,7 @@ class Neo4jStore(GraphStore):
         task_id = graph.task_id
         new_hash = graph.task["content_hash"]
         nodes, edges, shared, shared_edges = self._rows(graph, only)
+        labels = sorted({graph.label(local_id) for local_id, _ in graph.nodes()} - {"Task"})
 
         # Every write first changes the Task node (its hash becomes the new one), reading the
         # old hash in the same statement: on Neo4j that takes the node's write lock, so a racing
@@ -397,7 +457,7 @@ class Neo4jStore(GraphStore):
             if made.stored_hash == new_hash:
                 return False
             if only is None and made.existed:
-                self._delete_in(tx, task_id)
+                self._delete_in(tx, task_id, self._stored_labels(tx, task_id, made.stored_hash))
             for label, rows in shared.items():
                 query = f"UNWIND $rows AS r MERGE (n:{_q(label)} {{uid: r.uid}}) SET n += r"
                 for chunk in _chunks(rows, self.batch_size):
@@ -408,13 +468,21 @@ class Neo4jStore(GraphStore):
                 self._create_edges(tx, task_id, rel_name, a, b, keys, sources)
             for (rel_name, a, b), rows in shared_edges.items():  # edges touching shared nodes: global uids
                 self._create_edges_by_uid(tx, rel_name, a, b, rows)
+            tx.run(
+                f"MATCH (t:Task) WHERE t.uid = $id SET t.{LABELS_PROPERTY} = $labels, t.{LABELS_HASH_PROPERTY} = $h",
+                id=task_id,
+                labels=labels,
+                h=new_hash,
+            ).consume()
             bolt_revisions.record(tx, made)
             return True
 
         if expected_hash is None:
             return self._write_task(f"writing task {task_id!r}", task_id, work, claims)
         try:
-            return self._write(f"writing task {task_id!r}", work)
+            return self._write(
+                f"writing task {task_id!r}", work, superseded=lambda: self.content_hash(task_id) != expected_hash
+            )
         except ConflictError:
             raise
         except GraphStoreError as exc:
@@ -555,9 +623,27 @@ class Neo4jStore(GraphStore):
                     f"{rel_name} edges {a}->{b}: created {got} of {len(chunk)}; an endpoint node was not found"
                 )
 
-    def _delete_in(self, tx: neo4j.ManagedTransaction, task_id: str) -> None:
+    @staticmethod
+    def _named_labels(task: Mapping[str, Any]) -> set[str] | None:
+        """The labels a Task node names for its version, or None (not named, or named for
+        another version: written by an older graphtasks): then every label of the schema."""
+        named = task.get(LABELS_PROPERTY)
+        if named is None or task.get(LABELS_HASH_PROPERTY) != task.get("content_hash"):
+            return None
+        return {"Task", *named}
+
+    def _stored_labels(self, tx: neo4j.ManagedTransaction, task_id: str, version: str | None) -> set[str] | None:
+        """The labels of the stored nodes of `task_id` at `version` (the hash a write read), or None."""
+        rows = tx.run(
+            f"MATCH (t:Task) WHERE t.uid = $id RETURN t.{LABELS_PROPERTY}, t.{LABELS_HASH_PROPERTY}", id=task_id
+        ).values()
+        if not rows or rows[0][0] is None or rows[0][1] != version:
+            return None
+        return {"Task", *rows[0][0]}
+
+    def _delete_in(self, tx: neo4j.ManagedTransaction, task_id: str, labels: set[str] | None = None) -> None:
         for label, node_type in self.schema.nodes.items():
-            if not node_type.shared:
+            if not node_type.shared and (labels is None or label in labels):
                 tx.run(f"MATCH (n:{_q(label)}) WHERE n.task = $t DETACH DELETE n", t=task_id).consume()
 
     def delete(self, task_id: str) -> bool:
@@ -568,7 +654,7 @@ class Neo4jStore(GraphStore):
             claims.append(made)
             if not made.existed:
                 return False
-            self._delete_in(tx, task_id)
+            self._delete_in(tx, task_id, self._stored_labels(tx, task_id, made.stored_hash))
             bolt_revisions.record(tx, made, deleted=True)
             return True
 
@@ -611,6 +697,7 @@ class Neo4jStore(GraphStore):
             if not rows:
                 return None
             task_type = self.schema.nodes["Task"]
+            named = self._named_labels(rows[0][0])
             task_props = self._props(task_type.properties, rows[0][0], skip=("uid", "task"))
             family, name = task_props.pop("family", None), task_props.pop("name", None)
             if family is None:
@@ -618,7 +705,7 @@ class Neo4jStore(GraphStore):
             graph = TaskGraph(task_id, family, name, schema=self.schema, **task_props)
             prefix = task_id + "/"
             for label, node_type in self.schema.nodes.items():
-                if label == "Task" or node_type.shared:
+                if label == "Task" or node_type.shared or named is not None and label not in named:
                     continue
                 # explicit columns: much faster than whole nodes on some servers (ArcadeDB: 2x)
                 props = [p for p in node_type.properties if p.name not in ("uid", "task")]
@@ -636,6 +723,8 @@ class Neo4jStore(GraphStore):
                     )
             for rel_name, rel in self.schema.rels.items():
                 for a, b in rel.endpoints:
+                    if named is not None and (a not in named or b not in named and not self.schema.nodes[b].shared):
+                        continue  # no node of this task has that label
                     query = (
                         f"MATCH (a:{_q(a)})-[r:{_q(rel_name)}]->(b:{_q(b)}) WHERE a.task = $id "
                         f"RETURN a.uid, b.uid, properties(r)"
