@@ -47,7 +47,7 @@ def add_schema(s: Schema) -> None:
             Property("max_steps", "int", False, "episode length (none: the env's default, or one per task)"),
             Property("max_steps_by_task", "json", False, "episode length per task id, where the spec gives a table"),
             Property("learn", "bool", True, "false: a test phase (the agent does not learn)"),
-            Property("greedy", "bool", False, "true: every agent takes the argmax of its own values (ties by its stream)"),
+            Property("greedy", "bool", False, "true: every agent takes the argmax of its values (ties: its stream)"),
             Property("changes", "json", False, "the task changes of this phase (tasks.variants)"),
             Property("agent_settings", "json", False, "agent settings in this phase only (e.g. epsilon 0)"),
             Property("env_settings", "json", False, "environment settings in this phase only"),
