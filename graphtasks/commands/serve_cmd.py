@@ -24,6 +24,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                         help="a host name people reach the server by, behind a proxy (repeatable; e.g. "
                         "study.example.org or *.example.org): requests for other names are refused")
+    parser.add_argument("--request-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="a request's headers and body must arrive within this many seconds of the connection's "
+                        "start (or its last answer), or the connection is closed: slow or stalled clients cannot "
+                        "hold the server (default 10)")
+    parser.add_argument("--keep-alive", type=float, default=5.0, metavar="SECONDS",
+                        help="an idle connection is closed after this many seconds (default 5)")
+    parser.add_argument("--max-connections", type=int, default=1000, metavar="N",
+                        help="connections and requests at once; past it requests are answered 503 (default 1000)")
     parser.add_argument("--episodes", type=COUNT, default=20, help="episodes of a task id's study (default 20)")
     parser.add_argument("--check", action="store_true", help="check the study and print what it serves; no server")
     parser.add_argument("--pilot", type=COUNT, metavar="N",
@@ -57,9 +65,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         describe(load_study(args.study, args.store, args.episodes))
         return 0
     try:
-        from graphtasks.serve.app import StudyServer, allowed_hosts, listen_socket, serve
+        from graphtasks.serve.app import Limits, StudyServer, allowed_hosts, listen_socket, serve
     except ImportError as exc:
         raise CommandError(f"serve: needs the web extra (pip install 'graphtasks[web]'): {exc}") from None
+    limits = Limits(request_timeout=args.request_timeout, keep_alive=args.keep_alive,
+                    max_connections=args.max_connections)
     token = os.environ.get(TOKEN_ENV) or None
     if token is not None and len(token) < 16:
         raise CommandError(f"serve: ${TOKEN_ENV}: a researcher token has at least 16 characters")
@@ -86,7 +96,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 print(f"pilot: run {row['run']}: {plural(row['trials'], 'trial')}, reward {row['reward']:g}",
                       flush=True)
 
-    serve(server, args.host, args.port, lambda line: print(line, flush=True), then, sock, args.allowed_host)
+    serve(server, args.host, args.port, lambda line: print(line, flush=True), then, sock, args.allowed_host, limits)
     return 0
 
 

@@ -35,13 +35,14 @@ from urllib.parse import urlsplit
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from graphstore import GraphStore, open_store
 from graphstore.errors import GraphStoreError, GraphtasksError, StoreFullError
+from graphtasks.experiments.export import spreadsheet_cell
 from graphtasks.experiments.ids import experiment_uid, participant_uid, run_uid
 from graphtasks.experiments.observers import COMPLETED, RUNNING
 from graphtasks.experiments.records import Records, _joined, _key, record_experiment, record_tasks, run_node
@@ -529,7 +530,7 @@ class StudyServer:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["run", "participant", "phase", "episode", "step", "state", "action", "reward", "next_state",
                          "rt", "key", "timeouts", "server_rt", "received_at"])
-        writer.writerows(rows)
+        writer.writerows([spreadsheet_cell(v) for v in row] for row in rows)
         return out.getvalue()
 
 
@@ -608,6 +609,140 @@ HEADERS = {
     "X-Frame-Options": "DENY",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
 }
+
+
+class SecurityHeaders:
+    """ASGI middleware: every response carries HEADERS (a header the response set itself is kept),
+    static files and the refusals of the middleware inside it (a foreign Host's 400) included.
+
+    Parameters
+    ----------
+    app : ASGI application
+        The application whose responses it completes.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in HEADERS.items()]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                given = list(message.get("headers", []))
+                names = {name.lower() for name, _ in given}
+                message = {**message, "headers": given + [(k, v) for k, v in self.headers if k not in names]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one client may hold of the server (see docs/deploy.md).
+
+    Parameters
+    ----------
+    request_timeout : float
+        Seconds in which a request's headers and body must have arrived, counted from the
+        connection's start or the end of its last response; a connection still sending (or
+        sending nothing) then is closed, so that slow or stalled clients cannot hold the server.
+    keep_alive : float
+        Seconds an idle connection stays open after a response (uvicorn's timeout_keep_alive).
+    max_connections : int
+        Connections and requests at once (uvicorn's limit_concurrency): past it, requests are
+        answered 503.
+    max_header_bytes : int
+        Bytes of a request's headers (h11's max_incomplete_event_size): past it, 400.
+
+    Examples
+    --------
+    >>> from graphtasks.serve.app import Limits
+    >>> Limits().request_timeout, Limits(request_timeout=2).keep_alive
+    (10.0, 5.0)
+    """
+
+    request_timeout: float = 10.0
+    keep_alive: float = 5.0
+    max_connections: int = 1000
+    max_header_bytes: int = 16_384
+
+    def __post_init__(self) -> None:
+        for name in ("request_timeout", "keep_alive"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= 3600):
+                raise ServerSetupError(f"serve: --{name.replace('_', '-')}: expected seconds in (0, 3600], got "
+                                       f"{value!r}")
+        for name, low in (("max_connections", 1), ("max_header_bytes", 1024)):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and low <= value <= 1_000_000):
+                raise ServerSetupError(f"serve: --{name.replace('_', '-')}: expected {low}..1000000, got {value!r}")
+
+
+def deadline_protocol(seconds: float) -> type:
+    """uvicorn's h11 protocol with a deadline on each request: its headers and body arrive within
+    `seconds` of the connection's start (or of the end of the connection's last response), or the
+    connection is closed. A request that has fully arrived is not timed: the study may take its time
+    to answer it.
+
+    Parameters
+    ----------
+    seconds : float
+        The deadline.
+
+    Returns
+    -------
+    type
+        An asyncio protocol class for uvicorn.Config(http=...).
+
+    Examples
+    --------
+    >>> from graphtasks.serve.app import deadline_protocol
+    >>> deadline_protocol(10.0).__name__
+    'DeadlineProtocol'
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class DeadlineProtocol(H11Protocol):
+        deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self.deadline = self.loop.call_later(seconds, self._expired)
+
+        def _disarm(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is h11.DONE:  # the whole request arrived
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is not h11.DONE:
+                self._arm()  # the next request on this connection has its own deadline
+
+        def _expired(self) -> None:
+            self.deadline = None
+            if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return DeadlineProtocol
 
 
 class ServerSetupError(GraphtasksError, ValueError):
@@ -709,7 +844,8 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
     Returns
     -------
     Starlette
-        The application (TrustedHostMiddleware around the routes).
+        The application: SecurityHeaders (on every response) around TrustedHostMiddleware around
+        the routes.
 
     Examples
     --------
@@ -717,8 +853,10 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
     >>> from graphtasks.serve.study import load_study
     >>> server = StudyServer(load_study("rewardgym/two-step", episodes=2), ":memory:")
     >>> app = make_app(server, allowed_hosts("127.0.0.1"))
-    >>> [(m.cls.__name__, m.kwargs["allowed_hosts"]) for m in app.user_middleware]
-    [('TrustedHostMiddleware', ['127.0.0.1', 'localhost'])]
+    >>> app.user_middleware[-1].kwargs["allowed_hosts"]
+    ['127.0.0.1', 'localhost']
+    >>> [m.cls.__name__ for m in app.user_middleware]
+    ['SecurityHeaders', 'TrustedHostMiddleware']
     >>> server.close()
     """
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study")  # the one thread of store and envs
@@ -733,6 +871,8 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
                 if request.method == "POST":  # every request that writes is a POST
                     cross_site(request, allowed)
                 result = await fn(request)
+            except ClientDisconnect:  # the client left (or was cut off) before its body arrived: no one to answer
+                return Response(status_code=400, headers=HEADERS)
             except Refused as exc:
                 return JSONResponse({"error": exc.reason}, exc.status, headers=HEADERS)
             except StoreFullError as exc:  # nothing was kept; the page retries until there is room
@@ -940,14 +1080,15 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed, 500: failed,
                                                         Exception: failed},
-                    middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False)])
+                    middleware=[Middleware(SecurityHeaders),
+                                Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False)])
     app.state.server = server
     return app
 
 
 def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announce: Callable[[str], None] = print,
           then: Callable[[str], None] | None = None, sock: socket.socket | None = None,
-          allowed: Sequence[str] = ()) -> None:
+          allowed: Sequence[str] = (), limits: Limits | None = None) -> None:
     """Run the study server until interrupted (uvicorn), then close the store.
 
     Parameters
@@ -965,6 +1106,8 @@ def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announ
         A socket bound to (host, port) by `listen_socket`.
     allowed : sequence of str, optional
         Host names of a proxied deployment (`--allowed-host`), answered besides `host`'s own.
+    limits : Limits, optional
+        Time-outs and caps on what clients hold (default `Limits()`).
     """
     import threading
 
@@ -977,8 +1120,12 @@ def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announ
     if then is None:
         announce(f"researcher dashboard (a one-time link: it sets a cookie in the browser that opens it): "
                  f"http://{shown}:{port}{server.one_time_link()}")
+    limits = limits or Limits()
     config = uvicorn.Config(make_app(server, hosts, allowed), host=host, port=port, log_level="warning",
-                            access_log=False, server_header=False)
+                            access_log=False, server_header=False, http=deadline_protocol(limits.request_timeout),
+                            timeout_keep_alive=math.ceil(limits.keep_alive),
+                            limit_concurrency=limits.max_connections,
+                            h11_max_incomplete_event_size=limits.max_header_bytes)
     runner = uvicorn.Server(config)
     failed: list[BaseException] = []
     if then is not None:
