@@ -391,12 +391,11 @@ def test_reading_an_events_file_takes_memory_a_small_multiple_of_its_size(tmp_pa
     assert peak < 2 * size, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"
 
 
-def test_what_an_import_stopped_between_batches_leaves_is_invisible_and_cleared(tmp_path, monkeypatch):
-    """Episodes and trials go first, in batches; the experiment and its runs last, in one
-    transaction. What a stopped import wrote (its first batches) is seen by no query of runs,
-    and the next import under that name removes it first."""
-    import itertools
-
+def test_what_an_import_stopped_between_batches_leaves_is_invisible_and_cleared(tmp_path):
+    """An import larger than IMPORT_BATCH writes whole files (participant, run, episodes,
+    trials, linked) a few per transaction; the experiment, which makes them visible, last.
+    What a stopped import wrote (its first file) is seen by no query of runs, and the next
+    import under that name removes it first."""
     from graphtasks.experiments.ids import experiment_uid
     from graphtasks.fitting import load_run, recorded_runs, records
     from graphtasks.fitting.behaviour import read_events_file
@@ -404,18 +403,17 @@ def test_what_an_import_stopped_between_batches_leaves_is_invisible_and_cleared(
     stopped, later = tmp_path / "sub-A_events.tsv", tmp_path / "sub-B_events.tsv"
     big_events_file(stopped, 40)
     big_events_file(later, 10)
-    monkeypatch.setattr(records, "IMPORT_BATCH", 25)  # batches of 12 episodes (24 choices)
     with open_store(tmp_path / "store.lbug") as store:
         store.put(tasks.build("rewardgym/two-step"))
         events = read_events_file(stopped)
-        hashes = {"rewardgym/two-step": str(store.content_hash("rewardgym/two-step"))}
-        bodies = records._import_bodies(experiment_uid("lab"), "lab", [("S1", events)], hashes)
-        for body in itertools.islice(bodies, 2):  # what an import of `stopped` wrote before it was stopped
-            store.create_shared(*body)
+        task_hash = str(store.content_hash("rewardgym/two-step"))
+        # what an import of `stopped` and other files wrote before it was stopped
+        store.create_shared(*records._import_unit(experiment_uid("lab"), "lab", 0, "S1", events, stopped, task_hash))
         trials = "MATCH (t:Trial) RETURN count(t)"
-        assert store.cypher(trials).rows == [[48]] and recorded_runs(store, "lab") == []
+        assert store.cypher(trials).rows == [[80]] and recorded_runs(store, "lab") == []
         records.import_behaviour(store, "lab", [later])
-        assert store.cypher(trials).rows == [[20]]  # the 28 trials of episodes 10..23 left behind are gone
+        assert store.cypher(trials).rows == [[20]]  # the 80 trials of the stopped file's run are gone
+        assert store.cypher("MATCH (r:Run) RETURN count(r)").rows == [[1]]
         assert len(load_run(store, "lab", 0)) == 20 and load_run(store, "lab", 0).trials == 10
 
 

@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -120,12 +120,14 @@ def record_behaviour(store: GraphStore, behaviour: Behaviour) -> list[dict[str, 
 
     The choices are checked against their tasks (a task not in the store is built in memory,
     not put, for the check) and the name against the experiments recorded. Only then is the
-    task put (if missing) and the records written: episodes and trials in batches of
-    IMPORT_BATCH choices, then in one transaction the experiment, its runs and the edges to
-    their episodes, so that nothing of an import is visible before all of it is (an import
-    stopped between batches leaves unlinked episodes, which the next import under that name
-    removes first). Importing the same files again changes nothing; other files under a
-    recorded name are refused.
+    task put (if missing) and the records written: an import of up to IMPORT_BATCH choices in
+    one transaction (its experiment, phase, participants, runs, episodes, trials and every edge),
+    so a process killed at any moment leaves all of it or nothing. A larger import is written a
+    few whole files per transaction (each file's participant, run, episodes and trials linked
+    together) and the experiment, which makes it visible, in the last one: a kill leaves no
+    episode or trial without its run, and runs without an experiment, which the next import
+    under that name removes first. Importing the same files again changes nothing; other files
+    under a recorded name are refused.
     """
     import tasks
 
@@ -161,15 +163,26 @@ def record_behaviour(store: GraphStore, behaviour: Behaviour) -> list[dict[str, 
     if known:  # the same files again: their records are there, whole (the head is written last)
         return summary
     hashes = {task: str(store.content_hash(task)) for task in graphs}
-    # Leftovers of an import that stopped between its batches (its head never written) go first.
-    store.delete_shared(uid, ("Trial", "Episode"))
-    for body in _import_bodies(uid, name, read, hashes):
-        _write(store, body)
-    _write(store, _import_head(uid, name, files, read, spec_hash))
+    # Leftovers of an import that was stopped between its transactions (its head never written) go first.
+    store.delete_shared(uid, ("Trial", "Episode", "Run", "Participant"))
+    batch: list[Records] = []
+    size = 0
+    for index, ((participant, events), path) in enumerate(zip(read, files)):
+        if batch and size + len(events.choices) > IMPORT_BATCH:
+            _write(store, _joined(batch))
+            batch, size = [], 0
+        task_hash = hashes[events.choices.task_id]
+        batch.append(_import_unit(uid, name, index, participant, events, path, task_hash))
+        size += len(events.choices)
+    _write(store, _joined([*batch, _import_head(uid, name, files, read, spec_hash)]))
     return summary
 
 
-IMPORT_BATCH = 50_000  # choices written per transaction: memory stays a small multiple of the files
+# Files are written together in one transaction up to this many choices (a file is never
+# split): an import of up to IMPORT_BATCH choices is one transaction, all or nothing; a larger
+# one is written a few files at a time, each file whole, and the head (which makes it visible)
+# in the last transaction, so memory stays a small multiple of the largest file.
+IMPORT_BATCH = 50_000
 
 Records = tuple[list[tuple[str, list[dict[str, Any]]]], list[tuple[str, str, str, list[dict[str, Any]]]]]
 
@@ -188,51 +201,65 @@ def _episodes(choices: Choices) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(([0], np.cumsum(ends[:-1], dtype=np.int64))), starts
 
 
-def _import_bodies(
-    uid: str, name: str, read: list[tuple[str, EventsFile]], hashes: dict[str, str]
-) -> Iterator[Records]:
-    """The episodes and trials of an import with the edges between them, in batches of about
-    IMPORT_BATCH choices (whole episodes), invisible to queries until the head links them."""
-    for index, (_, events) in enumerate(read):
-        choices = events.choices
-        run = run_uid(uid, index)
-        task_hash = hashes[choices.task_id]
-        episode_of, starts = _episodes(choices)
-        bounds = np.append(starts, len(choices))
-        paid = np.add.reduceat(choices.rewards, starts)
-        cuts = [0]  # episodes per batch
-        for e in range(len(starts)):
-            if bounds[e + 1] - bounds[cuts[-1]] > IMPORT_BATCH and e > cuts[-1]:
-                cuts.append(e)
-        cuts.append(len(starts))
-        for first, last in zip(cuts[:-1], cuts[1:]):
-            lo, hi = int(bounds[first]), int(bounds[last])
-            episodes = [
-                {"uid": episode_uid(run, 0, e), "task": uid, "experiment": name, "run": index, "phase": PHASE,
-                 "phase_index": 0, "index": e, "reward": float(paid[e]), "length": int(bounds[e + 1] - bounds[e]),
-                 "start_state": int(choices.states[bounds[e]]), "task_version": choices.task_id,
-                 "task_hash": task_hash}
-                for e in range(first, last)
-            ]
-            trials, has_trial = [], []
-            columns = (episode_of[lo:hi].tolist(), (np.arange(lo, hi) - starts[episode_of[lo:hi]]).tolist(),
-                       choices.states[lo:hi].tolist(), choices.actions[lo:hi].tolist(),
-                       choices.rewards[lo:hi].tolist(), choices.next_states[lo:hi].tolist())
-            for episode, step, state, action, reward, nxt in zip(*columns):
-                owner = episode_uid(run, 0, episode)
-                trial = trial_uid(owner, step)
-                trials.append({"uid": trial, "task": uid, "experiment": name, "run": index, "phase_index": 0,
-                               "episode": episode, "step": step, "state": state, "action": action, "reward": reward,
-                               "next_state": nxt})
-                has_trial.append(_key(owner, trial))
-            yield [("Episode", episodes), ("Trial", trials)], [("HAS_TRIAL", "Episode", "Trial", has_trial)]
+def _import_unit(
+    uid: str, name: str, index: int, participant: str, events: EventsFile, path: Path, task_hash: str
+) -> Records:
+    """One file's records, written in one transaction: its participant and run, the run's
+    episodes and their trials, and the edges between them (every episode and trial linked to
+    its run); the run is linked to its experiment by the head."""
+    choices = events.choices
+    run = run_uid(uid, index)
+    person = participant_uid(uid, participant)
+    episode_of, starts = _episodes(choices)
+    bounds = np.append(starts, len(choices))
+    paid = np.add.reduceat(choices.rewards, starts) if len(starts) else np.zeros(0)
+    episodes = [
+        {"uid": episode_uid(run, 0, e), "task": uid, "experiment": name, "run": index, "phase": PHASE,
+         "phase_index": 0, "index": e, "reward": float(paid[e]), "length": int(bounds[e + 1] - bounds[e]),
+         "start_state": int(choices.states[bounds[e]]), "task_version": choices.task_id, "task_hash": task_hash}
+        for e in range(len(starts))
+    ]
+    trials, has_trial = [], []
+    columns = (episode_of.tolist(), (np.arange(len(choices)) - starts[episode_of]).tolist(),
+               choices.states.tolist(), choices.actions.tolist(), choices.rewards.tolist(),
+               choices.next_states.tolist())
+    for episode, step, state, action, reward, nxt in zip(*columns):
+        owner = episode_uid(run, 0, episode)
+        trial = trial_uid(owner, step)
+        trials.append({"uid": trial, "task": uid, "experiment": name, "run": index, "phase_index": 0,
+                       "episode": episode, "step": step, "state": state, "action": action, "reward": reward,
+                       "next_state": nxt})
+        has_trial.append(_key(owner, trial))
+    people = [{"uid": person, "task": uid, "participant_id": participant, "source": path.name}]
+    runs = [{
+        "uid": run, "task": uid, "index": index, "status": COMPLETED, "task_id": choices.task_id,
+        "agent": "participant", "label": participant, "params": {}, "seed": 0, "version": _version(),
+    }]
+    return (
+        [("Participant", people), ("Run", runs), ("Episode", episodes), ("Trial", trials)],
+        [("PERFORMED", "Participant", "Run", [_key(person, run)]),
+         ("HAS_EPISODE", "Run", "Episode", [_key(run, e["uid"]) for e in episodes]),
+         ("HAS_TRIAL", "Episode", "Trial", has_trial)],
+    )
+
+
+def _joined(parts: Sequence[Records]) -> Records:
+    """Several records as one write (rows of one label, or one relationship and endpoints, together)."""
+    nodes: dict[str, list[dict[str, Any]]] = {}
+    edges: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for part_nodes, part_edges in parts:
+        for label, rows in part_nodes:
+            nodes.setdefault(label, []).extend(rows)
+        for rel, a, b, rows in part_edges:
+            edges.setdefault((rel, a, b), []).extend(rows)
+    return list(nodes.items()), [(rel, a, b, rows) for (rel, a, b), rows in edges.items()]
 
 
 def _import_head(
     uid: str, name: str, files: list[Path], read: list[tuple[str, EventsFile]], spec_hash: str
 ) -> Records:
-    """What makes an import visible, written last in one transaction: the experiment, its phase,
-    a participant and a run per file, and the edges to the runs' episodes."""
+    """What makes an import visible, written in its last transaction: the experiment, its
+    phase, and the edges to the runs and their episodes."""
     phase = phase_uid(uid, "", 0)
     experiment = {
         "uid": uid, "task": uid, "name": name, "spec_hash": spec_hash, "created_at": _now(),
@@ -240,25 +267,15 @@ def _import_head(
     }
     phases = [{"uid": phase, "task": uid, "name": PHASE, "index": 0, "learn": True,
                "episodes": max(e.choices.trials for _, e in read)}]
-    people, runs, has_run, performed, has_episode, in_phase = [], [], [], [], [], []
-    for index, ((participant, events), path) in enumerate(zip(read, files)):
+    has_run, in_phase = [], []
+    for index, (_, events) in enumerate(read):
         run = run_uid(uid, index)
-        person = participant_uid(uid, participant)
-        people.append({"uid": person, "task": uid, "participant_id": participant, "source": path.name})
-        runs.append({
-            "uid": run, "task": uid, "index": index, "status": COMPLETED, "task_id": events.choices.task_id,
-            "agent": "participant", "label": participant, "params": {}, "seed": 0, "version": _version(),
-        })
         has_run.append(_key(uid, run))
-        performed.append(_key(person, run))
         for e in range(len(_episodes(events.choices)[1])):
-            episode = episode_uid(run, 0, e)
-            has_episode.append(_key(run, episode))
-            in_phase.append(_key(episode, phase))
+            in_phase.append(_key(episode_uid(run, 0, e), phase))
     return (
-        [("Experiment", [experiment]), ("Phase", phases), ("Participant", people), ("Run", runs)],
+        [("Experiment", [experiment]), ("Phase", phases)],
         [("HAS_PHASE", "Experiment", "Phase", [_key(uid, phase)]), ("HAS_RUN", "Experiment", "Run", has_run),
-         ("PERFORMED", "Participant", "Run", performed), ("HAS_EPISODE", "Run", "Episode", has_episode),
          ("IN_PHASE", "Episode", "Phase", in_phase)],
     )
 
