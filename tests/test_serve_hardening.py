@@ -32,6 +32,7 @@ from tests.test_serve import (
     GRID_STUDY,
     RESEARCHER,
     TWO_STEP_STUDY,
+    Server,
     play,
     researcher,
     serve,  # noqa: F401 - the fixture
@@ -68,9 +69,6 @@ def test_stalled_clients_are_cut_off_while_a_participant_is_served(tmp_path, lau
     header = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 200
 
     # a participant is served while they are open
-    class Holder:
-        token = ""
-
     served = time.monotonic()
 
     class Participant(threading.Thread):
@@ -79,9 +77,8 @@ def test_stalled_clients_are_cut_off_while_a_participant_is_served(tmp_path, lau
 
         def run(self) -> None:
             try:
-                server = type("S", (), {"url": url, "study": str(study)})()
-                Holder.token = start_session(server)  # type: ignore[arg-type]
-                self.trials = len(play(server, Holder.token))  # type: ignore[arg-type]
+                server = Server(str(study), tmp_path / "store.lbug", port)
+                self.trials = len(play(server, start_session(server)))
             except BaseException as exc:  # noqa: BLE001 - raised in the test below
                 self.error = exc
 
