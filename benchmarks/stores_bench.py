@@ -5,6 +5,10 @@
    `GRAPHTASKS_BENCH_BOLT` (with GRAPHTASKS_NEO4J_USER / _PASSWORD / _DATABASE) if set,
    else an ArcadeDB server (`arcadedb-embedded`) started here on 127.0.0.1. Baseline: the
    same task put into / read from the embedded LadybugDB store in this run.
+   Version-checked writers (issue 43): 1 and 8 processes each read a small task, add one to
+   its reward and write it back checked against the hash read (a ConflictError: read again),
+   for `--writer-seconds`; increments per second, statements per read and per write, and the
+   8-writer rate as a ratio of the 1-writer rate in the same run.
 2. SPARQL "rewards per task" over all built-in tasks on Oxigraph (oxrdflib); baseline:
    the same query on rdflib's default in-memory store, in this run.
 
@@ -16,6 +20,8 @@ Targets: put and compile-back each under 1 s; SPARQL under 50 ms on Oxigraph.
 from __future__ import annotations
 
 import argparse
+import logging
+import multiprocessing as mp
 import os
 import socket
 import sys
@@ -88,13 +94,105 @@ def bolt_store(folder: str):
     return Neo4jStore(f"bolt://127.0.0.1:{port}", user="root", password=password, database="bench"), server.stop
 
 
+TALLY = "bench/tally"
+
+
+def tally_task(value: int) -> TaskGraph:
+    """A 3-state chain whose one reward holds `value`: the counter the checked writers increment."""
+    g = TaskGraph(TALLY, "neuronav/graph", params={"n": 3}, reward_on="arrival", n_states=3, n_actions=1)
+    for i in range(3):
+        g.add_node(f"s{i}", "State", index=i, name=str(i), terminal=i == 2, skip=False)
+    for i in range(2):
+        g.add_edge(f"s{i}", f"s{i + 1}", "MOVE", action=0, p=1.0)
+    g.add_node("r", "Reward", kind="fixed", values=[float(value)])
+    g.add_edge("s2", "r", "HAS_REWARD")
+    g.add_edge("", "s0", "START")
+    return g
+
+
+def tally_value(graph: TaskGraph) -> int:
+    (reward,) = [props for local, props in graph.nodes() if graph.label(local) == "Reward"]
+    return int(reward["values"][0])
+
+
+def checked_writer(server: dict, seconds: float) -> tuple[int, int]:
+    """One writer process: checked increments of the tally for `seconds`; (accepted, refused)."""
+    from graphstore import ConflictError
+
+    store = Neo4jStore(server["uri"], user=server["user"], password=server["password"], database=server["database"])
+    accepted = refused = 0
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            graph = store.get(TALLY)
+            try:
+                store.put(tally_task(tally_value(graph) + 1), expected_hash=graph.task["content_hash"])
+                accepted += 1
+            except ConflictError:
+                refused += 1
+    finally:
+        store.close()
+    return accepted, refused
+
+
+class _Statements(logging.Handler):
+    """Counts the Cypher statements the driver sends (its debug log's "C: RUN" lines)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += " C: RUN " in record.getMessage()
+
+
+def statements(fn) -> int:
+    counter, logger = _Statements(), logging.getLogger("neo4j")
+    level = logger.level
+    logger.addHandler(counter)
+    logger.setLevel(logging.DEBUG)
+    try:
+        fn()
+    finally:
+        logger.removeHandler(counter)
+        logger.setLevel(level)
+    return counter.count
+
+
+def bench_checked_writers(bolt: Neo4jStore, seconds: float, counts: tuple[int, ...] = (1, 8)) -> dict:
+    """Checked increments per second by 1 and 8 writer processes on one task of the Bolt server."""
+    server = {"uri": bolt.uri, "user": bolt.user, "password": bolt._password, "database": bolt.database}
+    bolt.put(tally_task(0))
+    graph = bolt.get(TALLY)
+    out: dict = {
+        "seconds": seconds,
+        "statements_per_read": statements(lambda: bolt.get(TALLY)),
+        "statements_per_checked_write": statements(
+            lambda: bolt.put(tally_task(tally_value(graph) + 1), expected_hash=graph.task["content_hash"])
+        ),
+    }
+    for n in counts:
+        before = tally_value(bolt.get(TALLY))
+        with mp.get_context("spawn").Pool(n) as pool:
+            results = pool.starmap(checked_writer, [(server, seconds)] * n)
+        accepted = sum(a for a, _ in results)
+        applied = tally_value(bolt.get(TALLY)) - before
+        assert applied == accepted, f"{n} writers: {accepted} accepted, {applied} applied"
+        out[f"writers_{n}"] = {"increments_per_s": accepted / seconds, "refused": sum(r for _, r in results)}
+    bolt.delete(TALLY)
+    out["ratio"] = out[f"writers_{counts[-1]}"]["increments_per_s"] / out[f"writers_{counts[0]}"]["increments_per_s"]
+    return out
+
+
 def timed(fn):
     start = time.perf_counter()
     value = fn()
     return time.perf_counter() - start, value
 
 
-def bench_bolt(sizes: list[int], repeats: int = 3) -> list[dict]:
+def bench_bolt(
+    sizes: list[int], repeats: int = 3, writer_seconds: float = 20.0
+) -> tuple[list[dict], dict | None, dict]:
     """Per size: the first put on a fresh server (the JVM still compiling: 'cold') and the best
     of `repeats` puts of the task removed in between ('warm', a long-running server); the same
     for get + compile; one registry `create` (read, add a reward, write the new version)."""
@@ -127,10 +225,11 @@ def bench_bolt(sizes: list[int], repeats: int = 3) -> list[dict]:
                              "bolt_create_s": b_create, "embedded_put_s": e_put, "embedded_get_compile_s": e_get,
                              "embedded_create_s": e_create})
             four_rooms = bench_four_rooms(bolt, repeats) if tasks.is_builtin(FOUR_ROOMS) else None
+            writers = bench_checked_writers(bolt, writer_seconds)
         finally:
             bolt.close()
             stop()
-    return rows, four_rooms
+    return rows, four_rooms, writers
 
 
 FOUR_ROOMS = "neuronav/grid/four_rooms/large"
@@ -174,13 +273,14 @@ def bench_sparql() -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, action="append", help="grid side (repeatable; default 17 and 100)")
+    parser.add_argument("--writer-seconds", type=float, default=20.0, help="seconds of load per writer count")
     args = parser.parse_args()
     sizes = args.size or [17, 100]
     print("Bolt store: put a grid task (first / best of 3), put it again (unchanged), get + compile it back "
           "(first / best of 3), registry create of one reward; baseline embedded LadybugDB")
     print(f"{'grid':>8} {'states':>7} {'edges':>7} {'put 1st':>8} {'put best':>9} {'again':>7} {'get 1st':>8} "
           f"{'get best':>9} {'create':>7} {'emb put':>8} {'emb get':>8} {'emb create':>10} {'put ratio':>10}")
-    bolt_rows, four_rooms = bench_bolt(sizes)
+    bolt_rows, four_rooms, writers = bench_bolt(sizes, writer_seconds=args.writer_seconds)
     for r in bolt_rows:
         print(f"{r['size']:>4}x{r['size']:<3} {r['states']:>7} {r['edges']:>7} {r['bolt_put_cold_s']:>8.3f} "
               f"{r['bolt_put_s']:>9.3f} {r['bolt_put_unchanged_s']:>7.3f} {r['bolt_get_compile_cold_s']:>8.3f} "
@@ -195,6 +295,13 @@ def main() -> int:
             f"{f['compile_queries_s']:.3f} s; get + compile {f['get_compile_s']:.3f} s; "
             f"create a key {f['create_key_s']:.3f} s"
         )
+    w1, w8 = writers["writers_1"], writers["writers_8"]
+    print(
+        f"\nversion-checked increments of one task, {writers['seconds']:.0f} s each: 1 writer "
+        f"{w1['increments_per_s']:.1f}/s, 8 writer processes {w8['increments_per_s']:.1f}/s ({w8['refused']} refused, "
+        f"read again), ratio 8/1 {writers['ratio']:.2f}; statements per read {writers['statements_per_read']}, "
+        f"per checked write {writers['statements_per_checked_write']}"
+    )
     sparql = bench_sparql()
     ox, mem = sparql["oxigraph"], sparql["rdflib_memory"]
     print(f"\nSPARQL rewards per task over {len(tasks.builtin_ids())} built-in tasks ({ox['triples']} triples, "
@@ -205,7 +312,10 @@ def main() -> int:
     ok = all(r["bolt_put_s"] < 1 and r["bolt_get_compile_s"] < 1 for r in bolt_rows if r["size"] <= 17)
     ok = ok and (four_rooms is None or (four_rooms["put_s"] < 1 and four_rooms["compile_queries_s"] < 1))
     ok = ok and ox["query_s"] < 0.05
-    path = save("stores", {"bolt": bolt_rows, "four_rooms": four_rooms, "sparql": sparql, "targets_met": ok})
+    path = save(
+        "stores",
+        {"bolt": bolt_rows, "four_rooms": four_rooms, "checked_writers": writers, "sparql": sparql, "targets_met": ok},
+    )
     cold = all(r["bolt_put_cold_s"] < 1 and r["bolt_get_compile_cold_s"] < 1 for r in bolt_rows if r["size"] <= 17)
     print(f"\nfirst run on the fresh server also under 1 s: {'yes' if cold else 'no'}")
     print(
