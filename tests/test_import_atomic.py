@@ -104,3 +104,22 @@ def test_an_import_killed_at_any_moment_leaves_nothing_unlinked(tmp_path):
     subprocess.run(command(store, files), check=True, capture_output=True, timeout=300)
     assert counts(store) == whole
     assert records(store) == expected, seen
+
+
+def test_an_import_larger_than_one_transaction_records_the_same(tmp_path, monkeypatch):
+    """Above IMPORT_BATCH choices the files go a few per transaction, the experiment last: the
+    records are those of the same import in one transaction."""
+    from graphtasks.fitting import records as fitting_records
+
+    files = []
+    for i in range(PARTICIPANTS):
+        path = tmp_path / f"sub-P{i}_task-twostep_events.tsv"
+        path.write_text(events_text(simulate(TWO_STEP, "q", {"lr": 0.5, "beta": 3.0}, 40, seed=i), "n/a"))
+        files.append(path)
+    with open_store(tmp_path / "one.lbug") as store:
+        fitting_records.import_behaviour(store, "lab", files)
+    monkeypatch.setattr(fitting_records, "IMPORT_BATCH", 100)  # 80 choices a file: one file per transaction
+    with open_store(tmp_path / "split.lbug") as store:
+        fitting_records.import_behaviour(store, "lab", files)
+    assert counts(tmp_path / "split.lbug") == counts(tmp_path / "one.lbug")
+    assert records(tmp_path / "split.lbug") == records(tmp_path / "one.lbug")

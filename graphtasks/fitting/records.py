@@ -238,7 +238,7 @@ def _import_unit(
     return (
         [("Participant", people), ("Run", runs), ("Episode", episodes), ("Trial", trials)],
         [("PERFORMED", "Participant", "Run", [_key(person, run)]),
-         ("HAS_EPISODE", "Run", "Episode", [_key(run, e["uid"]) for e in episodes]),
+         ("HAS_EPISODE", "Run", "Episode", [_key(run, episode_uid(run, 0, e)) for e in range(len(starts))]),
          ("HAS_TRIAL", "Episode", "Trial", has_trial)],
     )
 
