@@ -9,7 +9,7 @@ Two jobs:
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
 from .errors import QueryError
 
@@ -163,6 +163,22 @@ _AFTER_SOURCE = re.compile(r"\s+(?:WHERE|WITH|RETURN|MATCH|OPTIONAL|UNWIND|ORDER
 def named_sources(query: str) -> list[str]:
     """The names of the `LOAD FROM $name` clauses of a query, in order."""
     return [match.group(1) for match in _SOURCE.finditer(query)]
+
+
+SOURCES_GROUP = "graphtasks.query_sources"
+
+
+def registered_sources(store: Any) -> dict[str, Any]:
+    """The tables a query on `store` may scan by default (`LOAD FROM $name`): what each entry
+    point of the group `graphtasks.query_sources` gives for the store (a callable
+    `(store) -> {name: files or table}`; the experiment records register their chunks), so
+    `store.cypher(query)` reaches them without the caller naming them."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, Any] = {}
+    for entry in sorted(entry_points(group=SOURCES_GROUP), key=lambda e: e.name):
+        found.update(entry.load()(store))
+    return found
 
 
 def check_read_only(query: str, sources: Iterable[str] = ()) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Sequence, cast
 
 import ladybug
 
-from .cypher_text import check_read_only, named_sources, quote_reserved_properties
+from .cypher_text import check_read_only, named_sources, quote_reserved_properties, registered_sources
 from .errors import (
     ConflictError,
     GraphStoreError,
@@ -1002,6 +1002,8 @@ class LadybugStore(GraphStore):
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, sources: Mapping[str, Any] | None = None
     ) -> QueryResult:
+        if sources is None and named_sources(query):
+            sources = registered_sources(self)
         check_read_only(query, sources or ())
         text = quote_reserved_properties(query)
         params = dict(params or {})

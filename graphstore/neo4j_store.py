@@ -807,9 +807,10 @@ class Neo4jStore(GraphStore):
         so the lexical check is what stops writes there. A server scans no files: `LOAD FROM`
         is refused (a Bolt store keeps experiment records as Episode and Trial nodes).
         """
-        if sources and named_sources(query):
+        if named_sources(query):
             raise QueryError(
-                f"LOAD FROM ${named_sources(query)[0]}: store {self.location!r} is a server, which scans no files; "
+                f"read-only query: LOAD FROM ${named_sources(query)[0]}: store {self.location!r} is a server, "
+                "which scans no files; "
                 "its experiment records are Episode and Trial nodes (MATCH (e:Episode) ...)"
             )
         check_read_only(query)

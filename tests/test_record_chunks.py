@@ -159,3 +159,14 @@ def test_a_dask_cluster_writes_the_same_chunks(tmp_path: Path, spec_path: Path) 
     with open_store(local, "r") as a, open_store(dask, "r") as b:
         assert recorded_episodes(a, "chunky") == recorded_episodes(b, "chunky")
         assert recorded_trials(a, "chunky") == recorded_trials(b, "chunky")
+
+
+def test_a_store_reaches_its_chunks_without_being_told(tmp_path: Path, spec_path: Path) -> None:
+    """`store.cypher(query)` of a query that loads `$episodes` scans the store's chunks (the
+    registered sources), as a notebook would call it."""
+    store = str(tmp_path / "s.lbug")
+    sweep(store, spec_path, "--workers", "1")
+    with open_store(store, "r") as opened:
+        assert opened.cypher("LOAD FROM $episodes RETURN count(*)").rows == [[9 * 25]]
+        with pytest.raises(QueryError, match="not a source"):
+            opened.cypher("LOAD FROM $elsewhere RETURN count(*)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from graphstore import open_store
-from graphstore.cypher_text import check_read_only, named_sources
+from graphstore.cypher_text import check_read_only
 
 from .output import add_format_argument, parse_params, print_rows
 
@@ -28,12 +28,7 @@ RECORD_SOURCES = ("episodes", "trials")  # `LOAD FROM $episodes`: the store's ow
 
 def cmd_cypher(args: argparse.Namespace) -> int:
     check_read_only(args.query, RECORD_SOURCES)  # a writing query is refused before any store is opened
-    with open_store(args.store, "r") as store:
-        sources = None
-        if named_sources(args.query):  # only then: pyarrow and the catalogue are read for nothing otherwise
-            from graphtasks.experiments.records import record_sources
-
-            sources = record_sources(store)
-        result = store.cypher(args.query, parse_params(args.param), sources)
+    with open_store(args.store, "r") as store:  # $episodes and $trials: the store's registered sources
+        result = store.cypher(args.query, parse_params(args.param))
     print_rows(result.columns, result.rows, args.format)
     return 0
