@@ -717,9 +717,9 @@ class StoreRecorder(RunObserver):
     so a batch is due no sooner than ten times the last write took: writing stays near a tenth
     of the sweep's time however fast its runs are.
 
-    A run is marked running in the store once it has run for `seconds`: a run (or a batch of
-    runs) that ends sooner is written once, completed, instead of a marker and then its end.
-    A batch of a thousand lanes that plays in a second so costs one write, not three.
+    A run is marked running at the first write after it starts (so `experiment delete` and
+    anyone looking see it under way); a run that ends before that write is written once,
+    completed.
     """
 
     def __init__(
@@ -732,14 +732,14 @@ class StoreRecorder(RunObserver):
     ) -> None:
         self.location, self.spec, self.on_wait = location, spec, on_wait
         self.seconds, self.most = seconds, most
-        self.started: list[tuple[Cell, str, float]] = []  # (run, its start, time.monotonic() then)
+        self.started: list[tuple[Cell, str]] = []
         self.pending: list[RunOutcome] = []
         self.last = time.monotonic()
         self.wrote = 0.0  # seconds the last write took
         self.gone: ExperimentGone | None = None  # the experiment was deleted: nothing more is written
 
     def run_started(self, cell: Cell, started_at: str) -> None:
-        self.started.append((cell, started_at, time.monotonic()))
+        self.started.append((cell, started_at))
         self._maybe_flush()
 
     def run_finished(self, outcome: RunOutcome) -> None:
@@ -763,11 +763,7 @@ class StoreRecorder(RunObserver):
         if self.gone is not None:
             raise self.gone
         start = time.monotonic()
-        moment = time.monotonic()
-        ended = {o.cell.index for o in self.pending}
-        self.started = [s for s in self.started if s[0].index not in ended]  # ended: written as they ended
-        long = [(cell, at) for cell, at, since in self.started if moment - since >= self.seconds]
-        if self.pending or long:
+        if self.pending or self.started:
             from graphstore import open_store
             from graphstore.interrupts import interrupts_held
 
@@ -775,12 +771,10 @@ class StoreRecorder(RunObserver):
             # turn at the store: a driver waiting for another writer can still be stopped
             with open_store(self.location, "w", on_wait=self.on_wait) as store, interrupts_held():
                 try:
-                    record_runs(store, self.spec, self.pending, long)
+                    record_runs(store, self.spec, self.pending, self.started)
                 except ExperimentGone as gone:
                     self.gone = gone
                     raise
-                marked = {cell.index for cell, _ in long}
-                self.pending = []
-                self.started = [s for s in self.started if s[0].index not in marked]
+                self.pending, self.started = [], []
             self.wrote = time.monotonic() - start
         self.last = time.monotonic()
