@@ -2,7 +2,7 @@
 
 Issue 43: killing `fit import` mid-way left episodes and trials linked to no run (4 of 6
 kills) until the same import ran again. Here a real `graphtasks fit import` process on three
-participants' files (about 4,000 choices) is killed at six growing delays spread over the
+participants' files (about 4,000 choices) is killed at four growing delays spread over the
 time one uninterrupted import takes; after each kill every Episode and Trial in the store is
 linked to a Run, and the store holds either nothing of the import or all of it. Then the import
 is run to its end and its records equal those of an uninterrupted import.
@@ -27,7 +27,7 @@ from graphtasks.fitting.behaviour import events_text
 TWO_STEP = "rewardgym/two-step"
 PARTICIPANTS = 3
 TRIALS = 700  # two choices each: 1,400 choices per file
-KILLS = 6
+KILLS = 4
 
 RECORDS = {
     "runs": "MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.label, r.status, r.task_id ORDER BY r.index",
