@@ -87,6 +87,7 @@ def experiment_folder(name: str) -> str:
     return f"{safe[:60]}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
 
 
+@functools.cache
 def _schemas() -> dict[str, Any]:
     pa = require_arrow()
     text = pa.dictionary(pa.int32(), pa.string())
@@ -176,9 +177,9 @@ def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping
     digest = hashlib.sha256(data).hexdigest()
     relative = f"{experiment_folder(experiment)}/{kind}-{runs[0] if runs else 0:07d}-{digest[:16]}.parquet"
     path = Path(folder) / relative
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(temporary, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -188,7 +189,7 @@ def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping
     except OSError as exc:
         try:
             temporary.unlink(missing_ok=True)
-        except (OSError, UnboundLocalError):
+        except OSError:
             pass
         raise RecordChunkError(f"cannot write record chunk {path}: {exc.strerror or exc}") from None
     return Chunk(kind, relative, digest, table.num_rows, runs, len(data))
@@ -319,18 +320,9 @@ def write_lanes(folder: str | Path, experiment: str, batch: Sequence[Any], phase
                 continue
             conditions = played.lanes.conditions[lane] if played.lanes.conditions is not None else None
             for e, taken in enumerate(played.lanes.steps[lane]):
-                for step, (state, action, reward, next_state, p_action) in enumerate(taken):
-                    for name, value in (("run", int(runs[lane])), ("phase_index", played.phase_index),
-                                        ("episode", e), ("step", step), ("state", state), ("action", action),
-                                        ("reward", reward), ("next_state", next_state), ("p_action", p_action),
-                                        ("condition", conditions[e] if conditions is not None else None),
-                                        ("task_version", played.version.task_id)):
-                        trials[name].append(value)
-    written = [write_chunk(folder, experiment, "episodes", episodes)]
-    if trials["run"]:
-        trials["experiment"] = [experiment] * len(trials["run"])
-        written.append(write_chunk(folder, experiment, "trials", trials))
-    return written, probes
+                _add_steps(trials, int(runs[lane]), played.phase_index, e, taken,
+                           conditions[e] if conditions is not None else None, played.version.task_id)
+    return _write_both(folder, experiment, episodes, trials), probes
 
 
 def write_played(folder: str | Path, experiment: str, played: Sequence[tuple[Any, Sequence[Any]]]
@@ -357,21 +349,32 @@ def write_played(folder: str | Path, experiment: str, played: Sequence[tuple[Any
             episodes["task_version"].append(version)
             episodes["task_hash"].append(p.version.content_hash)
             if p.records_steps and e.steps:
-                for step, (state, action, reward, next_state, p_action) in enumerate(e.steps):
-                    for name, value in (("run", index), ("phase_index", p.phase_index), ("episode", e.index),
-                                        ("step", step), ("state", state), ("action", action), ("reward", reward),
-                                        ("next_state", next_state), ("p_action", p_action),
-                                        ("condition", e.condition), ("task_version", version)):
-                        trials[name].append(value)
+                _add_steps(trials, index, p.phase_index, e.index, e.steps, e.condition, version)
             if p.probe is not None:
                 probes.setdefault(index, []).append({"run": index, "phase": p.phase.name,
                                                      "phase_index": p.phase_index, **p.probe})
     episodes["experiment"] = [experiment] * len(episodes["run"])
+    return _write_both(folder, experiment, episodes, trials), probes
+
+
+def _add_steps(trials: dict[str, list[Any]], run: int, phase_index: int, episode: int, steps: Sequence[Any],
+               condition: str | None, version: str) -> None:
+    """Append one episode's steps (state, action, reward, next state, P(action)) to trial columns."""
+    for step, (state, action, reward, next_state, p_action) in enumerate(steps):
+        for name, value in (("run", run), ("phase_index", phase_index), ("episode", episode), ("step", step),
+                            ("state", state), ("action", action), ("reward", reward), ("next_state", next_state),
+                            ("p_action", p_action), ("condition", condition), ("task_version", version)):
+            trials[name].append(value)
+
+
+def _write_both(folder: str | Path, experiment: str, episodes: Mapping[str, Any], trials: dict[str, list[Any]]
+                ) -> list[Chunk]:
+    """The chunk of episodes and, where any step was recorded, the chunk of trials."""
     written = [write_chunk(folder, experiment, "episodes", episodes)]
     if trials["run"]:
         trials["experiment"] = [experiment] * len(trials["run"])
         written.append(write_chunk(folder, experiment, "trials", trials))
-    return written, probes
+    return written
 
 
 @functools.lru_cache(maxsize=4)
