@@ -316,16 +316,12 @@ def run_node(spec: ExperimentSpec, cell: Cell, status: str, error: str | None, s
 
 def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Records]:
     """What records one run: (its Run node and HAS_RUN edge, its episodes, trials, probes and their edges)."""
-    cell = outcome.cell
-    uid = experiment_uid(spec.name)
-    run = run_node(spec, cell, outcome.status, outcome.error, outcome.started_at, outcome.ended_at)
-    run_id = run["uid"]
-    probes = [
-        {"uid": probe_uid(run_id, p["phase_index"]), "task": uid, "experiment": spec.name, **p}
-        for p in split_probes(outcome.rows or [])
-    ]
     if outcome.chunks:
         return head_of(spec, outcome), chunk_records(spec, outcome)
+    cell = outcome.cell
+    uid = experiment_uid(spec.name)
+    run_id = run_uid(uid, cell.index)
+    probes = probe_nodes(spec, run_id, split_probes(outcome.rows or []))
     rows, trial_rows = split_steps(outcome.rows or [])
     trials = [
         {
@@ -353,7 +349,7 @@ def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Rec
         }
         for row in rows or []
     ]
-    head: Records = ([("Run", [run])], [("HAS_RUN", "Experiment", "Run", [_key(uid, run_id)])])
+    head = head_of(spec, outcome)
     body: Records = (
         [("Episode", episodes), ("Trial", trials), ("Probe", probes)],
         [
@@ -378,6 +374,12 @@ def head_of(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
     return [("Run", [run])], [("HAS_RUN", "Experiment", "Run", [_key(uid, run["uid"])])]
 
 
+def probe_nodes(spec: ExperimentSpec, run_id: str, probes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A run's Probe nodes, from its probe rows."""
+    uid = experiment_uid(spec.name)
+    return [{"uid": probe_uid(run_id, p["phase_index"]), "task": uid, "experiment": spec.name, **p} for p in probes]
+
+
 def chunk_records(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
     """The catalogue of a run a worker wrote as chunks: its chunks (one node each, however many
     runs share it: `_joined` merges them by uid), HAS_CHUNK and HOLDS_RUN edges, and its probes."""
@@ -390,10 +392,7 @@ def chunk_records(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
         }
         for c in outcome.chunks
     ]
-    probes = [
-        {"uid": probe_uid(run_id, p["phase_index"]), "task": uid, "experiment": spec.name, **p}
-        for p in outcome.probes
-    ]
+    probes = probe_nodes(spec, run_id, outcome.probes)
     return (
         [("Chunk", chunks), ("Probe", probes)],
         [
