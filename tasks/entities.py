@@ -24,13 +24,16 @@ built-in task (those without a group) come from its definition file, which rebui
 (`graphstore.entities.rebase`): they can be edited only in a copy under another id.
 
 Selections (by uid, group, type) are `graphstore.entities.select`.
+
+This module sits above the family table (`tasks.families`), which it asks for a task's
+family; the entity classes the families declare, and the helpers they are written with, are
+`tasks.entity_classes`, below the table (re-exported here).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from graphstore import SCHEMA, GraphStore, SchemaError, TaskGraph
 from graphstore.entities import (  # noqa: F401 (re-export)
@@ -46,45 +49,20 @@ from graphstore.entities import (  # noqa: F401 (re-export)
 from graphstore.schema import GROUP_PROPERTY, validate_properties
 from graphstore.taskgraph import TASK_LOCAL_ID, uid_of
 
+from .entity_classes import (  # noqa: F401 (re-export; declared below the family table)
+    Attach,
+    EntityClass,
+    ParamsOf,
+    Props,
+    attached_to,
+    occupied,
+    own_params,
+    reward_replaces,
+)
+from .families import build, family_of_kind, is_builtin, source_file, task_family
+
 MAX_COUNT = 10_000
 OPTION_KEYS = ("params", "count", "group")
-
-# attach(graph, local id of the new node, its parameters, placement value, where) adds the
-# node's edges; it raises SchemaError naming the field when the placement is invalid.
-Attach = Callable[[TaskGraph, str, dict[str, Any], Any, str], None]
-# props(params, where) -> node properties (checked further by the schema when sealed).
-Props = Callable[[dict[str, Any], str], dict[str, Any]]
-# params_of(graph, local id) -> the parameters that would create the entity as it is now,
-# placement included (what `update` starts from).
-ParamsOf = Callable[[TaskGraph, str], dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class EntityClass:
-    """A creatable entity class: node type, defaults, placement parameter and attachment."""
-
-    name: str
-    label: str
-    placement: str  # the parameter that says where an entity goes ('state', 'cell')
-    attach: Attach
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    props: Props | None = None  # parameters -> node properties; default: the parameters themselves
-    doc: str = ""
-    # an entity's current parameters (update); default: its node properties, without placement
-    params_of: ParamsOf | None = None
-    # update: a changed parameter -> the current parameters it replaces (e.g. a new reward
-    # 'kind' drops the old kind's 'values', 'probs', ...)
-    replaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def node_props(self, params: dict[str, Any], where: str) -> dict[str, Any]:
-        return self.props(params, where) if self.props is not None else dict(params)
-
-    def current_params(self, graph: TaskGraph, local_id: str) -> dict[str, Any]:
-        """The parameters that would create the entity `local_id` of `graph` as it is now."""
-        if self.params_of is not None:
-            return self.params_of(graph, local_id)
-        return own_params(graph, local_id)
-
 
 _USER_CLASSES: dict[str, dict[str, EntityClass]] = {}  # kind -> classes users added
 
@@ -100,8 +78,6 @@ def entity_space(kind: str, graph: TaskGraph | None = None) -> dict[str, EntityC
     """The classes a task of `kind` can create: its family's, then those users added. Tasks of
     a kind no family owns (e.g. authored in the database) use the graph-task space when they
     have State nodes."""
-    from .families import family_of_kind, task_family
-
     family = family_of_kind(kind)
     if family is None and graph is not None and any(True for _ in graph.nodes("State")):
         family = task_family("graph")
@@ -110,37 +86,6 @@ def entity_space(kind: str, graph: TaskGraph | None = None) -> dict[str, EntityC
     for entity_class in space.values():
         entity_type(SCHEMA, entity_class.label, f"entity class {entity_class.name!r}")
     return space
-
-
-def occupied(graph: TaskGraph, local_id: str, rel: str, label: str) -> str | None:
-    """The uid of the `label` node `local_id` already has a `rel` edge to (one reward per state, ...)."""
-    for _, target, data in graph.graph.out_edges(local_id, data=True):
-        if data["rel"] == rel and graph.label(target) == label:
-            return uid_of(graph.task_id, target)
-    return None
-
-
-def own_params(graph: TaskGraph, local_id: str) -> dict[str, Any]:
-    """An entity's node properties without its group: the parameters most classes are created with."""
-    return {k: v for k, v in graph.props(local_id).items() if k != GROUP_PROPERTY}
-
-
-def reward_replaces() -> dict[str, tuple[str, ...]]:
-    """`EntityClass.replaces` of reward classes: a new `kind` drops what the old kind read
-    (`values` and every kind's fields: `probs`, `borders`, `sd`, ...); `value` (a fixed
-    reward) drops those and the kind."""
-    from .rewards import REWARD_KINDS
-
-    spec = ("values", *sorted({name for kind in REWARD_KINDS.values() for name in kind.fields}))
-    return {"kind": spec, "value": ("kind", *spec)}
-
-
-def attached_to(graph: TaskGraph, local_id: str, rel: str) -> str | None:
-    """The local id of the node an entity hangs from by a `rel` edge (its placement), or None."""
-    for source, _, data in graph.graph.in_edges(local_id, data=True):
-        if data["rel"] == rel:
-            return source
-    return None
 
 
 # -- create ------------------------------------------------------------------------------------
@@ -244,8 +189,6 @@ def create(store: GraphStore, task_id: str, request: Mapping[str, Any]) -> list[
     `graphtasks entities create` do. Fails with ConflictError (nothing written) if the task
     changed since it was read.
     """
-    from .families import build, is_builtin
-
     if task_id not in store and is_builtin(task_id):
         store.put(build(task_id))
     graph = store.get(task_id)
@@ -341,14 +284,10 @@ def _targets(
 def _refuse_builtin_own(graph: TaskGraph, local_ids: Iterable[str], verb: str) -> None:
     """A built-in task's own entities (no group) come from its file, which rebuilds them
     (`graphstore.entities.rebase` keeps only grouped entities): editing them is refused."""
-    from .families import is_builtin
-
     if not is_builtin(graph.task_id):
         return
     own = [local_id for local_id in local_ids if graph.props(local_id).get(GROUP_PROPERTY) is None]
     if own:
-        from .families import source_file
-
         path = source_file(graph.task_id)
         raise SchemaError(
             f"task {graph.task_id!r}, {verb} {uid_of(graph.task_id, own[0])}: this entity came with the built-in "
@@ -539,8 +478,6 @@ def remove_entities(
 def _read_for_edit(store: GraphStore, task_id: str) -> tuple[TaskGraph, str | None]:
     """The stored task and the content hash it was read at. A built-in task that is not stored
     is built (not put): its own entities cannot be edited, so the edit fails and writes nothing."""
-    from .families import build, is_builtin
-
     if task_id not in store and is_builtin(task_id):
         return build(task_id), None
     graph = store.get(task_id)

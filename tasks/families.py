@@ -6,25 +6,22 @@ entry point in the group `graphtasks.task_families` naming a `TaskFamily` object
 run time with `register_family`. Nothing registers itself on import: the list is read the
 first time it is needed.
 
-A task id is '<catalogue prefix><name>' for the defaults, and with parameters that differ
-from the defaults '<catalogue prefix><name>?key=value&...' (sorted keys, JSON values), so
-the same parameters always give the same id.
+The id rules (`make_task_id`, `split_task_id`, pins) are `tasks.family`'s, below this table,
+so a family's own modules use them without importing the table.
 """
 
 from __future__ import annotations
 
-import json
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Mapping
-from urllib.parse import parse_qsl
+from typing import Any
 
 from graphstore import TaskGraph
 from graphstore.errors import GraphtasksError, did_you_mean
 from graphstore.schema import Schema
 
 from .data import TaskFileError
-from .family import Catalogue, TaskFamily, unpinned
+from .family import Catalogue, TaskFamily, make_task_id, split_task_id, unpinned  # noqa: F401 (re-export)
 from .graph.family import GRAPH
 from .grid.family import GRID
 from .poge.family import POGE
@@ -165,25 +162,6 @@ def source_file(task_id: str) -> Path | None:
     """The definition file of a built-in task (None if its catalogue does not name one)."""
     catalogue, name = resolve(task_id)
     return catalogue.source(name) if catalogue.source is not None else None
-
-
-def split_task_id(task_id: str) -> tuple[str, dict[str, Any]]:
-    """'rewardgym/two-step?p_common=0.8' -> ('rewardgym/two-step', {'p_common': 0.8})."""
-    base, _, query = task_id.partition("?")
-    params: dict[str, Any] = {}
-    for key, text in parse_qsl(query, keep_blank_values=True):
-        try:
-            params[key] = json.loads(text)
-        except json.JSONDecodeError:
-            params[key] = text
-    return base, params
-
-
-def make_task_id(base: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
-    changed = {k: v for k, v in sorted(params.items()) if defaults.get(k) != v}
-    if not changed:
-        return base
-    return base + "?" + "&".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in changed.items())
 
 
 def build(task_id: str, **params: Any) -> TaskGraph:

@@ -12,6 +12,10 @@ Why one object: the layers above (the gym bridge, experiments, the command line)
 family is this task, and what can it do?", and each answer has one home. Before, families
 registered themselves at import time in four styles and the layers above compared id
 prefixes; adding a family meant finding every such place.
+
+The id rules live here too (`make_task_id`, `split_task_id`, pins, `variant_id`): a family's
+own modules use them, and this module imports no family and not the table, so no family
+module ever imports `tasks.families`.
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
 
 from graphstore import TaskGraph
 from graphstore.errors import GraphtasksError
 from graphstore.schema import Schema
 
 if TYPE_CHECKING:
-    from .entities import EntityClass
+    from .entity_classes import EntityClass
 
 Builder = Callable[[str, str, dict[str, Any]], TaskGraph]  # (task id, built-in name, params) -> graph
 Changer = Callable[[TaskGraph, Mapping[str, Any], str, str], TaskGraph]  # (graph, changes, new id, where)
@@ -178,3 +183,63 @@ def split_pin(task_id: str) -> tuple[str, str | None]:
 
 def unpinned(task_id: str) -> str:
     return split_pin(task_id)[0]
+
+
+def split_task_id(task_id: str) -> tuple[str, dict[str, Any]]:
+    """A task id's base and the parameters it carries (JSON values; a value that is not JSON stays text).
+
+    Parameters
+    ----------
+    task_id : str
+        '<base>' or '<base>?key=value&...' as `make_task_id` writes it.
+
+    Returns
+    -------
+    tuple of (str, dict)
+        The base id and the parameters.
+
+    Examples
+    --------
+    >>> from tasks.family import split_task_id
+    >>> split_task_id("rewardgym/two-step?p_common=0.8")
+    ('rewardgym/two-step', {'p_common': 0.8})
+    """
+    base, _, query = task_id.partition("?")
+    params: dict[str, Any] = {}
+    for key, text in parse_qsl(query, keep_blank_values=True):
+        try:
+            params[key] = json.loads(text)
+        except json.JSONDecodeError:
+            params[key] = text
+    return base, params
+
+
+def make_task_id(base: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
+    """The stable id of a task built with `params`: `base` for the defaults, and with parameters
+    that differ from them '<base>?key=value&...' (sorted keys, compact JSON values), so the same
+    parameters always give the same id.
+
+    Parameters
+    ----------
+    base : str
+        The id without parameters ('<catalogue prefix><name>', 'user/<name>').
+    params : mapping
+        The parameters the task is built with.
+    defaults : mapping
+        The task's defaults: a parameter equal to its default is left out of the id.
+
+    Returns
+    -------
+    str
+        The task id.
+
+    Examples
+    --------
+    >>> from tasks.family import make_task_id
+    >>> make_task_id("rewardgym/two-step", {"p_common": 0.8, "n": 2}, {"n": 2})
+    'rewardgym/two-step?p_common=0.8'
+    """
+    changed = {k: v for k, v in sorted(params.items()) if defaults.get(k) != v}
+    if not changed:
+        return base
+    return base + "?" + "&".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in changed.items())

@@ -6,7 +6,7 @@ from typing import Any
 
 from graphstore import SchemaError, TaskGraph
 
-from ..entities import EntityClass, attached_to, occupied, own_params, reward_replaces
+from ..entity_classes import EntityClass, attached_to, occupied, own_params, reward_replaces
 from ..rewards import RewardSpecError, reward_spec
 
 

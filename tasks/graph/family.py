@@ -10,7 +10,7 @@ from typing import Any
 from graphstore import TaskGraph
 
 from ..data import TaskFileError, data_dir
-from ..family import Catalogue, TaskFamily, UserFiles
+from ..family import Catalogue, TaskFamily, UserFiles, make_task_id
 from .definitions import build_graph_task, load_definition
 from .entities import graph_entity_classes
 from .schema import add_schema
@@ -42,8 +42,6 @@ def _catalogue(kind: str, folder: str, description: str) -> Catalogue:
 
 def build_from_file(path: str | Path, task_id: str | None = None, **params: Any) -> TaskGraph:
     """A user's own graph-task file (same format as data/rewardgym/*.json); id 'user/<name>'."""
-    from ..families import make_task_id  # the id rules live with the lookups
-
     p = Path(path)
     definition = load_definition(p)
     name = definition.get("name") or p.stem

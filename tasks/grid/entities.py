@@ -6,7 +6,7 @@ from typing import Any
 
 from graphstore import SchemaError, TaskGraph
 
-from ..entities import Attach, EntityClass, ParamsOf, attached_to, occupied, own_params, reward_replaces
+from ..entity_classes import Attach, EntityClass, ParamsOf, attached_to, occupied, own_params, reward_replaces
 
 
 def cell_local(graph: TaskGraph, cell: Any, where: str) -> str:
