@@ -1,10 +1,13 @@
 """`graphtasks`: the command line. Thin: parse arguments, call the layers, print.
 
 Each command group lives in its own module under `graphtasks/commands/` with a
-`register(subparsers)` function that adds its sub-commands; list it in COMMAND_MODULES with
-the top-level commands it adds or extends (a command line imports only those modules).
-A family's own commands are its `Family.cli` module; a third-party family adds its module
-with an entry point in the group `graphtasks.commands` (the value names the module).
+`register(subparsers)` function that adds its sub-commands. COMMANDS below is the one table
+of top-level commands: a command's name, its one-line help and the modules that add or extend
+it. `graphtasks -h` lists the commands from the table alone, importing no command module; a
+command line imports only its command's modules. A family's own commands are its
+`Family.cli` module; a third-party package adds a module with an entry point in the group
+`graphtasks.commands` (the value names the module), loaded for `-h` and for a command the
+table lacks.
 """
 
 from __future__ import annotations
@@ -13,33 +16,56 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NamedTuple
 
-# Each command module and the top-level commands it adds or extends (`stores_cmd` adds
-# `tasks copy/show/check` to the `tasks` group, so it comes after `tasks_cmd`). A command line
-# imports only the modules of its command: `graphtasks cypher ...` starts without gymnasium,
-# rdflib or the agents. `-h` and any command not listed here import every module.
-COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "graphtasks.commands.tasks_cmd": ("tasks",),
-    "graphtasks.commands.query_cmd": ("cypher",),
-    "graphtasks.commands.run_cmd": ("run",),
-    "graphtasks.commands.agents_cmd": ("agents",),
-    "graphtasks.commands.families_cmd": ("families",),
-    "graphtasks.commands.stores_cmd": ("tasks", "schema"),
-    "graphtasks.commands.rdf_cmd": ("sparql", "export", "import"),
-    "graphtasks.commands.validate_cmd": ("validate",),
-    "graphtasks.commands.entities_cmd": ("entities",),
-    "graphtasks.commands.poge_cmd": ("poge",),
-    "graphtasks.commands.ingest_cmd": ("ingest",),
-    "graphtasks.commands.room_cmd": ("room",),
-    "graphtasks.commands.grid_cmd": ("render",),
-    "graphtasks.commands.view_cmd": ("view",),
-    "graphtasks.commands.bench_cmd": ("bench",),
-    "graphtasks.commands.experiment_cmd": ("experiment",),
-    "graphtasks.commands.reproduce_cmd": ("reproduce",),
-    "graphtasks.commands.fit_cmd": ("fit",),
-    "graphtasks.commands.serve_cmd": ("serve", "participants"),
-}
 
+class Command(NamedTuple):
+    """One top-level command: its name, its line in `graphtasks -h`, the modules that build it."""
+
+    name: str
+    help: str
+    modules: tuple[str, ...]
+
+
+_C = "graphtasks.commands."
+
+# The top-level commands, in the order `graphtasks -h` lists them. A new command is one row
+# (and its module). The help must be the one the module gives `add_parser` (a test compares
+# them). A command extended by a second module names both, in this order: `stores_cmd` adds
+# `tasks copy/show/check` to the group `tasks_cmd` makes.
+COMMANDS: tuple[Command, ...] = (
+    Command("tasks", "put, list and delete stored tasks", (_C + "tasks_cmd", _C + "stores_cmd")),
+    Command("cypher", "run a read-only Cypher query", (_C + "query_cmd",)),
+    Command("run", "run an agent on a task (one run of the experiment loop)", (_C + "run_cmd",)),
+    Command("agents", "list the agents: settings with their defaults, the task families each takes, "
+            "the paper it comes from", (_C + "agents_cmd",)),
+    Command("families", "list the task families: task ids, built-in tasks, gym ids, observations, changes, docs",
+            (_C + "families_cmd",)),
+    Command("schema", "print the node and relationship types of the schema", (_C + "stores_cmd",)),
+    Command("sparql", "run a SPARQL query over stored tasks (RDF view, Oxigraph)", (_C + "rdf_cmd",)),
+    Command("export", "write a stored task as Turtle or N-Triples", (_C + "rdf_cmd",)),
+    Command("import", "load tasks from a Turtle (.ttl) or N-Triples (.nt) file into the store", (_C + "rdf_cmd",)),
+    Command("validate", "check tasks against the RDF view's SHACL shapes (pyshacl: the shacl extra)",
+            (_C + "validate_cmd",)),
+    Command("entities", "create, update, remove and select a task's entities (rewards, keys, ...)",
+            (_C + "entities_cmd",)),
+    Command("poge", "POGE gridworld files (load, show, stats)", (_C + "poge_cmd",)),
+    Command("ingest", "load ConceptNet assertions (API, dump, bundled snapshot)", (_C + "ingest_cmd",)),
+    Command("room", "the Room memory task (RoomEnv-v0) on stored ConceptNet triples", (_C + "room_cmd",)),
+    Command("render", "draw any task with a legend (PNG, SVG or PDF; text with --ansi)", (_C + "grid_cmd",)),
+    Command("view", "write an interactive HTML view of a task (opens offline)", (_C + "view_cmd",)),
+    Command("bench", "benchmark every installed family: single env, vector env at N = 1..4096, compile time, "
+            "memory", (_C + "bench_cmd",)),
+    Command("experiment", "check or run an experiment spec (TOML)", (_C + "experiment_cmd",)),
+    Command("reproduce", "reproduce a published result: run its experiment, draw its figure, check the paper's "
+            "findings", (_C + "reproduce_cmd",)),
+    Command("fit", "fit agents to behaviour (maximum likelihood, AIC, BIC), recovery", (_C + "fit_cmd",)),
+    Command("serve", "serve a study to people in the browser (needs graphtasks[web])", (_C + "serve_cmd",)),
+    Command("participants", "a study's sessions beside agents' runs", (_C + "serve_cmd",)),
+)
+BY_NAME = {command.name: command for command in COMMANDS}
+# Every built-in command module once, in the order of their first row (the order they register in).
+MODULES: tuple[str, ...] = tuple(dict.fromkeys(module for command in COMMANDS for module in command.modules))
 
 COMMANDS_GROUP = "graphtasks.commands"
 
@@ -58,36 +84,106 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def modules_for(argv: list[str] | None) -> list[str]:
-    """The command modules a command line needs: those of its command, or all of them (with
-    the `graphtasks.commands` entry points) for `-h`, no command or a command not listed."""
-    if argv is not None:
-        before = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-        _add_global_options(before)
-        try:
-            _, rest = before.parse_known_args(argv)
-        except SystemExit:  # a bad global option: the full parser says what is wrong
-            rest = []
-        if rest and not rest[0].startswith("-"):
-            modules = [name for name, commands in COMMAND_MODULES.items() if rest[0] in commands]
-            if modules:
-                return modules
+def command_of(argv: list[str]) -> str | None:
+    """The command a command line names (its first word after the global options), or None."""
+    before = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    _add_global_options(before)
+    try:
+        _, rest = before.parse_known_args(argv)
+    except SystemExit:  # a bad global option: the full parser says what is wrong
+        return None
+    return rest[0] if rest and not rest[0].startswith("-") else None
+
+
+def plugin_modules() -> list[str]:
+    """The modules of the `graphtasks.commands` entry points (commands of other packages)."""
     from importlib.metadata import entry_points
 
-    return list(COMMAND_MODULES) + [entry.value for entry in entry_points(group=COMMANDS_GROUP)]
+    return [entry.value for entry in entry_points(group=COMMANDS_GROUP)]
+
+
+def modules_for(argv: list[str] | None) -> list[str]:
+    """The command modules a command line needs.
+
+    Parameters
+    ----------
+    argv : list of str or None
+        The command line without the program name; None for the full parser.
+
+    Returns
+    -------
+    list of str
+        The modules of its command when COMMANDS has it; else (`-h`, no command, a command of
+        another package or a typo) only the entry points' modules, the built-in commands being
+        listed from the table. None: every module, the entry points' included.
+
+    Examples
+    --------
+    >>> modules_for(["cypher", "RETURN 1"])
+    ['graphtasks.commands.query_cmd']
+    """
+    if argv is None:
+        return list(MODULES) + plugin_modules()
+    command = command_of(argv)
+    if command in BY_NAME:
+        return list(BY_NAME[command].modules)
+    return plugin_modules()
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The `graphtasks` parser; given the command line, with only the commands it needs."""
+    """The `graphtasks` parser, with only what the command line `argv` needs.
+
+    Parameters
+    ----------
+    argv : list of str or None
+        The command line. Its command gets its full parser (its modules imported); every other
+        built-in command is a placeholder holding its name and help, enough for `graphtasks -h`.
+        None builds every command in full (tests compare the two).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser.
+
+    Examples
+    --------
+    >>> parser = build_parser(["run", "rewardgym/two-step"])  # imports run_cmd only
+    >>> parser.parse_args(["run", "rewardgym/two-step"]).agent
+    'q'
+    """
     parser = argparse.ArgumentParser(
         prog="graphtasks",
         description="Cognitive-neuroscience tasks as typed property graphs, run as gymnasium environments.",
+        epilog="Examples:\n"
+        "  graphtasks tasks list --builtin\n"
+        "  graphtasks run rewardgym/two-step --agent q --episodes 200\n"
+        "  graphtasks COMMAND -h      (a command's options and examples)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_global_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in modules_for(argv):
         importlib.import_module(name).register(subparsers)
+    for command in COMMANDS:
+        if command.name not in subparsers.choices:
+            subparsers.add_parser(command.name, help=command.help, add_help=False)  # a placeholder
+    # `-h` lists the commands in the table's order, whichever were built in full
+    order = {command.name: i for i, command in enumerate(COMMANDS)}
+    subparsers._choices_actions.sort(key=lambda action: order.get(action.dest, len(order)))
     return parser
+
+
+def unknown_command(argv: list[str], parser: argparse.ArgumentParser) -> str | None:
+    """The error line for a command line whose command no module adds, naming the closest, or None."""
+    import difflib
+
+    command = command_of(argv)
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if command is None or command in subparsers.choices:
+        return None
+    near = difflib.get_close_matches(command, list(subparsers.choices), n=3)
+    hint = "; did you mean " + " or ".join(repr(n) for n in near) + "?" if near else ""
+    return f"unknown command {command!r}{hint} (`graphtasks -h` lists the commands)"
 
 
 # Commands spelled as another command's arguments: `graphtasks run room ...` is the Room baselines.
@@ -128,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     arguments = expand_aliases(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(arguments)
+    unknown = unknown_command(arguments, parser)
+    if unknown:
+        parser.print_usage(sys.stderr)
+        print(f"graphtasks: error: {unknown}", file=sys.stderr)
+        return 2
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):  # no command: the usage and one error line, as argparse does
         parser.print_usage(sys.stderr)
