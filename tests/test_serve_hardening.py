@@ -53,7 +53,10 @@ def test_stalled_clients_are_cut_off_while_a_participant_is_served(tmp_path, lau
     about the clients it cut off (a traceback each filled its output pipe and stalled it)."""
     study = tmp_path / "study.toml"
     study.write_text(GRID_STUDY, encoding="utf-8")
-    process, url, _ = launch(study, tmp_path / "store.lbug", "--request-timeout", "4")
+    # the stalled clients and the participant share one address: the cap per client is lifted (it is tested in
+    # tests/test_serve_limits.py)
+    process, url, _ = launch(study, tmp_path / "store.lbug", "--request-timeout", "4", "--max-client-connections",
+                             "200")
     launched.append(process)
     port = int(url.rsplit(":", 1)[1])
     heads = [b"", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n",
@@ -292,7 +295,7 @@ def through(p: ReverseProxy, context: ssl.SSLContext, method: str, path: str, bo
 def test_a_study_behind_a_tls_reverse_proxy(tmp_path, launched, proxy):  # noqa: F811 - launched is a fixture
     study = tmp_path / "study.toml"
     study.write_text(GRID_STUDY, encoding="utf-8")
-    process, url, _ = launch(study, tmp_path / "store.lbug", "--allowed-host", PUBLIC)
+    process, url, _ = launch(study, tmp_path / "store.lbug", "--allowed-host", PUBLIC, "--trusted-proxy", "127.0.0.1")
     launched.append(process)
     p, context = proxy(int(url.rsplit(":", 1)[1]))
     status, head, _ = through(p, context, "GET", "/")
@@ -319,7 +322,7 @@ def test_a_study_behind_a_tls_reverse_proxy(tmp_path, launched, proxy):  # noqa:
     assert through(p, context, "POST", "/api/start", {"params": {}}, host="evil.example")[0] == 400
     assert through(p, context, "POST", "/api/start", {"params": {}},
                    headers={"Origin": "https://evil.example"})[0] == 403
-    # the dashboard's cookie is Secure: the server trusts the proxy's X-Forwarded-Proto
+    # the dashboard's cookie is Secure: the server trusts the proxy's X-Forwarded-Proto (--trusted-proxy)
     status, _, text = through(p, context, "POST", "/researcher/link", headers={"Authorization": f"Bearer {RESEARCHER}"},
                               body={})
     assert status == 200, text

@@ -32,6 +32,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="an idle connection is closed after this many seconds (default 5)")
     parser.add_argument("--max-connections", type=int, default=1000, metavar="N",
                         help="connections and requests at once; past it requests are answered 503 (default 1000)")
+    parser.add_argument("--max-client-connections", type=int, default=100, metavar="N",
+                        help="connections one client address holds at once (behind a trusted proxy: its requests "
+                        "under way); the next is answered 429 (default 100)")
+    parser.add_argument("--start-rate", type=int, default=120, metavar="N",
+                        help="sessions one client address may start per minute (a token bucket of N: N at once, then "
+                        "one every 60/N s); past it a start is answered 429 with Retry-After and nothing is written "
+                        "(default 120)")
+    parser.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                        help="a reverse proxy's address or network (repeatable; e.g. 127.0.0.1): its X-Forwarded-For "
+                        "names the client of the limits above, and its X-Forwarded-Proto the scheme (default: none; "
+                        "those headers are ignored)")
     parser.add_argument("--episodes", type=COUNT, default=20, help="episodes of a task id's study (default 20)")
     parser.add_argument("--check", action="store_true", help="check the study and print what it serves; no server")
     parser.add_argument("--pilot", type=COUNT, metavar="N",
@@ -69,7 +80,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise CommandError(f"serve: needs the web extra (pip install 'graphtasks[web]'): {exc}") from None
     limits = Limits(request_timeout=args.request_timeout, keep_alive=args.keep_alive,
-                    max_connections=args.max_connections)
+                    max_connections=args.max_connections, client_connections=args.max_client_connections,
+                    start_rate=args.start_rate, trusted_proxies=tuple(args.trusted_proxy))
     token = os.environ.get(TOKEN_ENV) or None
     if token is not None and len(token) < 16:
         raise CommandError(f"serve: ${TOKEN_ENV}: a researcher token has at least 16 characters")

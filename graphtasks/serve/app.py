@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import html
 import io
+import ipaddress
 import json
 import math
 import re
@@ -90,9 +91,9 @@ class SessionReplayError(GraphtasksError, RuntimeError):
 class Refused(Exception):
     """A request refused with a status and a one-line reason (nothing written)."""
 
-    def __init__(self, status: int, reason: str) -> None:
+    def __init__(self, status: int, reason: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(reason)
-        self.status, self.reason = status, reason
+        self.status, self.reason, self.headers = status, reason, headers or {}
 
 
 @dataclass
@@ -642,7 +643,7 @@ class SecurityHeaders:
 
 @dataclass(frozen=True)
 class Limits:
-    """What one client may hold of the server (see docs/deploy.md).
+    """What one client may hold of the server, and who a client is (see docs/deploy.md).
 
     Parameters
     ----------
@@ -657,18 +658,39 @@ class Limits:
         answered 503.
     max_header_bytes : int
         Bytes of a request's headers (h11's max_incomplete_event_size): past it, 400.
+    client_connections : int
+        Connections one client address holds at once (a trusted proxy's own connections are not
+        counted), and requests under way for one client address: the next connection is answered
+        429 and closed, the next request 429.
+    start_rate : int
+        Sessions one client address may start per minute, as a token bucket that holds this
+        many: that many at once, then one every 60/start_rate seconds. Past it, a start is
+        answered 429 with Retry-After and nothing is written. Starts with the researcher token
+        (pilots) are not counted.
+    trusted_proxies : tuple of str
+        Addresses (or networks, 10.0.0.0/8) of reverse proxies whose X-Forwarded-For and
+        X-Forwarded-Proto are believed: a request from one counts for the client address its
+        X-Forwarded-For names (the last address in it that is not a trusted proxy). None by
+        default: then the client is the connection's own address and those headers are ignored.
 
     Examples
     --------
     >>> from graphtasks.serve.app import Limits
     >>> Limits().request_timeout, Limits(request_timeout=2).keep_alive
     (10.0, 5.0)
+    >>> Limits().client_connections, Limits().start_rate, Limits().trusted_proxies
+    (100, 120, ())
+    >>> Limits(trusted_proxies=("127.0.0.1", "10.0.0.0/8")).trusts("10.1.2.3")
+    True
     """
 
     request_timeout: float = 10.0
     keep_alive: float = 5.0
     max_connections: int = 1000
     max_header_bytes: int = 16_384
+    client_connections: int = 100
+    start_rate: int = 120
+    trusted_proxies: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("request_timeout", "keep_alive"):
@@ -676,43 +698,105 @@ class Limits:
             if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= 3600):
                 raise ServerSetupError(f"serve: --{name.replace('_', '-')}: expected seconds in (0, 3600], got "
                                        f"{value!r}")
-        for name, low in (("max_connections", 1), ("max_header_bytes", 1024)):
+        for name, option, low in (("max_connections", "max-connections", 1),
+                                  ("max_header_bytes", "max-header-bytes", 1024),
+                                  ("client_connections", "max-client-connections", 1),
+                                  ("start_rate", "start-rate", 1)):
             value = getattr(self, name)
             if not (isinstance(value, int) and low <= value <= 1_000_000):
-                raise ServerSetupError(f"serve: --{name.replace('_', '-')}: expected {low}..1000000, got {value!r}")
+                raise ServerSetupError(f"serve: --{option}: expected {low}..1000000, got {value!r}")
+        for address in self.trusted_proxies:
+            try:
+                ipaddress.ip_network(address, strict=False)
+            except ValueError:
+                raise ServerSetupError(f"serve: --trusted-proxy: expected an IP address or network (127.0.0.1, "
+                                       f"10.0.0.0/8), got {address!r}") from None
+
+    def trusts(self, host: str | None) -> bool:
+        """Whether `host` (a connection's address) is one of the trusted proxies."""
+        if not host or not self.trusted_proxies:
+            return False
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped  # a dual-stack socket's ::ffff:127.0.0.1
+        return any(ip in ipaddress.ip_network(a, strict=False) for a in self.trusted_proxies)
 
 
-def deadline_protocol(seconds: float) -> type:
-    """uvicorn's h11 protocol with a deadline on each request: its headers and body arrive within
-    `seconds` of the connection's start (or of the end of the connection's last response), or the
-    connection is closed. A request that has fully arrived is not timed: the study may take its time
-    to answer it.
+def _too_many(reason: str) -> bytes:
+    """A whole 429 answer (Retry-After: 1, the security headers) for a connection refused before
+    its request was read; the connection closes after it."""
+    body = json.dumps({"error": reason}).encode()
+    head = ["HTTP/1.1 429 Too Many Requests", "Content-Type: application/json", f"Content-Length: {len(body)}",
+            "Retry-After: 1", "Connection: close", *(f"{k}: {v}" for k, v in HEADERS.items())]
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+
+
+LINGER_REFUSED = 1.0  # seconds a refused connection stays half-open, so that the client reads its 429
+
+
+def limited_protocol(limits: Limits) -> type:
+    """uvicorn's h11 protocol with a deadline on each request and a cap on connections per client.
+
+    A request's headers and body arrive within `limits.request_timeout` seconds of the
+    connection's start (or of the end of the connection's last response), or the connection is
+    closed; a request that has fully arrived is not timed (the study may take its time to answer
+    it). A client address that holds `limits.client_connections` connections already gets a 429
+    answer (Retry-After: 1) on its next one, which is then closed before any request on it is
+    read; a trusted proxy's connections are not counted (behind it, the requests under way are
+    counted per client: see `ClientLimits`).
 
     Parameters
     ----------
-    seconds : float
-        The deadline.
+    limits : Limits
+        The time-out, the cap and the trusted proxies.
 
     Returns
     -------
     type
-        An asyncio protocol class for uvicorn.Config(http=...).
+        An asyncio protocol class for uvicorn.Config(http=...); the connections each address
+        holds are shared by the connections of that class.
 
     Examples
     --------
-    >>> from graphtasks.serve.app import deadline_protocol
-    >>> deadline_protocol(10.0).__name__
-    'DeadlineProtocol'
+    >>> from graphtasks.serve.app import Limits, limited_protocol
+    >>> limited_protocol(Limits()).__name__
+    'LimitedProtocol'
     """
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class DeadlineProtocol(H11Protocol):
+    seconds, cap = limits.request_timeout, limits.client_connections
+    held: dict[str, int] = {}  # connections open per client address
+    refusal = _too_many(f"too many connections from this address at once (at most {cap}): try again shortly")
+
+    class LimitedProtocol(H11Protocol):
         deadline: asyncio.TimerHandle | None = None
+        counted: str | None = None  # the address this connection is counted for
+        refused = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            host = self.client[0] if self.client else None
+            if host is not None and not limits.trusts(host):
+                if held.get(host, 0) >= cap:
+                    self._refuse()
+                    return
+                held[host] = held.get(host, 0) + 1
+                self.counted = host
             self._arm()
+
+        def _refuse(self) -> None:
+            """The 429, then a half-close: what the client sends meanwhile is read and dropped (not
+            answered), and the connection is closed a moment later, so that the client reads the
+            answer instead of a reset."""
+            self.refused = True
+            self.transport.write(refusal)
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            self.loop.call_later(LINGER_REFUSED, self.transport.close)
 
         def _arm(self) -> None:
             self._disarm()
@@ -724,6 +808,8 @@ def deadline_protocol(seconds: float) -> type:
                 self.deadline = None
 
         def data_received(self, data: bytes) -> None:
+            if self.refused:
+                return
             super().data_received(data)
             if self.conn.their_state is h11.DONE:  # the whole request arrived
                 self._disarm()
@@ -740,9 +826,114 @@ def deadline_protocol(seconds: float) -> type:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            if self.counted is not None:
+                left = held.pop(self.counted) - 1
+                if left:
+                    held[self.counted] = left
+                self.counted = None
             super().connection_lost(exc)
 
-    return DeadlineProtocol
+    return LimitedProtocol
+
+
+class StartLimiter:
+    """Sessions started per client address: a token bucket per address that holds `per_minute`
+    starts and refills at `per_minute` a minute.
+
+    Parameters
+    ----------
+    per_minute : int
+        The bucket's size and its refill per minute.
+    clock : callable, optional
+        Seconds, monotonic (default time.monotonic).
+
+    Examples
+    --------
+    >>> from graphtasks.serve.app import StartLimiter
+    >>> now = [0.0]
+    >>> starts = StartLimiter(2, clock=lambda: now[0])
+    >>> [starts.take("203.0.113.5") for _ in range(3)], starts.take("198.51.100.7")
+    ([0.0, 0.0, 30.0], 0.0)
+    >>> now[0] = 30.0
+    >>> starts.take("203.0.113.5"), starts.take("203.0.113.5")
+    (0.0, 30.0)
+    """
+
+    KEPT = 4096  # addresses kept before those with a full bucket again are forgotten
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.size, self.rate, self.clock = float(per_minute), per_minute / 60.0, clock
+        self.buckets: dict[str, tuple[float, float]] = {}  # address: (tokens, when)
+
+    def _level(self, address: str, now: float) -> float:
+        tokens, when = self.buckets.get(address, (self.size, now))
+        return min(self.size, tokens + (now - when) * self.rate)
+
+    def take(self, address: str) -> float:
+        """Take one start for `address`: 0.0 if it may start a session now (counted), else the
+        seconds until it may (nothing counted)."""
+        now = self.clock()
+        tokens = self._level(address, now)
+        if tokens < 1.0:
+            self.buckets[address] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+        if len(self.buckets) >= self.KEPT and address not in self.buckets:
+            for other in [a for a in self.buckets if self._level(a, now) >= self.size]:
+                del self.buckets[other]
+        self.buckets[address] = (tokens - 1.0, now)
+        return 0.0
+
+
+class ClientLimits:
+    """ASGI middleware: at most `limits.client_connections` requests under way per client address
+    (the next is answered 429 with Retry-After: 1). The client is the request's `client`: the
+    connection's address, or, from a trusted proxy, the address its X-Forwarded-For names
+    (uvicorn's proxy headers). Without trusted proxies, the first request that carries
+    X-Forwarded-For is reported in one line: every client behind that proxy counts as the proxy's
+    one address.
+
+    Parameters
+    ----------
+    app : ASGI application
+        The application it guards.
+    limits : Limits
+        The cap and the trusted proxies.
+    log : callable
+        Where its one line goes.
+    """
+
+    def __init__(self, app: Any, limits: Limits, log: Callable[[str], None]) -> None:
+        self.app, self.limits, self.log = app, limits, log
+        self.under_way: dict[str, int] = {}
+        self.said = False
+        self.refusal = json.dumps({"error": f"too many requests from this address at once (at most "
+                                            f"{limits.client_connections}): try again shortly"}).encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        host = str(client[0]) if client else ""
+        if not self.said and not self.limits.trusted_proxies and any(k == b"x-forwarded-for"
+                                                                     for k, _ in scope["headers"]):
+            self.said = True
+            self.log(f"graphtasks serve: requests from {host} carry X-Forwarded-For, but no --trusted-proxy is set: "
+                     f"every client behind that proxy counts as {host} in the per-client limits (a proxy on this "
+                     f"machine: --trusted-proxy 127.0.0.1)")
+        if self.under_way.get(host, 0) >= self.limits.client_connections:
+            await send({"type": "http.response.start", "status": 429,
+                        "headers": [(b"content-type", b"application/json"), (b"retry-after", b"1"),
+                                    (b"content-length", str(len(self.refusal)).encode())]})
+            await send({"type": "http.response.body", "body": self.refusal})
+            return
+        self.under_way[host] = self.under_way.get(host, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            left = self.under_way.pop(host) - 1
+            if left:
+                self.under_way[host] = left
 
 
 class ServerSetupError(GraphtasksError, ValueError):
@@ -827,7 +1018,7 @@ def _stderr(line: str) -> None:
 
 
 def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: Sequence[str] = (),
-             log: Callable[[str], None] = _stderr) -> Starlette:
+             log: Callable[[str], None] = _stderr, limits: Limits | None = None) -> Starlette:
     """The Starlette application of a study server.
 
     Parameters
@@ -840,12 +1031,14 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
         The names of a proxied deployment (`--allowed-host`), accepted as a post's Origin too.
     log : callable, optional
         Where one-line reports go (a full disk, and when the store is written again).
+    limits : Limits, optional
+        The requests under way and the sessions started per client address (default `Limits()`).
 
     Returns
     -------
     Starlette
-        The application: SecurityHeaders (on every response) around TrustedHostMiddleware around
-        the routes.
+        The application: SecurityHeaders (on every response) around ClientLimits around
+        TrustedHostMiddleware around the routes.
 
     Examples
     --------
@@ -856,11 +1049,13 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
     >>> app.user_middleware[-1].kwargs["allowed_hosts"]
     ['127.0.0.1', 'localhost']
     >>> [m.cls.__name__ for m in app.user_middleware]
-    ['SecurityHeaders', 'TrustedHostMiddleware']
+    ['SecurityHeaders', 'ClientLimits', 'TrustedHostMiddleware']
     >>> server.close()
     """
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study")  # the one thread of store and envs
     full: list[bool] = []  # [True] while the disk is full (said once, and once again when writes go through)
+    limits = limits or Limits()
+    starts = StartLimiter(limits.start_rate)
 
     async def on_thread(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
@@ -874,7 +1069,7 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
             except ClientDisconnect:  # the client left (or was cut off) before its body arrived: no one to answer
                 return Response(status_code=400, headers=HEADERS)
             except Refused as exc:
-                return JSONResponse({"error": exc.reason}, exc.status, headers=HEADERS)
+                return JSONResponse({"error": exc.reason}, exc.status, headers={**HEADERS, **exc.headers})
             except StoreFullError as exc:  # nothing was kept; the page retries until there is room
                 if not full:
                     full.append(True)
@@ -896,6 +1091,13 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
         return endpoint
 
     async def start(request: Request) -> Any:
+        key = key_of(request)
+        if not (key and hmac.compare_digest(key.encode(), server.researcher_token.encode())):  # pilots: not counted
+            wait = starts.take(request.client.host if request.client else "")
+            if wait:
+                seconds = math.ceil(wait)
+                raise Refused(429, f"too many sessions started from this address (at most {limits.start_rate} a "
+                                   f"minute): try again in {plural(seconds, 'second')}", {"Retry-After": str(seconds)})
         body = await _json_body(request)
         unknown = sorted(str(k) for k in body if k not in START_FIELDS)
         if unknown:
@@ -1080,7 +1282,7 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed, 500: failed,
                                                         Exception: failed},
-                    middleware=[Middleware(SecurityHeaders),
+                    middleware=[Middleware(SecurityHeaders), Middleware(ClientLimits, limits=limits, log=log),
                                 Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts), www_redirect=False)])
     app.state.server = server
     return app
@@ -1107,7 +1309,8 @@ def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announ
     allowed : sequence of str, optional
         Host names of a proxied deployment (`--allowed-host`), answered besides `host`'s own.
     limits : Limits, optional
-        Time-outs and caps on what clients hold (default `Limits()`).
+        Time-outs and caps on what clients hold, and the trusted proxies (default `Limits()`:
+        none; X-Forwarded-For and X-Forwarded-Proto are then ignored).
     """
     import threading
 
@@ -1121,8 +1324,10 @@ def serve(server: StudyServer, host: str = "127.0.0.1", port: int = 8000, announ
         announce(f"researcher dashboard (a one-time link: it sets a cookie in the browser that opens it): "
                  f"http://{shown}:{port}{server.one_time_link()}")
     limits = limits or Limits()
-    config = uvicorn.Config(make_app(server, hosts, allowed), host=host, port=port, log_level="warning",
-                            access_log=False, server_header=False, http=deadline_protocol(limits.request_timeout),
+    config = uvicorn.Config(make_app(server, hosts, allowed, limits=limits), host=host, port=port,
+                            log_level="warning", access_log=False, server_header=False, http=limited_protocol(limits),
+                            proxy_headers=bool(limits.trusted_proxies),  # X-Forwarded-*: believed from these only
+                            forwarded_allow_ips=list(limits.trusted_proxies) or None,
                             timeout_keep_alive=math.ceil(limits.keep_alive),
                             limit_concurrency=limits.max_connections,
                             h11_max_incomplete_event_size=limits.max_header_bytes)
