@@ -22,6 +22,7 @@ from typing import Any, Sequence, cast
 
 import ladybug
 
+from .arrow_columns import arrow_array
 from .cypher_text import check_read_only, named_sources, quote_reserved_properties, registered_sources
 from .errors import (
     ConflictError,
@@ -669,7 +670,7 @@ class LadybugStore(GraphStore):
         self._copied = True
         how, columns, types, values = plan
         if how == "arrow":
-            self._copy_arrow(table, columns, types, values, rows, endpoints)
+            self._copy_arrow(table, columns, types, values, rows, endpoints, directory)
             return
         path = os.path.join(directory, f"{table}-{len(os.listdir(directory))}.csv")
         with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -714,18 +715,25 @@ class LadybugStore(GraphStore):
         values: list[list[Any]],
         rows: list[dict[str, Any]],
         endpoints: tuple[str, str] | None,
+        directory: str,
     ) -> None:
-        """COPY from an Arrow table in memory: no file, about three times faster than CSV."""
+        """COPY from an Arrow table written as a Parquet file: about three times faster than CSV.
+
+        Not from the table in memory (`COPY ... FROM variable`): LadybugDB's binding imports
+        pandas to look at a Python variable, 0.3 s or more of the first write of every process."""
+        import pyarrow.parquet as pq
+
         arrow = _pyarrow()
         data = {}
         if endpoints is not None:
-            data["from"] = arrow.array([r["s"] for r in rows], type=arrow.string())
-            data["to"] = arrow.array([r["t"] for r in rows], type=arrow.string())
+            data["from"] = arrow_array([r["s"] for r in rows], arrow.string())
+            data["to"] = arrow_array([r["t"] for r in rows], arrow.string())
         for column, column_values in zip(columns, values):
-            data[column] = arrow.array(column_values, type=_ARROW_TYPES[types[column]](arrow))
-        copy_source = arrow.table(data)  # noqa: F841 - COPY ... FROM copy_source reads this variable
+            data[column] = arrow_array(column_values, _ARROW_TYPES[types[column]](arrow))
+        path = os.path.join(directory, f"{table}-{len(os.listdir(directory))}.parquet")
+        pq.write_table(arrow.Table.from_arrays(list(data.values()), names=list(data)), path, compression="none")
         options = f" (from='{endpoints[0]}', to='{endpoints[1]}')" if endpoints else ""
-        self._raw(f"COPY {_q(table)} FROM copy_source{options}")
+        self._raw(f"COPY {_q(table)} FROM '{path}'{options}")
 
     def _create_nodes(self, node_type: NodeType, rows: list[dict[str, Any]]) -> None:
         sets, slim = _assignments(node_type.properties, rows)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from graphstore.arrow_columns import arrow_array
 from graphstore.errors import GraphtasksError
 
 RECORDS_SUFFIX = ".records"
@@ -169,7 +170,8 @@ def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping
 
     if kind not in KINDS:
         raise ValueError(f"chunk kind: expected one of {', '.join(KINDS)}, got {kind!r}")
-    table = pa.table(dict(columns), schema=schema_of(kind))
+    schema = schema_of(kind)
+    table = pa.Table.from_arrays([arrow_array(columns[f.name], f.type) for f in schema], schema=schema)
     runs = tuple(sorted({int(r) for r in table.column("run").to_pylist()})) if table.num_rows else ()
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd", use_dictionary=True, write_statistics=True)
@@ -310,10 +312,13 @@ def write_lanes(folder: str | Path, experiment: str, batch: Sequence[Any], phase
     pa = require_arrow()
     episodes: dict[str, Any] = {name: np.concatenate(columns, axis=1)[order].reshape(-1)
                                 for name, columns in parts.items()}
+    text = pa.dictionary(pa.int32(), pa.string())
     for name, words in dictionaries.items():
-        episodes[name] = pa.DictionaryArray.from_arrays(pa.array(episodes[name], pa.int32()), pa.array(words))
+        dictionary = arrow_array(words, text).dictionary
+        episodes[name] = pa.DictionaryArray.from_arrays(arrow_array(episodes[name], pa.int32()), dictionary)
     episodes["experiment"] = pa.DictionaryArray.from_arrays(
-        pa.array(np.zeros(len(episodes["run"]), dtype=np.int32)), pa.array([experiment]))
+        arrow_array(np.zeros(len(episodes["run"]), dtype=np.int32), pa.int32()),
+        arrow_array([experiment], text).dictionary)
     for lane in order.tolist():
         for played in phases:
             if not played.records_steps or played.lanes.steps is None:

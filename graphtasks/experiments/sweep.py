@@ -340,13 +340,13 @@ def warm_workers(spec: ExperimentSpec, versions: Mapping[str, TaskVersion], unit
     """Load in the driver, before its workers fork, what every worker would load for itself:
     the compiled lane loop (numba's cache, about half a second a process: one lane of the first
     batch plays one episode of its first phase, and nothing of it is kept) and, where workers
-    write chunks, pyarrow's writers (pyarrow imports pandas on its first array)."""
+    write chunks, pyarrow's Parquet writer."""
     if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
         return
     if records is not None:
         from .chunks import require_arrow
 
-        require_arrow().array([0])
+        require_arrow()
     batch = next((u for u in units if isinstance(u, tuple)), None)
     if batch is None:
         return
