@@ -86,7 +86,7 @@ class Family:
         Whether an experiment records a Trial per step of this task by default.
     picture : str, optional
         'module:function' that draws a whole task with matplotlib (`graphtasks render`):
-        `function(task, store, **options)` returns a `gym_bridge.render.TaskPicture`.
+        `function(task, store, **options)` returns a `gym_bridge.picture.TaskPicture`.
     """
 
     tasks: TaskFamily

@@ -6,83 +6,23 @@ takes `(task, store, **options)` and returns a `TaskPicture`: a matplotlib Figur
 without pyplot, so no global state) whose artists carry gids ('state', 'edge-label',
 'reward-label', 'start', ...) that tests and the SVG file can find, plus the counts the
 picture shows.
+
+This module sits above the family table (`gym_bridge.families`); `TaskPicture`,
+`new_figure` and `PictureError` are `gym_bridge.picture`'s, below it (re-exported here).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+from .families import family_of
+from .family import load_entry_point
+from .picture import FORMATS, PictureError, TaskPicture, new_figure
 
+if TYPE_CHECKING:
     from graphstore import GraphStore
 
-FORMATS = ("png", "svg", "pdf")
-
-
-class PictureError(ValueError):
-    """A task cannot be drawn (no matplotlib, a family without pictures, an unknown format)."""
-
-
-@dataclass
-class TaskPicture:
-    """A drawn task: the figure and what it shows.
-
-    Parameters
-    ----------
-    figure : matplotlib.figure.Figure
-        The picture.
-    task_id : str
-        The task drawn.
-    counts : dict of str to int
-        What the picture shows, by kind ('states', 'edges', 'edge labels', 'rewards', ...).
-    legend : list of str
-        The legend's entries, in order.
-    """
-
-    figure: Figure
-    task_id: str
-    counts: dict[str, int] = field(default_factory=dict)
-    legend: list[str] = field(default_factory=list)
-
-    def encode(self, suffix: str = "png", dpi: int = 150) -> bytes:
-        """The picture as a .png, .svg or .pdf file's bytes (an SVG or PDF of the same task is the same file).
-
-        Returns
-        -------
-        bytes
-            The encoded picture.
-        """
-        import io
-
-        suffix = suffix.lower().lstrip(".") or "png"
-        if suffix not in FORMATS:
-            raise PictureError(f"unknown picture format .{suffix}; use .png, .svg or .pdf")
-        import matplotlib
-
-        buffer = io.BytesIO()
-        metadata: dict[str, Any] = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(suffix, {})
-        with matplotlib.rc_context({"svg.hashsalt": self.task_id}):  # SVG ids made from the task, not at random
-            self.figure.savefig(buffer, format=suffix, dpi=dpi, bbox_inches="tight", metadata=metadata)
-        return buffer.getvalue()
-
-    def save(self, path: str | Path, dpi: int = 150) -> None:
-        """Write the picture to `path`, in the format its extension names (.png, .svg or .pdf)."""
-        Path(path).write_bytes(self.encode(Path(path).suffix, dpi))
-
-
-def new_figure(width: float, height: float) -> Figure:
-    """A matplotlib Figure without pyplot (Agg canvas), or PictureError naming the extra."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise PictureError("pictures need matplotlib: pip install 'graphtasks[plot]'") from None
-    figure = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
+__all__ = ["FORMATS", "PictureError", "TaskPicture", "draw_task", "new_figure"]
 
 
 def draw_task(task: str, store: GraphStore | str | None = None, **options: Any) -> TaskPicture:
@@ -109,9 +49,6 @@ def draw_task(task: str, store: GraphStore | str | None = None, **options: Any) 
     >>> picture.counts["states"], picture.counts["edge labels"]
     (7, 6)
     """
-    from .families import family_of
-    from .family import load_entry_point
-
     family = family_of(task, store)
     if family.picture is None:
         raise PictureError(f"{task}: the {family.name} family draws no pictures")

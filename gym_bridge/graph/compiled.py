@@ -15,6 +15,8 @@ import numpy as np
 from graphstore import GraphStore, SchemaError, TaskGraph
 from tasks import Condition, RewardSpec, spec_from_props
 
+from ..loading import load_task_graph
+
 
 @dataclass(frozen=True, eq=False)
 class CompiledGraphTask:
@@ -195,3 +197,8 @@ def _edges_with_rel(graph: TaskGraph):
 
 def compile_from_store(store: GraphStore, task_id: str) -> CompiledGraphTask:
     return compile_task(store.get(task_id))
+
+
+def load_compiled(task: str, store: Any = None, **params: Any) -> CompiledGraphTask:
+    """The compiled form of a stored or built-in task (a built-in is put or updated first)."""
+    return compile_task(load_task_graph(task, store, **params))

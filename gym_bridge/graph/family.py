@@ -11,9 +11,8 @@ from tasks.graph.family import DECISION_KIND, USER_KIND
 from tasks.graph.family import GRAPH as GRAPH_TASKS
 
 from ..family import Family, GymId
-from ..loading import load_task_graph
 from ..starts import StateStarts
-from .compiled import CompiledGraphTask, compile_task
+from .compiled import CompiledGraphTask, load_compiled
 from .env import GraphTaskEnv
 from .observations import GRAPH_OBSERVATIONS
 
@@ -33,11 +32,6 @@ TRIAL_KINDS = ("rewardgym", DECISION_KIND, USER_KIND)  # trial tasks: an experim
 
 def make_env(task: str | TaskGraph, store: Any = None, **kwargs: Any) -> gym.Env:
     return GraphTaskEnv(task=task, store=store, **kwargs)
-
-
-def load_compiled(task: str, store: Any = None, **params: Any) -> CompiledGraphTask:
-    """The compiled form of a stored or built-in task (a built-in is put or updated first)."""
-    return compile_task(load_task_graph(task, store, **params))
 
 
 def gym_ids() -> list[GymId]:

@@ -396,7 +396,7 @@ def draw_task(task: str, store: Any = None) -> Any:
 
     Returns
     -------
-    gym_bridge.render.TaskPicture
+    gym_bridge.picture.TaskPicture
         counts: states, edges, edge labels, rewards, stages, communities.
 
     Examples
@@ -409,8 +409,8 @@ def draw_task(task: str, store: Any = None) -> Any:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Circle, FancyArrowPatch, Patch
 
-    from ..render import TaskPicture, new_figure
-    from .family import load_compiled
+    from ..picture import TaskPicture, new_figure
+    from .compiled import load_compiled
 
     compiled = load_compiled(task, store)
     n = compiled.n_states

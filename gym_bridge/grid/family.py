@@ -51,7 +51,7 @@ GRID = Family(
     load=load_compiled_grid,
     starts=CellStarts("agent_pos", free_cells, random_option={"random_start": True}),
     cli="graphtasks.commands.grid_cmd",
-    picture="gym_bridge.grid.render:draw_task",
+    picture="gym_bridge.grid.picture:draw_task",
     bench="benchmarks.run_all:grid_cases",
     docs="docs/grid.md",
 )

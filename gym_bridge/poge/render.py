@@ -32,7 +32,7 @@ def draw_task(task: str, store: Any = None) -> Any:
 
     Returns
     -------
-    gym_bridge.render.TaskPicture
+    gym_bridge.picture.TaskPicture
         counts: tiles, goals, terminals, rewards, rule tiles.
 
     Examples
@@ -45,7 +45,7 @@ def draw_task(task: str, store: Any = None) -> Any:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch, Rectangle
 
-    from ..render import TaskPicture, new_figure
+    from ..picture import TaskPicture, new_figure
 
     compiled = load_compiled_world(task, store)
     world = compiled.world

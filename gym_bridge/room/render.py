@@ -25,7 +25,7 @@ def draw_task(task: str, store: Any = None) -> Any:
 
     Returns
     -------
-    gym_bridge.render.TaskPicture
+    gym_bridge.picture.TaskPicture
         counts: people, objects, locations, edges.
 
     Examples
@@ -41,7 +41,7 @@ def draw_task(task: str, store: Any = None) -> Any:
     from tasks.room import room_knowledge
 
     from ..loading import load_task_graph, with_store
-    from ..render import TaskPicture, new_figure
+    from ..picture import TaskPicture, new_figure
 
     graph = load_task_graph(task, store)
     people = [props["name"] for _, props in sorted(graph.nodes("RoomPerson"), key=lambda n: n[1]["order"])]

@@ -16,12 +16,12 @@ def draw_task(task: Any, store: Any = None, times: int = SHOWN, **options: Any) 
 
     Returns
     -------
-    gym_bridge.render.TaskPicture
+    gym_bridge.picture.TaskPicture
         counts: people, objects, locations, distinct (object, location) pairs of the people.
     """
     import matplotlib
 
-    from ..render import TaskPicture, new_figure
+    from ..picture import TaskPicture, new_figure
 
     c = load_room_v1(task, store)
     shown = min(int(times), c.until + 1)

@@ -47,13 +47,13 @@ def draw_task(task: Any, store: Any = None, **options: Any) -> Any:
 
     Returns
     -------
-    gym_bridge.render.TaskPicture
+    gym_bridge.picture.TaskPicture
         counts: rooms, doors, periodic walls, objects.
     """
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch, Rectangle
 
-    from ..render import TaskPicture, new_figure
+    from ..picture import TaskPicture, new_figure
 
     c = load_room_map(task, store)
     n_rows, n_cols = _grid_shape(c)
