@@ -162,8 +162,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     )
     _add_global_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in modules_for(argv):
+    modules = modules_for(argv)
+    for name in modules:
         importlib.import_module(name).register(subparsers)
+    if modules:  # each command's help ends with examples (graphtasks/commands/examples.py)
+        from graphtasks.commands.examples import add_examples
+
+        add_examples(parser)
     for command in COMMANDS:
         if command.name not in subparsers.choices:
             subparsers.add_parser(command.name, help=command.help, add_help=False)  # a placeholder

@@ -13,6 +13,7 @@ import importlib
 from types import ModuleType
 
 from .errors import CommandError
+from .examples import ExamplesFormatter, epilog
 
 HELP = "benchmark every installed family: single env, vector env at N = 1..4096, compile time, memory"
 DESCRIPTION = "Runs benchmarks/run_all.py: one table with ratios to the reference projects, and a JSON file."
@@ -38,7 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     suite = _suite()
-    parser = argparse.ArgumentParser(prog="graphtasks bench", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="graphtasks bench", description=DESCRIPTION, epilog=epilog("bench"), formatter_class=ExamplesFormatter
+    )
     suite.add_arguments(parser)
     suite.run_from_args(parser.parse_args(args.typed))
     return 0

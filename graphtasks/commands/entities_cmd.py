@@ -28,8 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     create = group.add_parser(
         "create",
         help="add typed entities to a stored task (a new version of the task, one transaction)",
-        description="Example: graphtasks entities create neuronav/graph/neighborhood --type Reward "
-        "--param state=3 --param value=5 --group bonus",
+        description="Add COUNT entities of a class (see `entities classes ID`) to a stored task; the task "
+        "becomes a new version, in one transaction.",
     )
     create.add_argument("task_id", metavar="ID")
     create.add_argument("--type", required=True, help="entity class, e.g. Reward (see `entities classes ID`)")
@@ -41,8 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     update = group.add_parser(
         "update",
         help="change entities' parameters, e.g. a reward's value or cell (a new version of the task, one transaction)",
-        description="Example: graphtasks entities update neuronav/graph/neighborhood created/reward/0 "
-        "--param value=7 --param state=4. Entities are named by uid (or local id), or selected with "
+        description="Entities are named by uid (or local id), or selected with "
         "--group and/or --type. A JSON null removes a parameter.",
     )
     update.add_argument("task_id", metavar="ID")
@@ -54,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     remove = group.add_parser(
         "remove",
         help="delete entities and their edges (a new version of the task, one transaction)",
-        description="Example: graphtasks entities remove neuronav/graph/neighborhood --group bonus",
+        description="Entities are named by uid (or local id), or selected with --group and/or --type.",
     )
     remove.add_argument("task_id", metavar="ID")
     remove.add_argument("uids", nargs="*", metavar="UID", help="entities by uid or local id (see `entities list`)")
