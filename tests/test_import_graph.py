@@ -21,10 +21,6 @@ PACKAGES = ("graphstore", "tasks", "ingest", "gym_bridge", "graphtasks")
 KNOWN: list[frozenset[str]] = [
     frozenset({"graphtasks.experiments.export", "graphtasks.experiments.observers",
                "graphtasks.experiments.records", "graphtasks.experiments.sweep"}),
-    frozenset({"graphtasks.fitting.behaviour", "graphtasks.fitting.hbayesdm", "graphtasks.fitting.selection"}),
-    frozenset({"graphtasks.fitting.likelihood", "graphtasks.fitting.vectorised"}),
-    frozenset({"graphtasks.fitting.bayes", "graphtasks.fitting.hierarchical", "graphtasks.fitting.mle",
-               "graphtasks.fitting.recovery"}),
 ]
 
 

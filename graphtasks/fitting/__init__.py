@@ -3,13 +3,13 @@ fits with AIC and BIC, hierarchical fits (EM with Laplace approximations), rando
 model selection, fits kept in the store, and parameter and model recovery."""
 
 from .batched import batched_log_likelihood
-from .behaviour import BehaviourError, Choices, load_run, read_events, recorded_runs
+from .behaviour import BehaviourError, Choices, load_run, read_events
 from .bms import ModelSelection, random_effects
 from .hierarchical import GroupFit, fit_group
 from .likelihood import TaskShape, log_likelihood, replay_log_likelihood, task_shape
 from .mle import FitResult, fit, fit_many
 from .models import MODELS, FitModel, fit_model
-from .selection import Selection, select_runs
+from .selection import Selection, recorded_runs, select_runs
 from .simulate import simulate
 
 __all__ = [

@@ -4,76 +4,38 @@ human behaviour in rewardGym's BIDS-like columns.
 A `Choices` holds one participant's (or one simulated run's) steps in order: the state the
 choice was made in, the action, what it paid, where it led, whether it ended its trial, and
 whether the agent learnt from it (false in test phases). The likelihood replays them.
+
+`Choices`, `BehaviourError` and the cell-by-cell reading of an events file are
+`graphtasks.fitting.choices`' (re-exported here), which `graphtasks.fitting.hbayesdm` reads
+with too; this module reads any file's participants through both. Which runs to fit
+(`recorded_runs`, `select_runs`) is `graphtasks.fitting.selection`, above this module.
 """
 
 from __future__ import annotations
 
-import csv
-import math
 from array import array
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from graphstore.errors import GraphtasksError
 from graphtasks.experiments.ids import experiment_uid, run_uid
-from tasks.data import decode_utf8, open_input
+from tasks.data import open_input
 
-
-class BehaviourError(GraphtasksError, ValueError):
-    """Behaviour that cannot be read or fitted: one line naming the file, line or field."""
-
-
-@dataclass(frozen=True, eq=False)
-class Choices:
-    """One sequence of choices, in order (arrays of one length); compared by identity."""
-
-    task_id: str
-    states: np.ndarray
-    actions: np.ndarray
-    rewards: np.ndarray
-    next_states: np.ndarray
-    ends: np.ndarray  # the step ended its trial (episode)
-    learn: np.ndarray  # the chooser learnt from the step (false in a test phase)
-    source: str = ""
-    truth: dict[str, Any] = field(default_factory=dict)  # the generating agent's settings, when known
-
-    def __post_init__(self) -> None:
-        if not len(self.states):
-            raise BehaviourError(f"{self.source or 'choices'}: no choices to fit")
-
-    def __len__(self) -> int:
-        return len(self.states)
-
-    @property
-    def trials(self) -> int:
-        return int(self.ends.sum())
-
-    @classmethod
-    def from_steps(
-        cls,
-        task_id: str,
-        steps: Sequence[tuple[int, int, float, int, bool]],
-        source: str = "",
-        learn: Sequence[bool] | None = None,
-        truth: dict[str, Any] | None = None,
-    ) -> Choices:
-        """From (state, action, reward, next_state, ended) tuples."""
-        columns: list[Sequence[Any]] = list(zip(*steps)) if steps else [[], [], [], [], []]
-        return cls(
-            task_id,
-            np.asarray(columns[0], dtype=np.int64),
-            np.asarray(columns[1], dtype=np.int64),
-            np.asarray(columns[2], dtype=np.float64),
-            np.asarray(columns[3], dtype=np.int64),
-            np.asarray(columns[4], dtype=bool),
-            np.ones(len(steps), dtype=bool) if learn is None else np.asarray(learn, dtype=bool),
-            source,
-            dict(truth or {}),
-        )
-
+from .choices import (  # noqa: F401 (re-export: Choices and the events file's limits are read from here)
+    MAX_EVENTS_LINE,
+    MAX_INDEX,
+    MAX_REWARD,
+    MISSING,
+    BehaviourError,
+    Choices,
+    EventsFile,
+    _index,
+    _real,
+    _Table,
+    _where,
+)
+from .hbayesdm import is_hbayesdm, read_hbayesdm
 
 # -- from the store ------------------------------------------------------------------------------
 # A run's trials are Trial nodes (stores on a server or in memory, stores written before chunks,
@@ -133,7 +95,7 @@ def load_run(store: Any, experiment: str, run: int, phases: Sequence[str] | None
     ...     load_run(store, "lab", 0)
     Traceback (most recent call last):
     ...
-    graphtasks.fitting.behaviour.BehaviourError: experiment 'lab', run 0: no recorded trials (record = 'steps' \
+    graphtasks.fitting.choices.BehaviourError: experiment 'lab', run 0: no recorded trials (record = 'steps' \
 in the spec records them)
     """
     return load_runs(store, experiment, [run], phases)[0]
@@ -218,40 +180,6 @@ def _chunked_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequ
     return out
 
 
-def recorded_runs(store: Any, experiment: str, selection: Any = None) -> list[int]:
-    """The indices of an experiment's runs that have trials, in order.
-
-    Parameters
-    ----------
-    store
-        An open store.
-    experiment
-        The experiment's name.
-    selection
-        A `graphtasks.fitting.selection.Selection` (phases, labels, conditions, source): only
-        the runs it takes, refusing (BehaviourError, one line) an unknown name or a selection
-        that takes none; None: every run with trials (an empty list if there is none).
-
-    Returns
-    -------
-    list of int
-        Run indices.
-
-    Examples
-    --------
-    >>> from graphstore import open_store
-    >>> from graphtasks.fitting import recorded_runs
-    >>> with open_store(":memory:") as store:
-    ...     recorded_runs(store, "lab")
-    []
-    """
-    if selection is not None:
-        from .selection import select_runs
-
-        return [r.run for r in select_runs(store, experiment, selection)]
-    return sorted(run_phases(store, experiment))
-
-
 RUN_PHASES = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(:Trial) WHERE r.task = $uid "
     "MATCH (e)-[:IN_PHASE]->(p:Phase) RETURN DISTINCT r.index, p.name"
@@ -286,125 +214,8 @@ def run_phases(store: Any, experiment: str) -> dict[int, set[str]]:
 
 # -- from an events file -------------------------------------------------------------------------
 MAX_EVENTS_BYTES = 256 * 2**20  # an events file (about 5 million rows); refused before a byte is read
-MAX_EVENTS_LINE = 64 * 2**10  # bytes of one row
-MAX_INDEX = 2**31 - 1  # trials, states, actions: whole numbers in 0..MAX_INDEX
-MAX_REWARD = 1e15  # |reward| of one cell, so that sums over millions of rows stay finite and exact enough
-MISSING = frozenset({"", "n/a", "none", "nan", "-nan"})  # rewardGym's (and pandas') missing values, any case
 OBS, ACTION, REWARD = 0, 1, 2
 CHUNK = 2**16  # rows handed from numpy to the Python loop at a time
-
-
-def _where(path: Path, line: int) -> str:
-    return f"{path}, line {line}"
-
-
-def _index(text: str, path: Path, line: int, column: str) -> int:
-    """A cell holding a trial, state or action: a whole number in 0..MAX_INDEX, or -1 if missing."""
-    try:
-        value = int(text)
-    except ValueError:
-        stripped = text.strip()
-        if stripped.lower() in MISSING:
-            return -1
-        try:
-            number = float(stripped)
-        except ValueError:
-            raise BehaviourError(
-                f"{_where(path, line)}: column {column!r}: expected a number, got {text!r:.60}"
-            ) from None
-        if not number.is_integer():
-            raise BehaviourError(
-                f"{_where(path, line)}: column {column!r}: expected a whole number, got {text!r:.60}"
-            ) from None
-        value = int(number)
-    if not 0 <= value <= MAX_INDEX:
-        raise BehaviourError(
-            f"{_where(path, line)}: column {column!r}: expected a whole number in 0..{MAX_INDEX}, got {text!r:.60}"
-        )
-    return value
-
-
-def _real(text: str, path: Path, line: int, column: str, bound: float = math.inf) -> float | None:
-    """A cell holding a number: finite, |value| <= bound; None if missing."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-        if text.strip().lower() not in MISSING:
-            raise BehaviourError(
-                f"{_where(path, line)}: column {column!r}: expected a number, got {text!r:.60}"
-            ) from None
-    if value != value:  # NaN: pandas' and rewardGym's missing value
-        return None
-    if not math.isfinite(value) or abs(value) > bound:
-        limit = "a finite number" if bound == math.inf else f"a number between -{bound:g} and {bound:g}"
-        raise BehaviourError(f"{_where(path, line)}: column {column!r}: expected {limit}, got {text!r:.60}")
-    return value
-
-
-def _lines(handle: Any, path: Path, digest: Any = None) -> Iterator[str]:
-    """The decoded lines of an events file, one row of bytes at a time: a line longer than
-    MAX_EVENTS_LINE, or bytes that are not UTF-8, stop the reading with the line and byte offset."""
-    offset, number = 0, 0
-    while True:
-        raw = handle.readline(MAX_EVENTS_LINE + 1)
-        if not raw:
-            return
-        number += 1
-        if len(raw) > MAX_EVENTS_LINE:
-            raise BehaviourError(
-                f"{_where(path, number)}: longer than {MAX_EVENTS_LINE:,} bytes, the most a row of an events file holds"
-            )
-        if digest is not None:
-            digest.update(raw)
-        text = decode_utf8(raw, str(path), BehaviourError, offset, number)
-        if number == 1 and text.startswith("\ufeff"):  # a byte order mark, as some spreadsheets write
-            text = text[1:]
-        offset += len(raw)
-        yield text
-
-
-class _Table:
-    """An events file opened for reading: its header's columns and an iterator of its rows."""
-
-    def __init__(self, path: Path, handle: Any, digest: Any = None) -> None:
-        self.path = path
-        self.reader = csv.reader(_lines(handle, path, digest), delimiter="\t")
-        header = self._next() or []
-        self.columns = {name: i for i, name in enumerate(header)}
-        twice = sorted({name for name in header if header.count(name) > 1}) if len(self.columns) < len(header) else []
-        if twice:
-            raise BehaviourError(f"{_where(path, 1)}: column(s) {', '.join(map(repr, twice))} appear more than once")
-        self.width = len(header)
-
-    def _next(self) -> list[str] | None:
-        try:
-            return next(self.reader)
-        except StopIteration:
-            return None
-        except csv.Error as exc:
-            raise BehaviourError(f"{_where(self.path, self.reader.line_num)}: {exc}") from None
-
-    @property
-    def line(self) -> int:
-        return self.reader.line_num
-
-    def rows(self) -> Iterator[list[str]]:
-        """Rows with as many cells as the header (a blank line is skipped)."""
-        while True:
-            row = self._next()
-            if row is None:
-                return
-            if len(row) != self.width:
-                if not row:
-                    continue
-                raise BehaviourError(
-                    f"{_where(self.path, self.line)}: {len(row)} tab-separated cells; the header has {self.width}"
-                )
-            yield row
-
-    def column(self, name: str) -> int:
-        return self.columns.get(name, -1)
 
 
 def read_events(path: str | Path, task_id: str | None = None, drop_reminded: bool = True) -> Choices:
@@ -427,16 +238,6 @@ def read_events(path: str | Path, task_id: str | None = None, drop_reminded: boo
     in 0..MAX_INDEX, onsets and rewards finite (|reward| <= MAX_REWARD).
     """
     return read_events_file(Path(path), task_id, drop_reminded).choices
-
-
-@dataclass(frozen=True, eq=False)
-class EventsFile:
-    """What an events file holds: its choices, the participant id of its first row ("" if
-    none) and, per choice, the line of the file it was read from."""
-
-    choices: Choices
-    participant: str
-    lines: np.ndarray
 
 
 def read_events_file(
@@ -473,8 +274,6 @@ def read_participants(
         (participant id, what they did): hBayesDM's `subjID`, else the `participant_id` of the
         file's first row ("" if none). An example is on `hbayesdm.read_hbayesdm`.
     """
-    from .hbayesdm import is_hbayesdm, read_hbayesdm
-
     with open_input(path, MAX_EVENTS_BYTES, BehaviourError) as handle:
         table = _Table(path, handle, digest)
         if is_hbayesdm(table.columns):

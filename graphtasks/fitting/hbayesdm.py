@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .behaviour import MISSING, BehaviourError, Choices, EventsFile, _real, _Table, _where
+from .choices import MAX_REWARD, MISSING, BehaviourError, Choices, EventsFile, _real, _Table, _where
 
 SUBJECT = "subjid"
 
@@ -184,8 +184,6 @@ def _option(text: str, path: Path, line: int, column: str, options: int) -> int:
 
 
 def _number(text: str, path: Path, line: int, column: str) -> float:
-    from .behaviour import MAX_REWARD
-
     value = _real(text, path, line, column, MAX_REWARD)
     if value is None:
         raise BehaviourError(f"{_where(path, line)}: column {column!r}: expected a number, got {text!r:.60}")

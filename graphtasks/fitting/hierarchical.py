@@ -36,8 +36,9 @@ import numpy as np
 from .behaviour import BehaviourError, Choices
 from .likelihood import TaskShape, log_likelihood, task_shape
 from .lockstep import BFGS_STEP, value_and_gradient
-from .mle import FitResult, finite_hessian, process_pool, require_scipy
+from .mle import FitResult, finite_hessian, require_scipy
 from .models import FitModel
+from .pool import process_pool
 
 START_VARIANCE = 6.25  # the first E-step's prior: sd 2.5 in the transformed space, any setting of the bounds plausible
 MIN_VARIANCE = 1e-6  # a group variance never shrinks below this (a setting every participant shares)

@@ -10,55 +10,15 @@ have two stages (two-step and its kin) `log_likelihood` uses a vectorised form i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from graphstore import TaskGraph
 from gym_bridge import family_of, make_env
 from gym_bridge.agents import make_agent
 
-from .behaviour import BehaviourError, Choices
-
-FLOOR = 1e-300  # a choice the agent gives probability 0 costs log(FLOOR), about -690, not -inf
-
-
-@dataclass(frozen=True)
-class TaskShape:
-    """What a replay needs of the task: its size and the actions each state offers."""
-
-    task_id: str
-    n_states: int
-    n_actions: int
-    available: tuple[tuple[int, ...], ...]
-
-    def check(self, choices: Choices, lines: Any = None) -> None:
-        """BehaviourError naming the first choice the task cannot have produced (by its line of
-        the events file when `lines`, one per choice, are given). Checked on the arrays at once."""
-        states, actions, nexts = choices.states, choices.actions, choices.next_states
-        outside = (states < 0) | (states >= self.n_states) | (nexts < 0) | (nexts >= self.n_states)
-        offered = np.zeros((max(self.n_states, 1), max(self.n_actions, 1)), dtype=bool)
-        for state, acts in enumerate(self.available):
-            offered[state, list(acts)] = True
-        inside = ~outside & (actions >= 0) & (actions < self.n_actions)
-        allowed = np.zeros(len(states), dtype=bool)
-        allowed[inside] = offered[states[inside], actions[inside]]
-        wrong = outside | ~allowed
-        if not wrong.any():
-            return
-        i = int(np.argmax(wrong))
-        s, a, n = int(states[i]), int(actions[i]), int(nexts[i])
-        where = f"{choices.source}, line {int(lines[i])}" if lines is not None else f"{choices.source}: choice {i}"
-        if outside[i]:
-            raise BehaviourError(
-                f"{where}: state {s} -> {n} outside task {self.task_id!r} (states 0..{self.n_states - 1})"
-            )
-        raise BehaviourError(
-            f"{where}: action {a} is not offered in state {s} of {self.task_id!r} "
-            f"(offered: {list(self.available[s])})"
-        )
-
+from .behaviour import Choices
+from .shape import FLOOR, TaskShape
+from .vectorised import vectorised_log_likelihood
 
 _SHAPES: dict[tuple[str, int], TaskShape] = {}
 
@@ -114,7 +74,5 @@ def replay_log_likelihood(agent: str, settings: dict[str, Any], choices: Choices
 
 def log_likelihood(agent: str, settings: dict[str, Any], choices: Choices, shape: TaskShape) -> float:
     """The log-likelihood of `choices`: vectorised where the agent and task allow, else replayed."""
-    from .vectorised import vectorised_log_likelihood
-
     fast = vectorised_log_likelihood(agent, settings, choices, shape)
     return fast if fast is not None else replay_log_likelihood(agent, settings, choices, shape)

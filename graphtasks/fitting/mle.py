@@ -11,6 +11,7 @@ import numpy as np
 from .behaviour import BehaviourError, Choices
 from .likelihood import TaskShape, log_likelihood, replay_log_likelihood, task_shape
 from .models import FitModel
+from .pool import map_jobs
 
 
 @dataclass(frozen=True)
@@ -61,19 +62,6 @@ class FitResult:
             "method": self.method,
             "log_evidence": self.log_evidence,
         }
-
-
-def process_pool(workers: int | None, **options: Any) -> Any:
-    """A process pool for fits: forked as usual, but started by a fork server once JAX is
-    imported (the NUTS backend), since forking a process whose JAX threads run can deadlock."""
-    import sys
-    from concurrent.futures import ProcessPoolExecutor
-
-    if "jax" in sys.modules:
-        import multiprocessing
-
-        options["mp_context"] = multiprocessing.get_context("forkserver")
-    return ProcessPoolExecutor(max_workers=workers, **options)
 
 
 def require_scipy() -> Any:
@@ -161,8 +149,6 @@ def fit_many(
     if batched is None:
         batched = vectorised and needed is not None and lanes >= needed
     if workers != 1 and len(choices_list) > 1:
-        from .recovery import map_jobs
-
         count = len(choices_list)
         parts = min(count, parts_for(lanes, workers, needed or 1)) if batched else count
         chunks = [list(range(k * count // parts, (k + 1) * count // parts)) for k in range(parts)]

@@ -9,16 +9,15 @@ one `SeedSequence`, so the result is the same for any number of workers.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from .behaviour import BehaviourError
-from .mle import FitResult, fit, fit_many, process_pool
+from .mle import FitResult, fit, fit_many
 from .models import FitModel, fit_model
+from .pool import map_jobs, progress  # noqa: F401 (re-export: the commands use recovery.progress)
 from .simulate import simulate
 
 
@@ -211,43 +210,6 @@ def group_distribution(model: FitModel) -> tuple[np.ndarray, np.ndarray]:
 def _simulate_job(job: tuple[FitModel, list[float], str, int, int]) -> Any:
     model, values, task_id, trials, seed = job
     return simulate(task_id, model.agent, model.settings(values), trials, seed)
-
-
-PROGRESS: ContextVar[bool] = ContextVar("graphtasks_fitting_progress", default=False)
-
-
-@contextmanager
-def progress(shown: bool = True) -> Iterator[None]:
-    """Show a progress bar of the fits and simulations `map_jobs` makes inside the block (the
-    commands' default; a library call stays silent)."""
-    token = PROGRESS.set(shown)
-    try:
-        yield
-    finally:
-        PROGRESS.reset(token)
-
-
-def map_jobs(function: Any, jobs: list[Any], workers: int | None, what: str = "fits") -> list[Any]:
-    """`function` of every job, in order: here, or on `workers` processes (None: one per core);
-    with a progress bar of `what` inside `progress()`."""
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(jobs), desc=what, unit="job", disable=not PROGRESS.get() or len(jobs) < 2, leave=False)
-    try:
-        if workers == 1 or len(jobs) < 2:
-            out = []
-            for job in jobs:
-                out.append(function(job))
-                bar.update(1)
-            return out
-        with process_pool(workers) as pool:
-            out = []
-            for result in pool.map(function, jobs):  # in order: the bar follows the first unfinished job
-                out.append(result)
-                bar.update(1)
-            return out
-    finally:
-        bar.close()
 
 
 def _simulate_group(

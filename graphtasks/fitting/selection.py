@@ -174,7 +174,7 @@ def select_runs(store: Any, experiment: str, selection: Selection) -> list[RunIn
     ...     select_runs(store, "lab", Selection())
     Traceback (most recent call last):
     ...
-    graphtasks.fitting.behaviour.BehaviourError: experiment 'lab': no run with recorded trials
+    graphtasks.fitting.choices.BehaviourError: experiment 'lab': no run with recorded trials
     """
     runs = run_table(store, experiment)
     if not runs:
@@ -198,6 +198,38 @@ def select_runs(store: Any, experiment: str, selection: Selection) -> list[RunIn
     return chosen
 
 
+def recorded_runs(store: Any, experiment: str, selection: Any = None) -> list[int]:
+    """The indices of an experiment's runs that have trials, in order.
+
+    Parameters
+    ----------
+    store
+        An open store.
+    experiment
+        The experiment's name.
+    selection
+        A `Selection` (phases, labels, conditions, source): only
+        the runs it takes, refusing (BehaviourError, one line) an unknown name or a selection
+        that takes none; None: every run with trials (an empty list if there is none).
+
+    Returns
+    -------
+    list of int
+        Run indices.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.fitting import recorded_runs
+    >>> with open_store(":memory:") as store:
+    ...     recorded_runs(store, "lab")
+    []
+    """
+    if selection is not None:
+        return [r.run for r in select_runs(store, experiment, selection)]
+    return sorted(run_phases(store, experiment))
+
+
 def describe_sources(sources: Sequence[str]) -> str:
     """Runs counted by source (`sources`: each run's): '3 of people, 2 of agents' (or one of them)."""
     counts = {s: sum(1 for r in sources if r == s) for s in (PEOPLE, AGENTS)}
@@ -215,7 +247,7 @@ def refuse_mixed(sources: Sequence[str], selection: Selection, doing: str, exper
     >>> refuse_mixed(["agents", "people"], Selection(), "--random-effects", "study")
     Traceback (most recent call last):
     ...
-    graphtasks.fitting.behaviour.BehaviourError: experiment 'study': --random-effects would pool 1 people's runs \
+    graphtasks.fitting.choices.BehaviourError: experiment 'study': --random-effects would pool 1 people's runs \
 with 1 agents' runs (spec agents' runs and pilot sessions); choose --source people or --source agents \
 (--source all pools them)
     """

@@ -26,7 +26,7 @@ import numpy as np
 from gym_bridge.agents import agent_settings
 
 from .behaviour import BehaviourError, Choices
-from .likelihood import FLOOR, TaskShape
+from .shape import FLOOR, TaskShape
 
 PRIOR_COUNT = 1e-3  # the hybrid agent's transition-count prior (gym_bridge/agents/hybrid.py)
 
