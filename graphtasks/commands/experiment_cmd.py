@@ -9,14 +9,15 @@ import io
 import json
 from typing import Any, Callable, TypeVar
 
-from graphstore import StoreMissingError, open_store
+from graphstore import StoreMissingError, did_you_mean, open_store
 from graphtasks.experiments import COLUMNS, cells, load_spec
-from graphtasks.experiments.api import UnknownExperiment, delete_records, describe, require_recorded, run_and_record
+from graphtasks.experiments.api import UnknownExperiment, delete_records, describe, run_and_record
 from graphtasks.experiments.records import recorded_episodes, recorded_experiments
 from graphtasks.experiments.spec import shipped_specs, spec_path
 
 from .errors import CommandError
 from .files import write_output
+from .lookups import MOST_LISTED, recorded_names, require_experiment, unknown_experiment
 from .output import add_format_argument, print_rows
 
 # graphtasks.experiments.figures.KINDS, without importing numpy here
@@ -24,7 +25,6 @@ KINDS = ("auto", "curves", "stay", "revaluation", "choices", "test")
 T = TypeVar("T")
 FIGURES = {"curves": "learning curves", "stay": "stay probabilities", "revaluation": "revaluation scores",
            "choices": "test-phase choices", "test": "test-phase returns"}
-MOST_LISTED = 8  # recorded experiments named in full in an error line; more are counted
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -195,13 +195,23 @@ def _spec_and_text(name: str, store: str | None) -> tuple[Any, str]:
         path = None
     if path is not None and path.exists():
         return load_spec(path, store), path.read_text(encoding="utf-8")
+    recorded: list[str] = []
     try:
         with open_store(store, "r") as opened:
             rows = opened.cypher("MATCH (x:Experiment) WHERE x.name = $name RETURN x.spec", {"name": name}).rows
+            if not rows:
+                recorded = recorded_names(opened)
     except StoreMissingError:
         rows = []
+    if not rows and path is None:  # a name, not a file
+        shipped = list(shipped_specs())
+        raise CommandError(
+            f"{name}: no such file, shipped spec or recorded experiment{did_you_mean(name, shipped + recorded)} "
+            f"(shipped: {', '.join(shipped)}; recorded: {', '.join(recorded[:MOST_LISTED]) or 'none'}"
+            + (", ...)" if len(recorded) > MOST_LISTED else ")")
+        )
     if not rows:
-        load_spec(name, store)  # the error for a missing file or shipped spec, with the nearest names
+        load_spec(name, store)  # the error for a missing file
     text = rows[0][0]
     return parse_spec(text, f"experiment {name!r} recorded in the store", store), text
 
@@ -223,7 +233,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     with open_store(args.store, "r") as store:
-        info = _known(lambda: describe(store, args.name))
+        info = _known(store, args.name, lambda: describe(store, args.name))
     print(f"{info['name']}: {info['description']}")
     if info["reference"]:
         print(f"reference: {info['reference']}")
@@ -250,7 +260,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     with open_store(args.store, "w") as store:
-        counts = _known(lambda: delete_records(store, args.name, args.force))
+        counts = _known(store, args.name, lambda: delete_records(store, args.name, args.force))
     print(
         f"deleted experiment {args.name!r}: {counts.get('Run', 0)} runs, {counts.get('Episode', 0)} episodes, "
         f"{counts.get('Trial', 0)} trials, {counts.get('Probe', 0)} probes (the task versions stay)"
@@ -258,12 +268,12 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-def _known(read: Callable[[], T]) -> T:
-    """`read()`, with an unknown experiment reported as one line."""
+def _known(store: Any, name: str, read: Callable[[], T]) -> T:
+    """`read()`, with an unknown experiment reported as one line naming the nearest."""
     try:
         return read()
-    except UnknownExperiment as exc:
-        raise CommandError(str(exc)) from None
+    except UnknownExperiment:
+        raise CommandError(unknown_experiment(name, recorded_names(store))) from None
 
 
 def _plot(store_location: str | None, name: str, output: str, kind: str, metric: str, smooth: int,
@@ -273,11 +283,7 @@ def _plot(store_location: str | None, name: str, output: str, kind: str, metric:
     picture = io.BytesIO()
     notes: list[str] = []
     with open_store(store_location, "r") as store:
-        try:
-            require_recorded(store, name)
-        except UnknownExperiment:
-            names = [row["experiment"] for row in recorded_experiments(store)]
-            raise CommandError(unknown_experiment(name, names)) from None
+        require_experiment(store, name)
         try:
             drawn = plot_experiment(store, name, picture, kind, metric, smooth, tasks, conditions, columns, notes)
         except ValueError as exc:
@@ -286,17 +292,6 @@ def _plot(store_location: str | None, name: str, output: str, kind: str, metric:
     print(f"{FIGURES[drawn]} written to {output}")
     for note in notes:
         print(note)
-
-
-def unknown_experiment(name: str, names: list[str]) -> str:
-    """The line for an experiment name not recorded: the recorded ones (counted when there
-    are many) and the nearest name."""
-    import difflib
-
-    listed = ", ".join(names) if len(names) <= MOST_LISTED else f"{len(names)} experiments (graphtasks experiment list)"
-    near = difflib.get_close_matches(name, names, n=1)
-    return f"no recorded experiment {name!r}; recorded: {listed or 'none'}" + (
-        f"; did you mean {near[0]!r}?" if near else "")
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -326,7 +321,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise CommandError("--format parquet writes a file: give -o FILE.parquet")
         require_parquet()  # before reading anything
     with open_store(args.store, "r") as store:
-        _known(lambda: require_recorded(store, args.name))
+        require_experiment(store, args.name)
         trials = recorded_trials(store, args.name) if args.trials or args.bids else []
         episodes = [] if args.trials else recorded_episodes(store, args.name)
     if (args.trials or args.bids) and not trials:
@@ -354,7 +349,7 @@ def _export_rdf(args: argparse.Namespace) -> int:
     if args.trials or args.bids:
         raise CommandError(f"--format {args.format}: --trials and --bids are for tables (csv, parquet)")
     with open_store(args.store, "r") as store:
-        _known(lambda: require_recorded(store, args.name))
+        require_experiment(store, args.name)
         text = rdf_text(store, args.name, args.format)
     if args.output:
         write_output(args.output, text)

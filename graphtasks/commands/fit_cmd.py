@@ -15,6 +15,7 @@ from graphstore import open_store
 
 from .arguments import COUNT, SEED, STARTS, WORKERS, integer, numbers, one_line_errors
 from .files import write_output
+from .lookups import require_experiment
 from .output import add_format_argument, print_rows
 
 LAYOUT_NAMES = ("ts", "prl", "pst", "igt", "bandit4arm", "bandit4arm2")  # graphtasks.fitting.hbayesdm.LAYOUTS
@@ -328,6 +329,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = _chosen_model(args)
     selection = _selection(args)
     with open_store(args.store, "r") as store:
+        require_experiment(store, args.experiment)
         chosen = {r.run: r for r in select_runs(store, args.experiment, selection)}
         runs = list(chosen) if args.runs is None else _run_list(args.runs, list(chosen), selection)
         phases = fitted_phases(selection, phase_names(store, args.experiment))
@@ -424,6 +426,7 @@ def _fits(store: Any, args: argparse.Namespace, method: str | None = None) -> li
     from graphtasks.fitting.selection import Selection, phases_text
 
     selection = _selection(args)
+    require_experiment(store, args.experiment)
     every = recorded_fits(store, args.experiment, method=method)
     if not every:
         if method is None:

@@ -90,11 +90,12 @@ def cmd_sparql(args: argparse.Namespace) -> int:
         rdf_view.check_local(query)  # before the store is opened: a refused query costs nothing
     with open_store(args.store, "r") as store:
         if args.experiments:
-            from graphtasks.experiments.api import require_recorded
             from graphtasks.experiments.records import experiment_uid
 
+            from .lookups import require_experiment
+
             for name in args.experiments:
-                require_recorded(store, name)
+                require_experiment(store, name)
             owners = [experiment_uid(name) for name in args.experiments]
             graph = rdf_view.store_to_rdf(store, args.tasks or [], owners=owners)
         else:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from graphstore.errors import did_you_mean
+
 from .arguments import MAX_SEED, integer, integers, one_line_errors
 from .errors import CommandError
 
@@ -68,7 +70,8 @@ def run_baselines(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.agents.split(",")] if args.agents else list(KINDS)
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
-        raise CommandError(f"--agents: unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
+        hint = did_you_mean(unknown[0], KINDS) if len(unknown) == 1 else ""
+        raise CommandError(f"--agents: unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}{hint}")
     env = RoomEnv(args.room_size, store=args.store, num_agents=args.num_agents, text_info=False,
                   reference_noncommonsense=args.reference_noncommonsense, weighting_mode=args.weighting_mode)
     table = baseline_table(lambda: env, capacities, seeds, kinds)

@@ -18,19 +18,20 @@ from typing import Any
 
 from tqdm.auto import tqdm  # a text bar in a terminal, a widget in a notebook
 
-from gym_bridge.agents import AGENTS
 from gym_bridge.runner import RunLog, first_transitions, stay_probabilities
 
 from .arguments import COUNT, MAX_COUNT, SEED, one_line_errors
 from .errors import CommandError, blame
 from .files import write_output
+from .lookups import agent_name
 from .output import parse_params
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("run", help="run an agent on a task (one run of the experiment loop)")
     parser.add_argument("task", help="task id, e.g. rewardgym/two-step (built in, or any task in the store)")
-    parser.add_argument("--agent", choices=sorted(AGENTS), default="q")
+    parser.add_argument("--agent", type=agent_name(), default="q", metavar="NAME",
+                        help="the agent (default q; `graphtasks agents` lists them)")
     parser.add_argument("--episodes", type=COUNT, default=1000,
                         help=f"episodes to run, 1..{MAX_COUNT:,} (default 1000)")
     parser.add_argument("--seed", type=SEED, default=0, help="the run's seed, 0..2**63-1 (default 0)")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .arguments import COUNT, one_line_errors
 from .errors import CommandError
+from .lookups import require_experiment
 
 if TYPE_CHECKING:
     from graphtasks.serve.study import Study
@@ -128,6 +129,8 @@ def cmd_stay(args: argparse.Namespace) -> int:
 
     require_matplotlib()
     with open_store(args.store, "r") as store:
+        for name in [args.study, *args.agents]:
+            require_experiment(store, name)
         table = plot_stay(store, args.study, args.agents, args.output)
     for group in sorted({g for g, _ in table}):
         cells = ", ".join(f"{after} {table[(group, after)][0]:.2f}" for after in ORDER if (group, after) in table)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 import tasks
-from graphstore import open_store
+from graphstore import did_you_mean, open_store
 
 from .errors import CommandError
 from .output import parse_params, print_rows
@@ -75,5 +75,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
     open_store(args.store, "r").close()  # a missing store is an error here, not created empty
     with open_store(args.store, "w") as store:
         for task_id in args.ids:
-            print(f"{task_id}: {'deleted' if store.delete(task_id) else 'not stored'}")
+            if store.delete(task_id):
+                print(f"{task_id}: deleted")
+            else:  # a typo is named, not passed over
+                print(f"{task_id}: not stored{did_you_mean(task_id, [t.task_id for t in store.list()])}")
     return 0
