@@ -108,3 +108,38 @@ def arrow_array(values: Any, kind: Any) -> Any:
         data = pa.py_buffer(np.packbits(array, bitorder="little")) if pa.types.is_boolean(kind) else pa.py_buffer(array)
         return pa.Array.from_buffers(kind, n, [mask, data], null_count=missing)
     return pa.array(values, kind)
+
+
+def numpy_of(column: Any) -> np.ndarray:
+    """A number column (an Arrow array or chunked array without gaps) as a numpy array.
+
+    `to_numpy` imports pandas (as `pyarrow.array` does); the values are read from the
+    column's buffer instead. A column with gaps, or not of fixed-width numbers, goes through
+    `to_numpy` (with its copy).
+
+    Parameters
+    ----------
+    column : pyarrow.Array or pyarrow.ChunkedArray
+        Integers or floats.
+
+    Returns
+    -------
+    numpy.ndarray
+        Its values, read-only where they are Arrow's buffer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphstore.arrow_columns import arrow_array, numpy_of
+    >>> import pyarrow as pa
+    >>> numpy_of(arrow_array(np.arange(3), pa.int32())).tolist()
+    [0, 1, 2]
+    """
+    import pyarrow as pa
+
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    kind = array.type
+    if array.null_count or not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        return np.asarray(array.to_numpy(zero_copy_only=False))
+    values = np.frombuffer(array.buffers()[1], dtype=kind.to_pandas_dtype())
+    return values[array.offset:array.offset + len(array)]

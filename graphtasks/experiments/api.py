@@ -13,6 +13,7 @@ from graphstore import open_store
 from graphstore.errors import GraphtasksError
 
 from .chunks import records_folder, remove_chunks
+from .drivers import driver_lock
 from .migrate import require_current
 from .observers import FINISHED, ProgressObserver, RunObserver
 from .records import (
@@ -78,17 +79,24 @@ def run_and_record(
         for observer in observers:
             observer.waiting(said)
 
-    with open_store(store, "w", on_wait=tell) as opened:
-        record_experiment(opened, spec, text)
-        record_tasks(opened, task_versions(spec))
-        done = finished_runs(opened, spec)
-        folder = records_folder(opened.location)
-    todo = [cell for cell in cells(spec) if cell.index not in done]
-    recorder = StoreRecorder(store, spec, on_wait=tell)
-    result = run_experiment(
-        spec, workers=workers, skip=done, dask=dask, store=store, observers=[recorder, *observers], batched=batched,
-        records=folder,
-    )
+    def wait_driver(said: str | None) -> None:  # another driver runs this experiment: say so, once
+        for observer in observers:
+            observer.waiting(said)
+
+    # a second driver of the experiment waits for the first, holding nothing else, then skips
+    # the runs it completed (graphtasks.experiments.drivers)
+    with driver_lock(store, spec.name, on_wait=wait_driver):
+        with open_store(store, "w", on_wait=tell) as opened:
+            record_experiment(opened, spec, text)
+            record_tasks(opened, task_versions(spec))
+            done = finished_runs(opened, spec)
+            folder = records_folder(opened.location)
+        todo = [cell for cell in cells(spec) if cell.index not in done]
+        recorder = StoreRecorder(store, spec, on_wait=tell)
+        result = run_experiment(
+            spec, workers=workers, skip=done, dask=dask, store=store, observers=[recorder, *observers],
+            batched=batched, records=folder,
+        )
     return RunReport(len(done), len(todo), result.failures, store, spec.name, result.batched)
 
 

@@ -227,8 +227,9 @@ def read_chunk(folder: str | Path, file: str, rows: int | None = None, columns: 
     import pyarrow.parquet as pq
 
     path = chunk_path(folder, file)
-    try:
-        table = pq.read_table(path, columns=list(columns) if columns is not None else None)
+    try:  # ParquetFile, not read_table: that loads pyarrow.dataset, which imports pandas (0.3 s or more)
+        with pq.ParquetFile(path) as parquet:
+            table = parquet.read(columns=list(columns) if columns is not None else None)
     except FileNotFoundError:
         raise RecordChunkError(f"record chunk {path} is catalogued in the store but missing") from None
     except (OSError, pa.ArrowException) as exc:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,8 +126,12 @@ class ProgressObserver(RunObserver):
             self.bar.close()
 
     def waiting(self, what: str | None) -> None:
-        if self.bar is not None and not self.disable:
+        if self.disable:
+            return
+        if self.bar is not None:
             self.bar.set_postfix_str(what or "", refresh=True)
+        elif what:  # before the bar: waiting for another driver of the experiment
+            print(what, file=sys.stderr, flush=True)
 
 
 class CsvObserver(RunObserver):

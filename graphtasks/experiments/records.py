@@ -19,6 +19,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, Mapping, Sequence
 
 from graphstore import GraphStore, TaskGraph
+from graphstore.arrow_columns import arrow_array, numpy_of
 from graphstore.errors import GraphtasksError
 
 from .chunks import KINDS, RecordChunkError, chunk_path, concat, read_chunk, records_folder, require_arrow, schema_of
@@ -197,8 +198,8 @@ def step_rows(store: GraphStore, name: str, steps: Sequence[int] = (0,)) -> list
     rows = [dict(zip(STEP_COLUMNS, row)) for row in store.cypher(STEP_QUERY, {"uid": uid, "steps": list(steps)}).rows]
     trials = chunk_table(store, name, "trials")
     if trials is not None:
-        pc = require_arrow().compute
-        trials = trials.filter(pc.is_in(trials.column("step"), value_set=require_arrow().array(list(steps), "int32")))
+        pa = require_arrow()
+        trials = trials.filter(pa.compute.is_in(trials.column("step"), value_set=arrow_array(list(steps), pa.int32())))
         episodes = chunk_table(store, name, "episodes", ["phase_index", "episode", "reward"])
         rewards = {}
         if episodes is not None:
@@ -488,7 +489,7 @@ def chunk_table(store: GraphStore, name: str, kind: str, columns: Sequence[str] 
     pa = require_arrow()
     pc = pa.compute
     wanted = None if columns is None else list(dict.fromkeys(["run", *columns]))
-    tables, seen = [], pa.array([], pa.int32())
+    tables, seen = [], arrow_array([], pa.int32())
     for file, rows in found:
         table = read_chunk(folder, file, rows, wanted)
         if len(seen):
@@ -656,13 +657,23 @@ def episode_summary(store: GraphStore, name: str) -> list[dict[str, Any]]:
         add((task, label, condition or "", index, phase), int(count), float(reward), float(length))
     table = chunk_table(store, name, "episodes", ["phase_index", "phase", "reward", "length"])
     if table is not None:
+        import numpy as np
+
         runs = run_columns(store, name)
-        grouped = table.group_by(["run", "phase_index", "phase"]).aggregate(
-            [("reward", "count"), ("reward", "sum"), ("length", "sum")])
-        for run, index, phase, count, reward, length in zip(*(grouped.column(c).to_pylist() for c in (
-                "run", "phase_index", "phase", "reward_count", "reward_sum", "length_sum"))):
-            task, _, label, _, _, condition = runs[run]
-            add((task, label, condition, index, phase), int(count), float(reward), float(length))
+        # summed by run and phase with numpy, not Arrow's group_by (its engine loads
+        # pyarrow.dataset, which imports pandas: 0.3 s or more of a command's start); a phase
+        # index names one phase of a run, so its name is its first row's
+        run_of, index_of = numpy_of(table.column("run")), numpy_of(table.column("phase_index"))
+        groups, first, inverse = np.unique(run_of.astype(np.int64) * 65536 + index_of, return_index=True,
+                                           return_inverse=True)
+        counts = np.bincount(inverse, minlength=len(groups))
+        rewards = np.bincount(inverse, weights=numpy_of(table.column("reward")), minlength=len(groups))
+        lengths = np.bincount(inverse, weights=numpy_of(table.column("length")), minlength=len(groups))
+        phases = table.column("phase").take(arrow_array(first, require_arrow().int64())).to_pylist()
+        for g, start in enumerate(first.tolist()):
+            task, _, label, _, _, condition = runs[int(run_of[start])]
+            add((task, label, condition, int(index_of[start]), phases[g]), int(counts[g]), float(rewards[g]),
+                float(lengths[g]))
     return [
         {"task": task, "agent": label, "condition": condition, "phase": phase, "episodes": int(count),
          "mean_return": float(reward / count), "mean_length": float(length / count)}

@@ -428,9 +428,9 @@ def run_experiment(
     stopped (Ctrl-C), the runs under way end `interrupted` and the observers are told so before
     the KeyboardInterrupt goes on.
     """
-    versions = prepare_versions(spec, store)
     skipped = set(skip)
     todo = [cell for cell in cells(spec) if cell.index not in skipped]
+    versions = prepare_versions(spec, store) if todo else {}  # nothing to play (a resumed, finished sweep)
     for observer in observers:
         observer.experiment_started(spec, todo, len(skipped))
     done: dict[int, RunOutcome] = {}
