@@ -224,9 +224,46 @@ def _drop_stdout() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Exit 0 on success, 2 with one `graphtasks: error:` line for bad input.
 
-    Only the project's own errors (GraphtasksError) and OSError (a missing file, a full disk)
-    are reported that way; any other exception is a bug and keeps its traceback.
+    Only the project's own errors (GraphtasksError), OSError (a missing file, a full disk) and
+    a missing optional extra (matplotlib without `graphtasks[plot]`, ...) are reported that way;
+    any other exception is a bug and keeps its traceback.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line without the program name (default: `sys.argv[1:]`).
+
+    Returns
+    -------
+    int
+        The exit status.
+
+    Examples
+    --------
+    >>> main(["--store", ":memory:", "cypher", "RETURN 1 AS one"])
+    one
+    ---
+    1
+    (1 row)
+    0
     """
+    try:
+        return _main(argv)
+    except ImportError as exc:
+        from graphtasks.commands.extras import missing_extra
+
+        line = missing_extra(exc)
+        if line is None:
+            raise  # a module of graphtasks or of a dependency it always has: a bug
+        try:
+            sys.stdout.flush()
+        except OSError:
+            _drop_stdout()
+        print(f"graphtasks: error: {line}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
     arguments = expand_aliases(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(arguments)
     unknown = unknown_command(arguments, parser)

@@ -14,6 +14,7 @@ from typing import Any
 from graphstore import open_store
 
 from .arguments import COUNT, SEED, STARTS, WORKERS, integer, numbers, one_line_errors
+from .extras import require_plotting
 from .files import write_output
 from .lookups import require_experiment
 from .output import add_format_argument, print_rows
@@ -450,6 +451,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from graphtasks.fitting.records import recorded_group_fits
     from graphtasks.fitting.selection import phases_text
 
+    if args.plot:
+        require_plotting("--plot")
     with open_store(args.store, "r") as store:
         rows = _fits(store, args)
         groups = _groups_of(recorded_group_fits(store, args.experiment), rows)
@@ -490,6 +493,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from graphtasks.fitting.records import compare_models
     from graphtasks.fitting.selection import phases_text, refuse_mixed
 
+    if args.plot and args.random_effects:
+        require_plotting("--plot")
     with open_store(args.store, "r") as store:
         fits = _fits(store, args, args.method)
     doing = "--random-effects" if args.random_effects else "fit compare"
@@ -567,6 +572,8 @@ def _random_effects(args: argparse.Namespace, fits: list[dict[str, Any]]) -> int
 def _recovery(args: argparse.Namespace, recover: Any, plot: Any, first: Any, **extra: Any) -> Any:
     """Run a recovery with the shared arguments, draw its figure (-o) and print its JSON
     (--json); the result to print as tables, or None when the JSON was printed."""
+    if args.output:
+        require_plotting("-o (the figure)")  # before the fits, not after them
     result = recover(first, args.participants, args.trials, args.task, args.seed, args.starts, args.workers, **extra)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .arguments import integer, one_line_errors
 from .errors import CommandError
+from .extras import require_plotting
 from .files import write_output
 
 RESOLUTION = integer(16, 4096)  # pixels: what GridEnv draws (gym_bridge.grid.rules)
@@ -42,6 +43,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     from gym_bridge.render import PictureError, draw_task
     from tasks import add_template_folder
 
+    if not args.ansi:
+        require_plotting("render (a picture; --ansi draws the task as text without it)")
     if args.templates:
         add_template_folder(args.templates)
     task = args.template

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from .extras import require_plotting
 from .output import print_rows
 
 
@@ -41,6 +42,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     if args.all and args.name:
         raise ReproductionError("give a reproduction's name or --all, not both")
+    if not args.no_figure:
+        require_plotting("reproduce (its figure; --no-figure checks the findings without one)")
     from tqdm.auto import tqdm
 
     from graphtasks.experiments.observers import ProgressObserver

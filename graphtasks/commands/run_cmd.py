@@ -22,6 +22,7 @@ from gym_bridge.runner import RunLog, first_transitions, stay_probabilities
 
 from .arguments import COUNT, MAX_COUNT, SEED, one_line_errors
 from .errors import CommandError, blame
+from .extras import require_plotting
 from .files import write_output
 from .lookups import agent_name
 from .output import parse_params
@@ -58,6 +59,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from graphtasks.experiments.spec import single_run_spec
     from graphtasks.experiments.versions import prepare_versions
 
+    if args.plot:
+        require_plotting("--plot")  # before the run, not after it
     env_params = parse_params(args.env_param, "--env-param")
     agent_params = parse_params(args.agent_param, "--agent-param")
     spec = single_run_spec(

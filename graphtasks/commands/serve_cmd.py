@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .arguments import COUNT, one_line_errors
 from .errors import CommandError
+from .extras import require_plotting
 from .lookups import require_experiment
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ def cmd_stay(args: argparse.Namespace) -> int:
     from graphtasks.experiments.figures import require_matplotlib
     from graphtasks.serve.compare import ORDER, plot_stay
 
+    require_plotting("participants stay")
     require_matplotlib()
     with open_store(args.store, "r") as store:
         for name in [args.study, *args.agents]:
