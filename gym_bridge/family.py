@@ -11,6 +11,7 @@ catalogue, schema fragment, notation, variants) and a bridge `Family` in
   and the ConceptNet knowledge the Room task reads);
 - how a start is given (`starts`), which observations agents can take on it (`views`, so
   which agents it accepts), and whether an experiment records every step by default;
+- its screen: how a person plays it in the study server's pages (`gym_bridge.screens`);
 - its command-line and benchmark modules and its docs page.
 
 Every layer above asks these objects; nothing outside a family's folders compares task id
@@ -31,6 +32,7 @@ from graphstore import TaskGraph
 from tasks import TaskFamily
 
 from .observation_types import ObservationRegistry
+from .screens import Screen
 from .starts import NoStarts, StartRule
 from .views import INDEX, AgentView
 
@@ -87,6 +89,10 @@ class Family:
     picture : str, optional
         'module:function' that draws a whole task with matplotlib (`graphtasks render`):
         `function(task, store, **options)` returns a `gym_bridge.picture.TaskPicture`.
+    screen : Screen or None
+        How a person plays its tasks in the study server's pages (`gym_bridge.screens`: a
+        choice screen, an arrow-key grid or a question screen, and what it shows); None:
+        people do not play them.
     """
 
     tasks: TaskFamily
@@ -104,6 +110,7 @@ class Family:
     records_steps: Callable[[TaskGraph], bool] = never
     cli: str | None = None
     picture: str | None = None  # 'module:function': see gym_bridge.render
+    screen: Screen | None = None  # how a person plays it: see gym_bridge.screens
     bench: str | None = None  # 'module:function' that adds the family's rows to benchmarks/run_all.py
     docs: str = ""
     task_argument: str = "task"  # the env constructors' parameter that takes the task

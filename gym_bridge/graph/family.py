@@ -11,6 +11,7 @@ from tasks.graph.family import DECISION_KIND, USER_KIND
 from tasks.graph.family import GRAPH as GRAPH_TASKS
 
 from ..family import Family, GymId
+from ..screens import ChoiceScreen
 from ..starts import StateStarts
 from .compiled import CompiledGraphTask, load_compiled
 from .env import GraphTaskEnv
@@ -63,6 +64,7 @@ GRAPH = Family(
     records_steps=lambda graph: graph.family in TRIAL_KINDS,
     cli="graphtasks.commands.run_cmd",
     picture="gym_bridge.graph.render:draw_task",
+    screen=ChoiceScreen(),  # each state's stimulus and options, from the task graph
     bench="benchmarks.run_all:graph_cases",
     docs="docs/graph-tasks.md",
 )

@@ -11,6 +11,7 @@ from tasks.data import data_dir
 from tasks.grid.family import GRID as GRID_TASKS
 
 from ..family import Family, GymId
+from ..screens import ArrowKeyGrid
 from ..starts import CellStarts
 from .compiled import CompiledGrid
 from .observations import GRID_OBSERVATIONS
@@ -52,6 +53,11 @@ GRID = Family(
     starts=CellStarts("agent_pos", free_cells, random_option={"random_start": True}),
     cli="graphtasks.commands.grid_cmd",
     picture="gym_bridge.grid.picture:draw_task",
+    screen=ArrowKeyGrid(  # actions 0-3: north, east, south, west; the text picture's A is the agent
+        keys=("ArrowUp", "ArrowRight", "ArrowDown", "ArrowLeft"), agent="A",
+        colours={"B": "#3b3b3b", " ": "#f2f2f2", "R": "#6acc64", "L": "#d65f5f"},
+        legend="Move with the arrow keys. Green squares pay, red ones cost.",
+    ),
     bench="benchmarks.run_all:grid_cases",
     docs="docs/grid.md",
 )

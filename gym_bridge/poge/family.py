@@ -10,6 +10,7 @@ from graphstore import TaskGraph
 from tasks.poge.family import POGE as POGE_TASKS
 
 from ..family import Family, GymId
+from ..screens import ArrowKeyGrid
 from ..starts import CellStarts
 from ..views import AgentView, action_count, discrete_size
 from .compiled import STARTABLE, CompiledWorld
@@ -62,6 +63,11 @@ POGE = Family(
     views=(OBSERVATION_INDEX,),
     cli="graphtasks.commands.poge_cmd",
     picture="gym_bridge.poge.render:draw_task",
+    screen=ArrowKeyGrid(  # actions 0-3: up, down, left, right; the text picture's P is the player
+        keys=("ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight"), agent="P",
+        colours={"#": "#3b3b3b", " ": "#f2f2f2", "G": "#6acc64", "T": "#d65f5f", "D": "#8c613c"},
+        legend="Move with the arrow keys to the green goal. Red squares end the round; brown ones are doors.",
+    ),
     bench="benchmarks.run_all:poge_cases",
     docs="docs/poge.md",
 )

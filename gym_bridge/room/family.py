@@ -13,6 +13,7 @@ from tasks.room import RoomKnowledge
 from tasks.room.family import ROOM as ROOM_TASKS
 
 from ..family import Family, GymId
+from ..screens import QuestionScreen
 from ..starts import NoStarts
 from ..views import AgentView, action_count
 from .env import load_room
@@ -67,6 +68,24 @@ QUESTION = AgentView(
     description="the question's (person, object) index; the answer is a location",
 )
 
+def answers(env: gym.Env) -> list[str]:
+    """The answers a person is shown: the room's location words, then the env's no-answer action."""
+    return [str(t) for t in env.unwrapped.tails] + ["I don't know"]  # type: ignore[attr-defined]
+
+
+def question(info: Mapping[str, Any]) -> dict[str, Any]:
+    """What each agent in the room observed (`head` is at `tail`) and the object asked about."""
+    observed = [{"head": str(o[0]), "tail": str(o[2])} for o in info.get("observations_text") or ()]
+    asked = info.get("question_text") or ("?",)
+    return {"observations": observed, "question": str(asked[0])}
+
+
+# A person reads what the room shows and answers where a thing is, with a key per location.
+QUESTIONS = QuestionScreen(
+    name="room", answers=answers, read=question, title="You see:", seen="{head} is at {tail}.",
+    ask="Where is {question}?", legend="Remember where everyone's things are. Answer with the key of the place.",
+)
+
 ROOM = Family(
     tasks=ROOM_TASKS,
     env="gym_bridge.room.env:RoomEnv",
@@ -79,6 +98,7 @@ ROOM = Family(
     views=(MEMORY, QUESTION),
     cli="graphtasks.commands.room_cmd",
     picture="gym_bridge.room.render:draw_task",
+    screen=QUESTIONS,
     bench="benchmarks.run_all:room_cases",
     docs="docs/room.md",
 )
