@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 import tasks
-from graphtasks.cli import COMMAND_MODULES, main
+from graphtasks.cli import MODULES, main
 from gym_bridge import Family, GymId, families, family, family_of, make_env, register_family
 from gym_bridge.families import _FAMILIES, UnknownFamily
 
@@ -26,7 +26,7 @@ def test_the_built_in_families_in_order() -> None:
 def test_each_part_is_where_the_family_says(name: str) -> None:
     fam = family(name)
     assert (REPO / fam.docs).is_file()
-    assert fam.cli in COMMAND_MODULES
+    assert fam.cli in MODULES
     for gym_id in fam.gym_ids():
         assert gym.spec(gym_id.id).entry_point == fam.env
         assert gym.spec(gym_id.id).vector_entry_point == fam.vector_env

@@ -1,7 +1,7 @@
 """Commands across stores and for inspection: `tasks copy`, `tasks show`, `tasks check`, `schema`.
 
 `tasks copy` and `tasks show` join the `tasks` group that `tasks_cmd` creates (this
-module is listed after it in COMMAND_MODULES); if no `tasks` group exists yet, one is
+module is listed after it in graphtasks.cli.COMMANDS); if no `tasks` group exists yet, one is
 created here. Bolt credentials come from the environment (GRAPHTASKS_NEO4J_USER,
 GRAPHTASKS_NEO4J_PASSWORD, GRAPHTASKS_NEO4J_DATABASE), never from the command line,
 where other users could read them in the process list.
