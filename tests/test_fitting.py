@@ -390,14 +390,14 @@ def test_fits_from_parallel_processes_all_land(tmp_path) -> None:
         _write_participant(files[-1], settings, i)
     assert main(["--store", store, "fit", "import", "lab", *map(str, files)]) == 0
     commands = [[sys.executable, "-m", "graphtasks", "--store", store, "fit", "run", "lab", "--model", model,
-                 "--starts", "1"] for model in ("q", "model-based", "hybrid")]
+                 "--starts", "1"] for model in ("q", "model-based")]
     running = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands]
     for process in running:
         _, err = process.communicate(timeout=300)
         assert process.returncode == 0, err
     with open_store(store, "r") as opened:
         rows = opened.cypher("MATCH (f:Fit)-[:FITS]->(r:Run) RETURN f.model, count(f) ORDER BY f.model").rows
-    assert rows == [["hybrid", 2], ["model-based", 2], ["q", 2]]
+    assert rows == [["model-based", 2], ["q", 2]]
 
 
 def test_standard_errors_match_the_spread_of_estimates() -> None:
