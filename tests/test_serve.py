@@ -224,25 +224,26 @@ def stored_trials(store: Path, experiment: str) -> list[tuple[Any, ...]]:
 # -- the study file ----------------------------------------------------------------------------------
 
 
-def test_study_file_errors_are_one_line(tmp_path):
+def test_study_file_errors_are_one_line(tmp_path, capsys):
+    from graphtasks.cli import main
+
     bad = tmp_path / "bad.toml"
     bad.write_text(TWO_STEP_STUDY.format(episodes=3, timeout=0).replace("iti_ms = 100", "iti_ms = -5"))
     result = subprocess.run([sys.executable, "-m", "graphtasks", "serve", str(bad), "--check"],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True)  # a real process: its whole stderr is the one line
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "study.iti_ms: expected milliseconds from 0" in result.stderr
     bad.write_text(TWO_STEP_STUDY.format(episodes=3, timeout=0).replace('practice = ["practice"]',
                                                                          'practice = ["warm-up"]'))
-    result = subprocess.run([sys.executable, "-m", "graphtasks", "serve", str(bad), "--check"],
-                            capture_output=True, text=True)
-    assert result.returncode == 2 and "study.practice" in result.stderr and "phases: practice, main" in result.stderr
+    assert main(["serve", str(bad), "--check"]) == 2  # the same command in this process
+    err = capsys.readouterr().err
+    assert "study.practice" in err and "phases: practice, main" in err and err.strip().count("\n") == 0
     good = tmp_path / "good.toml"
     good.write_text(GRID_STUDY)
-    result = subprocess.run([sys.executable, "-m", "graphtasks", "serve", str(good), "--check"],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert "study 'grid people': tasks neuronav/grid/two_step/micro; phases walk (2 episodes)" in result.stdout
+    assert main(["serve", str(good), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "study 'grid people': tasks neuronav/grid/two_step/micro; phases walk (2 episodes)" in out
 
 
 def test_module_examples_run():
