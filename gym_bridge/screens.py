@@ -56,6 +56,11 @@ class Screen:
     name: str = ""
     env_settings: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def kind(self) -> str:
+        """The screen's name on the page: `name`, else the kind of screen ("choice", ...)."""
+        return self.name or self.page
+
     def describe(self, graph: TaskGraph, open_env: OpenEnv, keys: Sequence[str]) -> dict[str, Any]:
         """What the page draws a task version's steps with: JSON, sent once per version.
 
@@ -74,7 +79,7 @@ class Screen:
             `kind` (the screen's name), `page` (the drawing), `keys` (action i is keys[i]) and
             what the drawing needs.
         """
-        return {"kind": self.name or self.page, "page": self.page, **self.looks(graph, open_env, keys)}
+        return {"kind": self.kind, "page": self.page, **self.looks(graph, open_env, keys)}
 
     def looks(self, graph: TaskGraph, open_env: OpenEnv, keys: Sequence[str]) -> dict[str, Any]:
         raise NotImplementedError

@@ -51,8 +51,9 @@ from graphtasks.experiments.runs import Cell
 from graphtasks.experiments.spec import AgentSpec
 from graphtasks.experiments.versions import prepare_versions
 from gym_bridge import family
+from gym_bridge.screens import ScreenError
 
-from .engine import ROOM, ActionRefused, SessionPlayer, now_ms, trial_records
+from .engine import ActionRefused, SessionPlayer, now_ms, trial_records
 from .study import Study, StudyError, plural
 
 STATIC = Path(__file__).parent / "static"
@@ -64,24 +65,11 @@ URL_PARAMS = {  # Prolific's names, then SONA's and generic ones
     "study": ("STUDY_ID", "study"),
     "session": ("SESSION_ID", "session"),
 }
-PALETTE = ("#4878d0", "#ee854a", "#6acc64", "#d65f5f", "#956cb4", "#8c613c", "#dc7ec0", "#797979")
 PARTICIPANT = "participant"
-NO_ANSWER = "I don't know"  # the Room task's last action: no answer
-LETTERS = "abcdefghijklmnopqrstuvwxyz"
 START_FIELDS = ("params", "pilot")  # the fields of a start request
 LOCAL_HOSTS = ("127.0.0.1", "localhost")  # the names of this machine a server on 127.0.0.1 answers to
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 COOKIE = "graphtasks_researcher"  # the dashboard's cookie (HttpOnly, SameSite=Strict, path /researcher)
-# How the page draws a family's text picture: each action's arrow key, the agent's character
-# and the colours of the others (any other character is written in its cell)
-GRID_LOOKS: dict[str, dict[str, Any]] = {
-    "grid": {"keys": ["ArrowUp", "ArrowRight", "ArrowDown", "ArrowLeft"], "agent": "A",
-             "colours": {"B": "#3b3b3b", " ": "#f2f2f2", "R": "#6acc64", "L": "#d65f5f"},
-             "legend": "Move with the arrow keys. Green squares pay, red ones cost."},
-    "poge": {"keys": ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight"], "agent": "P",
-             "colours": {"#": "#3b3b3b", " ": "#f2f2f2", "G": "#6acc64", "T": "#d65f5f", "D": "#8c613c"},
-             "legend": "Move with the arrow keys to the green goal. Red squares end the round; brown ones are doors."},
-}
 
 
 class SessionReplayError(GraphtasksError, RuntimeError):
@@ -191,69 +179,22 @@ class StudyServer:
 
     # -- what the page shows -----------------------------------------------------------------
     def _screens(self) -> dict[str, Any]:
-        """Per task version of the study: its kind (choice screens or a grid) and, for choice
-        screens, each state's stimulus from the task graph (`stimulus`, `colour`, `image`,
-        `action_labels`, on the State or in its `info`, the task file's per-state annotations),
-        with defaults: the state's name, a colour of the palette, and options lettered on from
-        state to state (a two-step task's first stage "Option A", "Option B", its second stages
-        "Option C", "Option D" and "Option E", "Option F"), so that no two stages look alike."""
+        """Per task version of the study: what the page draws its steps with, as its family's
+        screen (`gym_bridge.Family.screen`) describes it: `kind` (the screen's name), `page` (the
+        page's drawing: "choice", "arrows" or "question"), the keys and what the drawing shows."""
         out: dict[str, Any] = {}
         for version_id, version in self.versions.items():
-            if version.family in GRID_LOOKS:
-                out[version_id] = {"kind": "grid", **GRID_LOOKS[version.family]}
-                continue
-            if version.family == ROOM:
-                out[version_id] = self._room_screen(version)
-                continue
-            n_actions = int(version.graph.task.get("n_actions") or 2)
-            keys = list(self.study.keys) or (["f", "j"] if n_actions == 2 else [str(i + 1) for i in range(n_actions)])
-            states = {}
-            nodes = []
-            for _, node in version.graph.nodes("State"):
-                info = node.get("info")
-                info = info if isinstance(info, dict) else {}
-                nodes.append({**info, **{k: v for k, v in node.items() if v is not None}})  # the task file's info
-            lettered = 0  # options lettered so far, over the choice states in index order
-            for props in sorted(nodes, key=lambda x: int(x["index"])):
-                i = int(props["index"])
-                labels = props.get("action_labels")
-                terminal = bool(props.get("terminal"))
-                shown: list[str] | None = None
-                if isinstance(labels, list):
-                    shown = [str(x) for x in labels]
-                elif not terminal:
-                    shown = _option_names(lettered, n_actions)
-                    lettered += n_actions
-                states[str(i)] = {
-                    "name": str(props.get("name") or f"state {i}"),
-                    "stimulus": str(props.get("stimulus") or props.get("name") or f"state {i}"),
-                    "colour": str(props.get("colour") or PALETTE[i % len(PALETTE)]),
-                    "image": _image(props.get("image")),
-                    "labels": shown,
-                    "terminal": terminal,
-                }
-            out[version_id] = {"kind": "choice", "keys": keys[:n_actions], "states": states}
+            owner = family(version.family)
+            if owner.screen is None:
+                raise StudyError(f"{version.task_id}: people cannot play {owner.name} tasks (its family declares "
+                                 "no screen)")
+            try:
+                out[version_id] = owner.screen.describe(
+                    version.graph, lambda owner=owner, version=version: owner.make_env(version.prepared),
+                    self.study.keys)
+            except ScreenError as exc:
+                raise StudyError(f"{version.task_id}: {exc}") from None
         return out
-
-    def _room_screen(self, version: Any) -> dict[str, Any]:
-        """The Room task's question screen: the candidate answers (the room's location words, then
-        "I don't know", the env's no-answer action) and their keys (the study's `keys`, else 1..9,
-        else a..z)."""
-        env = family(version.family).make_env(version.prepared)
-        room: Any = env.unwrapped
-        answers = [str(t) for t in room.tails] + [NO_ANSWER]
-        n = int(env.action_space.n)  # type: ignore[attr-defined]
-        env.close()
-        if len(answers) != n:
-            raise StudyError(f"{version.task_id}: {n} actions, but {len(answers)} answers to show")
-        keys = list(self.study.keys)
-        if len(keys) < n:
-            keys = [str(i + 1) for i in range(n)] if n <= 9 else list(LETTERS[:n])
-        if len(keys) < n:
-            raise StudyError(f"{version.task_id}: {n} answers, more than keys to give them "
-                             f"(list {n} keys in study.keys)")
-        return {"kind": "room", "keys": keys[:n], "answers": answers,
-                "legend": "Remember where everyone's things are. Answer with the key of the place."}
 
     # -- sessions ------------------------------------------------------------------------------
     def _resume(self) -> int:
@@ -533,32 +474,6 @@ class StudyServer:
                          "rt", "key", "timeouts", "server_rt", "received_at"])
         writer.writerows([spreadsheet_cell(v) for v in row] for row in rows)
         return out.getvalue()
-
-
-def _option_names(first: int, n: int) -> list[str]:
-    """Default option names `first` to `first + n - 1`: "Option A" to "Option Z", then "Option AA", ...
-
-    Examples
-    --------
-    >>> _option_names(0, 2), _option_names(2, 2), _option_names(25, 2)
-    (['Option A', 'Option B'], ['Option C', 'Option D'], ['Option Z', 'Option AA'])
-    """
-    out = []
-    for k in range(first + 1, first + n + 1):
-        name = ""
-        while k:
-            k, rest = divmod(k - 1, 26)
-            name = LETTERS[rest].upper() + name
-        out.append(f"Option {name}")
-    return out
-
-
-def _image(value: Any) -> str | None:
-    """A state's image as the page may show it: a data: URL stored with the task, or a path
-    under /static/ (the page's content security policy allows no other source)."""
-    if isinstance(value, str) and (value.startswith("data:image/") or value.startswith("/static/")):
-        return value
-    return None
 
 
 def _integer(value: Any, name: str, low: int, high: int) -> int:

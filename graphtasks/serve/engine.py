@@ -3,8 +3,9 @@
 `SessionPlayer` walks a run's phases by the plan `graphtasks.experiments.runs.play_run` plays
 (`graphtasks.experiments.protocol.run_plan`: the env of phase p made with the same settings and
 reset with `SeedTree(seed).env(p)` at its first episode, start states and trial orders from the
-same streams), but one action at a time, the action coming from a person. What it adds is its
-own: grids drawn as text (render_mode "ansi") and the Room task's question screen.
+same streams), but one action at a time, the action coming from a person. What it adds is what
+the family's screen (`gym_bridge.Family.screen`) shows at each step: a picture (`frame`, a grid's
+text picture, its env made with the screen's settings) or a question (`question`).
 `trial_records` turns one step into the experiment records an agent's run writes
 (`graphtasks.experiments.records.run_records`): the Trial, its Episode so far and the edges.
 """
@@ -21,10 +22,7 @@ from graphtasks.experiments.records import Records, run_records
 from graphtasks.experiments.runs import Cell
 from graphtasks.experiments.spec import ExperimentSpec
 from graphtasks.experiments.versions import TaskVersion
-
-GRAPH = "graph"
-ROOM = "room"  # the Room memory task: a question screen from the env's observation texts
-GRIDS = ("grid", "poge")  # drawn from the env's text picture
+from gym_bridge.screens import Screen
 
 
 class ActionRefused(ValueError):
@@ -87,8 +85,13 @@ class SessionPlayer:
     def _start_phase(self) -> None:
         plan = self.plan[self.phase_index]
         self.version, self.view, self.family = plan.version, plan.view, plan.family
-        # a grid is drawn from its text picture: the session's own setting, beside the plan's
-        self.env = plan.make_env(render_mode="ansi") if plan.version.family in GRIDS else plan.make_env()
+        screen: Screen | None = plan.family.screen
+        if screen is None:
+            raise ValueError(f"{plan.version.task_id}: people cannot play {plan.family.name} tasks (its family "
+                             "declares no screen)")
+        self.screen = screen
+        # what the screen draws may need settings of its own (a grid's text picture), beside the plan's
+        self.env = plan.make_env(**self.screen.env_settings)
         self.options = plan.options(self.env)
         self.all_actions = tuple(range(int(self.env.action_space.n)))
         self._reset()
@@ -108,24 +111,13 @@ class SessionPlayer:
     def phase(self) -> Any:
         return self.phases[self.phase_index]
 
-    @property
-    def grid(self) -> bool:
-        return self.version.family in GRIDS
-
     def frame(self) -> str | None:
-        """The grid's text picture now (None for graph tasks, whose screens come from the graph)."""
-        if not self.grid or self.done:
-            return None
-        return str(self.env.render())
+        """The screen's picture now (a grid's text picture; None for screens that draw none)."""
+        return None if self.done else self.screen.frame(self.env)
 
     def question(self) -> dict[str, Any] | None:
-        """The Room task's question screen now: what each agent in the room observed (`head` is at
-        `tail`) and the object asked about (None for other families)."""
-        if self.version.family != ROOM or self.done:
-            return None
-        observed = [{"head": str(o[0]), "tail": str(o[2])} for o in self.info.get("observations_text") or ()]
-        asked = self.info.get("question_text") or ("?",)
-        return {"observations": observed, "question": str(asked[0])}
+        """The screen's question now (what the env shows and what is asked; None for screens that ask none)."""
+        return None if self.done else self.screen.question(self.info)
 
     def act(self, action: int) -> Step:
         """Take `action` in the current state; ActionRefused if it is not available there."""

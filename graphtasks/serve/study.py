@@ -20,7 +20,7 @@ A task id instead of a file is a study of one phase of that task.
     allow_repeat = false           # true: one participant id may start several sessions
     max_sessions = 1000            # sessions the study takes; then "the study is full"
     break_every = 20               # a break screen after every 20 trials of a phase (0: none); a trial
-                                   # is a round (an episode), or a question of the Room task
+                                   # is a round (an episode), or a question of a question screen
 
     [[study.checks]]               # comprehension checks after the instructions: all right, or
     question = "Which keys choose?"  # the instructions again and the checks again
@@ -41,7 +41,7 @@ from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
 from graphtasks.experiments.runs import cells
 from graphtasks.experiments.spec import ExperimentSpec, parse_spec, read_spec_text
-from gym_bridge import family_of
+from gym_bridge import families, family_of
 
 STUDY_KEYS = (
     "title", "consent", "instructions", "practice", "keys", "timeout_ms", "too_slow_ms", "feedback_ms", "iti_ms",
@@ -50,7 +50,6 @@ STUDY_KEYS = (
 CHECK_KEYS = ("question", "options", "answer")
 MAX_CHECKS = 20
 MAX_SESSIONS = 1_000_000
-PLAYABLE = ("graph", "grid", "poge", "room")  # families with screens: choices, drawn grids, questions
 MAX_TEXT = 20_000  # characters of one text of the study
 MAX_MS = 600_000
 
@@ -80,7 +79,7 @@ class Study:
     allow_repeat: bool = False
     checks: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # (question, options, the right option)
     max_sessions: int = 1000
-    break_every: int = 0  # a break after every this many trials (rounds; the Room task's questions) of a phase
+    break_every: int = 0  # a break after every this many trials (rounds; questions) of a phase
     agent_runs: int = 0  # the runs `graphtasks experiment run` makes of the file's [[agents]]; sessions follow
 
     def page_settings(self) -> dict[str, Any]:
@@ -154,10 +153,11 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
     spec = parse_spec(spec_text, path, store)  # the spec keeps the [study] table (agents ignore it)
     table = spec.study
     for version in spec.graphs.values():
-        kind = family_of(version).name
-        if kind not in PLAYABLE:
-            raise StudyError(f"{path}: {version.task_id}: people cannot play {kind} tasks yet "
-                             f"(families with screens: {', '.join(PLAYABLE)})")
+        owner = family_of(version)
+        if owner.screen is None:  # a family declares how people play it (`gym_bridge.Family.screen`)
+            playable = ", ".join(f.name for f in families() if f.screen is not None)
+            raise StudyError(f"{path}: {version.task_id}: people cannot play {owner.name} tasks yet "
+                             f"(families with screens: {playable})")
     if not isinstance(table, dict):
         raise StudyError(f"{path}: study: expected a table")
     for key in table:

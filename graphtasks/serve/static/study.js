@@ -114,6 +114,18 @@
     return keys.indexOf(got.key);
   }
 
+  // The page's drawings of a step, one per kind of screen a family may declare (gym_bridge/screens.py).
+  // The server sends each task version's `page` (which drawing), `kind` (the screen's name, marked
+  // on the page as data-screen) and what the drawing shows; nothing here knows a family.
+  function trialScreen(def, ...children) {
+    show(def.kind, ...children);
+    screen.className = "trial page-" + def.page; // styled by the drawing, not by the family
+  }
+  function fill(template, fields) {
+    return String(template).replace(/\{(\w+)\}/g, (whole, name) => (name in fields ? String(fields[name]) : whole));
+  }
+
+  // a stimulus and one box per available action, each with its key
   function choiceScreen(pos, def) {
     const state = def.states[String(pos.state)] || {stimulus: "state " + pos.state, colour: "#797979"};
     const stimulus = el("div", "stimulus");
@@ -136,7 +148,7 @@
       boxes[action] = box;
       options.append(box);
     }
-    show("choice", stimulus, options, progress(pos));
+    trialScreen(def, stimulus, options, progress(pos));
     return boxes;
   }
 
@@ -145,12 +157,13 @@
     return el("p", "progress", `${practice}round ${pos.episode + 1} of ${pos.episodes}`);
   }
 
-  function gridScreen(pos, def) {
+  // the env's text picture as squares: each character's colour, the player a disc, others written
+  function arrowsScreen(pos, def) {
     const rows = String(pos.frame || "").split("\n").filter((r) => r.length);
     const width = Math.max(...rows.map((r) => r.length), 1);
     const cell = Math.max(12, Math.min(56, Math.floor(520 / Math.max(width, rows.length))));
     const floor = def.colours[" "] || "#f2f2f2";
-    const canvas = el("canvas", "grid");
+    const canvas = el("canvas", "board");
     canvas.width = width * cell;
     canvas.height = rows.length * cell;
     const ctx = canvas.getContext("2d");
@@ -175,14 +188,15 @@
         }
       }
     });
-    show("grid", el("p", "hint", def.legend), canvas, progress(pos));
+    trialScreen(def, el("p", "hint", def.legend), canvas, progress(pos));
+    return null;
   }
 
-  // the Room task: what the room showed this step, the question, and the answers with their keys
-  function roomScreen(pos, def) {
+  // what the env showed this step, the question, and the answers with their keys
+  function questionScreen(pos, def) {
     const q = pos.question || {observations: [], question: "?"};
     const seen = el("ul", "observed");
-    q.observations.forEach((o) => seen.append(el("li", null, `${o.head} is at ${o.tail}.`)));
+    q.observations.forEach((o) => seen.append(el("li", null, fill(def.seen, o))));
     const answers = el("div", "answers");
     const boxes = {};
     for (const action of pos.available) {
@@ -191,10 +205,38 @@
       boxes[action] = box;
       answers.append(box);
     }
-    show("room", el("p", "hint", def.legend), el("p", "seen-title", "You see:"), seen,
-         el("p", "question", `Where is ${q.question}?`), answers, el("p", "progress", `question ${pos.step + 1}`));
+    trialScreen(def, el("p", "hint", def.legend), el("p", "seen-title", def.title), seen,
+                el("p", "question", fill(def.ask, q)), answers, el("p", "progress", `question ${pos.step + 1}`));
     return boxes;
   }
+
+  // the outcome after a step, by drawing (null: none is shown)
+  function roundOutcome(answer) { // at the end of a round: what it paid
+    if (!answer.terminated) return null;
+    const won = answer.reward > 0;
+    return [el("p", "big " + (won ? "won" : "lost"), (won ? "+" : "") + answer.reward),
+            el("p", null, won ? "You won this round." : "No reward this round.")];
+  }
+  function rewardOutcome(answer) { // any step that paid or cost
+    if (answer.reward === 0) return null;
+    const won = answer.reward > 0;
+    return [el("p", "big " + (won ? "won" : "lost"), (won ? "+" : "") + answer.reward)];
+  }
+  function answerOutcome(answer, def) { // every question has its answer: right (a reward) or not
+    const won = answer.reward > 0;
+    return [el("p", "big " + (won ? "won" : "lost"), won ? def.right : def.wrong)];
+  }
+  const roundsDone = (next, ended) => (ended ? next.episode : 0);
+
+  // Per drawing: `draw` shows the step and returns the boxes a key marks as chosen; `hold` keeps
+  // the choice visible while it is saved (ms); `outcome` the feedback after a step; `counted` the
+  // trials of the phase done (rounds, or questions), for study.break_every; `blocks` whether the
+  // number of blocks is known (a phase's rounds are; a question screen's questions are not).
+  const PAGES = {
+    choice: {draw: choiceScreen, hold: 250, outcome: roundOutcome, counted: roundsDone, blocks: true},
+    arrows: {draw: arrowsScreen, hold: 0, outcome: rewardOutcome, counted: roundsDone, blocks: true},
+    question: {draw: questionScreen, hold: 250, outcome: answerOutcome, counted: (next) => next.step, blocks: false},
+  };
 
   async function phaseBanner(pos, previous) {
     const practice = view.practice.includes(pos.phase);
@@ -216,21 +258,17 @@
       if (banner) await phaseBanner(pos, previous);
       banner = false;
       const def = view.screens[pos.task];
-      let boxes = null;
-      let keys;
-      if (def.kind === "grid") {
-        gridScreen(pos, def);
-        keys = pos.available.map((a) => def.keys[a]);
-      } else if (def.kind === "room") {
-        boxes = roomScreen(pos, def);
-        keys = pos.available.map((a) => def.keys[a]);
-      } else {
-        boxes = choiceScreen(pos, def);
-        keys = pos.available.map((a) => def.keys[a]);
+      const page = PAGES[def.page];
+      if (!page) {
+        show("text", el("h1", null, "This task cannot be shown"),
+             el("p", null, `This page draws no ${def.page} screens. Please tell the researcher.`));
+        return null;
       }
+      const boxes = page.draw(pos, def);
+      const keys = pos.available.map((a) => def.keys[a]);
       await painted();
       const shown = performance.now();
-      const got = await press(keys, def.kind === "grid" ? 0 : view.study.timeout_ms);
+      const got = await press(keys, def.timed ? view.study.timeout_ms : 0);
       if (got === null) {
         timeouts += 1;
         show("slow", el("p", "big", "Too slow!"), el("p", null, "Please answer faster."));
@@ -240,7 +278,7 @@
       const action = def.keys.indexOf(got.key);
       if (boxes && boxes[action]) boxes[action].classList.add("chosen");
       const body = {index: pos.trial, action, key: got.key, rt: got.t - shown, shown, pressed: got.t, timeouts};
-      const minimum = sleep(def.kind === "grid" ? 0 : 250); // the choice stays visible while it is saved
+      const minimum = sleep(page.hold); // the choice stays visible while it is saved
       try {
         answer = await request("POST", api + "/trial", body);
       } catch (e) {
@@ -250,26 +288,17 @@
       await minimum;
       timeouts = 0;
       const ended = answer.terminated;
-      if (def.kind === "room") { // every question has its answer: right (+1) or not
-        const won = answer.reward > 0;
-        show("feedback", el("p", "big " + (won ? "won" : "lost"), won ? "Right" : "Not right"));
-        await sleep(view.study.feedback_ms);
-      } else if (def.kind !== "grid" && ended) {
-        const won = answer.reward > 0;
-        show("feedback", el("p", "big " + (won ? "won" : "lost"), (won ? "+" : "") + answer.reward),
-             el("p", null, won ? "You won this round." : "No reward this round."));
-        await sleep(view.study.feedback_ms);
-      } else if (def.kind === "grid" && answer.reward !== 0) {
-        show("feedback", el("p", "big " + (answer.reward > 0 ? "won" : "lost"),
-                            (answer.reward > 0 ? "+" : "") + answer.reward));
+      const outcome = page.outcome(answer, def);
+      if (outcome) {
+        show("feedback", ...outcome);
         await sleep(view.study.feedback_ms);
       }
       const next = answer.position;
-      // a break after every break_every trials of a phase: rounds (episodes), or the Room task's questions
+      // a break after every break_every trials of a phase: rounds (episodes), or questions
       const every = view.study.break_every;
-      const counted = def.kind === "room" ? next.step : (ended ? next.episode : 0);
+      const counted = page.counted(next, ended);
       if (every > 0 && !next.done && next.phase_index === pos.phase_index && counted > 0 && counted % every === 0) {
-        const blocks = def.kind === "room" ? 0 : Math.ceil(pos.episodes / every); // the Room's length: unknown here
+        const blocks = page.blocks ? Math.ceil(pos.episodes / every) : 0; // a question screen's length: unknown here
         const block = counted / every;
         show("break", el("h1", null, "Time for a short break"),
              el("p", null, blocks ? `Block ${block} of ${blocks} is done.` : `Block ${block} is done.`),
