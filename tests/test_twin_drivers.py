@@ -99,3 +99,62 @@ def test_two_identical_experiment_runs_play_each_run_once(tmp_path: Path) -> Non
         held = opened.cypher("MATCH (c:Chunk)-[:HOLDS_RUN]->(r:Run) WHERE c.kind = 'episodes' "
                              "RETURN r.index, r.status, count(c) ORDER BY r.index").rows
     assert held == [[i, "completed", 1] for i in range(4)]
+
+
+@pytest.mark.slow
+def test_an_experiment_is_not_deleted_under_its_driver_even_before_a_run_is_marked(tmp_path: Path) -> None:
+    """The driver lock is held from the driver's start: `experiment delete` refuses at once,
+    before any run has been under way long enough to be marked running."""
+    store = str(tmp_path / "s.lbug")
+    spec = tmp_path / "twin.toml"
+    spec.write_text(SPEC)
+    driver = subprocess.Popen([sys.executable, "-m", "graphtasks", "--store", store, "experiment", "run", str(spec),
+                               "--workers", "1", "--per-agent", "--no-progress"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = driver_lock_path(store, "twin")
+    assert lock is not None
+    deadline = time.monotonic() + 60
+    refused = None
+    while time.monotonic() < deadline and driver.poll() is None:
+        if lock.exists() and lock.read_text().startswith("PID"):
+            refused = subprocess.run([sys.executable, "-m", "graphtasks", "--store", store, "experiment", "delete",
+                                      "twin"], capture_output=True, text=True)
+            if "no recorded experiment" not in refused.stderr:  # the driver had not recorded it yet
+                break
+        time.sleep(0.05)
+    assert refused is not None
+    assert refused.returncode == 2 and f"is running (driver PID {driver.pid} on" in refused.stderr, refused.stderr
+    out, err = driver.communicate(timeout=300)
+    assert driver.returncode == 0, err
+
+
+def test_a_run_is_marked_running_once_it_has_run_a_while(tmp_path: Path) -> None:
+    """The store recorder writes a run's running marker only once the run has been under way
+    for `marker_delay` (on the driver's heartbeat); a run that ends sooner is written once."""
+    from graphtasks.experiments.observers import RunOutcome
+    from graphtasks.experiments.records import StoreRecorder, record_experiment
+    from graphtasks.experiments.runs import cells
+    from graphtasks.experiments.spec import parse_spec
+    from graphtasks.experiments.sweep import run_cell
+    from graphtasks.experiments.versions import prepare_versions
+
+    text = SPEC.replace("episodes = 1500", "episodes = 2")
+    spec = parse_spec(text)
+    store = str(tmp_path / "s.lbug")
+    with open_store(store, "w") as opened:
+        record_experiment(opened, spec, text)
+    first, second = cells(spec)[:2]
+    recorder = StoreRecorder(store, spec, seconds=0.0, marker_delay=0.4)
+
+    def statuses() -> list:
+        with open_store(store, "r") as opened:
+            return opened.cypher("MATCH (r:Run) RETURN r.index, r.status ORDER BY r.index").rows
+
+    recorder.run_started(first, "2026-01-01T00:00:00+00:00")
+    recorder.run_started(second, "2026-01-01T00:00:00+00:00")
+    recorder.heartbeat()
+    assert statuses() == []  # not yet under way for long
+    time.sleep(0.5)
+    recorder.run_finished(RunOutcome(second, "completed", run_cell(spec, second, prepare_versions(spec)), None,
+                                     "a", "b"))
+    assert statuses() == [[0, "running"], [1, "completed"]]

@@ -13,7 +13,7 @@ from graphstore import open_store
 from graphstore.errors import GraphtasksError
 
 from .chunks import records_folder, remove_chunks
-from .drivers import driver_lock
+from .drivers import driver_lock, driver_running
 from .migrate import require_current
 from .observers import FINISHED, ProgressObserver, RunObserver
 from .records import (
@@ -182,6 +182,12 @@ def delete_records(store: Any, name: str, force: bool = False) -> dict[str, int]
         "MATCH (r:Run) WHERE r.task = $uid AND r.status = 'running' RETURN r.host, r.driver, count(r)", {"uid": uid}
     ).rows
     busy = [(host, pid, n) for host, pid, n in running if _alive(host, pid)]
+    driver = driver_running(store.location, name)  # a driver holds it from its start, before any run is marked
+    if driver is not None and not force:
+        raise ExperimentRunning(
+            f"experiment {name!r} is running (driver {driver}): stop it first (Ctrl-C) or let it finish; --force "
+            "deletes it under the running sweep"
+        )
     if busy and not force:
         drivers = ", ".join(f"pid {pid} on {host}" for host, pid, _ in busy)
         raise ExperimentRunning(

@@ -67,6 +67,38 @@ def _holder(fd: int) -> str:
     return text or "another process"
 
 
+def driver_running(location: str | None, experiment: str) -> str | None:
+    """Who runs `experiment` on the store at `location` now ('PID 4131 on host'), or None
+    when no driver on this machine holds its lock.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from graphtasks.experiments.drivers import driver_lock, driver_running
+    >>> store = str(Path(tempfile.mkdtemp()) / "store.lbug")
+    >>> driver_running(store, "demo") is None
+    True
+    """
+    path = driver_lock_path(location, experiment)
+    if path is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                return _holder(fd)
+            raise
+        return None
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def driver_lock(
     location: str | None,

@@ -94,6 +94,14 @@ class RunObserver:
     def waiting(self, what: str | None) -> None:
         """The driver waits its turn for the store (`what` says for whom), or no longer (None)."""
 
+    def heartbeat(self) -> None:
+        """The driver waits for its workers: told about twice a second while nothing else
+        happens (as Sacred's heartbeat), so an observer can write what has become due."""
+
+    def driver_busy(self) -> None:
+        """The driver is about to play the runs just started itself (one worker) and will hear
+        nothing until they end: an observer writes now what it would write on a heartbeat."""
+
 
 class ProgressObserver(RunObserver):
     """A progress bar of runs (tqdm: a text bar in a terminal, a widget in a notebook)."""

@@ -727,9 +727,11 @@ class StoreRecorder(RunObserver):
     so a batch is due no sooner than ten times the last write took: writing stays near a tenth
     of the sweep's time however fast its runs are.
 
-    A run is marked running at the first write after it starts (so `experiment delete` and
-    anyone looking see it under way); a run that ends before that write is written once,
-    completed.
+    A run is marked running at the first write after it has run for `marker_delay` seconds
+    (the driver's heartbeat gives it a turn while it waits for its workers), so anyone looking
+    sees it under way; a run that ends sooner, as most of a batched sweep's do, is written
+    once, completed: one write per run instead of two. (`experiment delete` does not rely on
+    the markers: it asks the experiment's driver lock, held from the driver's start.)
     """
 
     def __init__(
@@ -739,10 +741,12 @@ class StoreRecorder(RunObserver):
         seconds: float = 1.0,
         most: int = 64,
         on_wait: Callable[[Any], None] | None = None,
+        marker_delay: float = 1.0,
     ) -> None:
         self.location, self.spec, self.on_wait = location, spec, on_wait
-        self.seconds, self.most = seconds, most
+        self.seconds, self.most, self.marker_delay = seconds, most, marker_delay
         self.started: list[tuple[Cell, str]] = []
+        self.since: dict[int, float] = {}  # a started run's index -> when it started (monotonic)
         self.pending: list[RunOutcome] = []
         self.last = time.monotonic()
         self.wrote = 0.0  # seconds the last write took
@@ -750,7 +754,15 @@ class StoreRecorder(RunObserver):
 
     def run_started(self, cell: Cell, started_at: str) -> None:
         self.started.append((cell, started_at))
+        self.since[cell.index] = time.monotonic()
         self._maybe_flush()
+
+    def heartbeat(self) -> None:
+        self._maybe_flush()
+
+    def driver_busy(self) -> None:  # no heartbeat until the runs end: mark them running now
+        if self._markers(everything=True):
+            self.flush(everything=True)
 
     def run_finished(self, outcome: RunOutcome) -> None:
         self.pending.append(outcome)
@@ -762,18 +774,27 @@ class StoreRecorder(RunObserver):
 
     def experiment_finished(self, status: str) -> None:
         if self.gone is None:
-            self.flush()
+            self.flush(everything=True)
+
+    def _markers(self, everything: bool = False) -> list[tuple[Cell, str]]:
+        """The started runs due a running marker: those under way for `marker_delay` (all, at the end)."""
+        ended = {o.cell.index for o in self.pending}
+        cutoff = time.monotonic() - self.marker_delay
+        return [(cell, at) for cell, at in self.started
+                if cell.index not in ended and (everything or self.since.get(cell.index, 0.0) <= cutoff)]
 
     def _maybe_flush(self) -> None:
         due = max(self.seconds, 10 * self.wrote)
-        if len(self.pending) >= self.most or time.monotonic() - self.last >= due:
+        if len(self.pending) >= self.most or (time.monotonic() - self.last >= due
+                                              and (self.pending or self._markers())):
             self.flush()
 
-    def flush(self) -> None:
+    def flush(self, everything: bool = False) -> None:
         if self.gone is not None:
             raise self.gone
         start = time.monotonic()
-        if self.pending or self.started:
+        markers = self._markers(everything)
+        if self.pending or markers:
             from graphstore import open_store
             from graphstore.interrupts import interrupts_held
 
@@ -781,10 +802,14 @@ class StoreRecorder(RunObserver):
             # turn at the store: a driver waiting for another writer can still be stopped
             with open_store(self.location, "w", on_wait=self.on_wait) as store, interrupts_held():
                 try:
-                    record_runs(store, self.spec, self.pending, self.started)
+                    record_runs(store, self.spec, self.pending, markers)
                 except ExperimentGone as gone:
                     self.gone = gone
                     raise
-                self.pending, self.started = [], []
+                done = {o.cell.index for o in self.pending} | {cell.index for cell, _ in markers}
+                self.started = [(cell, at) for cell, at in self.started if cell.index not in done]
+                for index in done:
+                    self.since.pop(index, None)
+                self.pending = []
             self.wrote = time.monotonic() - start
         self.last = time.monotonic()

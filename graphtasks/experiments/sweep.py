@@ -227,6 +227,7 @@ def _run_in_worker(unit: Unit) -> list[RunOutcome]:
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+HEARTBEAT_SECONDS = 0.5  # how often a driver waiting for its workers tells the observers so
 
 
 def die_with(parent: int) -> None:
@@ -265,9 +266,11 @@ def _process_outcomes(
     todo: list[Unit],
     started: Callable[[Cell], object],
     records: str | None = None,
+    tick: Callable[[], object] = lambda: None,
 ) -> Iterator[list[RunOutcome]]:
     """Run the units (cells and batches) on `workers` processes, one unit per process at a time
-    over its own pipe, and yield each unit's outcomes as it finishes.
+    over its own pipe, and yield each unit's outcomes as it finishes; `tick` is called about
+    twice a second while no unit ends (the observers' heartbeat).
 
     A pool of our own rather than ProcessPoolExecutor: there, a worker killed while the
     shared call queue is being fed can hang the driver (Python 3.11), and the whole pool
@@ -304,7 +307,10 @@ def _process_outcomes(
             assign(index)
         while running:
             waiting = {slots[i][1]: i for i in running} | {slots[i][0].sentinel: i for i in running}
-            for ready in wait(list(waiting)):
+            ready_ones = wait(list(waiting), timeout=HEARTBEAT_SECONDS)
+            if not ready_ones:
+                tick()
+            for ready in ready_ones:
                 index = waiting[ready]
                 if index not in running:
                     continue  # its pipe and its sentinel were both ready
@@ -372,13 +378,15 @@ def _dask_outcomes(
     todo: list[Unit],
     started: Callable[[Cell], object],
     records: str | None = None,
+    tick: Callable[[], object] = lambda: None,
 ) -> Iterator[list[RunOutcome]]:
     """Run the units on a Dask cluster (`address`, or "local" for a LocalCluster of `workers`
-    single-threaded processes) and yield each unit's outcomes as it finishes. A run counts as
-    started when it is submitted (the scheduler does not say when a worker takes it)."""
+    single-threaded processes) and yield each unit's outcomes as it finishes (`tick` about
+    twice a second while none does). A run counts as started when it is submitted (the
+    scheduler does not say when a worker takes it)."""
     try:
         from distributed import Client, LocalCluster
-        from distributed import as_completed as dask_completed
+        from distributed import wait as dask_wait
     except ImportError:
         raise ImportError("a Dask cluster needs the dask extra: pip install 'graphtasks[dask]'") from None
     cluster = None
@@ -397,8 +405,16 @@ def _dask_outcomes(
             for cell in unit_cells(unit):
                 started(cell)
             futures.append(client.submit(_run_with, payload, unit, pure=False))
-        for future in dask_completed(futures):
-            yield future.result()
+        waiting = set(futures)
+        while waiting:
+            try:
+                done = dask_wait(list(waiting), timeout=HEARTBEAT_SECONDS, return_when="FIRST_COMPLETED").done
+            except TimeoutError:  # distributed's wait raises the built-in TimeoutError (dask >= 2023)
+                tick()
+                continue
+            for future in [f for f in futures if f in done and f in waiting]:  # in submission order
+                waiting.discard(future)
+                yield future.result()
     finally:
         client.close()
         if cluster is not None:
@@ -436,6 +452,10 @@ def run_experiment(
     done: dict[int, RunOutcome] = {}
     failures: list[tuple[Cell, str]] = []
     under_way: dict[int, tuple[Cell, str]] = {}
+
+    def tick() -> None:
+        for observer in observers:
+            observer.heartbeat()
 
     def started(cell: Cell) -> None:
         at = now()
@@ -479,6 +499,8 @@ def run_experiment(
         for unit in units:
             for cell in unit_cells(unit):
                 started(cell)
+            for observer in observers:
+                observer.driver_busy()
             yield _run_in_worker(unit)
 
     status = FAILED
@@ -488,12 +510,12 @@ def run_experiment(
             if dask is not None:
                 if dask == "local":  # its workers fork from this process too
                     warm_workers(spec, versions, units, folder)
-                outcomes = _dask_outcomes(dask, count, spec, versions, units, started, folder)
+                outcomes = _dask_outcomes(dask, count, spec, versions, units, started, folder, tick)
             elif count == 1:
                 outcomes = in_process()
             else:
                 warm_workers(spec, versions, units, folder)
-                outcomes = _process_outcomes(count, spec, versions, units, started, folder)
+                outcomes = _process_outcomes(count, spec, versions, units, started, folder, tick)
             for outcome in outcomes:
                 finished(outcome)
         status = COMPLETED
