@@ -13,6 +13,7 @@ kinds its Task nodes carry), so a family added later is covered too.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from pathlib import Path
 
@@ -20,7 +21,13 @@ import pytest
 
 import gym_bridge
 import tasks
+from graphstore import TaskGraph
+from graphtasks.serve.app import StudyServer
 from graphtasks.serve.study import StudyError, parse_study
+from gym_bridge import Family, register_family
+from gym_bridge.families import _FAMILIES as BRIDGE_FAMILIES
+from gym_bridge.screens import QuestionScreen
+from tasks.families import _FAMILIES as TASK_FAMILIES
 
 SERVE = Path(__file__).resolve().parents[1] / "graphtasks" / "serve"
 
@@ -107,3 +114,55 @@ def test_every_family_says_whether_people_can_play_it():
     with pytest.raises(StudyError, match=r"people cannot play roomv1 tasks yet \(families with screens: "
                                          r"graph, grid, poge, room\)"):
         parse_study(study, "maps.toml")
+
+
+def test_a_family_added_at_run_time_is_played_on_the_screen_it_declares():
+    """A new family playable in the browser is its own declaration: a family added at run time
+    (rewardGym's tasks under another prefix, the graph env) with a question screen of its own is
+    served, shown and recorded with nothing in serve/ knowing it."""
+    graph = gym_bridge.family("graph")
+    rewardgym = graph.tasks.catalogues[1]
+
+    def build(task_id: str, name: str, params: dict) -> TaskGraph:
+        built = rewardgym.build(task_id, name, params)
+        built.task["family"] = "slots-demo"  # its Task node names its own kind
+        return built
+
+    slots = dataclasses.replace(
+        graph.tasks, name="slots-demo", kinds=("slots-demo",),
+        catalogues=(dataclasses.replace(rewardgym, prefix="demo/slots/", kind="slots-demo", build=build),),
+        user_files=None,
+    )
+    screen = QuestionScreen(
+        name="slots", answers=lambda env: ["the left machine", "the right machine"],
+        read=lambda info: {"observations": [{"text": "Two machines."}], "question": "pays more"},
+        ask="Which machine {question}?", title="In front of you:", legend="Answer with a key.",
+    )
+    extra = Family(tasks=slots, env=graph.env, make_env=graph.make_env, episode_length=graph.episode_length,
+                   gym_ids=lambda: [], screen=screen)
+    study = ('[experiment]\nname = "slots people"\ntasks = ["demo/slots/two-armed-bandit"]\nseeds = [1]\n'
+             '[[phases]]\nname = "play"\nepisodes = 3\n[study]\nkeys = ["q", "p"]\n')
+    register_family(extra)
+    try:
+        server = StudyServer(parse_study(study, "slots.toml"), ":memory:")
+        try:
+            token = server.start_session({})["token"]
+            view = server.view(token)
+            assert view["screens"]["demo/slots/two-armed-bandit"] == {
+                "kind": "slots", "page": "question", "keys": ["q", "p"],
+                "answers": ["the left machine", "the right machine"], "legend": "Answer with a key.",
+                "title": "In front of you:", "seen": "{text}", "ask": "Which machine {question}?",
+                "right": "Right", "wrong": "Not right", "timed": True,
+            }
+            position, trials = view["position"], 0
+            while not position["done"]:
+                assert position["question"] == {"observations": [{"text": "Two machines."}], "question": "pays more"}
+                assert position["frame"] is None
+                position = server.post_trial(token, {"index": position["trial"], "action": 1})["position"]
+                trials += 1
+            assert trials == 3
+        finally:
+            server.close()
+    finally:
+        BRIDGE_FAMILIES.pop("slots-demo")
+        TASK_FAMILIES.pop("slots-demo")
