@@ -625,7 +625,10 @@ class BatchedMBV(BatchedAgent):
     planning: str
     ignore_ends: bool
     arrivals_limit: ClassVar[int] = 1 << 26  # bytes of arrival lists; past it a sweep finds its pairs by a gather
-    compiled: bool = True  # sweep compiled where numba is installed (the `fast` extra): the same numbers
+    # sweep compiled where numba is installed (the `fast` extra), the same numbers: None where the
+    # lanes hold `compiled_from` states or more (below, numpy's sweeps cost less than loading numba)
+    compiled: bool | None = None
+    compiled_from: ClassVar[int] = 2048
 
     def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
         super().__init__(n_states, n_actions, seeds, settings)
@@ -793,7 +796,8 @@ class BatchedMBV(BatchedAgent):
         nxt = self.model_next.reshape(-1)
         pair_rewards = self.rewards.reshape(-1) if self.reward_model == "pair" else None
         mark = np.zeros(self.size * n, dtype=bool)
-        if self.compiled and self.arrivals is not None and available():
+        compiled = self.size * n >= self.compiled_from if self.compiled is None else self.compiled
+        if compiled and self.arrivals is not None and available():
             from . import _mbv_kernel  # the same sweeps, compiled
 
             buffer = np.empty(self.size * n, dtype=np.int64)
