@@ -130,3 +130,26 @@ def test_fewer_steps_needs_a_gap_of_two_standard_errors() -> None:
     close = {"MB": steps["MB"] + 5, "SR": steps["SR"]}  # gap 5 < 6.32: within noise
     assert not _fewer_steps(close, "MB", "SR", "MB first").passed
     assert not _fewer_steps(steps, "SR", "MB", "SR first").passed  # the wrong order fails
+
+
+def test_reproductions_run_at_once_give_the_same_outcomes_in_order() -> None:
+    """--all runs reproductions side by side (one process each, --jobs): the outcomes come in
+    the order asked for, equal to those of one after another in this process."""
+    from graphtasks.experiments.reproduce import reproduce_all
+
+    names = ["daw2006-restless-bandit", "dabney2020-distributional", "bechara1994-iowa"]
+    apart = list(reproduce_all(names, seeds=2, figure=False, jobs=2, workers=1))
+    here = list(reproduce_all(names, seeds=2, figure=False, jobs=1, workers=1))
+    assert [o.reproduction.name for o in apart] == names
+    assert [(o.seeds, o.checks) for o in apart] == [(o.seeds, o.checks) for o in here]
+
+
+def test_jobs_is_refused_where_it_cannot_apply(tmp_path, capsys) -> None:
+    for argv, said in (
+        (["reproduce", "daw2011-two-step", "--jobs", "2", "--no-figure"], "--jobs: give --all too"),
+        (["reproduce", "--all", "--jobs", "0", "--no-figure"], "jobs: expected a positive number"),
+        (["--store", str(tmp_path / "s"), "reproduce", "--all", "--jobs", "2", "--no-figure"], "one at a time"),
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, err

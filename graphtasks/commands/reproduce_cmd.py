@@ -22,10 +22,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("name", nargs="?", help="the reproduction (omit to list them)")
-    parser.add_argument("--all", action="store_true", help="run every reproduction, one after another")
+    parser.add_argument("--all", action="store_true",
+                        help="run every reproduction, --jobs at once; their outcomes print in order")
     parser.add_argument("--seeds", type=int, help="runs per agent and condition (default: the spec's)")
     parser.add_argument("-o", "--output", default=".", metavar="DIR", help="where the figure goes (default: .)")
-    parser.add_argument("--workers", type=int, help="worker processes (default: one per core)")
+    parser.add_argument("--workers", type=int,
+                        help="worker processes of a reproduction's runs (default: one per core; with --all "
+                             "and --jobs above 1, 1: the reproduction's process plays them)")
+    parser.add_argument("--jobs", type=int,
+                        help="with --all: reproductions run at once, each in a process of its own (default: one "
+                             "per core; with the global --store, 1)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument("--no-figure", action="store_true", help="check only, draw nothing")
     parser.add_argument("--no-progress", action="store_true",
@@ -34,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.reproduce import REPRODUCTIONS, ReproductionError, reproduce
+    from graphtasks.experiments.reproduce import REPRODUCTIONS, ReproductionError, reproduce_all
 
     if args.name is None and not args.all:
         rows = [[r.name, r.title, r.reference] for r in REPRODUCTIONS.values()]
@@ -42,6 +48,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     if args.all and args.name:
         raise ReproductionError("give a reproduction's name or --all, not both")
+    if args.jobs is not None and not args.all:
+        raise ReproductionError("--jobs: give --all too (one reproduction runs in this process)")
     if not args.no_figure:
         require_plotting("reproduce (its figure; --no-figure checks the findings without one)")
     from tqdm.auto import tqdm
@@ -49,17 +57,24 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from graphtasks.experiments.observers import ProgressObserver
 
     names = list(REPRODUCTIONS) if args.all else [args.name]
+    jobs = args.jobs if args.all else 1
     outcomes = []
-    overall = tqdm(names, desc="reproductions", unit="reproduction", disable=args.no_progress or not args.all,
-                   leave=False, position=0)
-    for name in overall:
+    overall = tqdm(total=len(names), desc="reproductions", unit="reproduction",
+                   disable=args.no_progress or not args.all, leave=False, position=0)
+
+    def started(name: str) -> None:
         overall.set_postfix_str(name)
-        known = REPRODUCTIONS.get(name)  # an unknown name: reproduce() says so, in one line
-        if known is not None and known.study is not None and not args.no_progress:  # a study runs in this process
+        known = REPRODUCTIONS.get(name)
+        if known is not None and known.study is not None and not args.no_progress:  # a study runs in its process
             tqdm.write(f"{name}: running the study ({known.title})", file=sys.stderr)
-        runs = ProgressObserver(name, disable=args.no_progress)
-        outcome = reproduce(name, args.seeds, args.output, args.store, args.workers, not args.no_figure, [runs])
+
+    def observers(name: str) -> list[Any]:
+        return [ProgressObserver(name, disable=args.no_progress)]
+
+    for outcome in reproduce_all(names, args.seeds, args.output, args.store, args.workers, not args.no_figure,
+                                 jobs, observers, started):
         outcomes.append(outcome)
+        overall.update()
         if not args.json:
             _print_outcome(outcome)
     overall.close()

@@ -11,9 +11,13 @@ figure, prints the checks and exits 1 if any fails.
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import os
+import signal
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable
 
@@ -516,3 +520,163 @@ def reproduce(
                 else:
                     plot_experiment(opened, spec.name, str(path), smooth=5)
     return Outcome(chosen, len(spec.seeds), checks, path)
+
+
+def _reproduce_here(task: tuple[str, int | None, str | Path | None, int | None, bool]) -> tuple[Any, ...]:
+    """One reproduction in a worker process: ("ok", seeds, checks, figure) or ("error", error)."""
+    name, seeds, out_dir, workers, figure = task
+    try:
+        outcome = reproduce(name, seeds, out_dir, None, workers, figure)
+    except Exception as error:  # noqa: BLE001 - the driver raises it, in its turn
+        try:
+            import pickle
+
+            pickle.dumps(error)
+        except Exception:  # noqa: BLE001 - an error that cannot travel: its words do
+            error = GraphtasksError(f"reproduction {name!r}: {type(error).__name__}: {error}")
+        return ("error", error)
+    return ("ok", outcome.seeds, outcome.checks, outcome.figure)
+
+
+def _serve_reproductions(connection: Any, parent: int) -> None:
+    """A worker process: run the reproductions the driver sends, one at a time, until None."""
+    from .sweep import die_with
+
+    die_with(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it ends its workers
+    try:
+        while (task := connection.recv()) is not None:
+            connection.send(_reproduce_here(task))
+    except (EOFError, OSError):  # the driver is gone
+        os._exit(1)
+
+
+def reproduce_all(
+    names: Sequence[str],
+    seeds: int | None = None,
+    out_dir: str | Path | None = None,
+    store: str | None = None,
+    workers: int | None = None,
+    figure: bool = True,
+    jobs: int | None = None,
+    observers: Callable[[str], Sequence[Any]] = lambda name: (),
+    started: Callable[[str], object] = lambda name: None,
+) -> Iterator[Outcome]:
+    """Run the reproductions `names` and yield their outcomes in that order.
+
+    Each reproduction is independent (its own store, seeds and figure), so `jobs` of them run
+    at once, each in a process of its own that plays its runs itself (`workers`, unless given,
+    is 1 there); their numbers are those of one run after another, only sooner.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The reproductions (`REPRODUCTIONS`), in the order their outcomes come.
+    seeds, out_dir, workers, figure
+        As `reproduce` takes them, for each reproduction.
+    store : str, optional
+        One store to record every reproduction in: they run one after another (a store has
+        one writer at a time).
+    jobs : int, optional
+        Reproductions run at once (default: one per core; 1 without processes, in this one,
+        the runs of each on `workers` processes). With `store` only 1.
+    observers : callable
+        The run observers of a reproduction (by name) run in this process (`jobs` 1).
+    started : callable
+        Told each reproduction's name as it starts.
+
+    Returns
+    -------
+    iterator of Outcome
+
+    Examples
+    --------
+    >>> outcomes = reproduce_all(["daw2011-two-step"], seeds=2, figure=False, jobs=1, workers=1)
+    >>> [o.reproduction.name for o in outcomes]
+    ['daw2011-two-step']
+    """
+    for name in names:
+        reproduction(name)  # an unknown name: one line, before anything runs
+    if jobs is not None and jobs < 1:
+        raise ReproductionError(f"jobs: expected a positive number, got {jobs}")
+    if seeds is not None and seeds < 1:
+        raise ReproductionError(f"seeds: expected a positive number, got {seeds}")
+    if store is not None and jobs is not None and jobs > 1:
+        raise ReproductionError("jobs: reproductions recorded into one --store run one at a time (leave out --jobs)")
+    count = 1 if store is not None else min(jobs or os.cpu_count() or 1, len(names))
+    if count <= 1:
+        for name in names:
+            started(name)
+            yield reproduce(name, seeds, out_dir, store, workers, figure, observers(name))
+        return
+    yield from _reproduce_in_processes(names, seeds, out_dir, 1 if workers is None else workers, figure, count,
+                                       started)
+
+
+def _reproduce_in_processes(
+    names: Sequence[str], seeds: int | None, out_dir: str | Path | None, workers: int, figure: bool, count: int,
+    started: Callable[[str], object],
+) -> Iterator[Outcome]:
+    """`reproduce_all` on `count` worker processes, one reproduction each at a time, in order
+    of `names`; outcomes come in that order as soon as they and every one before have ended."""
+    context = multiprocessing.get_context()
+    slots: list[tuple[Any, Any]] = []
+    running: dict[int, int] = {}  # slot -> index of its reproduction
+    ended: dict[int, tuple[Any, ...]] = {}
+    following, shown = 0, 0
+
+    def assign(slot: int) -> None:
+        nonlocal following
+        if following < len(names):
+            started(names[following])
+            running[slot] = following
+            slots[slot][1].send((names[following], seeds, out_dir, workers, figure))
+            following += 1
+        else:
+            running.pop(slot, None)
+
+    try:
+        for slot in range(count):
+            parent, child = context.Pipe()
+            process = context.Process(target=_serve_reproductions, args=(child, os.getpid()), daemon=True)
+            process.start()
+            child.close()
+            slots.append((process, parent))
+            assign(slot)
+        while shown < len(names):
+            while shown in ended:
+                result = ended.pop(shown)
+                if result[0] == "error":
+                    raise result[1]
+                _, used, checks, path = result
+                yield Outcome(REPRODUCTIONS[names[shown]], used, checks, path)
+                shown += 1
+            if shown == len(names):
+                break
+            waiting = {slots[s][1]: s for s in running} | {slots[s][0].sentinel: s for s in running}
+            for ready in wait(list(waiting)):
+                slot = waiting[ready]
+                if slot not in running:
+                    continue  # its pipe and its sentinel were both ready
+                process, connection = slots[slot]
+                try:
+                    result = connection.recv() if connection.poll() else None
+                except (EOFError, OSError):
+                    result = None
+                if result is None and process.is_alive():
+                    continue
+                if result is None:
+                    name = names[running[slot]]
+                    raise GraphtasksError(f"reproduction {name!r}: its worker process died (killed or out of memory)")
+                ended[running[slot]] = result
+                assign(slot)
+    finally:
+        for process, connection in slots:
+            try:
+                connection.send(None)
+            except (OSError, ValueError):
+                pass
+        for process, _ in slots:
+            process.join(timeout=2)
+            if process.is_alive():
+                process.kill()
