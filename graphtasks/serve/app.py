@@ -29,6 +29,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 from urllib.parse import urlsplit
@@ -189,9 +190,8 @@ class StudyServer:
                 raise StudyError(f"{version.task_id}: people cannot play {owner.name} tasks (its family declares "
                                  "no screen)")
             try:
-                out[version_id] = owner.screen.describe(
-                    version.graph, lambda owner=owner, version=version: owner.make_env(version.prepared),
-                    self.study.keys)
+                out[version_id] = owner.screen.describe(version.graph, partial(owner.make_env, version.prepared),
+                                                        self.study.keys)
             except ScreenError as exc:
                 raise StudyError(f"{version.task_id}: {exc}") from None
         return out
