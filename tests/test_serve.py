@@ -466,7 +466,8 @@ def test_graphtasks_fit_fits_the_sessions(serve):
          "--agents", "nobody", "-o", str(figure)], capture_output=True, text=True,
     )
     assert result.returncode == 2
-    assert result.stderr.strip() == "graphtasks: error: 'nobody': no two-step trials recorded"
+    assert result.stderr.strip().splitlines() == [
+        "graphtasks: error: no recorded experiment 'nobody'; recorded: two-step people"]
 
 
 def resilient_play(server: Server, token: str, acknowledged: list[int], stop_at: float = 600) -> int:
