@@ -528,7 +528,7 @@ def test_a_killed_worker_costs_its_batch_only_and_the_same_command_redoes_it(tmp
 
     from graphstore import open_store
 
-    text = SMALL.replace("episodes = 6", "episodes = 4000").replace("max_steps = 20", "max_steps = 60", 1)
+    text = SMALL.replace("episodes = 6", "episodes = 2000").replace("max_steps = 20", "max_steps = 60", 1)
     spec_path = small_spec(tmp_path, text)  # every run takes seconds: the kill lands in one
     store = str(tmp_path / "store.lbug")
     command = [sys.executable, "-m", "graphtasks", "--store", store, "experiment", "run", str(spec_path)]
@@ -555,4 +555,4 @@ def test_a_killed_worker_costs_its_batch_only_and_the_same_command_redoes_it(tmp
     with open_store(store, "r") as opened:
         assert opened.cypher("MATCH (r:Run) RETURN r.status, count(r)").rows == [["completed", 12]]
         scanned = opened.cypher("LOAD FROM $episodes RETURN count(*)", sources=record_sources(opened)).rows
-        assert scanned == [[12 * 4003]]
+        assert scanned == [[12 * 2003]]
