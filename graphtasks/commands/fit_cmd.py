@@ -18,18 +18,21 @@ from .extras import require_plotting
 from .files import write_output
 from .lookups import require_experiment
 from .output import add_format_argument, print_rows
+from .progress import add_no_progress
+from .progress import shown as progress_shown
 
 LAYOUT_NAMES = ("ts", "prl", "pst", "igt", "bandit4arm", "bandit4arm2")  # graphtasks.fitting.hbayesdm.LAYOUTS
 SOURCES = ("people", "agents", "all")  # graphtasks.fitting.selection.SOURCES (not imported to build the parser)
 
 
 def with_progress(command: Any) -> Any:
-    """A long command shows a bar of its fits and simulations unless `--no-progress` is given."""
+    """A long command shows a bar of its fits and simulations where someone watches, unless
+    `--no-progress` is given (`graphtasks.commands.progress.shown`)."""
 
     def run(args: argparse.Namespace) -> int:
         from graphtasks.fitting.recovery import progress
 
-        with progress(not args.no_progress):
+        with progress(progress_shown(args)):
             return int(command(args))
 
     run.__doc__, run.__name__ = command.__doc__, command.__name__
@@ -161,7 +164,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _recovery_arguments(group_models, starts=2)
     group_models.set_defaults(func=cmd_group_model_recovery)
     for long_running in (run, params, confusion, group, group_models):
-        long_running.add_argument("--no-progress", action="store_true", help="no progress bar")
+        add_no_progress(long_running, "no progress bars (of fits, simulations and EM iterations)")
     for leaf in (models, sim, imp, run, show, compare, params, confusion, group, group_models):
         one_line_errors(leaf)
 

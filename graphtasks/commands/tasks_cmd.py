@@ -9,6 +9,7 @@ from graphstore import did_you_mean, open_store
 
 from .errors import CommandError
 from .output import parse_params, print_rows
+from .progress import add_no_progress, bar, shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     load.add_argument("--family", help="read --file as a file of this family instead of recognising it")
     load.add_argument("--param", action="append", metavar="KEY=VALUE", help="override a task parameter")
-    load.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_no_progress(load, "no progress bars (of tasks built and stored)")
     load.set_defaults(func=cmd_load)
 
     listing = sub.add_parser("list", help="list stored tasks (or the built-in catalogue)")
@@ -46,16 +47,21 @@ def cmd_load(args: argparse.Namespace) -> int:
         raise CommandError("tasks load: name task ids, --all, or --file FILE")
     if params and args.all:
         raise CommandError("tasks load: --param applies to named tasks, not to --all")
-    from tqdm.auto import tqdm  # a text bar in a terminal, a widget in a notebook
-
-    quiet = args.no_progress or len(ids) + len(args.file) < 10
-    building = tqdm(ids, desc="building", unit="task", disable=quiet, leave=False)
-    graphs = [tasks.build(task_id, **params) for task_id in building]  # build all first: bad input writes nothing
-    graphs += [graph for path in args.file for graph in tasks.read_file(path, family=args.family, **params)]
+    show = shown(args)
+    graphs = []  # build all first: bad input writes nothing
+    with bar(len(ids) + len(args.file), "building", "task", show and len(ids) + len(args.file) > 1) as building:
+        for task_id in ids:
+            graphs.append(tasks.build(task_id, **params))
+            building.update(1)
+        for path in args.file:  # a file's tasks count as one unit: how many it holds is known once it is read
+            graphs += tasks.read_file(path, family=args.family, **params)
+            building.update(1)
     with open_store(args.store, "w") as store:
         changed = 0
-        for graph in tqdm(graphs, desc="storing", unit="task", disable=quiet, leave=False):
-            changed += store.put(graph)
+        with bar(len(graphs), "storing", "task", show and len(graphs) > 1) as storing:
+            for graph in graphs:
+                changed += store.put(graph)
+                storing.update(1)
         print(f"{len(graphs)} task(s) in {store.location}: {changed} written, {len(graphs) - changed} unchanged")
     return 0
 

@@ -38,7 +38,7 @@ from .likelihood import TaskShape, log_likelihood, task_shape
 from .lockstep import BFGS_STEP, value_and_gradient
 from .mle import FitResult, finite_hessian, require_scipy
 from .models import FitModel
-from .pool import process_pool
+from .pool import bar, process_pool
 
 START_VARIANCE = 6.25  # the first E-step's prior: sd 2.5 in the transformed space, any setting of the bounds plausible
 MIN_VARIANCE = 1e-6  # a group variance never shrinks below this (a setting every participant shares)
@@ -386,6 +386,8 @@ def fit_group(
     parts = min(count, max(parts, -(-count // MAX_OPTIMISERS)))
     chunks = [list(range(count))[k * count // parts:(k + 1) * count // parts] for k in range(parts)]
     history: list[float] = []
+    # no total: EM runs until its prior stops moving; the bar counts iterations and shows the move
+    shown = bar(None, f"EM of {model.name}", "iteration")
     try:
         previous: list[Estimate] = []
         used = (mean, variance)
@@ -410,10 +412,13 @@ def fit_group(
             new_variance = np.maximum(((xs - new_mean) ** 2 + posterior).mean(axis=0), MIN_VARIANCE)
             moved = max(np.abs(new_mean - mean).max(), np.abs(np.sqrt(new_variance) - np.sqrt(variance)).max())
             mean, variance = new_mean, new_variance
+            shown.set_postfix_str(f"prior moved {moved:.2g} (converged below {tolerance:g})", refresh=False)
+            shown.update(1)
             if moved < tolerance:
                 converged = True
                 break
     finally:
+        shown.close()
         if pool is not None:
             pool.shutdown()
     fits = []

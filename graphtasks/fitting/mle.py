@@ -11,7 +11,7 @@ import numpy as np
 from .behaviour import BehaviourError, Choices
 from .likelihood import TaskShape, log_likelihood, replay_log_likelihood, task_shape
 from .models import FitModel
-from .pool import map_jobs
+from .pool import bar, map_jobs
 
 
 @dataclass(frozen=True)
@@ -154,17 +154,27 @@ def fit_many(
         chunks = [list(range(k * count // parts, (k + 1) * count // parts)) for k in range(parts)]
         jobs = [(model, [choices_list[i] for i in chunk], starts, [seeds[i] for i in chunk],
                  [shapes[i] for i in chunk], vectorised, batched) for chunk in chunks]
-        return [r for part in map_jobs(_fit_chunk, jobs, workers) for r in part]
-    if batched:
-        from .lockstep import MAX_OPTIMISERS
+        return [r for part in map_jobs(_fit_chunk, jobs, workers, f"fits of {model.name}",
+                                       [len(chunk) * starts for chunk in chunks], "start") for r in part]
+    # the bar counts optimiser starts as each ends. In a lockstep every start climbs at once and
+    # most end together near the end: no remaining time from their rate (it would be many times
+    # too long), the batched passes made so far instead, which show it moving
+    options = {"bar_format": "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"}
+    with bar(len(choices_list) * starts, f"fits of {model.name}", "start", quiet=len(choices_list) * starts < 2,
+             smoothing=0, **(options if batched else {})) as shown:
+        counts = _Counts(shown)
+        if batched:
+            from .lockstep import MAX_OPTIMISERS
 
-        step = max(1, MAX_OPTIMISERS // starts)  # participants per lockstep: a thread per start
-        found = []
-        for k in range(0, len(choices_list), step):
-            part = slice(k, k + step)
-            found += _fit_lockstep(model, choices_list[part], shapes[part], firsts[part], bounds, vectorised)
-    else:
-        found = [_fit_one(model, c, s, x0s, bounds, vectorised) for c, s, x0s in zip(choices_list, shapes, firsts)]
+            step = max(1, MAX_OPTIMISERS // starts)  # participants per lockstep: a thread per start
+            found = []
+            for k in range(0, len(choices_list), step):
+                part = slice(k, k + step)
+                found += _fit_lockstep(model, choices_list[part], shapes[part], firsts[part], bounds, vectorised,
+                                       counts)
+        else:
+            found = [_fit_one(model, c, s, x0s, bounds, vectorised, counts)
+                     for c, s, x0s in zip(choices_list, shapes, firsts)]
     return [
         FitResult(
             model.name, model.agent, {name: float(v) for name, v in zip(model.free, best.x)}, dict(model.fixed),
@@ -175,6 +185,31 @@ def fit_many(
     ]
 
 
+class _Counts:
+    """What a fit tells its progress bar `shown`, from any thread: each optimiser start as it
+    ends (`start_ended`), and each batched pass of a lockstep (`passed`, shown beside the bar,
+    redrawn at most twice a second)."""
+
+    def __init__(self, shown: Any) -> None:
+        import threading
+
+        self.shown, self.lock, self.passes, self.drawn = shown, threading.Lock(), 0, 0.0
+
+    def start_ended(self) -> None:
+        with self.lock:
+            self.shown.update(1)
+
+    def passed(self) -> None:
+        import time
+
+        with self.lock:
+            self.passes += 1
+            now = time.monotonic()
+            self.shown.set_postfix_str(f"{self.passes} batched passes", refresh=now - self.drawn >= 0.5)
+            if now - self.drawn >= 0.5:
+                self.drawn = now
+
+
 def _fit_chunk(job: tuple[FitModel, list[Choices], int, list[int], list[TaskShape], bool, bool]) -> list[FitResult]:
     model, choices_list, starts, seeds, shapes, vectorised, batched = job
     return fit_many(model, choices_list, starts, seeds, shapes, vectorised=vectorised, batched=batched)
@@ -182,9 +217,10 @@ def _fit_chunk(job: tuple[FitModel, list[Choices], int, list[int], list[TaskShap
 
 def _fit_one(
     model: FitModel, choices: Choices, shape: TaskShape, x0s: list[np.ndarray], bounds: list[tuple[float, float]],
-    vectorised: bool,
+    vectorised: bool, counts: _Counts | None = None,
 ) -> tuple[Any, list[float | None]]:
-    """One participant's fit, each likelihood alone: the best of the starts and its standard errors."""
+    """One participant's fit, each likelihood alone: the best of the starts and its standard
+    errors; `counts` is told as each start ends."""
     optimize = require_scipy()
     likelihood = log_likelihood if vectorised else replay_log_likelihood
 
@@ -194,6 +230,8 @@ def _fit_one(
     best: Any = None
     for x0 in x0s:
         found = optimize.minimize(negative, x0, method="L-BFGS-B", bounds=bounds)
+        if counts is not None:
+            counts.start_ended()
         if best is None or found.fun < best.fun:
             best = found
     return best, standard_errors(negative, np.asarray(best.x, dtype=float), bounds)
@@ -201,23 +239,32 @@ def _fit_one(
 
 def _fit_lockstep(
     model: FitModel, choices_list: Sequence[Choices], shapes: Sequence[TaskShape], firsts: list[list[np.ndarray]],
-    bounds: list[tuple[float, float]], vectorised: bool,
+    bounds: list[tuple[float, float]], vectorised: bool, counts: _Counts | None = None,
 ) -> list[tuple[Any, list[float | None]]]:
-    """Every start of every participant climbing at once, each round one batched pass."""
+    """Every start of every participant climbing at once, each round one batched pass; `counts`
+    is told of each pass and as each start's climb ends."""
     from .batched import evaluator
     from .lockstep import run_lockstep, value_and_gradient
 
     optimize = require_scipy()
-    evaluate = evaluator(model.agent, choices_list, shapes, batched=True, vectorised=vectorised)
+    passes = evaluator(model.agent, choices_list, shapes, batched=True, vectorised=vectorised)
+
+    def evaluate(request: Any) -> Any:
+        if counts is not None:
+            counts.passed()
+        return passes(request)
 
     def climb(participant: int, x0: np.ndarray) -> Callable[[Any], Any]:
         def job(ask: Any) -> Any:
             def negatives(points: Sequence[np.ndarray]) -> np.ndarray:
                 return -ask(participant, [model.settings(x) for x in points])
 
-            return optimize.minimize(
+            found = optimize.minimize(
                 lambda x: value_and_gradient(negatives, x, bounds), x0, method="L-BFGS-B", jac=True, bounds=bounds
             )
+            if counts is not None:
+                counts.start_ended()
+            return found
 
         return job
 

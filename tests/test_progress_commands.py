@@ -1,0 +1,92 @@
+"""Long commands show progress that tells the truth (issue 42): on a terminal, a bar of units
+that move (tasks, fits, rows, reproductions), through every count to its total; into a pipe or
+a log, or with --no-progress, nothing on stderr. Each command is run as a person would run it,
+its stderr a pseudo-terminal (tests/terminal.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.terminal import graphtasks
+
+FIVE_TASKS = ["neuronav/graph/linear", "neuronav/graph/ring", "neuronav/graph/two_step", "rewardgym/gonogo",
+              "rewardgym/two-armed-bandit"]
+
+
+def test_tasks_load_counts_tasks_built_and_stored(tmp_path: Path) -> None:
+    store = str(tmp_path / "store.lbug")
+    shown = graphtasks("--store", store, "tasks", "load", *FIVE_TASKS)
+    assert shown.code == 0, shown.raw
+    assert shown.moved("building") == [0, 1, 2, 3, 4, 5], shown.frames
+    assert shown.moved("storing") == [0, 1, 2, 3, 4, 5], shown.frames
+    assert {total for _, total in shown.counts("storing")} == {5}
+    piped = graphtasks("--store", store, "tasks", "load", *FIVE_TASKS, terminal=False)
+    assert piped.code == 0 and piped.raw == "" and "5 task(s)" in piped.out
+    quiet = graphtasks("--store", store, "tasks", "load", *FIVE_TASKS, "--no-progress")
+    assert quiet.code == 0 and quiet.raw.strip() == "" and quiet.out == piped.out
+
+
+def imported(tmp_path: Path, participants: int = 3, trials: int = 60) -> str:
+    """A store with an experiment 'lab' of simulated participants (events files, imported)."""
+    from graphtasks.cli import main
+
+    store = str(tmp_path / "store.lbug")
+    files = []
+    for k in range(participants):
+        path = tmp_path / f"sub-{k}_task-twostep_events.tsv"
+        assert main(["fit", "simulate", str(path), "--params", "lr=0.4,beta=4", "--trials", str(trials),
+                     "--seed", str(k)]) == 0
+        files.append(str(path))
+    assert main(["--store", store, "fit", "import", "lab", *files]) == 0
+    return store
+
+
+@pytest.mark.parametrize(("participants", "starts"), [(3, 2), (18, 10)], ids=["one by one", "lockstep"])
+def test_fit_run_counts_each_start_as_it_ends(tmp_path: Path, capsys, participants: int, starts: int) -> None:
+    """3 x 2 starts: each participant's starts one after another, with a remaining time; 18 x
+    10 (540 likelihoods a round, enough for batched passes to pay): every start climbing at once
+    in a lockstep, the batched passes beside the bar and no remaining time (most starts end
+    together near the end: their rate would say many times too long)."""
+    store = imported(tmp_path, participants, trials=30)
+    capsys.readouterr()
+    command = ["--store", store, "fit", "run", "lab", "--starts", str(starts), "--no-record"]
+    shown = graphtasks(*command)
+    assert shown.code == 0, shown.raw
+    total = participants * starts
+    assert shown.moved("fits of q") == list(range(total + 1)), shown.frames
+    assert {t for _, t in shown.counts("fits of q")} == {total}
+    lockstep = [f for f in shown.frames if f.startswith("fits of q") and "batched passes" in f]
+    assert bool(lockstep) == (starts == 10), shown.frames
+    assert bool(shown.eta_seconds("fits of q")) == (starts == 2), shown.frames
+    if starts == 2:
+        piped = graphtasks(*command, terminal=False)
+        assert piped.code == 0 and piped.raw == "" and piped.out == shown.out
+
+
+def test_fit_em_counts_iterations_with_no_total(tmp_path: Path, capsys) -> None:
+    """EM runs until its prior stops moving: the bar counts iterations, shows how far the prior
+    moved, and claims no total and no remaining time."""
+    store = imported(tmp_path)
+    capsys.readouterr()
+    shown = graphtasks("--store", store, "fit", "run", "lab", "--method", "em", "--starts", "1", "--no-record",
+                       "--format", "csv")
+    assert shown.code == 0, shown.raw
+    iterations = int(shown.out.strip().splitlines()[-1].split(",")[-2])  # the group's row: ..., iterations, converged
+    drawn = [int(m[1]) for f in shown.frames if (m := re.match(r"EM of q: (\d+)iteration", f))]
+    assert drawn == sorted(drawn) and len(set(drawn)) > 2 and drawn[0] == 0, shown.frames
+    assert all("/" not in f.split("[")[0] for f in shown.frames if f.startswith("EM of q")), shown.frames
+    assert any("prior moved" in f for f in shown.frames if f.startswith("EM of q")), shown.frames
+    assert max(drawn) == iterations, (drawn, shown.out)
+
+
+def test_fit_recovery_counts_participants_simulated_and_fitted() -> None:
+    command = ["fit", "parameter-recovery", "--model", "q", "--participants", "4", "--trials", "30", "--workers", "1"]
+    shown = graphtasks(*command)
+    assert shown.code == 0, shown.raw
+    assert shown.moved("simulated and fitted") == [0, 1, 2, 3, 4], shown.frames
+    assert not any(f.startswith("fits of q") for f in shown.frames)  # a job the bar counts draws no bar of its own
+    piped = graphtasks(*command, terminal=False)
+    assert piped.code == 0 and piped.raw == "" and piped.out == shown.out
