@@ -16,8 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm  # a text bar in a terminal, a widget in a notebook
-
 from gym_bridge.runner import RunLog, first_transitions, stay_probabilities
 
 from .arguments import COUNT, MAX_COUNT, SEED, one_line_errors
@@ -26,6 +24,7 @@ from .extras import require_plotting
 from .files import write_output
 from .lookups import agent_name
 from .output import parse_params
+from .progress import add_no_progress, bar, shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--plot", metavar="FILE.png", help="save a learning curve (needs matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON, with every episode's return")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_no_progress(parser, "no progress bar (of episodes)")
     parser.add_argument(
         "--per-agent", action="store_true",
         help="play the agent's per-agent form even where it has a batched one (other random streams)",
@@ -72,26 +71,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     graph = next(iter(versions.values())).graph
     batched = not args.per_agent and batch_key(spec, cell, versions) is not None
     # smoothing=0: the rate is episodes over the time since the start, not the last burst's
-    bar = tqdm(total=args.episodes, desc=args.task, unit="ep", disable=args.no_progress, leave=False, smoothing=0)
+    episodes = bar(args.episodes, args.task, "ep", shown(args), smoothing=0)
     log = RunLog(graph.task_id)
     started = time.perf_counter()
     with blame("--env-param", active=bool(env_params)), blame("--agent-param", active=bool(agent_params)):
         if batched:
             # a batch plays every episode before the first comes out: the bar moves once, at the
             # end (an update per episode would time the first by the whole run: hours of ETA)
-            bar.set_postfix_str("one batch: every episode at once", refresh=True)
+            episodes.set_postfix_str("one batch: every episode at once", refresh=True)
             for item in play_cell(spec, cell, versions):
                 log.add(item.episode)
-            bar.update(len(log.rewards))
-            bar.set_postfix(reward=f"{sum(log.rewards[-100:]) / len(log.rewards[-100:]):.3f}")
+            episodes.update(len(log.rewards))
+            episodes.set_postfix(reward=f"{sum(log.rewards[-100:]) / len(log.rewards[-100:]):.3f}")
         else:
             for item in play_cell(spec, cell, versions, batched=False):
                 episode = item.episode
                 log.add(episode)
-                bar.update(1)  # tqdm redraws at most every 0.1 s: no rate from the first episode alone
+                episodes.update(1)  # tqdm redraws at most every 0.1 s: no rate from the first episode alone
                 if episode.index % 50 == 49:
-                    bar.set_postfix(reward=f"{sum(log.rewards[-100:]) / len(log.rewards[-100:]):.3f}", refresh=False)
-    bar.close()
+                    recent = log.rewards[-100:]
+                    episodes.set_postfix(reward=f"{sum(recent) / len(recent):.3f}", refresh=False)
+    episodes.close()
     log.seconds = time.perf_counter() - started
     summary: dict[str, Any] = {**log.summary(), "agent": args.agent, "seed": args.seed}
     if any(0.0 < p < 1.0 for p in first_transitions(graph).values()):  # the first choice leads on by chance
