@@ -90,3 +90,15 @@ def test_fit_recovery_counts_participants_simulated_and_fitted() -> None:
     assert not any(f.startswith("fits of q") for f in shown.frames)  # a job the bar counts draws no bar of its own
     piped = graphtasks(*command, terminal=False)
     assert piped.code == 0 and piped.raw == "" and piped.out == shown.out
+
+
+def test_reproduce_shows_its_runs_on_a_terminal_only(tmp_path: Path) -> None:
+    command = ["--store", str(tmp_path / "store.lbug"), "reproduce", "daw2011-two-step", "--seeds", "1",
+               "--no-figure", "--workers", "1"]
+    shown = graphtasks(*command)
+    assert shown.code in (0, 1), shown.raw  # one seed: the checks may fail; the run is what is shown
+    counts = shown.counts("daw2011-two-step")
+    assert counts[0] == (0, 3) and counts[-1] == (3, 3), shown.frames  # 3 agents x 1 seed
+    assert "check" in shown.out
+    piped = graphtasks("--store", str(tmp_path / "again.lbug"), *command[2:], terminal=False)
+    assert piped.code == shown.code and piped.raw == "" and "check" in piped.out

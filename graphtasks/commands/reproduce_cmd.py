@@ -9,6 +9,8 @@ from typing import Any
 
 from .extras import require_plotting
 from .output import print_rows
+from .progress import add_no_progress, bar
+from .progress import shown as progress_shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,8 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "per core; with the global --store, 1)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument("--no-figure", action="store_true", help="check only, draw nothing")
-    parser.add_argument("--no-progress", action="store_true",
-                        help="no progress bars (of runs, and of reproductions with --all)")
+    add_no_progress(parser, "no progress bars (of runs, and of reproductions with --all)")
     parser.set_defaults(func=cmd_reproduce)
 
 
@@ -52,31 +53,31 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise ReproductionError("--jobs: give --all too (one reproduction runs in this process)")
     if not args.no_figure:
         require_plotting("reproduce (its figure; --no-figure checks the findings without one)")
-    from tqdm.auto import tqdm
-
     from graphtasks.experiments.observers import ProgressObserver
 
     names = list(REPRODUCTIONS) if args.all else [args.name]
     jobs = args.jobs if args.all else 1
     outcomes = []
-    overall = tqdm(total=len(names), desc="reproductions", unit="reproduction",
-                   disable=args.no_progress or not args.all, leave=False, position=0)
+    show = progress_shown(args)
+    # reproductions end in their order (side by side, each waits for those before): the average rate
+    overall = bar(len(names), "reproductions", "reproduction", show and args.all, position=0, smoothing=0)
 
     def started(name: str) -> None:
         overall.set_postfix_str(name)
         known = REPRODUCTIONS.get(name)
-        if known is not None and known.study is not None and not args.no_progress:  # a study runs in its process
-            tqdm.write(f"{name}: running the study ({known.title})", file=sys.stderr)
+        if known is not None and known.study is not None and show:  # a study runs in its process
+            overall.write(f"{name}: running the study ({known.title})", file=sys.stderr)
 
     def observers(name: str) -> list[Any]:
-        return [ProgressObserver(name, disable=args.no_progress)]
+        return [ProgressObserver(name, disable=not show)]
 
     for outcome in reproduce_all(names, args.seeds, args.output, args.store, args.workers, not args.no_figure,
                                  jobs, observers, started):
         outcomes.append(outcome)
         overall.update()
         if not args.json:
-            _print_outcome(outcome)
+            with overall.external_write_mode(file=sys.stdout):  # the bar is cleared, then drawn again below
+                _print_outcome(outcome)
     overall.close()
     if args.json:
         shown = [o.as_dict() for o in outcomes]
