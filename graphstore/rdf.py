@@ -19,8 +19,9 @@ Vocabulary (namespace `https://graphtasks.dev/ns#`, prefix `gt:`), generated fro
 `vocabulary()` returns the vocabulary itself as RDFS with the schema's documentation.
 
 SPARQL runs on Oxigraph through `oxrdflib` (`rdflib.Graph(store="Oxigraph")`). Turtle
-is written by `to_turtle` (rdflib's own Turtle writer prints doubles with 6 digits, which
-would break the exact round trip); N-Triples by rdflib.
+is written by Oxigraph's serializer (`to_turtle`: every literal in its lexical form, where
+rdflib's own Turtle writer prints doubles with 6 digits and would break the exact round
+trip); N-Triples by rdflib.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.query import ResultRow
-from rdflib.term import Node
 
 from .errors import QueryError, SchemaError
 from .schema import SCHEMA, Property, Schema, quote_name
@@ -669,74 +669,68 @@ def sparql(rdf: Graph, query: str, allow_service: bool = False) -> QueryResult:
 
 
 # -- serialisation -----------------------------------------------------------------------------
-def _turtle_term(term: Any, prefixes: dict[str, str]) -> str:
+def _ox_term(term: Any) -> Any:
+    """The Oxigraph term of an rdflib term (IRI, blank node or literal, its lexical form kept)."""
     if isinstance(term, Literal):
-        if term.datatype in (XSD.integer, XSD.boolean):
-            return str(term)
-        text = str(term).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
-        if term.datatype in (None, XSD.string) and not term.language:
-            return f'"{text}"'
-        if term.language:
-            return f'"{text}"@{term.language}'
-        return f'"{text}"^^{_turtle_term(term.datatype, prefixes)}'
+        datatype = ox.NamedNode(str(term.datatype)) if term.datatype is not None and not term.language else None
+        return ox.Literal(str(term), language=term.language or None, datatype=datatype)
     if isinstance(term, BNode):
-        return f"_:{term}"
-    text = str(term)
-    for prefix, base in prefixes.items():
-        local = text[len(base) :]
-        if text.startswith(base) and local and all(c.isalnum() or c == "_" for c in local) and local[0].isalpha():
-            return f"{prefix}:{local}"
-    return f"<{text}>"
+        return ox.BlankNode(str(term))
+    return ox.NamedNode(str(term))
+
+
+def _oxigraph_graph(rdf: Graph) -> tuple[ox.Store, Any] | None:
+    """The Oxigraph store holding `rdf` and the name of its graph there, if it is on Oxigraph."""
+    store = rdf.store
+    if not isinstance(store, OxigraphStore):
+        return None
+    inner = _OXIGRAPH_OF.get(store) or store._inner
+    identifier = rdf.identifier
+    if identifier == DATASET_DEFAULT_GRAPH_ID:
+        return inner, ox.DefaultGraph()
+    return inner, (ox.BlankNode(str(identifier)) if isinstance(identifier, BNode) else ox.NamedNode(str(identifier)))
 
 
 def to_turtle(rdf: Graph, extra_prefixes: dict[str, str] | None = None) -> str:
-    """Deterministic, exact Turtle: sorted subjects, doubles in their full lexical form, lists inline.
+    """The graph as Turtle, written by Oxigraph's serializer: every literal in its own lexical
+    form (doubles exact, so the view round-trips), triples sorted by subject (blank nodes
+    last), predicate and object, so the same graph gives the same text and a subject's triples
+    are written together. A graph on Oxigraph (`new_graph`, `parse`, `store_to_rdf`) is read
+    from its store as Oxigraph terms; one on another rdflib store is converted term by term.
 
-    `extra_prefixes` (name -> namespace) are declared and used besides gt:, rdf:, xsd: and rdfs:.
+    Parameters
+    ----------
+    rdf : rdflib.Graph
+        The graph.
+    extra_prefixes : dict of str to str, optional
+        Prefixes (name -> namespace) declared and used besides gt:, rdf:, xsd: and rdfs:.
+
+    Returns
+    -------
+    str
+        The Turtle text.
+
+    Examples
+    --------
+    >>> from rdflib import Graph, Literal
+    >>> from graphstore.rdf import GT, node_iri, parse, to_turtle
+    >>> graph = Graph()
+    >>> _ = graph.add((node_iri("t/a"), GT.p, Literal(0.1 + 0.2)))
+    >>> print(to_turtle(graph).splitlines()[-1])
+    <https://graphtasks.dev/id/t/a> gt:p "0.30000000000000004"^^xsd:double .
+    >>> len(parse(to_turtle(graph)))
+    1
     """
     prefixes = {"gt": NS, "rdf": str(RDF), "xsd": str(XSD), "rdfs": str(RDFS), **(extra_prefixes or {})}
-    referenced: dict[Any, int] = defaultdict(int)
-    for obj in rdf.objects():
-        if isinstance(obj, BNode):
-            referenced[obj] += 1
-
-    def as_list(node: Any) -> list[Any] | None:
-        items, seen = [], set()
-        while node != RDF.nil:
-            if not isinstance(node, BNode) or node in seen or referenced[node] != 1:
-                return None
-            seen.add(node)
-            preds = set(rdf.predicates(node))
-            if preds != {RDF.first, RDF.rest}:
-                return None
-            items.append(rdf.value(node, RDF.first))
-            node = rdf.value(node, RDF.rest)
-        return items
-
-    def obj_text(obj: Any) -> str:
-        if obj == RDF.nil:
-            return "()"
-        items = as_list(obj) if isinstance(obj, BNode) else None
-        if items is not None:
-            return "( " + " ".join(obj_text(i) for i in items) + " )"
-        return _turtle_term(obj, prefixes)
-
-    inlined = set()
-    for obj in rdf.objects():
-        if isinstance(obj, BNode) and as_list(obj) is not None:
-            node: Node | None = obj
-            while node != RDF.nil:
-                inlined.add(node)
-                node = rdf.value(node, RDF.rest)
-    lines = [f"@prefix {p}: <{b}> ." for p, b in prefixes.items()] + [""]
-    subjects = sorted({s for s in rdf.subjects() if s not in inlined}, key=lambda s: (isinstance(s, BNode), str(s)))
-    for subject in subjects:
-        pairs = sorted(rdf.predicate_objects(subject), key=lambda po: (po[0] != RDF.type, str(po[0]), str(po[1])))
-        body = " ;\n    ".join(
-            f"{'a' if p == RDF.type else _turtle_term(p, prefixes)} {obj_text(o)}" for p, o in pairs
-        )
-        lines.append(f"{_turtle_term(subject, prefixes)}\n    {body} .\n")
-    return "\n".join(lines)
+    on_oxigraph = _oxigraph_graph(rdf)
+    if on_oxigraph is not None:
+        inner, name = on_oxigraph
+        triples = [quad.triple for quad in inner.quads_for_pattern(None, None, None, name)]
+    else:
+        triples = [ox.Triple(_ox_term(s), _ox_term(p), _ox_term(o)) for s, p, o in rdf]
+    triples.sort(key=str)  # N-Triples order: subject, predicate, object; IRIs before blank nodes
+    data = ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=prefixes)
+    return cast(bytes, data).decode("utf-8")
 
 
 def serialize(rdf: Graph, fmt: str) -> str:

@@ -367,11 +367,12 @@ def records_rdf(store: GraphStore, name: str) -> Any:
     -------
     rdflib.Graph
         Its Experiment, Phase, Run, Episode, Trial, Probe, Participant, Model and Fit nodes with the
-        relationships among them; JSON attributes (a run's `params`) as structured values.
+        relationships among them; JSON attributes (a run's `params`) as structured values. The
+        graph is on Oxigraph (SPARQL runs there; `graphstore.rdf.to_turtle` dumps it from there).
     """
     from graphstore.rdf import store_to_rdf
 
-    return store_to_rdf(store, [], rdf_store="default", owners=[experiment_uid(name)])
+    return store_to_rdf(store, [], owners=[experiment_uid(name)])
 
 
 def prov_rdf(store: GraphStore, name: str) -> Any:
