@@ -67,7 +67,7 @@ def test_export_trials_has_a_row_per_recorded_step(recorded, capsys) -> None:
     capsys.readouterr()
     assert main(["--store", store, "experiment", "export", "records", "--trials"]) == 0
     rows = csv_rows(capsys.readouterr().out)
-    assert list(rows[0]) == list(TRIAL_COLUMNS)
+    assert list(rows[0]) == [c if c != "params" else "param_beta" for c in TRIAL_COLUMNS]  # a column per setting
     with open_store(store, "r") as opened:  # the trials are chunks, scanned by Cypher with LOAD FROM $trials
         assert opened.cypher("MATCH (t:Trial) RETURN count(t)").rows == [[0]]
         scanned = opened.cypher("LOAD FROM $trials RETURN count(*)", sources=record_sources(opened)).rows
@@ -95,8 +95,9 @@ def test_parquet_holds_what_csv_holds(recorded, tmp_path: Path, capsys) -> None:
 def test_bids_events_one_tsv_per_trial_run(recorded, tmp_path: Path) -> None:
     store, _ = recorded
     target = tmp_path / "bids"
-    assert main(["--store", store, "experiment", "export", "records", "--bids", str(target)]) == 0
-    files = sorted(target.glob("*.tsv"))
+    assert main(["--store", store, "experiment", "export", "records", "--bids", str(target),
+                 "--trial-duration", "1"]) == 0
+    files = sorted(target.glob("sub-*/beh/*.tsv"))
     assert [f.name for f in files] == [f"sub-sim000{run}_task-twostep_run-1_events.tsv" for run in (0, 1)]
     rows = list(csv.DictReader(files[0].open(encoding="utf-8"), delimiter="\t"))
     assert tuple(rows[0]) == BIDS_COLUMNS and len(rows) == 6 * 2  # six trials of two stages

@@ -210,7 +210,7 @@ def test_the_command_writes_one_row_per_episode(tmp_path: Path, capsys) -> None:
     assert "q beta=4.0" in printed and "(12 rows)" in printed
     with open(out, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == list(COLUMNS) and len(rows) == 12 * 9
+    assert list(rows[0]) == [c if c != "params" else "param_beta" for c in COLUMNS] and len(rows) == 12 * 9
     assert main(["experiment", "check", str(small_spec(tmp_path))]) == 0
     assert "12 runs of 2 phase(s)" in capsys.readouterr().out
 

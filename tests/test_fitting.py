@@ -168,10 +168,10 @@ def test_exported_trials_read_back_as_the_recorded_run(tmp_path) -> None:
     assert main(["--store", str(store_path), "experiment", "run", "daw2011-two-step", "--no-progress",
                  "--workers", "1"]) == 0
     assert main(["--store", str(store_path), "experiment", "export", "daw2011-two-step", "--bids",
-                 str(tmp_path / "bids")]) == 0
+                 str(tmp_path / "bids"), "--trial-duration", "2"]) == 0
     with open_store(store_path, "r") as store:
         recorded = load_run(store, "daw2011-two-step", 0)
-    exported = read_events(tmp_path / "bids" / "sub-sim0000_task-twostep_run-1_events.tsv")
+    exported = read_events(tmp_path / "bids" / "sub-sim0000" / "beh" / "sub-sim0000_task-twostep_run-1_events.tsv")
     for column in ("states", "actions", "rewards", "next_states", "ends"):
         assert np.array_equal(getattr(recorded, column), getattr(exported, column)), column
     assert recorded.truth["agent"] == "hybrid"

@@ -15,7 +15,8 @@ import pytest
 from graphstore import open_store
 from graphtasks.cli import main
 from graphtasks.experiments import COLUMNS, Experiment, ExperimentSpecError, parse_spec, run_experiment
-from graphtasks.experiments.observers import BidsObserver, CsvObserver, RunObserver
+from graphtasks.experiments.export import BidsDatasetObserver
+from graphtasks.experiments.observers import CsvObserver, RunObserver
 from graphtasks.experiments.records import StoreRecorder, record_experiment, record_runs, record_tasks
 from graphtasks.experiments.runs import cells
 
@@ -141,14 +142,15 @@ def test_ctrl_c_records_the_runs_under_way_as_interrupted_and_the_same_command_f
 def test_csv_and_bids_observers_write_what_the_runs_give(tmp_path: Path) -> None:
     spec = parse_spec(spec_text("rewardgym/two-step", episodes=3))
     table, folder = tmp_path / "episodes.csv", tmp_path / "events"
-    bids = BidsObserver(folder)
+    bids = BidsDatasetObserver(folder, trial_duration=2.0)
     result = run_experiment(spec, workers=2, observers=[CsvObserver(table, COLUMNS), bids])
     with open(table, newline="") as handle:
         written = list(csv.DictReader(handle))
     assert [(int(r["run"]), int(r["episode"])) for r in written] == [(r["run"], r["episode"]) for r in result.rows]
-    events = sorted(p.name for p in folder.iterdir() if p.suffix == ".tsv")
+    events = sorted(p.name for p in folder.glob("sub-*/beh/*") if p.suffix == ".tsv")
     assert sorted(p.name for p in bids.written) == events  # each beside its _events.json sidecar
-    assert sorted(p.name for p in folder.iterdir() if p.suffix == ".json") == [e[:-4] + ".json" for e in events]
+    assert sorted(p.name for p in folder.glob("sub-*/beh/*") if p.suffix == ".json") == [
+        e[:-4] + ".json" for e in events]
     assert len(bids.written) == 4
     lines = bids.written[0].read_text().splitlines()
     assert lines[0].startswith("onset\tduration\ttrial_type") and len(lines) == 1 + 3 * 2  # two stages a trial

@@ -131,7 +131,10 @@ def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
     result = graphtasks(store, "experiment", "export", "study with agents", "--trials")
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
-    assert tuple(rows[0]) == TRIAL_COLUMNS + BROWSER_COLUMNS and len(rows) == 3 * 24
+    settings = ("param_beta", "param_lr", "param_w")  # the agent's settings, a column each
+    at = TRIAL_COLUMNS.index("params")
+    assert tuple(rows[0]) == TRIAL_COLUMNS[:at] + settings + TRIAL_COLUMNS[at + 1:] + BROWSER_COLUMNS
+    assert len(rows) == 3 * 24
     people = [r for r in rows if r["run"] == "2"]
     assert [float(r["rt"]) for r in people] == [400.0 + i for i in range(24)]  # as play() posted them
     assert all(r["shown_ms"] == "1000.0" and r["key"] and r["received_at"] and float(r["server_rt"]) >= 0
@@ -152,16 +155,18 @@ def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
     assert table["rt"][48:] == [400.0 + i for i in range(24)] and table["rt"][:48] == [None] * 48
     # BIDS: every events file has a sidecar describing each of its columns; people's response times in seconds
     bids = tmp_path / "bids"
-    result = graphtasks(store, "experiment", "export", "study with agents", "--bids", str(bids))
+    result = graphtasks(store, "experiment", "export", "study with agents", "--bids", str(bids),
+                        "--trial-duration", "2")  # for the agents' runs: the person's times are recorded
     assert result.returncode == 0 and result.stdout.startswith("3 events files"), result.stderr
-    events = sorted(bids.glob("*_events.tsv"))
+    events = sorted(bids.glob("sub-*/beh/*_events.tsv"))
     assert [e.with_suffix(".json").is_file() for e in events] == [True] * 3
     for path in events:
         table_rows = list(csv.DictReader(path.open(encoding="utf-8"), delimiter="\t"))
         sidecar = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
         assert list(sidecar) == list(table_rows[0]) and all(v["Description"] for v in sidecar.values())
-    person = list(csv.DictReader((bids / "sub-sim0002_task-twostep_run-1_events.tsv").open(encoding="utf-8"),
-                                 delimiter="\t"))
+    (person_events,) = bids.glob("sub-p*/beh/*_events.tsv")  # the person's pseudonym, letters and digits
+    person = list(csv.DictReader(person_events.open(encoding="utf-8"), delimiter="\t"))
     assert [float(r["response_time"]) for r in person] == [(400.0 + i) / 1000 for i in range(24)]
-    agent = list(csv.DictReader(events[0].open(encoding="utf-8"), delimiter="\t"))
+    agent = list(csv.DictReader(next(bids.glob("sub-sim*/beh/*_events.tsv")).open(encoding="utf-8"),
+                                delimiter="\t"))
     assert {r["response_time"] for r in agent} == {"n/a"}

@@ -46,7 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("-o", "--output", metavar="FILE.csv", help="write one row per episode (CSV)")
     run.add_argument("--plot", metavar="FILE.png", help="then draw the experiment's figure (as experiment plot)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--bids", metavar="DIR", help="also write each run's BIDS events file into DIR as it ends")
+    run.add_argument("--bids", metavar="DIR", help="also write each run into the BIDS dataset in DIR as it ends")
+    run.add_argument("--trial-duration", type=float, metavar="SECONDS",
+                     help="with --bids: how long each trial lasts (agents' runs have no clock; BIDS onsets are s)")
     run.add_argument(
         "--per-agent", action="store_true",
         help="play every run per agent, not as lanes of batched agents (slower; other random streams)",
@@ -104,8 +106,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--trials", action="store_true", help="one row per recorded trial (step)")
     export.add_argument("-o", "--output", metavar="FILE", help="write to a file (default: print; csv only)")
     export.add_argument(
-        "--bids", metavar="DIR", help="write rewardGym-style BIDS events files, one TSV per run, into DIR"
+        "--bids", metavar="DIR", help="write the trials as a BIDS dataset into DIR (one subject per run, beh events)"
     )
+    export.add_argument("--trial-duration", type=float, metavar="SECONDS",
+                        help="with --bids: how long each trial of a run without recorded times lasts (agents' runs)")
     export.set_defaults(func=cmd_export)
     migrate = actions.add_parser(
         "migrate", help="rewrite the record ids of experiments recorded by an earlier version (names with / or %%)"
@@ -145,8 +149,22 @@ def _require_plotting() -> None:
         raise CommandError(str(exc)) from None
 
 
+def _bids_observer(folder: str, trial_duration: float | None, name: str) -> Any:
+    """The observer of `run --bids`, its folder and trial duration checked before the sweep."""
+    from graphtasks.experiments.export import BidsDatasetObserver, ExportError, bids_dataset_check
+
+    if trial_duration is None:
+        raise CommandError("--bids: agents' runs record no times and BIDS onsets are seconds: give --trial-duration "
+                           "SECONDS (how long each trial lasts)")
+    try:
+        bids_dataset_check(folder, name)
+        return BidsDatasetObserver(folder, trial_duration)
+    except ExportError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.observers import BidsObserver, ProgressObserver, RunObserver
+    from graphtasks.experiments.observers import ProgressObserver, RunObserver
 
     if args.workers is not None and args.workers < 1:
         raise CommandError(f"--workers: expected a positive number, got {args.workers}")
@@ -160,7 +178,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         _require_plotting()  # a missing extra is reported before the sweep, not after it
     observers: list[RunObserver] = [ProgressObserver(spec.name, disable=args.no_progress)]
     if args.bids:
-        observers.append(BidsObserver(args.bids))
+        observers.append(_bids_observer(args.bids, args.trial_duration, spec.name))
+    elif args.trial_duration is not None:
+        raise CommandError("--trial-duration: only with --bids DIR")
     try:
         report = run_and_record(spec, text, args.store, args.workers, args.dask, observers, not args.per_agent)
     except KeyboardInterrupt:
@@ -306,16 +326,26 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _table(rows: list[dict], columns: tuple[str, ...], fmt: str) -> str | bytes:
-    from graphtasks.experiments.export import csv_text, parquet_bytes
+    """The rows as a tidy table (`tidy_table`: a typed column per agent setting), CSV or parquet."""
+    from graphtasks.experiments.export import csv_text, parquet_bytes, tidy_table
 
-    return parquet_bytes(rows, columns) if fmt == "parquet" else csv_text(rows, columns)
+    rows, columns, types = tidy_table(rows, columns)
+    return parquet_bytes(rows, columns, types) if fmt == "parquet" else csv_text(rows, columns)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from graphtasks.experiments.export import recorded_trials, require_parquet, trial_columns, write_bids
+    from graphtasks.experiments.export import (
+        ExportError,
+        recorded_trials,
+        require_parquet,
+        trial_columns,
+        write_bids,
+    )
 
     if args.format in ("turtle", "prov"):
         return _export_rdf(args)
+    if args.trial_duration is not None and not args.bids:
+        raise CommandError("--trial-duration: only with --bids DIR")
     if args.format == "parquet":
         if not args.output and not args.bids:
             raise CommandError("--format parquet writes a file: give -o FILE.parquet")
@@ -330,8 +360,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             'or with record = "steps" in the spec)'
         )
     if args.bids:
-        written = write_bids(trials, args.bids)
-        print(f"{len(written)} events files written to {args.bids}")
+        try:
+            written = write_bids(trials, args.bids, args.trial_duration)
+        except ExportError as exc:
+            raise CommandError(str(exc)) from None
+        print(f"{len(written)} events files written to the BIDS dataset {args.bids}")
         if not args.output:
             return 0
     rows, columns = (trials, trial_columns(trials)) if args.trials else (episodes, COLUMNS)
@@ -348,6 +381,8 @@ def _export_rdf(args: argparse.Namespace) -> int:
 
     if args.trials or args.bids:
         raise CommandError(f"--format {args.format}: --trials and --bids are for tables (csv, parquet)")
+    if args.trial_duration is not None:
+        raise CommandError("--trial-duration: only with --bids DIR")
     with open_store(args.store, "r") as store:
         require_experiment(store, args.name)
         text = rdf_text(store, args.name, args.format)
