@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -298,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", default=None)
     add_api_arguments(parser)
     args = parser.parse_args(argv)
+    args.no_progress = args.no_progress or not sys.stderr.isatty()  # a bar only on a terminal
     return run_api_command(args)
 
 
@@ -323,7 +325,8 @@ def add_api_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--restart", action="store_true", help="fetch again from the first page")
     parser.add_argument("--allow-other-hosts", action="store_true",
                         help="follow a view.nextPage link to another host than --base-url's (default: stop)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (of pages fetched; drawn only on a terminal, or in Jupyter)")
 
 
 def _starts(args: argparse.Namespace) -> list[str | None]:

@@ -341,7 +341,8 @@ def add_dump_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-bad-lines", action="store_true",
                         help="skip a line that cannot be read (counted, reported with file and line) "
                         "instead of stopping")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (of lines read; drawn only on a terminal, or in Jupyter)")
 
 
 def run_dump_command(args: argparse.Namespace) -> int:
@@ -374,7 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ingest.conceptnet_dump", description=__doc__.split("\n")[0])
     parser.add_argument("--store", default=os.environ.get("GRAPHTASKS_STORE"))
     add_dump_arguments(parser)
-    return run_dump_command(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    args.no_progress = args.no_progress or not sys.stderr.isatty()  # a bar only on a terminal
+    return run_dump_command(args)
 
 
 if __name__ == "__main__":

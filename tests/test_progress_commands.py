@@ -102,3 +102,26 @@ def test_reproduce_shows_its_runs_on_a_terminal_only(tmp_path: Path) -> None:
     assert "check" in shown.out
     piped = graphtasks("--store", str(tmp_path / "again.lbug"), *command[2:], terminal=False)
     assert piped.code == shown.code and piped.raw == "" and "check" in piped.out
+
+
+def test_ingest_dump_counts_lines_read_with_no_total(tmp_path: Path) -> None:
+    """A dump's lines are not counted before it is read: the bar counts lines as each batch is
+    committed, with no total and no remaining time."""
+    import gzip
+    import json as json_module
+
+    rows = []
+    for k in range(40):
+        start, end = f"/c/en/thing_{k}", f"/c/en/place_{k}"
+        meta = {"dataset": "/d/conceptnet/4/en", "sources": [{"contributor": "/s/contributor/omcs"}], "weight": 1.0}
+        rows.append(f"/a/[/r/AtLocation/,{start}/,{end}/]\t/r/AtLocation\t{start}\t{end}\t{json_module.dumps(meta)}\n")
+    dump = tmp_path / "assertions.csv.gz"
+    dump.write_bytes(gzip.compress("".join(rows).encode()))
+    command = ["--store", str(tmp_path / "store.lbug"), "ingest", "dump", str(dump), "--batch-size", "10"]
+    shown = graphtasks(*command)
+    assert shown.code == 0, shown.raw
+    drawn = [m[1] for f in shown.frames if (m := re.match(r"assertions\.csv\.gz: ([\d.]+) lines", f))]
+    assert [float(n) for n in dict.fromkeys(drawn)] == [0, 10, 20, 30, 40], shown.frames
+    assert not shown.eta_seconds("assertions.csv.gz") and "40 rows kept" in shown.out
+    piped = graphtasks(*command, "--restart", terminal=False)
+    assert piped.code == 0 and piped.raw == "" and "40 lines read" in piped.out

@@ -6,6 +6,7 @@ import argparse
 
 from .arguments import SEED, integer, one_line_errors, real, restrict
 from .errors import CommandError
+from .progress import shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,12 +47,14 @@ def _wrap(run, args: argparse.Namespace) -> int:
 def _api(args: argparse.Namespace) -> int:
     from ingest.conceptnet_api import run_api_command
 
+    args.no_progress = not shown(args)  # a bar of pages only where someone watches
     return _wrap(run_api_command, args)
 
 
 def _dump(args: argparse.Namespace) -> int:
     from ingest.conceptnet_dump import run_dump_command
 
+    args.no_progress = not shown(args)  # a bar of lines read only where someone watches
     return _wrap(run_dump_command, args)
 
 
