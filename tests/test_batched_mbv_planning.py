@@ -67,7 +67,7 @@ def test_incremental_plan_equals_the_plain_rule(case: str, path: str) -> None:
     settings = [{**shared, **lanes_settings[i % 2]} for i in range(size)]
     agent = make_batched("mbv", n, a, seeds=list(range(size)), settings=settings)
     assert isinstance(agent, BatchedMBV)
-    agent.compiled = path == "compiled"
+    agent.incremental, agent.compiled = True, path == "compiled"  # (a table this small is swept whole by default)
     if path == "gather":
         agent.arrivals_limit = 200  # bytes: the first list longer than 4 pairs ends the lists
     pair = shared.get("reward_model") == "pair"
@@ -114,7 +114,7 @@ def test_incremental_plan_equals_the_full_sweeps_on_a_grid(compiled: bool) -> No
     full = make_batched("mbv", n, a, list(range(size)), settings)
     assert isinstance(fast, BatchedMBV) and isinstance(full, BatchedMBV)
     full.plan = full.plan_full  # type: ignore[method-assign]
-    fast.compiled = compiled
+    fast.incremental, fast.compiled = True, compiled
     goal, position = 24, np.zeros(size, dtype=np.int64)
     for step in range(600):
         if step == 300:

@@ -352,26 +352,31 @@ class BatchedSR(BatchedAgent):
     ) -> None:
         n, count = self.n_states, lanes.size
         rows = np.arange(count)
-        arrived = np.zeros((count, n))
-        arrived[rows, next_states] = 1.0
-        after = np.zeros((count, n)) if not self.include_current else arrived.copy()
         going = ~ended
-        if going.any():
-            g, gl, gs = rows[going], lanes[going], next_states[going]
-            gm = offered(None if next_mask is None else next_mask[going], (g.size, self.n_actions))
-            if self.goal_biased:
-                values = self.lane_values(gl, gs)
-                best = np.argmax(np.where(gm, values, NEG), axis=1)  # first of the best, as np.argmax
-                after[g] = self.M[gl, best, gs]
-            else:
-                maps = self.M[gl, :, gs, :]  # (g, A, S)
-                after[g] = (maps * gm[:, :, None]).sum(axis=1) / gm.sum(axis=1)[:, None]
+        if self.goal_biased and next_mask is None and going.all():  # the usual step: M of s' by its best action
+            best = np.argmax(self.lane_values(lanes, next_states), axis=1)  # first of the best, as np.argmax
+            after = self.M[lanes, best, next_states]
+        else:
+            arrived = np.zeros((count, n))
+            arrived[rows, next_states] = 1.0
+            after = np.zeros((count, n)) if not self.include_current else arrived
+            if going.any():
+                g, gl, gs = rows[going], lanes[going], next_states[going]
+                gm = offered(None if next_mask is None else next_mask[going], (g.size, self.n_actions))
+                if self.goal_biased:
+                    values = self.lane_values(gl, gs)
+                    best = np.argmax(np.where(gm, values, NEG), axis=1)  # first of the best, as np.argmax
+                    after[g] = self.M[gl, best, gs]
+                else:
+                    maps = self.M[gl, :, gs, :]  # (g, A, S)
+                    after[g] = (maps * gm[:, :, None]).sum(axis=1) / gm.sum(axis=1)[:, None]
         gamma = self.gamma[lanes][:, None]
         if self.include_current:
             target = gamma * after
             target[rows, states] += 1.0
         else:
-            target = arrived + gamma * after
+            target = gamma * after
+            target[rows, next_states] += 1.0  # onehot(s') + gamma after, as a sum of the same two terms
         old = self.M[lanes, actions, states]
         self.M[lanes, actions, states] = old + self.lr[lanes][:, None] * (target - old)
         w_old = self.w[lanes, next_states]
@@ -629,6 +634,9 @@ class BatchedMBV(BatchedAgent):
     # lanes hold `compiled_from` states or more (below, numpy's sweeps cost less than loading numba)
     compiled: bool | None = None
     compiled_from: ClassVar[int] = 2048
+    # below this many pairs in all lanes every pair is swept each time (`plan_full`): a few numpy
+    # calls on the whole table cost less than the incremental plan's many on a part of it
+    incremental_from: ClassVar[int] = 2048
 
     def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
         super().__init__(n_states, n_actions, seeds, settings)
@@ -664,6 +672,7 @@ class BatchedMBV(BatchedAgent):
         self.arrival_count = np.zeros(b * n, dtype=np.int64)
         self.slot = np.full(b * n * a, -1, dtype=np.int64)
         self.state_lane = np.repeat(np.arange(b), n)  # the lane of each flat state
+        self.incremental = self.last_outcome and b * n * a >= self.incremental_from  # (set before the first step)
 
     @classmethod
     def supports(cls, settings: Mapping[str, Any]) -> bool:
@@ -671,7 +680,7 @@ class BatchedMBV(BatchedAgent):
 
     def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
         super().set_setting(key, values)
-        if key in ("gamma", "optimism"):  # every planned value reads them: the next plan sweeps every pair
+        if key in ("gamma", "optimism") and self.incremental:  # every planned value reads them: sweep every pair
             every = np.arange(self.size * self.n_states)
             self.revalue(every)
             self.dirty[:] = True
@@ -703,7 +712,8 @@ class BatchedMBV(BatchedAgent):
         next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
         if self.last_outcome:
-            self.relink(lanes, states * self.n_actions + actions, next_states)
+            if self.incremental:
+                self.relink(lanes, states * self.n_actions + actions, next_states)
             self.model_next[lanes, states, actions] = next_states
         else:
             assert self.transitions is not None
@@ -728,13 +738,11 @@ class BatchedMBV(BatchedAgent):
         else:
             old_r = self.rewards[lanes, states, actions]
             self.rewards[lanes, states, actions] = old_r + self.lr[lanes] * (rewards - old_r)
-        if self.last_outcome:  # s' may end episodes now, its reward moved, the pair tried arrives there
+        if self.incremental:  # s' may end episodes now, its reward moved, the pair tried arrives there
             arrived = lanes * self.n_states + next_states
             self.revalue(arrived)
             self.dirty[arrived] = True
-            self.plan(lanes)
-        else:
-            self.plan_full(lanes)
+        self.plan(lanes)
 
     def relink(self, lanes: np.ndarray, pairs: np.ndarray, next_states: np.ndarray) -> None:
         """Move each lane's pair `pairs[i]` (s * A + a) from the arrival list of its last outcome,
@@ -784,7 +792,7 @@ class BatchedMBV(BatchedAgent):
         """`sweeps` synchronous sweeps over each lane's tried pairs (`MBVAgent.plan`); a sweep
         that changes no value ends the planning (the later ones would change nothing either).
         With the last-outcome model only the pairs whose outcome's worth moved are swept."""
-        if not self.last_outcome:
+        if not self.incremental:
             self.plan_full(lanes)
             return
         n, a = self.n_states, self.n_actions
