@@ -75,7 +75,7 @@ def _visit(obj: griffe.Object, seen: set[int]) -> None:
         _add_table(obj)
         return
     for member in obj.members.values():
-        if not member.is_alias:
+        if isinstance(member, griffe.Object):  # an alias (an import) is visited where it is defined
             _visit(member, seen)
 
 
