@@ -45,7 +45,7 @@ def reference_learn(lane: dict[str, Any], s: int, act: int, r: float, t: int, en
         lane["w"][t] += lr * (r - lane["w"][t])
 
 
-CASES = {
+CASES: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
     "state rewards, sweeps run out": ({"sweeps": 2}, [{"lr": 0.5, "gamma": 0.9}, {"lr": 0.3, "optimism": 0.5}]),
     "state rewards, to convergence": ({"sweeps": 40}, [{"lr": 0.5, "gamma": 0.8}, {"lr": 0.2, "gamma": 0.95}]),
     "pair rewards, ends ignored": ({"sweeps": 4, "reward_model": "pair", "ignore_ends": True},
@@ -71,7 +71,7 @@ def test_incremental_plan_equals_the_plain_rule(case: str, path: str) -> None:
     if path == "gather":
         agent.arrivals_limit = 200  # bytes: the first list longer than 4 pairs ends the lists
     pair = shared.get("reward_model") == "pair"
-    lanes = [{"q": [[0.0] * a for _ in range(n)], "tried": [[False] * a for _ in range(n)],
+    lanes: list[dict[str, Any]] = [{"q": [[0.0] * a for _ in range(n)], "tried": [[False] * a for _ in range(n)],
               "next": [[0] * a for _ in range(n)], "rewards": [[0.0] * a for _ in range(n)],
               "w": [0.0] * n, "ends": [False] * n} for _ in range(size)]
     world = rng.integers(0, n, size=(size, n, a))

@@ -659,16 +659,17 @@ def _reproduce_in_processes(
                 if slot not in running:
                     continue  # its pipe and its sentinel were both ready
                 process, connection = slots[slot]
+                got: tuple[Any, ...] | None
                 try:
-                    result = connection.recv() if connection.poll() else None
+                    got = connection.recv() if connection.poll() else None
                 except (EOFError, OSError):
-                    result = None
-                if result is None and process.is_alive():
+                    got = None
+                if got is None and process.is_alive():
                     continue
-                if result is None:
+                if got is None:
                     name = names[running[slot]]
                     raise GraphtasksError(f"reproduction {name!r}: its worker process died (killed or out of memory)")
-                ended[running[slot]] = result
+                ended[running[slot]] = got
                 assign(slot)
     finally:
         for process, connection in slots:

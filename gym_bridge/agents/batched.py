@@ -629,7 +629,7 @@ class BatchedMBV(BatchedAgent):
     reward_model: str
     planning: str
     ignore_ends: bool
-    arrivals_limit: ClassVar[int] = 1 << 26  # bytes of arrival lists; past it a sweep finds its pairs by a gather
+    arrivals_limit: int = 1 << 26  # bytes of arrival lists; past it a sweep finds its pairs by a gather
     # sweep compiled where numba is installed (the `fast` extra), the same numbers: None where the
     # lanes hold `compiled_from` states or more (below, numpy's sweeps cost less than loading numba)
     compiled: bool | None = None
