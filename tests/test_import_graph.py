@@ -18,10 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("graphstore", "tasks", "ingest", "gym_bridge", "graphtasks")
 
-KNOWN: list[frozenset[str]] = [
-    frozenset({"graphtasks.experiments.export", "graphtasks.experiments.observers",
-               "graphtasks.experiments.records", "graphtasks.experiments.sweep"}),
-]
+KNOWN: list[frozenset[str]] = []
 
 
 def _module(path: Path) -> str:

@@ -19,7 +19,7 @@ from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
 
 from .ids import run_uid as run_uid_of
-from .observers import COMPLETED, BidsObserver, RunOutcome
+from .observers import COMPLETED, RunObserver, RunOutcome
 from .records import chunk_table, experiment_uid, run_columns
 
 TRIAL_COLUMNS = (
@@ -693,7 +693,7 @@ def trials_of_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-class BidsDatasetObserver(BidsObserver):
+class BidsDatasetObserver(RunObserver):
     """A run observer that writes each completed run into the BIDS dataset in `folder` as the
     run ends (`write_bids`, with `trial_duration` for runs that record no times): what
     `graphtasks experiment run --bids DIR --trial-duration SECONDS` adds to a sweep.
@@ -714,7 +714,8 @@ class BidsDatasetObserver(BidsObserver):
     """
 
     def __init__(self, folder: str | Path, trial_duration: float | None = None) -> None:
-        super().__init__(folder)
+        self.folder = Path(folder)
+        self.written: list[Path] = []
         self.trial_duration = _check_duration(trial_duration)
 
     def run_finished(self, outcome: RunOutcome) -> None:

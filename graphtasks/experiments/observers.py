@@ -160,19 +160,3 @@ class CsvObserver(RunObserver):
             writer.writeheader()
             for index in sorted(self.rows):
                 writer.writerows(self.rows[index])
-
-
-class BidsObserver(RunObserver):
-    """rewardGym-style BIDS events files, one per completed run with recorded steps, written as
-    each run ends (named and laid out as `graphtasks experiment export --bids` writes them)."""
-
-    def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder)
-        self.written: list[Path] = []
-
-    def run_finished(self, outcome: RunOutcome) -> None:
-        from .export import trials_of_rows, write_bids
-
-        rows = outcome.episode_rows() if outcome.status == COMPLETED else None
-        if rows:
-            self.written += write_bids(trials_of_rows(rows), self.folder)
