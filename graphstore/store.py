@@ -237,10 +237,27 @@ def check_shared_request(
 def open_store(location: str | Path | None = None, mode: str = "w", **options: Any) -> GraphStore:
     """Open the store at `location` (see module docstring for the rules) to read ('r') or write ('w').
 
-    `options` go to the backend, e.g. ``on_wait=callback``: an embedded store on disk calls it
-    with a `graphstore.filelock.LockWait` while this process waits its turn for the store
-    (when the wait starts, about once a second, and once with ``done=True``); other backends
-    ignore it.
+    Parameters
+    ----------
+    location : str or Path, optional
+        ``":memory:"`` (a throwaway embedded store), a ``bolt://`` or ``neo4j://`` URI (a Neo4j
+        or other Bolt server), the URI of another registered backend, or the path of an
+        embedded store on disk. None: ``$GRAPHTASKS_STORE``, else
+        ``$XDG_DATA_HOME/graphtasks/store.lbug``.
+    mode : {"w", "r"}
+        ``"w"`` may write and creates a missing store; ``"r"`` only reads and never creates one
+        (a missing store is a `StoreMissingError`).
+    **options
+        Go to the backend, e.g. ``on_wait=callback``: an embedded store on disk calls it with a
+        `graphstore.filelock.LockWait` while this process waits its turn for the store (when
+        the wait starts, about once a second, and once with ``done=True``; other backends ignore
+        it); a Bolt store also takes ``user``, ``password`` and ``database`` (else from the
+        environment: `graphstore.neo4j_store`).
+
+    Returns
+    -------
+    GraphStore
+        The open store; use it as a context manager, or call `close`.
 
     Examples
     --------

@@ -167,6 +167,20 @@ def source_file(task_id: str) -> Path | None:
 def build(task_id: str, **params: Any) -> TaskGraph:
     """Build a built-in task; parameters given here or in the id override the defaults.
 
+    Parameters
+    ----------
+    task_id : str
+        A built-in task's id (``graphtasks tasks list --builtin``), optionally with parameters
+        (``"rewardgym/two-step?p_common=0.8"``).
+    **params
+        The task's parameters (its file's ``defaults``); these win over those in the id.
+
+    Returns
+    -------
+    TaskGraph
+        The task, with the stable id its parameters give (only those that differ from the
+        defaults are part of it). Nothing is stored: `GraphStore.put` stores it.
+
     Examples
     --------
     Parameters that differ from the defaults become part of the stable task id.

@@ -91,6 +91,32 @@ def fit(
     maximum (the inverse of a finite-difference Hessian); None for a setting at its bound.
     `batched` (None: chosen, see `fit_many`) runs the starts in lockstep through a batched agent.
 
+    Parameters
+    ----------
+    model : FitModel
+        The model: an agent, its free settings with their bounds and its fixed ones (a shipped
+        one from `MODELS`, or your own).
+    choices : Choices
+        One sequence of choices (states, actions, rewards), e.g. from `simulate`, `read_events`
+        or a recorded run.
+    starts : int
+        Starting points of the optimiser; the best end point wins.
+    seed : int
+        Seeds the starting points.
+    shape : TaskShape, optional
+        The task's size and the actions each state offers; None: read from the task.
+    store : optional
+        Where the task is read from for its shape (None: the default store).
+    vectorised : bool
+        False replays the agent step by step even where the vectorised likelihood applies.
+    batched : bool, optional
+        True runs the starts in lockstep through a batched agent; None chooses.
+
+    Returns
+    -------
+    FitResult
+        The fitted settings with their standard errors, the log-likelihood, AIC and BIC.
+
     Examples
     --------
     >>> from graphtasks.fitting import MODELS, fit, simulate
