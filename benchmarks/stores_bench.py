@@ -33,6 +33,7 @@ if not __package__:  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tasks  # noqa: E402
+from benchmarks.bolt_bench import TALLY, tally_task, tally_value  # noqa: E402
 from benchmarks.common import best_time, save  # noqa: E402
 from graphstore import TaskGraph  # noqa: E402
 from graphstore import rdf as R  # noqa: E402
@@ -92,27 +93,6 @@ def bolt_store(folder: str):
         os.chdir(cwd)
     server.create_database("bench")
     return Neo4jStore(f"bolt://127.0.0.1:{port}", user="root", password=password, database="bench"), server.stop
-
-
-TALLY = "bench/tally"
-
-
-def tally_task(value: int) -> TaskGraph:
-    """A 3-state chain whose one reward holds `value`: the counter the checked writers increment."""
-    g = TaskGraph(TALLY, "neuronav/graph", params={"n": 3}, reward_on="arrival", n_states=3, n_actions=1)
-    for i in range(3):
-        g.add_node(f"s{i}", "State", index=i, name=str(i), terminal=i == 2, skip=False)
-    for i in range(2):
-        g.add_edge(f"s{i}", f"s{i + 1}", "MOVE", action=0, p=1.0)
-    g.add_node("r", "Reward", kind="fixed", values=[float(value)])
-    g.add_edge("s2", "r", "HAS_REWARD")
-    g.add_edge("", "s0", "START")
-    return g
-
-
-def tally_value(graph: TaskGraph) -> int:
-    (reward,) = [props for local, props in graph.nodes() if graph.label(local) == "Reward"]
-    return int(reward["values"][0])
 
 
 def checked_writer(server: dict, seconds: float) -> tuple[int, int]:
