@@ -125,3 +125,28 @@ def test_ingest_dump_counts_lines_read_with_no_total(tmp_path: Path) -> None:
     assert not shown.eta_seconds("assertions.csv.gz") and "40 rows kept" in shown.out
     piped = graphtasks(*command, "--restart", terminal=False)
     assert piped.code == 0 and piped.raw == "" and "40 lines read" in piped.out
+
+
+def test_turtle_export_counts_the_records_it_adds(tmp_path: Path) -> None:
+    """The records' view holds every episode and trial: the bar counts them as they are added
+    (their number known once they are read), then says it writes the Turtle; the text is the
+    same with the bar or without."""
+    from benchmarks.export_bench import SPEC
+    from graphtasks.cli import main
+
+    spec = tmp_path / "turtle.toml"
+    spec.write_text(SPEC.format(seeds=2, episodes=150), encoding="utf-8")
+    store = str(tmp_path / "store.lbug")
+    assert main(["--store", store, "experiment", "run", str(spec), "--no-progress", "--workers", "1"]) == 0
+    command = ["--store", store, "experiment", "export", "turtle", "--format", "turtle"]
+    shown = graphtasks(*command)
+    assert shown.code == 0, shown.raw
+    counts = shown.counts("records to RDF")
+    total = counts[-1][1]
+    assert total is not None and total > 1000 and counts[-1] == (total, total), shown.frames
+    moved = shown.moved("records to RDF")
+    steps = [b - a for a, b in zip(moved, moved[1:])]
+    assert moved[0] == 0 and len(moved) > 4 and all(0 < step <= 500 for step in steps), moved  # 500 at most a step
+    assert any("triples as Turtle" in f for f in shown.frames)
+    piped = graphtasks(*command, terminal=False)
+    assert piped.code == 0 and piped.raw == "" and piped.out == shown.out and "mls:Run" in piped.out

@@ -19,6 +19,8 @@ from .errors import CommandError
 from .files import write_output
 from .lookups import MOST_LISTED, recorded_names, require_experiment, unknown_experiment
 from .output import add_format_argument, print_rows
+from .progress import add_no_progress, bar
+from .progress import shown as progress_shown
 
 # graphtasks.experiments.figures.KINDS, without importing numpy here
 KINDS = ("auto", "curves", "stay", "revaluation", "choices", "test")
@@ -110,6 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     export.add_argument("--trial-duration", type=float, metavar="SECONDS",
                         help="with --bids: how long each trial of a run without recorded times lasts (agents' runs)")
+    add_no_progress(export, "no progress bar (of the records added to the RDF view, with --format turtle)")
     export.set_defaults(func=cmd_export)
     migrate = actions.add_parser(
         "migrate", help="rewrite the record ids of experiments recorded by an earlier version (names with / or %%)"
@@ -383,9 +386,13 @@ def _export_rdf(args: argparse.Namespace) -> int:
         raise CommandError(f"--format {args.format}: --trials and --bids are for tables (csv, parquet)")
     if args.trial_duration is not None:
         raise CommandError("--trial-duration: only with --bids DIR")
+    # the records' view holds every episode and trial: a bar of them as they are added (their
+    # number is known once they are read), then of the writing
+    shown = progress_shown(args) and args.format == "turtle"
     with open_store(args.store, "r") as store:
         require_experiment(store, args.name)
-        text = rdf_text(store, args.name, args.format)
+        with bar(None, "records to RDF", "record", shown) as adding:
+            text = rdf_text(store, args.name, args.format, adding if shown else None)
     if args.output:
         write_output(args.output, text)
     else:

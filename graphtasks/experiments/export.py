@@ -750,7 +750,10 @@ QUERY_PROV_MODELS = "MATCH (f)-[:OF_MODEL]->(m:Model) WHERE m.task = $uid RETURN
 QUERY_PROV_EXPERIMENT = "MATCH (x:Experiment) WHERE x.uid = $uid RETURN x.name, x.spec_hash, x.created_at"
 
 
-def records_rdf(store: GraphStore, name: str) -> Any:
+RDF_ROWS_STEP = 500  # records kept outside the graph (episodes, trials) added to the view per step
+
+
+def records_rdf(store: GraphStore, name: str, progress: Any = None) -> Any:
     """The RDF view of one experiment's records (the gt: vocabulary, W3C ML-Schema types).
 
     Parameters
@@ -759,6 +762,10 @@ def records_rdf(store: GraphStore, name: str) -> Any:
         An open store holding the experiment.
     name
         The experiment's name.
+    progress : tqdm-like, optional
+        A progress bar of the records kept outside the graph (episodes, trials and their
+        relationships, the bulk of the view): `reset(total=)` with their number once they are
+        read, then `update(n)` as each n of them are added.
 
     Returns
     -------
@@ -766,10 +773,28 @@ def records_rdf(store: GraphStore, name: str) -> Any:
         Its Experiment, Phase, Run, Episode, Trial, Probe, Participant, Model and Fit nodes with the
         relationships among them; JSON attributes (a run's `params`) as structured values. The
         graph is on Oxigraph (SPARQL runs there; `graphstore.rdf.to_turtle` dumps it from there).
+        The same graph as `graphstore.rdf.store_to_rdf(store, [], owners=[its uid])`, built in steps.
     """
-    from graphstore.rdf import store_to_rdf
+    from graphstore.rdf import add_shared_rows, new_graph, outside_rows, shared_to_rdf
 
-    return store_to_rdf(store, [], owners=[experiment_uid(name)])
+    owners = [experiment_uid(name)]
+    rdf = new_graph()
+    shared_to_rdf(store, rdf, owners=owners)
+    found = outside_rows(store, owners)
+    if progress is not None:  # its clock starts now: the rate is that of adding records, not of reading them
+        progress.reset(total=sum(len(rows) for nodes, edges in found for *_, rows in [*nodes, *edges]))
+    for nodes, edges in found:
+        for label, rows in nodes:
+            for k in range(0, len(rows), RDF_ROWS_STEP):
+                add_shared_rows(rdf, [(label, rows[k:k + RDF_ROWS_STEP])])
+                if progress is not None:
+                    progress.update(len(rows[k:k + RDF_ROWS_STEP]))
+        for rel, source, target, rows in edges:
+            for k in range(0, len(rows), RDF_ROWS_STEP):
+                add_shared_rows(rdf, [], [(rel, source, target, rows[k:k + RDF_ROWS_STEP])])
+                if progress is not None:
+                    progress.update(len(rows[k:k + RDF_ROWS_STEP]))
+    return rdf
 
 
 def prov_rdf(store: GraphStore, name: str) -> Any:
@@ -914,8 +939,9 @@ def prov_rdf(store: GraphStore, name: str) -> Any:
     return graph
 
 
-def rdf_text(store: GraphStore, name: str, fmt: str) -> str:
-    """An experiment's records (`fmt` 'turtle') or their provenance ('prov') as Turtle text."""
+def rdf_text(store: GraphStore, name: str, fmt: str, progress: Any = None) -> str:
+    """An experiment's records (`fmt` 'turtle') or their provenance ('prov') as Turtle text;
+    `progress`: a bar of the records added to the view (`records_rdf`), then told it is writing."""
     from graphstore.rdf import to_turtle
 
     if fmt == "prov":
@@ -923,5 +949,8 @@ def rdf_text(store: GraphStore, name: str, fmt: str) -> str:
     if fmt == "turtle":
         from .schema import MLS
 
-        return to_turtle(records_rdf(store, name), {"mls": MLS})
+        graph = records_rdf(store, name, progress)
+        if progress is not None:
+            progress.set_postfix_str(f"writing {len(graph):,} triples as Turtle", refresh=True)
+        return to_turtle(graph, {"mls": MLS})
     raise ExportError(f"--format: expected prov or turtle, got {fmt!r}")
