@@ -99,9 +99,10 @@ def wipe(store: GraphStore) -> None:
         for task in store.list():
             store.delete(task.task_id)
         return
+    labels = [REVISION_LABEL, *SCHEMA.nodes]  # also leftovers without a Task node (authoring tests)
     with driver.session(database=store.database) as session:  # type: ignore[attr-defined]
-        for label in [REVISION_LABEL, *SCHEMA.nodes]:  # also leftovers without a Task node (authoring tests)
-            session.run(f"MATCH (n:`{label}`) DETACH DELETE n").consume()
+        # one query, not one per label (33 round trips before and after every Bolt test)
+        session.run("MATCH (n) WHERE any(l IN labels(n) WHERE l IN $labels) DETACH DELETE n", labels=labels).consume()
 
 
 def resolve_server(request: pytest.FixtureRequest, name: str) -> BoltServer:
