@@ -6,6 +6,8 @@ its stderr a pseudo-terminal (tests/terminal.py)."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,20 @@ def test_turtle_export_counts_the_records_it_adds(tmp_path: Path) -> None:
     assert any("triples as Turtle" in f for f in shown.frames)
     piped = graphtasks(*command, terminal=False)
     assert piped.code == 0 and piped.raw == "" and piped.out == shown.out and "mls:Run" in piped.out
+
+
+def test_a_jupyter_kernel_is_watched_where_a_pipe_is_not(tmp_path: Path) -> None:
+    """In a notebook stderr is no terminal, yet someone watches: the long commands' bars are
+    drawn there (tqdm.auto: a widget where ipywidgets is installed, text otherwise)."""
+    import nbclient
+    import nbformat
+
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import sys\nfrom graphtasks.commands.progress import shown, watched\n"
+        "print(sys.stderr.isatty(), watched(), shown(False), shown(True))"
+    )])
+    nbclient.NotebookClient(book, timeout=120, kernel_name="python3").execute()
+    assert book.cells[0].outputs[0]["text"].split() == ["False", "True", "True", "False"]
+    piped = subprocess.run([sys.executable, "-c", "from graphtasks.commands.progress import watched; "
+                            "print(watched())"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert piped.stdout.split() == ["False"], piped.stderr
