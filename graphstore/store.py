@@ -76,7 +76,23 @@ class QueryResult:
 
 
 class GraphStore(ABC):
-    """put / get / list / delete whole tasks, and read-only Cypher."""
+    """put / get / list / delete whole tasks, and read-only Cypher.
+
+    The one interface every backend implements (the embedded store, a Bolt server, ...), so
+    tasks, experiments and the study server never depend on which database holds the graphs.
+    A task is read and written whole, as a `TaskGraph`; anything else is read with Cypher.
+    Get one from `open_store`, not by constructing a subclass.
+
+    Examples
+    --------
+    >>> import tasks
+    >>> from graphstore import open_store
+    >>> with open_store(":memory:") as store:
+    ...     store.put(tasks.build("neuronav/graph/linear"))
+    ...     [summary.task_id for summary in store.list()]
+    True
+    ['neuronav/graph/linear']
+    """
 
     location: str
 
@@ -84,11 +100,42 @@ class GraphStore(ABC):
     def put(self, graph: TaskGraph, expected_hash: str | None = None) -> bool:
         """Write the task in one transaction; True if the store changed (False: same content already there).
 
-        `expected_hash`: the content hash the stored task must still have (read-modify-write
-        such as the registry's `create`); otherwise ConflictError and nothing is written. This
-        check comes first: a stored version other than `expected_hash` is a ConflictError even
-        when it holds exactly the content being put (another writer got there first); False
-        ("same content") only when the stored version is the expected one.
+        Parameters
+        ----------
+        graph : TaskGraph
+            The whole task; it replaces any stored task with the same id.
+        expected_hash : str, optional
+            The content hash the stored task must still have (read-modify-write such as the
+            registry's `create`); otherwise ConflictError and nothing is written. This check
+            comes first: a stored version other than `expected_hash` is a ConflictError even
+            when it holds exactly the content being put (another writer got there first);
+            False ("same content") only when the stored version is the expected one. None
+            (the default) writes whatever is stored.
+
+        Returns
+        -------
+        bool
+            True if the store changed, False if the same content was already there.
+
+        Raises
+        ------
+        ConflictError
+            The stored task's content hash is not `expected_hash`; nothing is written.
+        SchemaError
+            The graph does not fit the schema.
+
+        Examples
+        --------
+        >>> import tasks
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> graph = tasks.build("neuronav/graph/linear")
+        >>> store.put(graph), store.put(graph)
+        (True, False)
+        >>> store.put(graph, expected_hash="abc")
+        Traceback (most recent call last):
+        ...
+        graphstore.errors.ConflictError: task 'neuronav/graph/linear' in ':memory:' changed since it was read ...
         """
 
     def extend(self, graph: TaskGraph, new_nodes: Iterable[str], expected_hash: str) -> bool:
@@ -98,12 +145,78 @@ class GraphStore(ABC):
         `expected_hash` (else ConflictError, whatever the content), writes the new nodes and
         edges and the new content hash, and leaves the rest alone, instead of rewriting the whole task. The
         caller guarantees nothing else changed. This default rewrites the whole task.
+
+        Parameters
+        ----------
+        graph : TaskGraph
+            The new version of the task: the stored one plus the new nodes and edges.
+        new_nodes : iterable of str
+            The local ids of the nodes added since the stored version.
+        expected_hash : str
+            The content hash the stored task must still have.
+
+        Returns
+        -------
+        bool
+            True if the store changed.
+
+        Raises
+        ------
+        ConflictError
+            The stored task's content hash is not `expected_hash`; nothing is written.
+
+        Examples
+        --------
+        >>> import tasks
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> graph = tasks.build("neuronav/graph/linear")
+        >>> store.put(graph)
+        True
+        >>> stored = store.content_hash(graph.task_id)
+        >>> bigger = graph.copy()
+        >>> bigger.add_node("s6", "State", index=6)
+        'neuronav/graph/linear/s6'
+        >>> store.extend(bigger, ["s6"], expected_hash=stored)
+        True
+        >>> store.cypher("MATCH (s:State) WHERE s.task = $id RETURN count(s)", {"id": graph.task_id}).rows
+        [[7]]
         """
         return self.put(graph, expected_hash=expected_hash)
 
     @abstractmethod
     def get(self, task_id: str) -> TaskGraph:
-        """Read a whole task; raises TaskNotFound."""
+        """Read a whole task.
+
+        Parameters
+        ----------
+        task_id : str
+            The task's id, e.g. ``"neuronav/graph/linear"``.
+
+        Returns
+        -------
+        TaskGraph
+            The task as stored.
+
+        Raises
+        ------
+        TaskNotFound
+            No task with this id is stored.
+
+        Examples
+        --------
+        >>> import tasks
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> store.put(tasks.build("neuronav/graph/linear"))
+        True
+        >>> store.get("neuronav/graph/linear")
+        TaskGraph('neuronav/graph/linear', family='neuronav/graph', nodes=8, edges=7)
+        >>> store.get("nope")
+        Traceback (most recent call last):
+        ...
+        graphstore.errors.TaskNotFound: task 'nope' not found in :memory:; `graphtasks tasks list` shows what is stored
+        """
 
     def get_many(self, task_ids: Sequence[str]) -> list[TaskGraph]:
         """Read several whole tasks, in the order given; raises TaskNotFound for the first
@@ -113,11 +226,49 @@ class GraphStore(ABC):
 
     @abstractmethod
     def list(self) -> list[TaskSummary]:
-        """Every stored task, sorted by id."""
+        """Every stored task, sorted by id.
+
+        Returns
+        -------
+        list of TaskSummary
+            One summary per task: id, family, numbers of states and actions, source and
+            content hash (what `graphtasks tasks list` prints).
+
+        Examples
+        --------
+        >>> import tasks
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> store.put(tasks.build("neuronav/graph/linear"))
+        True
+        >>> [(t.task_id, t.n_states, t.n_actions) for t in store.list()]
+        [('neuronav/graph/linear', 6, 1)]
+        """
 
     @abstractmethod
     def delete(self, task_id: str) -> bool:
-        """Remove a task and its nodes; True if it was there."""
+        """Remove a task and its nodes.
+
+        Parameters
+        ----------
+        task_id : str
+            The task's id.
+
+        Returns
+        -------
+        bool
+            True if the task was there (and is now gone), False if it was not stored.
+
+        Examples
+        --------
+        >>> import tasks
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> store.put(tasks.build("neuronav/graph/linear"))
+        True
+        >>> store.delete("neuronav/graph/linear"), store.delete("neuronav/graph/linear")
+        (True, False)
+        """
 
     @abstractmethod
     def cypher(
@@ -125,9 +276,41 @@ class GraphStore(ABC):
     ) -> QueryResult:
         """Run a read-only Cypher query; writing raises QueryError and changes nothing.
 
-        `sources` names tables the query may scan with `LOAD FROM $name` (a list of Parquet
-        files, or an Arrow table): an experiment's record chunks. Any other LOAD FROM is refused;
-        a store that cannot scan files refuses every one."""
+        Parameters
+        ----------
+        query : str
+            A Cypher query that only reads (it starts with MATCH, OPTIONAL, RETURN, UNWIND or WITH).
+        params : dict, optional
+            Values for the query's ``$name`` parameters.
+        sources : mapping, optional
+            Names tables the query may scan with ``LOAD FROM $name`` (a list of Parquet files,
+            or an Arrow table): an experiment's record chunks. Any other LOAD FROM is refused;
+            a store that cannot scan files refuses every one.
+
+        Returns
+        -------
+        QueryResult
+            The result's column names and its rows (``.rows``, a list of lists).
+
+        Raises
+        ------
+        QueryError
+            The query writes, or the database rejects it.
+
+        Examples
+        --------
+        >>> import tasks
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> store.put(tasks.build("neuronav/graph/linear"))
+        True
+        >>> store.cypher("MATCH (s:State) WHERE s.task = $id RETURN count(s)", {"id": "neuronav/graph/linear"}).rows
+        [[6]]
+        >>> store.cypher("CREATE (t:Task {uid: 'x'})")
+        Traceback (most recent call last):
+        ...
+        graphstore.errors.QueryError: read-only queries start with MATCH, ...; this one starts with CREATE
+        """
 
     def merge_shared(
         self,
@@ -140,25 +323,132 @@ class GraphStore(ABC):
         other properties are overwritten. `edges`: (relationship, from label, to label, rows);
         a row has `s` and `t` (endpoint uids) and the relationship's properties, and is
         matched by (s, t, `key`), so writing the same rows twice changes nothing.
-        Returns (nodes created, edges created). A failure leaves the store as it was.
+        A failure leaves the store as it was.
         Not abstract so stores written before it still open; each backend overrides it.
+
+        Parameters
+        ----------
+        nodes : sequence of (str, list of dict)
+            (label, rows) with labels declared `shared`; a row is matched by ``uid`` and its
+            other properties are overwritten.
+        edges : sequence of (str, str, str, list of dict), optional
+            (relationship, from label, to label, rows); a row has ``s`` and ``t`` (endpoint
+            uids) and the relationship's properties, and is matched by (s, t, ``key``).
+
+        Returns
+        -------
+        tuple of (int, int)
+            The numbers of nodes and of edges created (updated ones are not counted).
+
+        Raises
+        ------
+        SchemaError
+            A label is not a shared node type, a relationship does not connect the two labels,
+            or a row's properties do not fit the schema; nothing is written.
+
+        Examples
+        --------
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> experiment = {"uid": "experiment/x", "task": "experiment/x", "name": "x", "spec_hash": "h1"}
+        >>> store.merge_shared([("Experiment", [experiment])]), store.merge_shared([("Experiment", [experiment])])
+        ((1, 0), (0, 0))
         """
         raise NotImplementedError(f"{type(self).__name__} cannot write shared knowledge yet")
 
     def create_shared(self, nodes: SharedNodes, edges: SharedEdges = ()) -> tuple[int, int]:
-        """`merge_shared` for rows known to be new (a bulk write: experiment records): a store
-        may load them faster, and raises GraphStoreError, writing nothing, if a uid or edge
-        key exists already; this default merges."""
+        """`merge_shared` for rows known to be new (a bulk write: experiment records).
+
+        A store may load them faster, and raises GraphStoreError, writing nothing, if a uid or
+        edge key exists already; this default merges.
+
+        Parameters
+        ----------
+        nodes : sequence of (str, list of dict)
+            (label, rows) of shared node types, as for `merge_shared`; every uid is new.
+        edges : sequence of (str, str, str, list of dict), optional
+            (relationship, from label, to label, rows), as for `merge_shared`; every key is new.
+
+        Returns
+        -------
+        tuple of (int, int)
+            The numbers of nodes and of edges created.
+
+        Raises
+        ------
+        GraphStoreError
+            A uid or edge key exists already (stores that load in bulk); nothing is written.
+
+        Examples
+        --------
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> experiment = {"uid": "experiment/x", "task": "experiment/x", "name": "x", "spec_hash": "h1"}
+        >>> store.create_shared([("Experiment", [experiment])])
+        (1, 0)
+        """
         return self.merge_shared(nodes, edges)
 
     def delete_shared(self, owner: str, labels: Iterable[str]) -> dict[str, int]:
-        """Delete, in one transaction, the shared nodes of these labels whose `task` is `owner`
-        (e.g. every record of an experiment) with their relationships; the count per label.
-        Not abstract so stores written before it still open; each backend overrides it."""
+        """Delete, in one transaction, the shared nodes of these labels whose `task` is `owner`.
+
+        For example every record of an experiment, with their relationships. Not abstract so
+        stores written before it still open; each backend overrides it.
+
+        Parameters
+        ----------
+        owner : str
+            The value of the nodes' ``task`` property, e.g. an experiment's id.
+        labels : iterable of str
+            Shared node types to delete from.
+
+        Returns
+        -------
+        dict of str to int
+            The number of nodes deleted, per label.
+
+        Raises
+        ------
+        SchemaError
+            A label is not a shared node type (tasks are deleted with `delete`).
+
+        Examples
+        --------
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> experiment = {"uid": "experiment/x", "task": "experiment/x", "name": "x", "spec_hash": "h1"}
+        >>> store.merge_shared([("Experiment", [experiment])])
+        (1, 0)
+        >>> store.delete_shared("experiment/x", ["Experiment", "Run"])
+        {'Experiment': 1, 'Run': 0}
+        """
         raise NotImplementedError(f"{type(self).__name__} cannot delete shared knowledge yet")
 
     def content_hash(self, task_id: str) -> str | None:
-        """The stored content hash of a task, or None if it is not stored."""
+        """The stored content hash of a task, or None if it is not stored.
+
+        Parameters
+        ----------
+        task_id : str
+            The task's id.
+
+        Returns
+        -------
+        str or None
+            The hash of the task's canonical content (`TaskGraph.content_hash`), None if no
+            such task is stored.
+
+        Examples
+        --------
+        >>> import tasks
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> graph = tasks.build("neuronav/graph/linear")
+        >>> store.put(graph)
+        True
+        >>> store.content_hash(graph.task_id) == graph.content_hash(), store.content_hash("nope")
+        (True, None)
+        """
         rows = self.cypher("MATCH (t:Task) WHERE t.uid = $id RETURN t.content_hash", {"id": task_id}).rows
         return rows[0][0] if rows else None
 
@@ -166,7 +456,16 @@ class GraphStore(ABC):
         return self.content_hash(task_id) is not None
 
     def close(self) -> None:
-        """Release the connection; the store object is unusable afterwards."""
+        """Release the connection; the store object is unusable afterwards.
+
+        A ``with open_store(...) as store:`` block calls it on leaving.
+
+        Examples
+        --------
+        >>> from graphstore import open_store
+        >>> store = open_store(":memory:")
+        >>> store.close()
+        """
 
     def __enter__(self) -> "GraphStore":
         return self
