@@ -34,6 +34,7 @@ from tasks import TaskFamily
 from .observation_types import ObservationRegistry
 from .screens import Screen
 from .starts import NoStarts, StartRule
+from .text import TextView
 from .views import INDEX, AgentView
 
 
@@ -93,6 +94,9 @@ class Family:
         How a person plays its tasks in the study server's pages (`gym_bridge.screens`: a
         choice screen, an arrow-key grid or a question screen, and what it shows); None:
         people do not play them.
+    text : TextView or None
+        How its tasks read as text, for language-model participants and the Psych-101 corpus
+        format (`gym_bridge.text`: a step as a situation and named options); None: not as text.
     """
 
     tasks: TaskFamily
@@ -111,6 +115,7 @@ class Family:
     cli: str | None = None
     picture: str | None = None  # 'module:function': see gym_bridge.render
     screen: Screen | None = None  # how a person plays it: see gym_bridge.screens
+    text: TextView | None = None  # how it reads as text: see gym_bridge.text
     bench: str | None = None  # 'module:function' that adds the family's rows to benchmarks/run_all.py
     docs: str = ""
     task_argument: str = "task"  # the env constructors' parameter that takes the task

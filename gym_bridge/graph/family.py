@@ -13,6 +13,7 @@ from tasks.graph.family import GRAPH as GRAPH_TASKS
 from ..family import Family, GymId
 from ..screens import ChoiceScreen
 from ..starts import StateStarts
+from ..text import ChoiceText
 from .compiled import CompiledGraphTask, load_compiled
 from .env import GraphTaskEnv
 from .observations import GRAPH_OBSERVATIONS
@@ -65,6 +66,7 @@ GRAPH = Family(
     cli="graphtasks.commands.run_cmd",
     picture="gym_bridge.graph.render:draw_task",
     screen=ChoiceScreen(),  # each state's stimulus and options, from the task graph
+    text=ChoiceText(),  # each state's text (or stimulus) and its options, named per participant
     bench="benchmarks.run_all:graph_cases",
     docs="docs/graph-tasks.md",
 )

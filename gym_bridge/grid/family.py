@@ -13,6 +13,7 @@ from tasks.grid.family import GRID as GRID_TASKS
 from ..family import Family, GymId
 from ..screens import ArrowKeyGrid
 from ..starts import CellStarts
+from ..text import PictureText
 from .compiled import CompiledGrid
 from .observations import GRID_OBSERVATIONS
 from .rules import load_compiled_grid
@@ -57,6 +58,11 @@ GRID = Family(
         keys=("ArrowUp", "ArrowRight", "ArrowDown", "ArrowLeft"), agent="A",
         colours={"B": "#3b3b3b", " ": "#f2f2f2", "R": "#6acc64", "L": "#d65f5f"},
         legend="Move with the arrow keys. Green squares pay, red ones cost.",
+    ),
+    text=PictureText(  # the text picture, the player's square and the four moves
+        moves=("go north", "go east", "go south", "go west"), agent="A",
+        legend="A map: A is you, B is a wall, R pays, L costs.",
+        intro="You move on a map of squares. Get to the squares that pay.",
     ),
     bench="benchmarks.run_all:grid_cases",
     docs="docs/grid.md",

@@ -12,6 +12,7 @@ from tasks.poge.family import POGE as POGE_TASKS
 from ..family import Family, GymId
 from ..screens import ArrowKeyGrid
 from ..starts import CellStarts
+from ..text import PictureText
 from ..views import AgentView, action_count, discrete_size
 from .compiled import STARTABLE, CompiledWorld
 from .env import PogeEnv, load_compiled_world
@@ -67,6 +68,11 @@ POGE = Family(
         keys=("ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight"), agent="P",
         colours={"#": "#3b3b3b", " ": "#f2f2f2", "G": "#6acc64", "T": "#d65f5f", "D": "#8c613c"},
         legend="Move with the arrow keys to the green goal. Red squares end the round; brown ones are doors.",
+    ),
+    text=PictureText(  # the text picture, the player's square and the four moves
+        moves=("go up", "go down", "go left", "go right"), agent="P",
+        legend="A map: P is you, # is a wall, G is the goal, T ends the round, D is a door.",
+        intro="You move on a map of squares. Reach the goal G.",
     ),
     bench="benchmarks.run_all:poge_cases",
     docs="docs/poge.md",

@@ -15,6 +15,7 @@ from tasks.room.family import ROOM as ROOM_TASKS
 from ..family import Family, GymId
 from ..screens import QuestionScreen
 from ..starts import NoStarts
+from ..text import QuestionText
 from ..views import AgentView, action_count
 from .env import load_room
 
@@ -86,6 +87,12 @@ QUESTIONS = QuestionScreen(
     ask="Where is {question}?", legend="Remember where everyone's things are. Answer with the key of the place.",
 )
 
+# The Room question as text, as it is on the screen: what is seen, and where one thing is.
+ROOM_TEXT = QuestionText(
+    answers=answers, read=question, title="You see:", seen="{head} is at {tail}.", ask="Where is {question}?",
+    intro="Remember where everyone's things are. Each step, answer where one thing is.",
+)
+
 ROOM = Family(
     tasks=ROOM_TASKS,
     env="gym_bridge.room.env:RoomEnv",
@@ -99,6 +106,7 @@ ROOM = Family(
     cli="graphtasks.commands.room_cmd",
     picture="gym_bridge.room.render:draw_task",
     screen=QUESTIONS,
+    text=ROOM_TEXT,
     bench="benchmarks.run_all:room_cases",
     docs="docs/room.md",
 )

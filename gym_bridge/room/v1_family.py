@@ -12,6 +12,7 @@ from tasks.room.v1_family import ROOM_V1 as ROOM_V1_TASKS
 
 from ..family import Family, GymId
 from ..starts import NoStarts
+from .text import ROOM_V1_TEXT
 from .v1_env import DEFAULT_TASK, CompiledRoomV1, load_room_v1
 
 
@@ -37,5 +38,6 @@ ROOM_V1 = Family(
     load=load_room_v1,
     starts=NoStarts(),
     picture="gym_bridge.room.v1_render:draw_task",
+    text=ROOM_V1_TEXT,  # a moment and its question
     docs="docs/room-v1.md",
 )

@@ -16,6 +16,7 @@ from ..family import Family, GymId
 from ..starts import NoStarts
 from ..views import AgentView
 from .compiled import CompiledRoomMap, load_room_map
+from .text import ROOM_MAP_TEXT
 
 
 def make_env(task: str | TaskGraph, store: Any = None, **kwargs: Any) -> gym.Env:
@@ -58,5 +59,6 @@ ROOM_MAP = Family(
     starts=NoStarts(),
     views=(ROOM_MAP_VIEW,),
     picture="gym_bridge.roommap.render:draw_task",
+    text=ROOM_MAP_TEXT,  # the room, the questions and the moves
     docs="docs/room-v2-v3.md",
 )
