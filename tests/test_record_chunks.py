@@ -52,11 +52,28 @@ def sweep(store: str, spec_path: Path, *extra: str) -> None:
     assert main(["--store", store, "experiment", "run", str(spec_path), "--no-progress", *extra]) == 0
 
 
-def test_chunks_hold_what_the_sweep_played_on_any_number_of_workers(tmp_path: Path, spec_path: Path) -> None:
+def swept_store(tmp_path_factory: pytest.TempPathFactory, workers: str) -> str:
+    folder = tmp_path_factory.mktemp(f"swept-{workers}")
+    (folder / "chunky.toml").write_text(SPEC, encoding="utf-8")
+    sweep(str(folder / "s.lbug"), folder / "chunky.toml", "--workers", workers)
+    return str(folder / "s.lbug")
+
+
+# The spec swept once on one worker and once on two, for the tests that only read the records
+# (each made its own sweep of the same spec before)
+@pytest.fixture(scope="module")
+def swept_one(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return swept_store(tmp_path_factory, "1")
+
+
+@pytest.fixture(scope="module")
+def swept_two(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return swept_store(tmp_path_factory, "2")
+
+
+def test_chunks_hold_what_the_sweep_played_on_any_number_of_workers(spec_path: Path, swept_one, swept_two) -> None:
     plain = run_experiment(load_spec(spec_path), workers=1)  # in memory: rows, no chunks
-    for workers in ("1", "2"):
-        store = str(tmp_path / f"w{workers}.lbug")
-        sweep(store, spec_path, "--workers", workers)
+    for store in (swept_one, swept_two):
         with open_store(store, "r") as opened:
             assert recorded_episodes(opened, "chunky") == plain.rows
             trials = recorded_trials(opened, "chunky")
@@ -70,10 +87,8 @@ def test_chunks_hold_what_the_sweep_played_on_any_number_of_workers(tmp_path: Pa
             assert held == [[9]]  # every run is held by a chunk: 3 seeds x (q on two tasks, hybrid on one)
 
 
-def test_cypher_reaches_single_episodes_and_trials_joined_to_runs_and_states(tmp_path: Path, spec_path: Path) -> None:
-    store = str(tmp_path / "s.lbug")
-    sweep(store, spec_path, "--workers", "1")
-    with open_store(store, "r") as opened:
+def test_cypher_reaches_single_episodes_and_trials_joined_to_runs_and_states(swept_one) -> None:
+    with open_store(swept_one, "r") as opened:
         sources = record_sources(opened)
         one = opened.cypher(
             "MATCH (r:Run) WHERE r.task = 'experiment/chunky' AND r.label = 'hybrid' AND r.seed = 1 WITH r "
@@ -97,10 +112,9 @@ def test_cypher_reaches_single_episodes_and_trials_joined_to_runs_and_states(tmp
         assert set(pooled) == {(label, after) for label, _, after, _ in stay_rows(opened, "chunky")}
 
 
-def test_only_the_stores_own_chunks_can_be_scanned(tmp_path: Path, spec_path: Path, capsys) -> None:
-    store = str(tmp_path / "s.lbug")
-    sweep(store, spec_path, "--workers", "1")
-    capsys.readouterr()
+def test_only_the_stores_own_chunks_can_be_scanned(tmp_path: Path, swept_one, capsys) -> None:
+    store = swept_one
+    capsys.readouterr()  # the sweep's output, if it was made for this test
     assert main(["--store", store, "cypher", "LOAD FROM $episodes RETURN count(*) AS n", "--format", "csv"]) == 0
     assert capsys.readouterr().out.split() == ["n", str(9 * 25 - 0)]
     secret = tmp_path / "secret.csv"
@@ -152,21 +166,18 @@ def test_a_missing_or_damaged_chunk_is_named_in_one_line(tmp_path: Path, spec_pa
         recorded_episodes(opened, "chunky")
 
 
-def test_a_dask_cluster_writes_the_same_chunks(tmp_path: Path, spec_path: Path) -> None:
-    local, dask = str(tmp_path / "l.lbug"), str(tmp_path / "d.lbug")
-    sweep(local, spec_path, "--workers", "2")
+def test_a_dask_cluster_writes_the_same_chunks(tmp_path: Path, spec_path: Path, swept_two) -> None:
+    local, dask = swept_two, str(tmp_path / "d.lbug")
     sweep(dask, spec_path, "--dask", "local", "--workers", "2")
     with open_store(local, "r") as a, open_store(dask, "r") as b:
         assert recorded_episodes(a, "chunky") == recorded_episodes(b, "chunky")
         assert recorded_trials(a, "chunky") == recorded_trials(b, "chunky")
 
 
-def test_a_store_reaches_its_chunks_without_being_told(tmp_path: Path, spec_path: Path) -> None:
+def test_a_store_reaches_its_chunks_without_being_told(swept_one) -> None:
     """`store.cypher(query)` of a query that loads `$episodes` scans the store's chunks (the
     registered sources), as a notebook would call it."""
-    store = str(tmp_path / "s.lbug")
-    sweep(store, spec_path, "--workers", "1")
-    with open_store(store, "r") as opened:
+    with open_store(swept_one, "r") as opened:
         assert opened.cypher("LOAD FROM $episodes RETURN count(*)").rows == [[9 * 25]]
         with pytest.raises(QueryError, match="not a source"):
             opened.cypher("LOAD FROM $elsewhere RETURN count(*)")
