@@ -55,9 +55,40 @@ def _no_defaults(name: str) -> dict[str, Any]:
 class Catalogue:
     """The built-in tasks of a family under one id prefix (e.g. 'rewardgym/').
 
-    `kind` is the `family` property their Task nodes carry ('rewardgym'): what a stored task
-    says it is. `build(task_id, name, params)` makes the task `prefix + name`; `source(name)`
-    is its definition file, whose changes a store picks up on the next use.
+    A family may hold several catalogues (the graph family holds neuro-nav's graphs, the
+    rewardgym tasks and the decision tasks); each says which ids it owns and how to build
+    them, so `tasks.build` finds the builder from the id alone.
+
+    Parameters
+    ----------
+    prefix : str
+        The start of its tasks' ids, ending in ``/`` (``"rewardgym/"``).
+    kind : str
+        The `family` property their Task nodes carry (``"rewardgym"``): what a stored task
+        says it is.
+    names : callable
+        ``names()`` lists the built-in names; the task ``prefix + name`` is one of them.
+    build : callable
+        ``build(task_id, name, params)`` makes the task `prefix + name` as a `TaskGraph`.
+    defaults : callable, optional
+        ``defaults(name)``: the parameters a task is built with when the id names none
+        (none by default).
+    source : callable, optional
+        ``source(name)`` is its definition file, whose changes a store picks up on the next use.
+    description : str, optional
+        One line for listings.
+
+    Examples
+    --------
+    >>> from graphstore import TaskGraph
+    >>> from tasks import Catalogue
+    >>> def build_demo(task_id, name, params):
+    ...     return TaskGraph(task_id, "demo", name)
+    >>> catalogue = Catalogue(prefix="demo/", kind="demo", names=lambda: ["one"], build=build_demo)
+    >>> catalogue.ids(), catalogue.name_of("demo/one"), catalogue.name_of("demo/two")
+    (['demo/one'], 'one', None)
+    >>> catalogue.build("demo/one", "one", {})
+    TaskGraph('demo/one', family='demo', nodes=1, edges=0)
     """
 
     prefix: str
@@ -123,6 +154,17 @@ class TaskFamily:
         The classes `graphtasks entities create` can add to its tasks.
     docs : str
         Its documentation page.
+
+    Examples
+    --------
+    A stored task's id leads to its family, and the family to what it can build and change:
+
+    >>> import tasks
+    >>> family = tasks.family_of("neuronav/graph/linear")
+    >>> family.name, family.kinds[:2], [catalogue.prefix for catalogue in family.catalogues]
+    ('graph', ('neuronav/graph', 'rewardgym'), ['neuronav/graph/', 'rewardgym/', 'decision/'])
+    >>> sorted(family.changes)
+    ['edges', 'rewards']
     """
 
     name: str
