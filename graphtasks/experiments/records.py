@@ -785,9 +785,13 @@ class StoreRecorder(RunObserver):
 
     def _maybe_flush(self) -> None:
         due = max(self.seconds, 10 * self.wrote)
-        if len(self.pending) >= self.most or (time.monotonic() - self.last >= due
-                                              and (self.pending or self._markers())):
+        if len(self.pending) >= self.most:
             self.flush()
+        elif time.monotonic() - self.last >= due:  # only then look for markers due (a pass over the runs)
+            if self.pending or self._markers():
+                self.flush()
+            else:
+                self.last = time.monotonic()  # nothing due: look again after `due`, not at every event
 
     def flush(self, everything: bool = False) -> None:
         if self.gone is not None:
