@@ -25,7 +25,42 @@ def uid_of(task_id: str, local_id: str) -> str:
 
 
 class TaskGraph:
-    """One task as a typed property graph: the unit every store puts and gets."""
+    """One task as a typed property graph: the unit every store puts and gets.
+
+    A task is read and written whole, so every store (embedded or a server) sees the same
+    nodes, edges and content hash; builders (`tasks.build`) make one, environments compile one.
+    The Task node itself has local id ``""``; other nodes get the uid ``<task id>/<local id>``.
+
+    Parameters
+    ----------
+    task_id : str
+        The task's id, e.g. ``"user/demo"``; a non-empty string.
+    family : str
+        The `family` property of its Task node: the kind of task (``"neuronav/graph"``),
+        which `tasks.family_of` maps to its family.
+    name : str, optional
+        The task's name; by default the last part of the id.
+    schema : Schema, optional
+        The node and relationship types it may hold; the built-in schema by default.
+    **task_props
+        Further properties of the Task node (``n_actions=2``, ...).
+
+    Raises
+    ------
+    SchemaError
+        The task id is not a non-empty string.
+
+    Examples
+    --------
+    >>> from graphstore import TaskGraph
+    >>> graph = TaskGraph("user/demo", "user", n_actions=2)
+    >>> graph.add_node("s0", "State", index=0)
+    'user/demo/s0'
+    >>> graph.task
+    {'family': 'user', 'name': 'demo', 'n_actions': 2}
+    >>> graph
+    TaskGraph('user/demo', family='user', nodes=2, edges=0)
+    """
 
     def __init__(self, task_id: str, family: str, name: str | None = None, schema: Schema = SCHEMA, **task_props: Any):
         if not isinstance(task_id, str) or not task_id.strip():

@@ -188,6 +188,40 @@ def create(store: GraphStore, task_id: str, request: Mapping[str, Any]) -> list[
     A built-in task missing from the store is built and put there first, as environments and
     `graphtasks entities create` do. Fails with ConflictError (nothing written) if the task
     changed since it was read.
+
+    Parameters
+    ----------
+    store : GraphStore
+        An open store, opened to write.
+    task_id : str
+        The stored task (or a built-in one, put first if it is missing).
+    request : mapping
+        ``{class name: {"params": {...}, "count": k, "group": "name"}}``: the entities to add,
+        per entity class of the task's family; with ``count`` > 1 the placement parameter
+        (``state``, ``cell``) is a list of one placement per entity.
+
+    Returns
+    -------
+    list of str
+        The uids of the new entities.
+
+    Raises
+    ------
+    SchemaError
+        Bad input (an unknown class, option or parameter, a placement that is not free),
+        naming the task and the class; nothing is written.
+    ConflictError
+        The task changed since it was read; nothing is written.
+    TaskNotFound
+        No such task is stored and it is not a built-in one.
+
+    Examples
+    --------
+    >>> import tasks
+    >>> from graphstore import open_store
+    >>> with open_store(":memory:") as store:
+    ...     tasks.create(store, "neuronav/graph/neighborhood", {"Reward": {"params": {"state": 3, "value": 5}}})
+    ['neuronav/graph/neighborhood/created/reward/0']
     """
     if task_id not in store and is_builtin(task_id):
         store.put(build(task_id))

@@ -22,6 +22,31 @@ __all__ = ["TaskChangeError", "task_variant", "variant_id"]
 def task_variant(task: str | TaskGraph, changes: Mapping[str, Any] | None, where: str = "changes") -> TaskGraph:
     """`task` (a TaskGraph, or a built-in id) with `changes` (none: the task itself); errors name `where`.
 
+    The changed task is a new version with its own id (``...variant-<hash>``) and content
+    hash, so a run on it records which variant it played; its family (`TaskFamily.changes`)
+    says which fields a variant may change.
+
+    Parameters
+    ----------
+    task : str or TaskGraph
+        The task to change: a graph, or the id of a built-in task (built here).
+    changes : mapping or None
+        The fields to change, e.g. ``{"rewards": [...]}`` for graph and grid tasks; None or
+        empty returns the task itself.
+    where : str, optional
+        Where the changes came from (a file, a spec field), named by every error.
+
+    Returns
+    -------
+    TaskGraph
+        The changed copy, or `task` itself when there are no changes.
+
+    Raises
+    ------
+    TaskChangeError
+        A change the family does not know, or one that does not fit the task (a cell or
+        state that does not exist).
+
     Examples
     --------
     >>> from tasks.variants import task_variant
