@@ -99,6 +99,25 @@ class CompiledGraphTask:
 def compile_task(graph: TaskGraph) -> CompiledGraphTask:
     """Arrays from a TaskGraph (as returned by any store's `get`).
 
+    The environments step on arrays, not on the graph: compiling once turns the task's State
+    nodes, MOVE edges and rewards into transition and reward tables indexed by state number.
+
+    Parameters
+    ----------
+    graph : TaskGraph
+        A graph task: State nodes indexed 0..n-1, with their moves and rewards.
+
+    Returns
+    -------
+    CompiledGraphTask
+        Its transition table (``targets``, ``probs``), rewards, start and terminal states.
+
+    Raises
+    ------
+    SchemaError
+        The task has no State nodes (it is not a graph task), or its state indices are not
+        0..n-1, naming the task.
+
     Examples
     --------
     >>> import tasks
@@ -196,6 +215,38 @@ def _edges_with_rel(graph: TaskGraph):
 
 
 def compile_from_store(store: GraphStore, task_id: str) -> CompiledGraphTask:
+    """Read a stored task and compile it: `compile_task` of ``store.get(task_id)``.
+
+    Parameters
+    ----------
+    store : GraphStore
+        An open store.
+    task_id : str
+        The stored graph task.
+
+    Returns
+    -------
+    CompiledGraphTask
+        The task's arrays, as `compile_task` makes them.
+
+    Raises
+    ------
+    TaskNotFound
+        No such task is stored (a built-in one is not put here: `tasks.build` it and put it).
+    SchemaError
+        The task is not a graph task.
+
+    Examples
+    --------
+    >>> import tasks
+    >>> from graphstore import open_store
+    >>> from gym_bridge import compile_from_store
+    >>> with open_store(":memory:") as store:
+    ...     store.put(tasks.build("neuronav/graph/linear"))
+    ...     compile_from_store(store, "neuronav/graph/linear").n_states
+    True
+    6
+    """
     return compile_task(store.get(task_id))
 
 

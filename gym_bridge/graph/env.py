@@ -48,6 +48,43 @@ STOCHASTIC = -1
 class GraphTaskEnv(gym.Env):
     """A graph task walked by its probabilistic edges; see the module docstring for the rules.
 
+    One environment for every graph task (neuro-nav graphs, rewardGym tasks, users' files):
+    the task is read from the store and compiled once, so what the agent plays is what the
+    store holds.
+
+    Parameters
+    ----------
+    task : str or TaskGraph or CompiledGraphTask, optional
+        A task id (a built-in is put into the store, or updated there, first), a graph, or an
+        already compiled task.
+    store : GraphStore or str, optional
+        An open store or its location; None: the default store (``$GRAPHTASKS_STORE``).
+    obs_type : {"index", "onehot", "images"}, optional
+        The observation: the state's index, a one-hot vector, or the state's image.
+    render_mode : {"ansi", "rgb_array"}, optional
+        As gymnasium's ``render_mode``; None renders nothing.
+    time_penalty : float, optional
+        Subtracted from every step's reward (>= 0).
+    stochasticity : float, optional
+        The probability, in [0, 1], that a step takes a uniformly random action instead.
+    use_noop : bool, optional
+        Add a last action that stays in place.
+    episode_length : int or None, optional
+        Truncate an episode after this many steps; None: only a terminal state ends it.
+    condition : str or dict, optional
+        A trial condition of the task (by name, or as a mapping) that every reset applies;
+        ``reset(options={"condition": ...})`` overrides it for one episode.
+    params : dict, optional
+        Parameters of a built-in task (as `tasks.build` takes them), for a task given by id.
+
+    Raises
+    ------
+    ValueError
+        A setting out of range or of the wrong type, naming it (e.g. an unknown `obs_type`
+        or `condition`).
+    TaskNotFound
+        The task is neither stored nor built in.
+
     Examples
     --------
     >>> from graphstore import open_store
