@@ -80,8 +80,13 @@ def group_cells(
     """
     groups: dict[tuple[Any, ...], list[Cell]] = {}
     units: list[Cell | tuple[Cell, ...]] = []
+    keys: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}  # cells of one agent setting share their key
     for cell in cells:
-        key = batch_key(spec, cell, versions)
+        same = (cell.task, cell.condition, cell.agent.name, cell.agent.label, cell.agent.written,
+                repr(sorted(cell.agent.params.items())))
+        if same not in keys:
+            keys[same] = batch_key(spec, cell, versions)
+        key = keys[same]
         if key is None:
             units.append(cell)
         else:
