@@ -91,6 +91,8 @@ def test_fit_recovery_counts_participants_simulated_and_fitted() -> None:
     assert shown.moved("simulated and fitted") == [0, 1, 2, 3, 4], shown.frames
     assert not any(f.startswith("fits of q") for f in shown.frames)  # a job the bar counts draws no bar of its own
     assert "parameter recovery: q" in shown.out
+    piped = graphtasks(*command, terminal=False)
+    assert piped.code == 0 and piped.raw == "" and piped.out == shown.out
 
 
 def test_reproduce_shows_its_runs_on_a_terminal_only(tmp_path: Path) -> None:
