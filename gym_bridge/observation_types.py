@@ -37,6 +37,24 @@ class ObservationType(ABC, Generic[CompiledT]):
     `observe` (one env's state) and `observe_batch` (the vector env's states of every copy:
     the same observations, stacked). The two must agree bit for bit; the family's
     equivalence tests check every registered type.
+
+    Parameters
+    ----------
+    compiled : compiled task
+        The compiled task of the family (`CompiledGraphTask`, `GridRules`, `CompiledWorld`, ...).
+    store : GraphStore or str, optional
+        The store the task came from, for types that read more of it.
+
+    Examples
+    --------
+    Every family's types are instances made by its registry:
+
+    >>> import tasks
+    >>> from gym_bridge import compile_task
+    >>> from gym_bridge.graph import GRAPH_OBSERVATIONS
+    >>> onehot = GRAPH_OBSERVATIONS.make("onehot", compile_task(tasks.build("neuronav/graph/linear")))
+    >>> onehot.name, onehot.space.shape, onehot.observe(2).tolist()
+    ('onehot', (6,), [0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
     """
 
     name: ClassVar[str]
@@ -72,7 +90,30 @@ T = TypeVar("T", bound=type[ObservationType])
 
 
 class ObservationRegistry:
-    """The observation types of one family, by name."""
+    """The observation types of one family, by name.
+
+    Each family holds one (graph tasks: `gym_bridge.graph.GRAPH_OBSERVATIONS`); an env's
+    ``obs_type`` is looked up here, so a type a user registers is available to the single and
+    the vector env alike, and an unknown name is one clear error listing the known ones.
+
+    Parameters
+    ----------
+    family : str
+        The family's name, used in error messages.
+
+    Examples
+    --------
+    >>> from gym_bridge import ObservationRegistry
+    >>> from gym_bridge.graph import GRAPH_OBSERVATIONS
+    >>> GRAPH_OBSERVATIONS.names()
+    ['index', 'onehot', 'images']
+    >>> GRAPH_OBSERVATIONS.get("onehots")
+    Traceback (most recent call last):
+    ...
+    gym_bridge.observation_types.UnknownObservationType: obs_type: unknown graph observation type 'onehots'...
+    >>> len(ObservationRegistry("demo"))
+    0
+    """
 
     def __init__(self, family: str) -> None:
         self.family = family

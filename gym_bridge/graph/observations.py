@@ -27,7 +27,36 @@ Builder = Callable[[CompiledGraphTask, "GraphStore | str | None"], tuple[spaces.
 
 
 class GraphObservation(TableObservation[CompiledGraphTask]):
-    """Base of the graph types: `table` (one row per state, read-only) or None (the state index)."""
+    """Base of the graph types: `table` (one row per state, read-only) or None (the state index).
+
+    A new observation of graph tasks subclasses it, sets its `name`, calls `use_table` in
+    ``__init__`` with its space and one row per state, and registers with
+    `GRAPH_OBSERVATIONS`; then ``GraphTaskEnv(..., obs_type=name)`` and the vector env use it.
+
+    Parameters
+    ----------
+    compiled : CompiledGraphTask
+        The task the observations are of.
+    store : GraphStore or str, optional
+        The store the task came from (for types that read more of it, e.g. images).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gymnasium import spaces
+    >>> from gym_bridge import GraphTaskEnv
+    >>> from gym_bridge.graph import GRAPH_OBSERVATIONS, GraphObservation
+    >>> class Parity(GraphObservation):
+    ...     name = "parity"
+    ...     def __init__(self, compiled, store=None):
+    ...         super().__init__(compiled, store)
+    ...         self.use_table(spaces.Discrete(2), np.arange(compiled.n_states) % 2)
+    >>> _ = GRAPH_OBSERVATIONS.register(Parity)
+    >>> env = GraphTaskEnv("neuronav/graph/linear", store=":memory:", obs_type="parity")
+    >>> int(env.reset(seed=0)[0]), int(env.step(0)[0]), env.observation_space
+    (0, 1, Discrete(2))
+    >>> GRAPH_OBSERVATIONS.unregister("parity")
+    """
 
     def use_table(self, space: spaces.Space, table: np.ndarray | None) -> None:
         """Set the space and the per-state table, checking every row lies in the space."""
