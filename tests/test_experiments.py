@@ -216,13 +216,21 @@ def test_the_command_writes_one_row_per_episode(tmp_path: Path, capsys) -> None:
 
 
 # -- records in the store --------------------------------------------------------------------------
-def test_runs_are_recorded_and_a_rerun_skips_them(tmp_path: Path, capsys) -> None:
+@pytest.fixture(scope="module")
+def recorded_small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The small spec and a store it was run into by the command, on two workers, once for the
+    tests that read its records or are refused by them (each ran its own before)."""
+    folder = tmp_path_factory.mktemp("recorded")
+    spec_path, store = small_spec(folder), str(folder / "store.lbug")
+    assert main(["--store", store, "experiment", "run", str(spec_path), "--workers", "2", "--no-progress"]) == 0
+    return spec_path, store
+
+
+def test_runs_are_recorded_and_a_rerun_skips_them(tmp_path: Path, capsys, recorded_small) -> None:
     from graphstore import open_store
     from graphtasks.experiments.records import recorded_episodes, recorded_experiments
 
-    spec_path = small_spec(tmp_path)
-    store = str(tmp_path / "store.lbug")
-    assert main(["--store", store, "experiment", "run", str(spec_path), "--workers", "2", "--no-progress"]) == 0
+    spec_path, store = recorded_small
     capsys.readouterr()
     plain = run_experiment(load_spec(spec_path), workers=1).rows
     with open_store(store, "r") as opened:
@@ -251,9 +259,9 @@ def test_runs_are_recorded_and_a_rerun_skips_them(tmp_path: Path, capsys) -> Non
         assert len(list(csv.DictReader(handle))) == 12 * 9
 
 
-def test_another_spec_under_a_recorded_name_is_refused(tmp_path: Path, capsys) -> None:
-    store = str(tmp_path / "store.lbug")
-    assert main(["--store", store, "experiment", "run", str(small_spec(tmp_path)), "--no-progress"]) == 0
+def test_another_spec_under_a_recorded_name_is_refused(tmp_path: Path, capsys, recorded_small) -> None:
+    _, store = recorded_small
+    capsys.readouterr()
     changed = small_spec(tmp_path, SMALL.replace("episodes = 6", "episodes = 7"))
     assert main(["--store", store, "experiment", "run", str(changed), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -315,11 +323,10 @@ def test_a_killed_sweep_completes_on_the_same_command_with_nothing_doubled(tmp_p
         assert recorded_episodes(opened, "small") == run_experiment(load_spec(spec_path), workers=2).rows
 
 
-def test_plot_draws_a_png_per_recorded_experiment(tmp_path: Path, capsys) -> None:
+def test_plot_draws_a_png_per_recorded_experiment(tmp_path: Path, capsys, recorded_small) -> None:
     from PIL import Image
 
-    store = str(tmp_path / "store.lbug")
-    assert main(["--store", store, "experiment", "run", str(small_spec(tmp_path)), "--no-progress"]) == 0
+    _, store = recorded_small
     picture = tmp_path / "curves.png"
     assert main(["--store", store, "experiment", "plot", "small", "--smooth", "3", "-o", str(picture)]) == 0
     with Image.open(picture) as image:
