@@ -74,10 +74,17 @@ class FlatOutcomes:
 class CompiledWorld:
     """A POGE world compiled with the env's options; see the module docstring.
 
-    Attributes
+    Made by `compile_world` (which `PogeEnv` and the vector env call), not by hand: every
+    outcome of every state and action is precomputed, so a step only indexes lists.
+
+    Parameters
     ----------
-    task_id, world, options
-        Where it came from: the stored world and the options it was compiled with.
+    task_id : str
+        The stored world's task id.
+    world : PogeWorld
+        The world (tiles, doors, rewards, slip rules) read from the stored graph.
+    options : PogeOptions
+        The env options it was compiled with.
     observation_names : tuple of str
         The observation vocabulary: only observations that can occur in an episode started on
         any tile `start_at` accepts, ordered by tile, then slip, then wall. An observation is
@@ -93,6 +100,8 @@ class CompiledWorld:
     at_tile : dict
         An observation of each reachable tile (its plain name on every tile an episode
         can start on).
+    kinds : list of str
+        The kind of each tile (``"wall"``, ``"floor"``, ...), row by row.
     n_slots : int
         One-time reward tiles (each paid once per episode with `one_time_rewards`).
 

@@ -88,6 +88,44 @@ def start_state(compiled: CompiledWorld, options: dict[str, Any] | None) -> int:
 class PogeEnv(gym.Env):
     """A POGE gridworld; see the module docstring for the rules. Actions: 0 up, 1 down, 2 left, 3 right.
 
+    POGE's worlds (partially observable gridworlds with slips and doors) read from the store
+    and compiled once; the dynamics follow POGE's own env with its bugs fixed.
+
+    Parameters
+    ----------
+    world : str or TaskGraph, optional
+        A world's task id (a built-in is put into the store, or updated there, first), a
+        world file's path, or a stored graph.
+    store : GraphStore or str, optional
+        An open store or its location; None: the default store.
+    force_determinism : bool, optional
+        Ignore the slip rules: every action does what it says.
+    indicate_slip : bool, optional
+        Mark a slip in the observation (``_slip_<action>``; partially observable only).
+    is_partially_obs : bool, optional
+        Observe the tile's abstraction symbol (True, POGE's default) or the tile itself.
+    indicate_wall : bool, optional
+        Mark a bump into a wall in the observation (``_wall``).
+    max_ep_len : int, optional
+        Truncate an episode after this many steps.
+    goal_reward : float, optional
+        Paid on a ``G`` tile (and its negative on a ``T`` tile); both end the episode.
+    one_time_rewards : bool, optional
+        Pay each reward tile once per episode.
+    step_penalty : float, optional
+        The cost of a step that earns nothing (paid as a negative reward, whatever its sign).
+    obs_type : {"index", "onehot"}, optional
+        The observation: an index into `observation_names`, or a one-hot vector.
+    render_mode : {"ansi", "rgb_array"}, optional
+        As gymnasium's ``render_mode``; None renders nothing.
+
+    Raises
+    ------
+    ValueError
+        A setting out of range or of the wrong type, naming it.
+    TaskNotFound
+        The world is neither stored nor built in.
+
     Examples
     --------
     >>> from graphstore import open_store

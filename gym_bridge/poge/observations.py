@@ -21,7 +21,27 @@ POGE_OBSERVATIONS = ObservationRegistry("POGE")
 
 
 class PogeObservation(TableObservation[CompiledWorld]):
-    """Base of the POGE types: `table` (one row per observation index) or None (the index)."""
+    """Base of the POGE types: `table` (one row per observation index) or None (the index).
+
+    A new POGE observation subclasses it, sets its `name`, its `space` and (unless it is the
+    index itself) its `table` in ``__init__``, and registers with `POGE_OBSERVATIONS`.
+
+    Parameters
+    ----------
+    compiled : CompiledWorld
+        The world the observations are of.
+    store : GraphStore or str, optional
+        The store the world came from.
+
+    Examples
+    --------
+    >>> import tasks
+    >>> from gym_bridge.poge import POGE_OBSERVATIONS, PogeOptions, compile_world
+    >>> world = compile_world(tasks.build("poge/world0"), PogeOptions(is_partially_obs=False))
+    >>> onehot = POGE_OBSERVATIONS.make("onehot", world)
+    >>> POGE_OBSERVATIONS.names(), onehot.space.shape, int(onehot.observe(world.start_obs).argmax()) == world.start_obs
+    (['index', 'onehot'], (13,), True)
+    """
 
 
 @POGE_OBSERVATIONS.register
