@@ -102,6 +102,58 @@ MAX_AGENTS = 1_000  # num_agents: a documented limit (docs/room.md), refused bef
 class RoomEnv(gym.Env):
     """The Room memory task; see the module docstring.
 
+    RoomEnv-v0 (room-env 0.1.5) with its people, objects and locations read from the store's
+    ConceptNet AtLocation assertions instead of a bundled JSON file, and its non-commonsense
+    draw fixed (`reference_noncommonsense` restores it).
+
+    Parameters
+    ----------
+    room_size : {"small", "big"}, optional
+        The built-in task ``room/<room_size>``, used when `task` is None.
+    store : GraphStore or str, optional
+        An open store or its location; None: the default store. A store with no AtLocation
+        assertion gets the bundled ConceptNet snapshot first (unless `load_knowledge` is False).
+    task : str or TaskGraph, optional
+        A Room task, by id or as a graph, instead of the built-in of `room_size`.
+    weighting_mode : {"highest", "weighted"}, optional
+        An object's commonsense location: its strongest one, or one drawn by weight.
+    p_commonsense : float, optional
+        The probability that an object is placed at a commonsense location.
+    p_new_location : float, optional
+        Per step and person, the probability of moving the object to a different location.
+    p_new_object : float, optional
+        Per step and person, the probability of taking another object.
+    p_switch_person : float, optional
+        Per step, the probability that two slots (person and object) swap.
+    max_step : int, optional
+        The episode's number of steps (one question each).
+    num_agents : int, optional
+        The number of agents each observing one placement per step (at most 1,000).
+    disjoint_entities : bool, optional
+        Keep the names, objects and locations disjoint sets of terms.
+    allow_spaces : bool, optional
+        Keep multi-word terms (ConceptNet's ``_``), which are dropped by default.
+    reference_noncommonsense : bool, optional
+        The reference's non-commonsense draw, which may pick a commonsense location (for
+        the paper's figures).
+    text_info : bool, optional
+        Put the observations and question as text in `info`.
+    render_mode : {"ansi"}, optional
+        As gymnasium's ``render_mode``; None renders nothing.
+    knowledge : RoomKnowledge, optional
+        Knowledge read beforehand (an experiment's driver reads it once for its workers);
+        the store is then not read.
+    load_knowledge : bool, optional
+        False: a store without AtLocation knowledge is a RoomKnowledgeError instead of
+        getting the bundled snapshot.
+
+    Raises
+    ------
+    ValueError
+        A setting out of range or of the wrong type, naming it, or a task that is not a Room task.
+    RoomKnowledgeError
+        The store has too little AtLocation knowledge for the room.
+
     Examples
     --------
     The people, objects and locations come from ConceptNet assertions in the store.
