@@ -79,6 +79,14 @@ class Family:
         every gym id's `max_episode_steps`; a phase's `max_steps` sets it).
     gym_ids : callable
         The family's registered ids.
+    vector_env : str, optional
+        Its native vector env as a gymnasium entry point ('module:callable'); None: none.
+    observations : ObservationRegistry, optional
+        Its observation types (an env's ``obs_type``).
+    compiled : type, optional
+        The class of its compiled form (`CompiledGraphTask`, ...), for listings.
+    load : callable, optional
+        ``load(task, store=None, **params)``: the compiled form of a stored or built-in task.
     prepare : callable
         `prepare(graph, store, settings)`: what a worker process needs, read once in the driver.
     starts : StartRule
@@ -97,6 +105,24 @@ class Family:
     text : TextView or None
         How its tasks read as text, for language-model participants and the Psych-101 corpus
         format (`gym_bridge.text`: a step as a situation and named options); None: not as text.
+    cli : str, optional
+        The module that adds the family's own commands to the command line.
+    bench : str, optional
+        'module:function' that adds the family's rows to benchmarks/run_all.py.
+    docs : str
+        Its documentation page.
+    task_argument : str
+        The env constructors' parameter that takes the task (``"task"``, POGE's ``"world"``).
+
+    Examples
+    --------
+    >>> import gym_bridge
+    >>> family = gym_bridge.family_of("neuronav/graph/linear")
+    >>> family.name, family.env, family.observations.names()
+    ('graph', 'gym_bridge.graph.env:GraphTaskEnv', ['index', 'onehot', 'images'])
+    >>> env = family.make_env("neuronav/graph/linear", store=":memory:")
+    >>> type(env).__name__, family.load("neuronav/graph/linear", ":memory:").n_states
+    ('GraphTaskEnv', 6)
     """
 
     tasks: TaskFamily
