@@ -40,7 +40,30 @@ def _is_cell(value: Any) -> bool:
 
 
 class StartRule:
-    """How one family's tasks are started; subclasses say what a place is."""
+    """How one family's tasks are started; subclasses say what a place is.
+
+    A spec's ``start = ...`` is data whose meaning depends on the family (a state index, a
+    cell, a tile), so each family's `Family.starts` is a rule: `parse` checks a value against a
+    task version before anything runs (a `StartError` naming what fits), and `options` turns
+    it into each episode's reset options. Subclasses implement `is_place`, `place`, `option`
+    and `random`; `StateStarts` (graph tasks) and `CellStarts` (grids, POGE worlds) are the
+    built-in ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import tasks
+    >>> from gym_bridge.starts import StateStarts
+    >>> graph, rule = tasks.build("neuronav/graph/linear"), StateStarts()
+    >>> rule.parse([0, 2], graph)
+    [0, 2]
+    >>> rule.options([0, 2], graph, lambda: np.random.default_rng(0), episodes=3)
+    [{'start': 0}, {'start': 2}, {'start': 0}]
+    >>> rule.parse(9, graph)
+    Traceback (most recent call last):
+    ...
+    gym_bridge.starts.StartError: state 9 does not exist in neuronav/graph/linear (states 0..5)
+    """
 
     what = "a place"
 

@@ -60,7 +60,38 @@ def index_sizes(env: gym.Env) -> tuple[int, int]:
 class AgentView:
     """One observation kind: the state an agent gets from (obs, info), the table sizes it
     needs, the env settings the view relies on (e.g. POGE's `obs_type="index"`), and the
-    index a Trial record keeps of a state."""
+    index a Trial record keeps of a state.
+
+    A family lists the views its envs offer (`Family.views`); an agent names the view it
+    takes, so the episode loop knows which agents a task accepts and how to feed them.
+
+    Parameters
+    ----------
+    observation : str
+        The view's name (``"index"``, ...), which agents declare.
+    state : callable, optional
+        ``state(obs, info)``: the state the agent gets; by default ``info["state"]`` where
+        the env gives it, else the Discrete observation.
+    sizes : callable, optional
+        ``sizes(env)``: (number of states, number of actions) a tabular agent needs.
+    env_settings : mapping, optional
+        Env settings the view relies on, applied when the env is made.
+    description : str, optional
+        One line for listings.
+    recorded : callable, optional
+        The state index a Trial record keeps of a state (``int`` by default).
+    action_index : callable, optional
+        The action index a Trial record keeps of an action (``int`` by default).
+
+    Examples
+    --------
+    >>> from gym_bridge import GraphTaskEnv
+    >>> from gym_bridge.views import INDEX
+    >>> env = GraphTaskEnv("neuronav/graph/linear", store=":memory:")
+    >>> obs, info = env.reset(seed=0)
+    >>> INDEX.observation, INDEX.state(obs, info), INDEX.sizes(env)
+    ('index', 0, (6, 1))
+    """
 
     observation: str
     state: Callable[[Any, Mapping[str, Any]], Any] = index_state
