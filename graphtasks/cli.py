@@ -61,7 +61,7 @@ COMMANDS: tuple[Command, ...] = (
             "findings", (_C + "reproduce_cmd",)),
     Command("fit", "fit agents to behaviour (maximum likelihood, AIC, BIC), recovery", (_C + "fit_cmd",)),
     Command("serve", "serve a study to people in the browser (needs graphtasks[web])", (_C + "serve_cmd",)),
-    Command("participants", "a study's sessions beside agents' runs", (_C + "serve_cmd",)),
+    Command("participants", "a study's sessions beside agents' runs", (_C + "serve_cmd", _C + "text_cmd")),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
 # Every built-in command module once, in the order of their first row (the order they register in).

@@ -166,6 +166,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "graphtasks participants stay \"two-step pilot\" -o stay.png",
         "graphtasks participants stay \"two-step pilot\" --agents \"two-step agents\" -o stay.png",
     ),
+    "participants text": (
+        "graphtasks participants text --task rewardgym/two-step --url http://127.0.0.1:8080/v1 --model local "
+        "--trials 20",
+        "graphtasks participants text --task neuronav/grid/four_rooms/micro --url http://127.0.0.1:8080/v1 "
+        "--model local --trials 1 --max-steps 30 --seeds 0 1 2",
+    ),
 }
 
 

@@ -22,6 +22,9 @@ def add_schema(s: Schema) -> None:
             Property("timeouts", "int", False, "browser: 'too slow' screens shown before this choice"),
             Property("server_rt", "float", False, "server: ms from sending the screen to receiving the choice"),
             Property("received_at", "str", False, "server: UTC time the choice arrived"),
+            Property("prompt", "str", False, "text participant: the text shown (gym_bridge.text)"),
+            Property("answer", "str", False, "text participant: the answer given (its last try)"),
+            Property("tries", "int", False, "text participant: answers asked for until one named an option"),
         ],
         shared=True,
     )
