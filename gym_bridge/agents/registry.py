@@ -201,6 +201,33 @@ def _in_range(name: str, key: str, value: float, default: Any) -> None:
 def make_agent(name: str, n_states: int, n_actions: int, seed: int | None = None, **settings: Any) -> Any:
     """The agent `name` for a task of `n_states` states and `n_actions` actions, its settings checked.
 
+    The one way to make an agent by name (the command line, specs and experiments all use it),
+    so a misspelt agent or setting is one clear error instead of a silently ignored keyword.
+
+    Parameters
+    ----------
+    name : str
+        The agent (``"q"``, ``"sarsa"``, ... : `AGENT_INFO` lists them).
+    n_states : int
+        The number of states of its tables.
+    n_actions : int
+        The number of actions.
+    seed : int, optional
+        The seed of the agent's own random stream.
+    **settings
+        Its settings (``lr``, ``beta``, ...), checked against the agent's own.
+
+    Returns
+    -------
+    object
+        The agent (a `LearningAgent` for the tabular ones).
+
+    Raises
+    ------
+    AgentSettingError
+        An unknown agent or setting, or a setting's value out of range, named with the closest
+        known name.
+
     Examples
     --------
     >>> from gym_bridge.agents import make_agent
