@@ -148,8 +148,16 @@ class AgentBase:
 class LearningAgent(AgentBase):
     """The settings most agents share: a learning rate, a discount and how they choose.
 
+    A base class: an agent that learns from rewards subclasses it (with `TableAgent` for a
+    states x actions table) so its settings have the same names, defaults and checks as every
+    other agent's, and a spec or the command line sets them alike.
+
     Parameters
     ----------
+    n_states, n_actions : int
+        The task's number of states and of actions: the shape of the agent's tables.
+    seed : int or None
+        Seed of the agent's own stream (`agent_rng`); None draws a fresh one.
     lr : float
         Learning rate: the fraction of each prediction error added to the estimate.
     gamma : float
@@ -158,6 +166,25 @@ class LearningAgent(AgentBase):
         Inverse temperature of a softmax choice over the values; None chooses epsilon-greedily.
     epsilon : float
         With `beta` None, the probability of an action drawn uniformly from the offered ones.
+
+    Examples
+    --------
+    A bandit rule on a table: the value moves towards each reward by `lr`.
+
+    >>> from dataclasses import dataclass
+    >>> import numpy as np
+    >>> from gym_bridge.agents.base import LearningAgent, TableAgent
+    >>> @dataclass
+    ... class Bandit(TableAgent, LearningAgent):
+    ...     def __post_init__(self):
+    ...         super().__post_init__()
+    ...         self.q = np.zeros((self.n_states, self.n_actions))
+    ...     def learn(self, state, action, reward, next_state, terminated, next_available):
+    ...         self.q[state, action] += self.lr * (reward - self.q[state, action])
+    >>> agent = Bandit(1, 2, seed=0, lr=0.5, epsilon=0.0)
+    >>> agent.learn(0, 1, 1.0, 0, True, [0, 1])
+    >>> agent.q.tolist(), agent.act(0, [0, 1])
+    ([[0.0, 0.5]], 1)
     """
 
     lr: float = 0.1
