@@ -77,6 +77,35 @@ def run_episodes(
     reset with `SeedTree(seed).env(0)` (as an experiment's cell of that seed is), not with
     `seed` itself. With `schedule`, trial i uses the task's scheduled condition i.
 
+    Parameters
+    ----------
+    env : gymnasium.Env
+        The environment, made by `gym_bridge.make_env` or an env class.
+    agent : Agent
+        The agent (`gym_bridge.agents.make_agent`), sized for the env as `view` shows it.
+    episodes : int
+        How many episodes to play.
+    seed : int or None, optional
+        The run's seed: the root of its seed tree (None: fresh entropy).
+    schedule : bool, optional
+        Reset trial i with the task's scheduled condition i (the task's trial schedule, drawn
+        from the seed tree); the task must have one.
+    on_episode : callable, optional
+        ``on_episode(index, log)`` after each episode (e.g. a progress bar).
+    view : AgentView, optional
+        How the agent sees the env (the state index by default).
+
+    Returns
+    -------
+    RunLog
+        Per episode its reward, length, first action, the state it led to and its condition,
+        and the seconds the loop took.
+
+    Raises
+    ------
+    ValueError
+        `schedule` is set and the task has no trial schedule.
+
     Examples
     --------
     >>> from gym_bridge import make_env
