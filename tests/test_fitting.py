@@ -286,10 +286,10 @@ def test_cli_fit(tmp_path, capsys) -> None:
     compared = json.loads(capsys.readouterr().out)
     assert [r["model"] for r in compared] == ["q", "model-based"]  # simulated by Q: Q's BIC is lower
     assert compared[0]["best_by_bic"] == 1 and compared[1]["best_by_bic"] == 0
-    assert main(["--store", store, "fit", "compare", "nothing"]) == 2
-    assert "no stored fits" in capsys.readouterr().err
+    assert main(["--store", store, "fit", "compare", "nothing"]) == 2  # a name recorded nowhere: the recorded ones
+    assert "no recorded experiment 'nothing'; recorded: lab" in capsys.readouterr().err
     assert main(["--store", store, "fit", "show", "nothing"]) == 2
-    assert "no stored fits" in capsys.readouterr().err
+    assert "no recorded experiment 'nothing'; recorded: lab" in capsys.readouterr().err
     assert main(["fit", "parameter-recovery", "--participants", "2"]) == 2
     assert "participants: expected a whole number of at least 3, got 2" in capsys.readouterr().err
     assert main(["fit", "model-recovery", "--models", "q,q"]) == 2

@@ -179,7 +179,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise CommandError("--dask needs the dask extra: pip install 'graphtasks[dask]'") from None
     if args.plot:
         _require_plotting()  # a missing extra is reported before the sweep, not after it
-    observers: list[RunObserver] = [ProgressObserver(spec.name, disable=args.no_progress)]
+    observers: list[RunObserver] = [ProgressObserver(spec.name, disable=not progress_shown(args))]
     if args.bids:
         observers.append(_bids_observer(args.bids, args.trial_duration, spec.name))
     elif args.trial_duration is not None:

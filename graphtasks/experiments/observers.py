@@ -109,6 +109,7 @@ class ProgressObserver(RunObserver):
     def __init__(self, description: str, disable: bool = False) -> None:
         self.description, self.disable = description, disable
         self.bar: Any = None
+        self.said = False  # a wait before the bar was said
 
     def experiment_started(self, spec: ExperimentSpec, todo: Sequence[Cell], done: int) -> None:
         from tqdm.auto import tqdm
@@ -134,12 +135,11 @@ class ProgressObserver(RunObserver):
             self.bar.close()
 
     def waiting(self, what: str | None) -> None:
-        if self.disable:
-            return
-        if self.bar is not None:
+        if self.bar is not None and not self.disable:
             self.bar.set_postfix_str(what or "", refresh=True)
-        elif what:  # before the bar: waiting for another driver of the experiment
-            print(what, file=sys.stderr, flush=True)
+        elif self.bar is None and what and not self.said:  # before the sweep (waiting for another driver
+            print(what, file=sys.stderr, flush=True)  # or the store): a notice, not progress, so said bar or not,
+        self.said = bool(what)  # once per wait
 
 
 class CsvObserver(RunObserver):
