@@ -1,13 +1,17 @@
 """GridEnv: the neuro-nav grid worlds, run from their stored graphs.
 
 Dynamics (reference step order, reference bugs fixed; see docs/grid.md):
+Settings: the keyword arguments are the fields of `gym_bridge.grid.GridSettings` (template and
+size also by position), checked there; `obs_type` and `render_mode` are the env's own.
+
 1. with probability `stochasticity` the action is replaced by a uniformly random action
    (drawn from the seeded generator);
 2. move: fixed orientation 0 N, 1 E, 2 S, 3 W; variable orientation 0 turn left, 1 turn
    right, 2 forward; then the optional no-op and collect actions. Walls and the edge keep
    the agent in place; a closed door can be entered only with a key, which it uses up
    (the door opens for good); a key is used only by moving into a closed door, never by
-   staying on one (after a warp onto it);
+   staying on one (after a warp onto it); steps 2 (doors) to 6 are `ObjectRule`
+   (gym_bridge.grid.rules), written once for this env and the vector env;
 3. reward = -time_penalty (a non-negative cost, the convention of every family);
 4. a reward on the cell reached is paid once (with manual_collect only on the collect
    action) and removed; the episode ends by its own terminate flag, else by
@@ -23,24 +27,37 @@ depend on the objects left, what it builds from the env's `GridState`.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, cast
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from graphstore import GraphStore, TaskGraph
 from tasks import RandomStream
 
 from ..params import RenderModes, check_bool, check_render_mode
-from .compiled import CompiledGrid
 from .observations import GRID_OBSERVATIONS, Ascii, GridObservation, object_view, painter_for
 from .render import GridPainter
-from .rules import GridState, ObjectSlots, grid_rules
+from .rules import GridSettings, GridState, ObjectSlots, grid_rules
+
+ONE_LANE = np.zeros(1, dtype=np.int64)  # the single env's lane, for ObjectRule.step
 
 
 class GridEnv(gym.Env):
     """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring.
+
+    Parameters
+    ----------
+    *positional : str
+        `template`, then `size` (fields of `GridSettings`), by position.
+    obs_type : str
+        The observation type (`gym_bridge.grid.GRID_OBSERVATIONS`: 'index', 'onehot', 'symbolic', ...).
+    render_mode : str, optional
+        'ansi' or 'rgb_array'.
+    **settings
+        Any other field of `GridSettings` (orientation, use_noop, manual_collect, stochasticity,
+        random_start, agent_start, objects, terminate_on_reward, time_penalty, visible_walls,
+        episode_length, resolution, store, task), each checked there; `settings` holds them all.
 
     Examples
     --------
@@ -53,49 +70,29 @@ class GridEnv(gym.Env):
     (108, (0, 1, 2, 3))
     >>> env.step(0)[0]  # north: from row 9 to row 8 of the 11 x 11 grid
     97
+    >>> env.settings.size, env.settings.time_penalty
+    ('small', 0.0)
     """
 
     metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
     action_space: spaces.Discrete
 
     def __init__(
-        self,
-        template: str = "four_rooms",
-        size: str = "small",
-        obs_type: str = "index",
-        orientation: str = "fixed",
-        use_noop: bool = False,
-        manual_collect: bool = False,
-        stochasticity: float = 0.0,
-        random_start: bool = False,
-        agent_start: tuple[int, int] | None = None,
-        objects: Mapping[str, Any] | None = None,
-        terminate_on_reward: bool = True,
-        time_penalty: float = 0.0,
-        visible_walls: bool = True,
-        episode_length: int | None = 100,
-        resolution: int = 256,
-        render_mode: str | None = None,
-        store: GraphStore | str | None = None,
-        task: str | TaskGraph | CompiledGrid | None = None,
+        self, *positional: Any, obs_type: str = "index", render_mode: str | None = None, **settings: Any
     ) -> None:
         observation_type = GRID_OBSERVATIONS.get(obs_type)  # a clear error before any loading
         check_render_mode(render_mode, self.metadata["render_modes"])
-        self.rules = rules = grid_rules(
-            template, size, orientation=orientation, use_noop=use_noop, manual_collect=manual_collect,
-            stochasticity=stochasticity, random_start=random_start, agent_start=agent_start, objects=objects,
-            terminate_on_reward=terminate_on_reward, time_penalty=time_penalty, visible_walls=visible_walls,
-            episode_length=episode_length, resolution=resolution, store=store, task=task,
-        )
+        self.settings = GridSettings.from_arguments(positional, settings)
+        self.rules = rules = grid_rules(self.settings)
         self.render_mode = render_mode
         self.obs_type = obs_type
-        self.orientation = orientation
+        self.orientation = self.settings.orientation
         self.compiled = rules.compiled
         self.n = rules.n
         self.n_states = rules.n_states
         self.n_actions = rules.n_actions
         self.action_space = spaces.Discrete(self.n_actions)
-        self.observation = cast(GridObservation, observation_type(rules, store))
+        self.observation = cast(GridObservation, observation_type(rules, self.settings.store))
         self.observation_space = self.observation.space
         self._variable = rules.variable
         self._nn = rules.n_cells
@@ -103,53 +100,57 @@ class GridEnv(gym.Env):
         self._move, self._ahead = rules.move, rules.ahead
         self._collect = rules.collect
         self._neg_penalty = rules.neg_penalty
-        self._episode_length = rules.episode_length
-        self._noise = rules.stochasticity
+        self._episode_length = self.settings.episode_length
+        self._noise = self.settings.stochasticity
         # how a step observes: 0 the state index, 1 a row of the type's table, 2 the type builds it
         self._obs_kind = 0 if self.observation.is_index else 1 if self.observation.table is not None else 2
         self._table = self.observation.table
         self._stream: RandomStream | None = None
         self._painter: GridPainter | None = None
+        # the one lane ObjectRule.step reads and writes: cell before, cell after, action, reward, ended
+        self._lane_io = (
+            np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1), np.zeros(1, bool)
+        )
         self.grid_state = GridState(rules, rules.objects)
         self._restore(rules.objects)
         self.grid_state.pos = rules.start
 
-    # -- the options, as given ---------------------------------------------------------------
+    # -- the settings, as given (`settings` holds them all) ---------------------------------
     @property
     def use_noop(self) -> bool:
-        return self.rules.use_noop
+        return self.settings.use_noop
 
     @property
     def manual_collect(self) -> bool:
-        return self.rules.manual_collect
+        return self.settings.manual_collect
 
     @property
     def stochasticity(self) -> float:
-        return self.rules.stochasticity
+        return self.settings.stochasticity
 
     @property
     def random_start(self) -> bool:
-        return self.rules.random_start
+        return self.settings.random_start
 
     @property
     def terminate_on_reward(self) -> bool:
-        return self.rules.terminate_on_reward
+        return self.settings.terminate_on_reward
 
     @property
     def time_penalty(self) -> float:
-        return self.rules.time_penalty
+        return self.settings.time_penalty
 
     @property
     def visible_walls(self) -> bool:
-        return self.rules.visible_walls
+        return self.settings.visible_walls
 
     @property
     def episode_length(self) -> int:
-        return self.rules.episode_length
+        return self.settings.episode_length or 0
 
     @property
     def resolution(self) -> int:
-        return self.rules.resolution
+        return self.settings.resolution
 
     @property
     def agent_start(self) -> int | None:
@@ -211,7 +212,7 @@ class GridEnv(gym.Env):
             or st.keys_held
         ):
             self._restore(slots)
-        random_start = options.get("random_start", rules.random_start)
+        random_start = options.get("random_start", self.settings.random_start)
         if options.get("agent_pos") is not None:
             pos = rules.cell(options["agent_pos"], "reset options: agent_pos")
         elif check_bool("random_start", random_start):
@@ -261,33 +262,16 @@ class GridEnv(gym.Env):
         return obs, reward, terminated, truncated, {"state": s, "available_actions": self._all_actions}
 
     def _interact(self, pos: int, t: int, action: int, reward: float) -> tuple[int, float, bool]:
-        """The slow path: doors, rewards, keys and warps on the cell reached (steps 2-6)."""
+        """The slow path: `ObjectRule` (doors, rewards, keys, warps) on this env's one lane."""
         st = self.grid_state
-        changed = doors_changed = False
-        if t in st.doors and t != pos:  # only moving into a closed door uses a key
-            if st.keys_held > 0:
-                st.keys_held -= 1
-                del st.doors[t]
-                changed = doors_changed = True
-            else:
-                t = pos
-        terminated = False
-        found = st.rewards.get(t)
-        if found is not None and (self._collect < 0 or action == self._collect):
-            reward += found[0]
-            terminated = found[1]
-            del st.rewards[t]
-            changed = True
-        if t in st.keys:
-            st.keys.discard(t)
-            st.keys_held += 1
-            changed = True
-        target = st.slots.warps.get(t)
-        if target is not None:
-            t = target
+        assert st.rule is not None and st.lane is not None
+        lane_pos, lane_t, lane_action, lane_reward, lane_ended = self._lane_io
+        lane_pos[0], lane_t[0], lane_action[0], lane_reward[0], lane_ended[0] = pos, t, action, reward, False
+        changed, doors_changed = st.rule.step(st.lane, ONE_LANE, lane_pos, lane_t, lane_action, lane_reward, lane_ended)
         if changed:
+            st.objects_went()
             self._objects_changed(doors_changed)
-        return t, reward, terminated
+        return int(lane_t[0]), float(lane_reward[0]), bool(lane_ended[0])
 
     # -- inspection and rendering ------------------------------------------------------------
     @property
@@ -324,3 +308,6 @@ class GridEnv(gym.Env):
             return self._painter_().frame(self.resolution, view, self.agent_pos, st.orientation)
         return self._painter_().full(self.resolution, view).copy()
 
+
+
+GridEnv.__signature__ = GridSettings.env_signature(GridEnv.__init__)  # type: ignore[attr-defined]

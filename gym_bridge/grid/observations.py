@@ -270,7 +270,7 @@ class SymbolicObservation(GridObservation):
         width = n + 2 * radius
         base = np.zeros((width, width, 6), np.float32)
         inner = base[radius : radius + n, radius : radius + n]
-        if rules.visible_walls:
+        if rules.settings.visible_walls:
             base[..., 4] = 1.0  # off-grid padding looks like wall
             inner[..., 4] = rules.compiled.wall
         rc = rules.rc
@@ -494,7 +494,7 @@ class PictureObservation(GridObservation):
 
     def __init__(self, rules: GridRules, store: GraphStore | str | None = None) -> None:
         super().__init__(rules, store)
-        n, res = rules.n, rules.resolution
+        n, res = rules.n, rules.settings.resolution
         self.res = res
         self.space = spaces.Box(0, 255, (res, res, 3), np.uint8)
         self.side = n if self.radius == 0 else 2 * self.radius + 1

@@ -1,21 +1,25 @@
-"""The rules of one grid env as cell-indexed tables, and the state observation types read.
+"""The grid env's settings, its rules as cell-indexed tables, and the state observation types read.
 
-`GridRules` is what `GridEnv` and `GridVectorEnv` both run on: the compiled grid plus the
-env's options (orientation, extra actions, penalty, noise, start, the objects episodes
-start with), checked once and turned into move tables and object slots. Neither env
-reads the other's insides: both are built from `grid_rules(...)` with the same arguments.
+`GridSettings` is the one declaration of the grid env's parameters (template, size, orientation,
+extra actions, penalty, noise, start, objects, ...): both envs take them as keyword arguments and
+build it, and it checks each one (an error names the field). `GridRules` is what `GridEnv` and
+`GridVectorEnv` both run on: the settings, the compiled grid and the objects episodes start
+with, turned into move tables and object slots (`grid_rules(settings)`). `ObjectRule` is the
+objects' part of a step (doors, keys, rewards, warps), written once over lanes: the vector env
+calls it for the copies that reached an object, the single env for its one lane.
 
 Cells are indices `row * n + col`; a state is `orientation * n * n + cell` in variable
 orientation mode and the cell in fixed mode. Objects are numbered per kind in slot order
-(sorted cells): the vector env keeps one column per slot and copy.
+(sorted cells): the vector env keeps one column per slot and copy, the single env one row.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 import numpy as np
 
@@ -49,6 +53,166 @@ def load_compiled_grid(task: str | TaskGraph | CompiledGrid, store: GraphStore |
     if not isinstance(task, str) or not task:
         raise ValueError(f"task: expected a grid task id such as 'neuronav/grid/four_rooms/small', got {task!r}")
     return load_stored(task, store, compile_grid_from_store)
+
+
+@dataclass(frozen=True, eq=False)
+class GridSettings:
+    """The grid env's parameters, declared once and checked once; both envs build it from their keywords.
+
+    Each field is checked on construction: a bad value raises one ValueError or TypeError whose
+    message starts with the field's name. Checks that need the map (that `agent_start` and the
+    `objects` are free cells of it) are made by `grid_rules`, naming the field too.
+
+    Parameters
+    ----------
+    template : str
+        A grid template name ('four_rooms', 'two_rooms', ...; `graphtasks grid list`).
+    size : str
+        The template's size ('micro', 'small', 'large', 'xlarge').
+    orientation : str
+        'fixed' (actions 0 N, 1 E, 2 S, 3 W) or 'variable' (0 turn left, 1 turn right, 2 forward).
+    use_noop : bool
+        Add a no-op action after the moves.
+    manual_collect : bool
+        Add a collect action; a reward is paid only on it.
+    stochasticity : float
+        The probability that an action is replaced by a uniformly random one.
+    random_start : bool
+        Start each episode on a random free cell.
+    agent_start : (int, int), optional
+        The start cell (row, col); None: the map's START.
+    objects : mapping, optional
+        The objects episodes start with (`tasks.objects_from_dict`'s format); None: the stored ones.
+    terminate_on_reward : bool
+        A reward without a terminate flag of its own ends the episode.
+    time_penalty : float
+        A non-negative cost subtracted from every step's reward.
+    visible_walls : bool
+        Walls appear in the symbolic observations.
+    episode_length : int, optional
+        Steps before truncation; None (stored as 0): no limit.
+    resolution : int
+        Pixels of a picture's side (16..4096).
+    store : GraphStore or str, optional
+        Where a task id is read (a built-in is put there first); None: the default store.
+    task : str, TaskGraph or CompiledGrid, optional
+        A grid task; None: the built-in `template` at `size`.
+
+    Examples
+    --------
+    >>> from gym_bridge.grid import GridSettings
+    >>> GridSettings(size="large", time_penalty=0.01).time_penalty
+    0.01
+    >>> GridSettings(stochasticity=2.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: stochasticity: expected a probability in [0, 1], got 2.0
+    """
+
+    template: str = "four_rooms"
+    size: str = "small"
+    orientation: str = "fixed"
+    use_noop: bool = False
+    manual_collect: bool = False
+    stochasticity: float = 0.0
+    random_start: bool = False
+    agent_start: tuple[int, int] | None = None
+    objects: Mapping[str, Any] | None = None
+    terminate_on_reward: bool = True
+    time_penalty: float = 0.0
+    visible_walls: bool = True
+    episode_length: int | None = 100
+    resolution: int = 256
+    store: GraphStore | str | None = None
+    task: str | TaskGraph | CompiledGrid | None = None
+
+    def __post_init__(self) -> None:
+        check_type("template", self.template, (str,), "a template name such as 'four_rooms'")
+        check_type("size", self.size, (str,), "a size name such as 'small'")
+        check_type("task", self.task, (str, TaskGraph, CompiledGrid, type(None)), "a grid task id, a TaskGraph or None")
+        check_store(self.store)
+        check_choice("orientation", self.orientation, ORIENTATIONS)
+        resolution = self.resolution
+        whole = isinstance(resolution, (int, np.integer)) and not isinstance(resolution, bool)
+        if not whole or not 16 <= resolution <= 4096:
+            raise ValueError(f"resolution: expected an integer number of pixels in 16..4096, got {resolution!r}")
+        start = self.agent_start
+        if start is not None and not (isinstance(start, (tuple, list)) and len(start) == 2):
+            raise TypeError(f"agent_start: expected a cell (row, col) or None, got {start!r}")
+        check_type("objects", self.objects, (Mapping, type(None)), "a mapping of object kinds to cells or None")
+        checked: dict[str, Any] = {
+            name: check_bool(name, getattr(self, name))
+            for name in ("use_noop", "manual_collect", "random_start", "terminate_on_reward", "visible_walls")
+        }
+        checked["stochasticity"] = check_probability("stochasticity", self.stochasticity)
+        checked["time_penalty"] = check_time_penalty(self.time_penalty)
+        checked["episode_length"] = check_episode_length(self.episode_length)
+        checked["resolution"] = int(resolution)
+        for name, value in checked.items():  # the normalised forms (float, int, bool; no limit: 0)
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_arguments(cls, positional: tuple[Any, ...], keywords: Mapping[str, Any]) -> GridSettings:
+        """The settings from an env's arguments: `template` and `size` by position, any field by name.
+
+        Parameters
+        ----------
+        positional : tuple
+            Up to two values: template, then size.
+        keywords : mapping
+            Field names to values; those left out take their defaults.
+
+        Returns
+        -------
+        GridSettings
+            The checked settings; an unknown name, or a third positional value, is a TypeError naming it.
+
+        Examples
+        --------
+        >>> GridSettings.from_arguments(("two_rooms",), {"use_noop": True}).template
+        'two_rooms'
+        >>> GridSettings.from_arguments((), {"colour": "red"})
+        Traceback (most recent call last):
+        ...
+        TypeError: colour: not a grid env parameter; the parameters are template, size, orientation, ...
+        """
+        names = [f.name for f in dataclasses.fields(cls)]
+        if len(positional) > len(POSITIONAL):
+            raise TypeError(
+                f"{positional[len(POSITIONAL)]!r}: only {' and '.join(POSITIONAL)} are taken by position; "
+                "pass the other settings by name"
+            )
+        given = dict(zip(POSITIONAL, positional))
+        for name, value in keywords.items():
+            if name not in names:
+                raise TypeError(f"{name}: not a grid env parameter; the parameters are {', '.join(names)}")
+            if name in given:
+                raise TypeError(f"{name}: given by position and by name")
+            given[name] = value
+        return cls(**given)
+
+    @classmethod
+    def env_signature(cls, init: Any) -> inspect.Signature:
+        """The signature of an env constructor `init(self, [leading,] *positional, [keywords,] **settings)`
+        that takes the settings: its own parameters with every field in place of `*positional` (template,
+        size) and `**settings` (the others, by name). What `inspect.signature`, gymnasium's `make` and
+        the parameter tests read, with each field's annotation and default."""
+        kind = inspect.Parameter
+        own = list(inspect.signature(init).parameters.values())[1:]  # without self
+        leading = [p for p in own if p.kind is kind.POSITIONAL_OR_KEYWORD]
+        keywords = [p for p in own if p.kind is kind.KEYWORD_ONLY]
+        fields = dataclasses.fields(cls)
+        return inspect.Signature([
+            *leading,
+            *(kind(f.name, kind.POSITIONAL_OR_KEYWORD, default=f.default, annotation=f.type)
+              for f in fields if f.name in POSITIONAL),
+            *keywords,
+            *(kind(f.name, kind.KEYWORD_ONLY, default=f.default, annotation=f.type)
+              for f in fields if f.name not in POSITIONAL),
+        ])
+
+
+POSITIONAL = ("template", "size")  # the fields an env takes by position too: GridEnv("four_rooms", "small")
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,25 +263,21 @@ class ObjectSlots:
 
 @dataclass(frozen=True, eq=False)
 class GridRules:
-    """One grid env's rules: the compiled grid, the options, and the tables both envs step.
+    """One grid env's rules: its settings, the compiled grid, and the tables both envs step.
 
-    Make it with `grid_rules(...)`, which checks every argument. The derived tables are
-    plain lists (the single env's per-step look-ups) and arrays (the vector env's).
+    Make it with `grid_rules(settings)`, which checks the settings against the map. The derived
+    tables are plain lists (the single env's per-step look-ups) and arrays (the vector env's).
     """
 
+    settings: GridSettings
     compiled: CompiledGrid
-    variable: bool
-    use_noop: bool
-    manual_collect: bool
-    stochasticity: float
-    random_start: bool
-    terminate_on_reward: bool
-    time_penalty: float
-    visible_walls: bool
-    episode_length: int
-    resolution: int
-    agent_start: int | None  # a cell, or None for the stored START
+    agent_start: int | None  # settings.agent_start as a cell, or None for the stored START
     objects: ObjectSlots
+
+    @property
+    def variable(self) -> bool:
+        """Variable orientation: the state holds which way the agent looks."""
+        return self.settings.orientation == "variable"
 
     @property
     def n(self) -> int:
@@ -138,17 +298,17 @@ class GridRules:
 
     @property
     def n_actions(self) -> int:
-        return self.n_moves + int(self.use_noop) + int(self.manual_collect)
+        return self.n_moves + int(self.settings.use_noop) + int(self.settings.manual_collect)
 
     @property
     def noop(self) -> int:
         """The no-op action, or -1."""
-        return self.n_moves if self.use_noop else -1
+        return self.n_moves if self.settings.use_noop else -1
 
     @property
     def collect(self) -> int:
         """The collect action (manual_collect), or -1."""
-        return self.n_moves + int(self.use_noop) if self.manual_collect else -1
+        return self.n_moves + int(self.settings.use_noop) if self.settings.manual_collect else -1
 
     @property
     def start(self) -> int:
@@ -158,7 +318,7 @@ class GridRules:
     @property
     def neg_penalty(self) -> float:
         """What a step earns before rewards: -time_penalty, and 0.0 (never -0.0) without one."""
-        return -self.time_penalty if self.time_penalty else 0.0
+        return -self.settings.time_penalty if self.settings.time_penalty else 0.0
 
     @cached_property
     def free(self) -> tuple[int, ...]:
@@ -182,7 +342,7 @@ class GridRules:
     def move(self) -> list[list[int]]:
         """move[action][cell] in fixed mode: the four directions, then no-op and collect (stay)."""
         identity = list(range(self.n_cells))
-        return self.ahead + [identity] * (int(self.use_noop) + int(self.manual_collect))
+        return self.ahead + [identity] * (int(self.settings.use_noop) + int(self.settings.manual_collect))
 
     def state_of(self, cell: int, orientation: int) -> int:
         return cell + orientation * self.n_cells if self.variable else cell
@@ -203,99 +363,269 @@ class GridRules:
     def object_slots(self, objects: Mapping[str, Any] | None, name: str) -> ObjectSlots:
         """Objects given as a mapping (see `tasks.objects_from_dict`) as slots; None: the stored ones."""
         if objects is None:
-            return ObjectSlots.build(self.compiled.objects, self.n, self.terminate_on_reward)
+            return ObjectSlots.build(self.compiled.objects, self.n, self.settings.terminate_on_reward)
         walls = [(int(r), int(c)) for r, c in np.argwhere(self.compiled.wall)]
-        return ObjectSlots.build(objects_from_dict(objects, self.n, walls, name), self.n, self.terminate_on_reward)
+        terminate = self.settings.terminate_on_reward
+        return ObjectSlots.build(objects_from_dict(objects, self.n, walls, name), self.n, terminate)
 
     def with_objects(self, objects: ObjectSlots) -> GridRules:
         return dataclasses.replace(self, objects=objects)
 
 
-def grid_rules(
-    template: str = "four_rooms",
-    size: str = "small",
-    orientation: str = "fixed",
-    use_noop: bool = False,
-    manual_collect: bool = False,
-    stochasticity: float = 0.0,
-    random_start: bool = False,
-    agent_start: tuple[int, int] | None = None,
-    objects: Mapping[str, Any] | None = None,
-    terminate_on_reward: bool = True,
-    time_penalty: float = 0.0,
-    visible_walls: bool = True,
-    episode_length: int | None = 100,
-    resolution: int = 256,
-    store: GraphStore | str | None = None,
-    task: str | TaskGraph | CompiledGrid | None = None,
-) -> GridRules:
-    """Check the grid env arguments (one clear error per bad one) and build the rules."""
-    check_type("template", template, (str,), "a template name such as 'four_rooms'")
-    check_type("size", size, (str,), "a size name such as 'small'")
-    check_type("task", task, (str, TaskGraph, CompiledGrid, type(None)), "a grid task id, a TaskGraph or None")
-    check_store(store)
-    check_choice("orientation", orientation, ORIENTATIONS)
-    if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or not 16 <= resolution <= 4096:
-        raise ValueError(f"resolution: expected an integer number of pixels in 16..4096, got {resolution!r}")
-    if agent_start is not None and not (isinstance(agent_start, (tuple, list)) and len(agent_start) == 2):
-        raise TypeError(f"agent_start: expected a cell (row, col) or None, got {agent_start!r}")
-    check_type("objects", objects, (Mapping, type(None)), "a mapping of object kinds to cells or None")
-    flags = {
-        name: check_bool(name, value)
-        for name, value in (
-            ("use_noop", use_noop), ("manual_collect", manual_collect), ("random_start", random_start),
-            ("terminate_on_reward", terminate_on_reward), ("visible_walls", visible_walls),
-        )
-    }
-    noise = check_probability("stochasticity", stochasticity)
-    penalty = check_time_penalty(time_penalty)
-    length = check_episode_length(episode_length)
+def grid_rules(settings: GridSettings) -> GridRules:
+    """The rules of a grid env: the map `settings` names, compiled, with the settings checked against it.
+
+    Parameters
+    ----------
+    settings : GridSettings
+        The env's settings (each field already checked on its own).
+
+    Returns
+    -------
+    GridRules
+        The tables both envs step; a start or an object off the map's free cells is a ValueError
+        naming `agent_start` or `objects`, a task that cannot be loaded one naming `task` or `store`.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> with open_store(":memory:") as store:
+    ...     rules = grid_rules(GridSettings("two_rooms", use_noop=True, store=store))
+    >>> rules.n, rules.n_actions
+    (11, 5)
+    """
+    task = settings.task
     if task is None:
-        tasks.grid.maps.layout(template, size)  # a clear error naming what exists
-        task = grid_task_id(template, size)
+        tasks.grid.maps.layout(settings.template, settings.size)  # a clear error naming what exists
+        task = grid_task_id(settings.template, settings.size)
     with named("task"):
-        compiled = load_compiled_grid(task, store)
+        compiled = load_compiled_grid(task, settings.store)
     rules = GridRules(
+        settings=settings,
         compiled=compiled,
-        variable=orientation == "variable",
-        stochasticity=noise,
-        time_penalty=penalty,
-        episode_length=length,
-        resolution=int(resolution),
         agent_start=None,
-        objects=ObjectSlots.build(compiled.objects, compiled.n, flags["terminate_on_reward"]),
-        **flags,
+        objects=ObjectSlots.build(compiled.objects, compiled.n, settings.terminate_on_reward),
     )
-    if agent_start is not None:
-        rules = dataclasses.replace(rules, agent_start=rules.cell(agent_start, "agent_start"))
-    if objects is not None:
-        rules = rules.with_objects(rules.object_slots(objects, "objects"))
+    if settings.agent_start is not None:
+        rules = dataclasses.replace(rules, agent_start=rules.cell(settings.agent_start, "agent_start"))
+    if settings.objects is not None:
+        rules = rules.with_objects(rules.object_slots(settings.objects, "objects"))
     return rules
+
+
+class ObjectLanes(Protocol):
+    """What `ObjectRule.step` changes: per lane (row), keys held and the objects left, in slot order."""
+
+    keys_held: np.ndarray  # int64 (lanes,)
+    rewards_left: np.ndarray  # bool (lanes, rewards)
+    keys_left: np.ndarray  # bool (lanes, keys)
+    doors_closed: np.ndarray  # bool (lanes, doors)
+
+
+@dataclass(frozen=True, eq=False)
+class ObjectRule:
+    """The objects' part of a step, written once for both envs (steps 2-6 of `gym_bridge.grid.env`).
+
+    On the cell a lane moved to: a closed door lets it in only if it moved there (never by staying)
+    holding a key, which the door uses up (the door stays open); otherwise the lane stays where it
+    was. Then a reward left on the cell is paid once and removed (with a collect action, only on
+    it), ending the episode by its own flag; a key left there is picked up; a warp moves the lane
+    to its target. Build it with `ObjectRule.build`; `step` applies it to any lanes at once.
+    """
+
+    reward_slot: np.ndarray  # cell -> reward slot, or -1
+    reward_value: np.ndarray  # float (rewards,)
+    reward_terminates: np.ndarray  # bool (rewards,)
+    key_slot: np.ndarray  # cell -> key slot, or -1
+    door_slot: np.ndarray  # cell -> door slot, or -1
+    warp: np.ndarray  # cell -> the cell a lane ends on (itself without a warp)
+    kinds: np.ndarray  # cell -> the objects it holds: DOOR | REWARD | KEY | WARP bits
+    collect: int  # the collect action, or -1 (rewards are paid on arrival)
+
+    @classmethod
+    def build(cls, slots: ObjectSlots, n_cells: int, collect: int) -> ObjectRule:
+        """The rule's cell tables for `slots` on a grid of `n_cells` cells.
+
+        Parameters
+        ----------
+        slots : ObjectSlots
+            The objects an episode starts with.
+        n_cells : int
+            Cells of the grid (n * n).
+        collect : int
+            The collect action, or -1.
+
+        Returns
+        -------
+        ObjectRule
+            The rule, its tables indexed by cell.
+        """
+
+        def slot_of(cells: tuple[int, ...]) -> np.ndarray:
+            table = np.full(n_cells, -1, dtype=np.int64)
+            table[list(cells)] = np.arange(len(cells))
+            return table
+
+        warp = np.arange(n_cells, dtype=np.int64)
+        for cell, target in slots.warps.items():
+            warp[cell] = target
+        kinds = np.zeros(n_cells, dtype=np.int64)
+        for bit, cells in ((DOOR, slots.doors), (REWARD, slots.rewards), (KEY, slots.keys), (WARP, slots.warps)):
+            kinds[list(cells)] |= bit
+        return cls(
+            reward_slot=slot_of(slots.rewards),
+            reward_value=np.array(slots.reward_value, dtype=float),
+            reward_terminates=np.array(slots.reward_terminates, dtype=bool),
+            key_slot=slot_of(slots.keys),
+            door_slot=slot_of(slots.doors),
+            warp=warp,
+            kinds=kinds,
+            collect=collect,
+        )
+
+    def step(self, lanes: ObjectLanes, copies: np.ndarray, pos: np.ndarray, t: np.ndarray, actions: np.ndarray,
+             reward: np.ndarray, terminated: np.ndarray) -> tuple[bool, bool]:
+        """Apply the rule to the lanes `copies`, which moved from `pos` to `t` by `actions`.
+
+        Parameters
+        ----------
+        lanes : ObjectLanes
+            Keys held and objects left per lane; changed in place.
+        copies : numpy.ndarray
+            The lanes (rows of `lanes` and entries of the arrays below) that reached a cell holding
+            an object.
+        pos, t, actions : numpy.ndarray
+            Every lane's cell before the step, the cell it moved to, and its action. `t` is changed
+            in place for `copies`: the cell each ends on (its old cell at a closed door it cannot
+            open, a warp's target).
+        reward, terminated : numpy.ndarray
+            Every lane's reward so far (a reward paid is added) and whether it ended (set by a reward
+            paid); changed in place.
+
+        Returns
+        -------
+        (bool, bool)
+            Whether any object went (a reward, a key or a door) and whether a door opened.
+        """
+        cell = t[copies]
+        kinds = _bits(self.kinds.take(cell))  # which parts below can apply
+        changed = opened = False
+        if kinds & DOOR:
+            door = self.door_slot.take(cell)
+            at_door = door >= 0
+            c, d = copies[at_door], door[at_door]
+            closed = lanes.doors_closed[c, d]
+            opens = closed & (lanes.keys_held[c] > 0) & (pos[c] != cell[at_door])  # only moving into it uses a key
+            if np.count_nonzero(opens):
+                lanes.keys_held[c[opens]] -= 1
+                lanes.doors_closed[c[opens], d[opens]] = False
+                changed = opened = True
+            blocked = closed & ~opens
+            if np.count_nonzero(blocked):  # those stay where they were, and what is there applies
+                back = pos[c[blocked]]
+                cell[np.flatnonzero(at_door)[blocked]] = back
+                kinds |= _bits(self.kinds.take(back))
+        if kinds & REWARD:
+            slot = self.reward_slot.take(cell)
+            here = slot >= 0
+            if self.collect >= 0:
+                here &= actions[copies] == self.collect
+            c, r = copies[here], slot[here]
+            left = lanes.rewards_left[c, r]
+            if np.count_nonzero(left):
+                c, r = c[left], r[left]
+                reward[c] += self.reward_value[r]
+                terminated[c] = self.reward_terminates[r]
+                lanes.rewards_left[c, r] = False
+                changed = True
+        if kinds & KEY:
+            key = self.key_slot.take(cell)
+            at_key = key >= 0
+            c, k = copies[at_key], key[at_key]
+            left = lanes.keys_left[c, k]
+            if np.count_nonzero(left):
+                lanes.keys_held[c[left]] += 1
+                lanes.keys_left[c[left], k[left]] = False
+                changed = True
+        if kinds & WARP:
+            t[copies] = self.warp.take(cell)
+        elif kinds & DOOR:
+            t[copies] = cell
+        return changed, opened
+
+
+DOOR, REWARD, KEY, WARP = 1, 2, 4, 8  # ObjectRule.kinds: the objects a cell holds, as bits
+
+
+def _bits(kinds: np.ndarray) -> int:
+    """The bits set in any of `kinds` (a few lanes: a Python loop is cheaper than a ufunc reduction)."""
+    if kinds.size > 16:
+        return int(np.bitwise_or.reduce(kinds))
+    bits = 0
+    for value in kinds.tolist():
+        bits |= value
+    return bits
+
+
+@dataclass(eq=False)
+class Lanes:
+    """Keys held and objects left for `count` lanes, every object in place (an `ObjectLanes`)."""
+
+    keys_held: np.ndarray
+    rewards_left: np.ndarray
+    keys_left: np.ndarray
+    doors_closed: np.ndarray
+
+    @classmethod
+    def full(cls, slots: ObjectSlots, count: int) -> Lanes:
+        return cls(
+            keys_held=np.zeros(count, dtype=np.int64),
+            rewards_left=np.ones((count, len(slots.rewards)), dtype=bool),
+            keys_left=np.ones((count, len(slots.keys)), dtype=bool),
+            doors_closed=np.ones((count, len(slots.doors)), dtype=bool),
+        )
 
 
 @dataclass(eq=False)
 class GridState:
     """One single env's dynamic state: where the agent is and looks, and what objects remain.
 
-    Observation types read it; only `GridEnv` changes it.
+    The objects are one lane (`lane`, rows of one) of the arrays `ObjectRule` changes, as in the
+    vector env; `rewards`, `keys` and `doors` are what is left by cell, rebuilt by `objects_went`
+    for the observation types that read them. Only `GridEnv` changes it.
     """
 
     rules: GridRules
     slots: ObjectSlots
     pos: int = 0
     orientation: int = 0
-    keys_held: int = 0
     rewards: dict[int, tuple[float, bool]] = field(default_factory=dict)  # left: cell -> (value, terminates)
     keys: set[int] = field(default_factory=set)  # keys left on the grid
     doors: dict[int, str] = field(default_factory=dict)  # closed doors: cell -> orientation
+    lane: Lanes | None = None
+    rule: ObjectRule | None = None  # the objects' rule for `slots`
+
+    @property
+    def keys_held(self) -> int:
+        return 0 if self.lane is None else int(self.lane.keys_held[0])
 
     def restore(self, slots: ObjectSlots) -> None:
         """Every object of `slots` in place, no key held."""
+        if self.rule is None or slots is not self.slots:
+            self.rule = ObjectRule.build(slots, self.rules.n_cells, self.rules.collect)
         self.slots = slots
-        self.rewards = dict(zip(slots.rewards, zip(slots.reward_value, slots.reward_terminates)))
-        self.keys = set(slots.keys)
-        self.doors = dict(zip(slots.doors, slots.door_orientation))
-        self.keys_held = 0
+        self.lane = Lanes.full(slots, 1)
+        self.objects_went()
+
+    def objects_went(self) -> None:
+        """`rewards`, `keys` and `doors` from the lane (after the rule took some)."""
+        slots, lane = self.slots, self.lane
+        assert lane is not None
+        rewards = zip(slots.rewards, slots.reward_value, slots.reward_terminates, lane.rewards_left[0])
+        self.rewards = {cell: (value, ends) for cell, value, ends, left in rewards if left}
+        self.keys = {cell for cell, left in zip(slots.keys, lane.keys_left[0]) if left}
+        doors = zip(slots.doors, slots.door_orientation, lane.doors_closed[0])
+        self.doors = {cell: orientation for cell, orientation, closed in doors if closed}
 
     @property
     def index(self) -> int:
@@ -303,12 +633,9 @@ class GridState:
 
     def present(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rewards left, keys left and doors closed as one-copy rows in slot order (as `GridBatch`)."""
-        slots = self.slots
-        return (
-            np.array([[c in self.rewards for c in slots.rewards]], dtype=bool).reshape(1, -1),
-            np.array([[c in self.keys for c in slots.keys]], dtype=bool).reshape(1, -1),
-            np.array([[c in self.doors for c in slots.doors]], dtype=bool).reshape(1, -1),
-        )
+        lane = self.lane
+        assert lane is not None
+        return lane.rewards_left.copy(), lane.keys_left.copy(), lane.doors_closed.copy()
 
 
 @dataclass(eq=False)

@@ -1,7 +1,9 @@
 """GridVectorEnv: N copies of one neuro-nav grid world stepped together with numpy.
 
-The rules are the single env's: `grid_rules(...)` with the same arguments gives the move
-tables and object slots both envs step (gym_bridge.grid.rules). Each copy keeps its own position,
+The rules are the single env's: the same keyword arguments make the same `GridSettings`, and
+`grid_rules(settings)` gives the move tables and object slots both envs step; the objects' part of
+a step (doors, keys, rewards, warps) is `ObjectRule`, the one function both envs call
+(gym_bridge.grid.rules). Each copy keeps its own position,
 orientation, keys held, and which rewards, keys and closed doors remain, so every rule of
 `GridEnv` holds per copy (action noise, walls, doors opened with a key, rewards paid once
 and removed, `terminate_on_reward` / per-reward terminate flags, `manual_collect`, keys,
@@ -16,24 +18,39 @@ gather from the observation type's table; those that depend on each copy's objec
 
 from __future__ import annotations
 
-from typing import Any, Mapping, cast
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from graphstore import GraphStore, TaskGraph
-
 from ..params import check_bool
 from ..vector.base import BatchedVectorEnv, count_nonzero, tighter_limit
 from ..vector.step_table import StepTable
-from .compiled import CompiledGrid
 from .observations import GRID_OBSERVATIONS, GridObservation
-from .rules import GridBatch, grid_rules
+from .rules import GridBatch, GridSettings, ObjectRule, grid_rules
 
 
 class GridVectorEnv(BatchedVectorEnv):
-    """`num_envs` copies of a grid world; the other parameters are `GridEnv`'s."""
+    """`num_envs` copies of a grid world; the other parameters are `GridEnv`'s.
+
+    Parameters
+    ----------
+    num_envs : int
+        Copies stepped together.
+    *positional : str
+        `template`, then `size` (fields of `GridSettings`), by position.
+    obs_type : str
+        The observation type, as `GridEnv`'s.
+    autoreset_mode : str or AutoresetMode
+        How copies that ended start again (gymnasium's modes; NEXT_STEP by default).
+    max_episode_steps : int, optional
+        A tighter step limit (gymnasium's `make_vec` passes a spec's).
+    render_mode : None
+        The vector env does not render.
+    **settings
+        Any other field of `GridSettings`, as `GridEnv` takes them; `settings` holds them all.
+    """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
     _uses_active = False  # NEXT_STEP's copies are reset whole: nothing per copy to protect
@@ -41,45 +58,27 @@ class GridVectorEnv(BatchedVectorEnv):
     def __init__(
         self,
         num_envs: int = 1,
-        template: str = "four_rooms",
-        size: str = "small",
+        *positional: Any,
         obs_type: str = "index",
-        orientation: str = "fixed",
-        use_noop: bool = False,
-        manual_collect: bool = False,
-        stochasticity: float = 0.0,
-        random_start: bool = False,
-        agent_start: tuple[int, int] | None = None,
-        objects: Mapping[str, Any] | None = None,
-        terminate_on_reward: bool = True,
-        time_penalty: float = 0.0,
-        episode_length: int | None = 100,
-        visible_walls: bool = True,
-        resolution: int = 256,
-        store: GraphStore | str | None = None,
-        task: str | TaskGraph | CompiledGrid | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
+        **settings: Any,
     ) -> None:
         if render_mode is not None:
             raise ValueError("render_mode: the vector env does not render; render a single GridEnv instead")
         observation_type = GRID_OBSERVATIONS.get(obs_type)
-        self.rules = rules = grid_rules(
-            template, size, orientation=orientation, use_noop=use_noop, manual_collect=manual_collect,
-            stochasticity=stochasticity, random_start=random_start, agent_start=agent_start, objects=objects,
-            terminate_on_reward=terminate_on_reward, time_penalty=time_penalty, visible_walls=visible_walls,
-            episode_length=episode_length, resolution=resolution, store=store, task=task,
-        )
-        self.observation = cast(GridObservation, observation_type(rules, store))
-        length = tighter_limit(rules.episode_length, max_episode_steps)  # make_vec passes a spec's limit
+        self.settings = GridSettings.from_arguments(positional, settings)
+        self.rules = rules = grid_rules(self.settings)
+        self.observation = cast(GridObservation, observation_type(rules, self.settings.store))
+        length = tighter_limit(self.settings.episode_length or 0, max_episode_steps)  # make_vec passes a spec's limit
         super().__init__(
             num_envs, self.observation.space, gym.spaces.Discrete(rules.n_actions), length, autoreset_mode
         )
         self.compiled = rules.compiled
         self.obs_type = obs_type
-        self.stochasticity = rules.stochasticity
-        self.random_start = rules.random_start
+        self.stochasticity = self.settings.stochasticity
+        self.random_start = self.settings.random_start
         self._build()
 
     def _build(self) -> None:
@@ -95,23 +94,13 @@ class GridVectorEnv(BatchedVectorEnv):
         self._free = np.array(rules.free, dtype=np.int64)
         self._start_cell = rules.start
         slots = rules.objects
-        reward_cells, key_cells, door_cells = list(slots.rewards), list(slots.keys), list(slots.doors)
-        self._reward_slot = np.full(nn, -1, dtype=np.int64)
-        self._reward_slot[reward_cells] = np.arange(len(reward_cells))
-        self._reward_value = np.array(slots.reward_value, dtype=float)
-        self._reward_terminates = np.array(slots.reward_terminates, dtype=bool)
-        self._key_slot = np.full(nn, -1, dtype=np.int64)
-        self._key_slot[key_cells] = np.arange(len(key_cells))
-        self._door_slot = np.full(nn, -1, dtype=np.int64)
-        self._door_slot[door_cells] = np.arange(len(door_cells))
-        self._warp = np.arange(nn, dtype=np.int64)
-        for cell, target in slots.warps.items():
-            self._warp[cell] = target
+        self._rule = rule = ObjectRule.build(slots, nn, rules.collect)
+        self._reward_slot, self._reward_value, self._warp = rule.reward_slot, rule.reward_value, rule.warp
         self._hot = np.zeros(nn, dtype=bool)
         self._hot[list(slots.hot)] = True
         n_envs = self.num_envs
         self._reward0 = np.full(n_envs, self._neg_penalty)  # copied each step: cheaper than np.full
-        self._has_keys = bool(key_cells)  # without keys, keys_held stays 0
+        self._has_keys = bool(slots.keys)  # without keys, keys_held stays 0
         # the observation is the state index or a fixed row per state: gathered here (no call chain)
         self._plain_observe = type(self.observation).observe_batch is GridObservation.observe_batch
         # per-copy state: position, orientation, keys held, and one column per object slot
@@ -120,9 +109,9 @@ class GridVectorEnv(BatchedVectorEnv):
             pos=np.full(n_envs, self._start_cell, dtype=np.int64),
             orientation=np.zeros(n_envs, dtype=np.int64),
             keys_held=np.zeros(n_envs, dtype=np.int64),
-            rewards_left=np.ones((n_envs, len(reward_cells)), dtype=bool),
-            keys_left=np.ones((n_envs, len(key_cells)), dtype=bool),
-            doors_closed=np.ones((n_envs, len(door_cells)), dtype=bool),
+            rewards_left=np.ones((n_envs, len(slots.rewards)), dtype=bool),
+            keys_left=np.ones((n_envs, len(slots.keys)), dtype=bool),
+            doors_closed=np.ones((n_envs, len(slots.doors)), dtype=bool),
         )
         self._agent_pos: int | None = None  # reset options, for that reset only
         self._random_start_override: bool | None = None
@@ -149,44 +138,9 @@ class GridVectorEnv(BatchedVectorEnv):
         terminated = np.zeros(n_envs, dtype=bool)
         hot = self._hot.take(t)
         if count_nonzero(hot):
-            self._interact(hot.nonzero()[0], pos, t, actions, reward, terminated)
+            self._rule.step(batch, hot.nonzero()[0], pos, t, actions, reward, terminated)
         batch.pos = t
         return reward, terminated
-
-    def _interact(self, copies: np.ndarray, pos: np.ndarray, t: np.ndarray, actions: np.ndarray,
-                  reward: np.ndarray, terminated: np.ndarray) -> None:
-        """Doors, rewards, keys and warps for the copies that reached a cell holding an object (GridEnv's order)."""
-        batch = self.batch
-        cell = t[copies]
-        door = self._door_slot.take(cell)
-        at_door = door >= 0
-        if at_door.any():
-            c, d = copies[at_door], door[at_door]
-            closed = batch.doors_closed[c, d]
-            opens = closed & (batch.keys_held[c] > 0) & (pos[c] != cell[at_door])  # only moving into it uses a key
-            batch.keys_held[c[opens]] -= 1
-            batch.doors_closed[c[opens], d[opens]] = False
-            blocked = closed & ~opens
-            cell[np.flatnonzero(at_door)[blocked]] = pos[c[blocked]]
-        slot = self._reward_slot.take(cell)
-        here = slot >= 0
-        if self._collect >= 0:
-            here &= actions[copies] == self._collect
-        if here.any():
-            c, r = copies[here], slot[here]
-            left = batch.rewards_left[c, r]
-            c, r = c[left], r[left]
-            reward[c] += self._reward_value[r]
-            terminated[c] = self._reward_terminates[r]
-            batch.rewards_left[c, r] = False
-        key = self._key_slot.take(cell)
-        at_key = key >= 0
-        if at_key.any():
-            c, k = copies[at_key], key[at_key]
-            left = batch.keys_left[c, k]
-            batch.keys_held[c[left]] += 1
-            batch.keys_left[c[left], k[left]] = False
-        t[copies] = self._warp.take(cell)
 
     def _reset_copies(self, copies: np.ndarray | None) -> None:
         count = self.num_envs if copies is None else copies.size
@@ -296,6 +250,9 @@ class GridVectorEnv(BatchedVectorEnv):
     def _info(self) -> dict[str, Any]:
         pos = self.batch.pos
         return {"state": pos + self.batch.orientation * self._nn if self._variable else pos.copy()}
+
+
+GridVectorEnv.__signature__ = GridSettings.env_signature(GridVectorEnv.__init__)  # type: ignore[attr-defined]
 
 
 def make_grid_vector_env(num_envs: int = 1, **kwargs: Any) -> GridVectorEnv:
