@@ -206,12 +206,49 @@ def delete_records(store: Any, name: str, force: bool = False) -> dict[str, int]
 class Experiment:
     """An experiment spec, to run into a store and read back.
 
+    The Python face of ``graphtasks experiment``: the spec (tasks, agents, seeds, phases) is
+    checked once, `run` records every run into a store and resumes where a sweep stopped,
+    `results` reads the records back as a table, `delete` removes them. Usually made with
+    `from_file`.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+        The checked spec (`load_spec`, `parse_spec`).
+    text : str
+        The spec file's text, recorded with the experiment so that a record says what ran.
+
     Examples
     --------
     >>> from graphtasks.experiments import Experiment
     >>> experiment = Experiment.from_file("daw2011-two-step")
     >>> experiment.name, len(experiment.cells)
     ('daw2011-two-step', 30)
+
+    A spec of one's own, run into a store on disk, read back and deleted:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "small.toml").write_text('''
+    ... [experiment]
+    ... name = "small-two-step"
+    ... tasks = ["rewardgym/two-step"]
+    ... seeds = 2
+    ...
+    ... [[agents]]
+    ... name = "q"
+    ...
+    ... [[phases]]
+    ... name = "trials"
+    ... episodes = 5
+    ... ''')
+    >>> small, store = Experiment.from_file(folder / "small.toml"), str(folder / "store.lbug")
+    >>> report = small.run(store, workers=1)
+    >>> report.ran, report.skipped, report.failures
+    (2, 0, [])
+    >>> small.results(store).shape, small.delete(store)["Episode"]
+    ((10, 16), 10)
     """
 
     def __init__(self, spec: ExperimentSpec, text: str) -> None:
@@ -220,7 +257,36 @@ class Experiment:
     @classmethod
     def from_file(cls, path: str | Path, store: str | None = None) -> Experiment:
         """A spec file, or a shipped spec by name; ExperimentSpecError names what is wrong.
-        Tasks that are not built in are read from `store` (None: the default store)."""
+
+        Tasks that are not built in are read from `store` (None: the default store).
+
+        Parameters
+        ----------
+        path : str or Path
+            A spec file (TOML), or the name of a shipped spec (``"daw2011-two-step"``).
+        store : str, optional
+            The location of the store that holds the spec's tasks that are not built in.
+
+        Returns
+        -------
+        Experiment
+            The checked spec with its text.
+
+        Raises
+        ------
+        ExperimentSpecError
+            The file is missing or the spec is wrong, naming the file, line and field.
+
+        Examples
+        --------
+        >>> from graphtasks.experiments import Experiment
+        >>> Experiment.from_file("daw2011-two-step").name
+        'daw2011-two-step'
+        >>> Experiment.from_file("no-such-spec")
+        Traceback (most recent call last):
+        ...
+        graphtasks.experiments.spec.ExperimentSpecError: ...
+        """
         spec = load_spec(path, store)
         return cls(spec, spec_path(path).read_text(encoding="utf-8"))
 
@@ -241,13 +307,89 @@ class Experiment:
         observers: Sequence[RunObserver] = (),
     ) -> RunReport:
         """Run the cells not yet recorded in `store` (a location; None: the default store),
-        telling `observers` (and, with `progress`, a progress bar) what happens."""
+        telling `observers` (and, with `progress`, a progress bar) what happens.
+
+        What finished is kept when the sweep is interrupted, so running again resumes it.
+
+        Parameters
+        ----------
+        store : str, optional
+            The store's location; None: the default store.
+        workers : int, optional
+            Processes to run on (default: the number of cores; 1: in this process).
+        dask : str, optional
+            A Dask scheduler's address (or ``"local"``) to run on instead of local processes.
+        progress : bool, optional
+            Draw a progress bar.
+        observers : sequence of RunObserver, optional
+            Told as each run starts and ends.
+
+        Returns
+        -------
+        RunReport
+            The runs skipped (already recorded), run now and failed; its `rows` reads the
+            recorded episodes.
+
+        Examples
+        --------
+        Running again finds every run recorded, and runs nothing:
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from graphtasks.experiments import Experiment
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "one.toml").write_text('''
+        ... [experiment]
+        ... name = "one-run"
+        ... tasks = ["rewardgym/two-step"]
+        ...
+        ... [[agents]]
+        ... name = "q"
+        ...
+        ... [[phases]]
+        ... name = "trials"
+        ... episodes = 3
+        ... ''')
+        >>> experiment, store = Experiment.from_file(folder / "one.toml"), str(folder / "store.lbug")
+        >>> first, again = experiment.run(store, workers=1), experiment.run(store, workers=1)
+        >>> (first.ran, first.skipped), (again.ran, again.skipped)
+        ((1, 0), (0, 1))
+        """
         shown = [ProgressObserver(self.name)] if progress else []
         return run_and_record(self.spec, self.text, store, workers, dask, [*shown, *observers])
 
     def results(self, store: str | None = None, trials: bool = False) -> Any:
         """The recorded episodes (or, with `trials`, steps) as a pandas DataFrame; people's trials
-        carry the browser's response times too (`export.trial_columns`)."""
+        carry the browser's response times too (`export.trial_columns`).
+
+        Parameters
+        ----------
+        store : str, optional
+            The store's location; None: the default store.
+        trials : bool, optional
+            One row per step (trial) instead of one per episode.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per recorded episode (experiment, run, task, agent, label, params, seed,
+            phase, return, ...) or per trial.
+
+        Raises
+        ------
+        UnknownExperiment
+            The store holds no records of this experiment.
+
+        Examples
+        --------
+        The class's example reads a run's records back; a store without them says so:
+
+        >>> from graphtasks.experiments import Experiment
+        >>> Experiment.from_file("daw2011-two-step").results(":memory:")
+        Traceback (most recent call last):
+        ...
+        graphtasks.experiments.api.UnknownExperiment: no recorded experiment 'daw2011-two-step'; recorded: none
+        """
         pandas = require_pandas()
         from .export import recorded_trials, trial_columns
 
@@ -260,6 +402,36 @@ class Experiment:
 
     def delete(self, store: str | None = None, force: bool = False) -> dict[str, int]:
         """Delete this experiment's records from `store`; the count of deleted nodes per label
-        (refused while a driver runs it, unless `force`)."""
+        (refused while a driver runs it, unless `force`).
+
+        Parameters
+        ----------
+        store : str, optional
+            The store's location; None: the default store.
+        force : bool, optional
+            Delete even while a driver that is alive runs the experiment.
+
+        Returns
+        -------
+        dict of str to int
+            The number of records deleted per label (Experiment, Run, Episode, Trial, ...).
+
+        Raises
+        ------
+        UnknownExperiment
+            The store holds no records of this experiment.
+        ExperimentRunning
+            A driver runs the experiment and `force` is not set.
+
+        Examples
+        --------
+        The class's example deletes a run's records; a store without them says so:
+
+        >>> from graphtasks.experiments import Experiment
+        >>> Experiment.from_file("daw2011-two-step").delete(":memory:")
+        Traceback (most recent call last):
+        ...
+        graphtasks.experiments.api.UnknownExperiment: no recorded experiment 'daw2011-two-step'; recorded: none
+        """
         with open_store(store, "w") as opened:
             return delete_records(opened, self.name, force)
