@@ -36,6 +36,18 @@ class TaskPicture:
         What the picture shows, by kind ('states', 'edges', 'edge labels', 'rewards', ...).
     legend : list of str
         The legend's entries, in order.
+
+    Examples
+    --------
+    `draw_task` returns one; its `counts` say what was drawn, so a test can check a picture
+    without looking at it.
+
+    >>> from gym_bridge.render import draw_task
+    >>> picture = draw_task("neuronav/graph/linear", store=":memory:")
+    >>> picture.task_id, picture.counts["states"], picture.counts["rewards"]
+    ('neuronav/graph/linear', 6, 1)
+    >>> picture.encode("svg").startswith(b"<?xml")
+    True
     """
 
     figure: Figure
