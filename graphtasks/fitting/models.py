@@ -21,7 +21,42 @@ Bounds = dict[str, tuple[float, float]]
 @dataclass(frozen=True)
 class FitModel:
     """An agent with free settings (bounds: what the optimiser may try; prior: where starts
-    and simulated participants are drawn from) and fixed ones."""
+    and simulated participants are drawn from) and fixed ones.
+
+    What `fit`, `simulate` and the model comparison take: any agent of the registry becomes a
+    model by naming which of its settings are fitted, and within which bounds.
+
+    Parameters
+    ----------
+    name : str
+        The model's name in results and tables.
+    agent : str
+        The agent (`gym_bridge.agents.make_agent`'s name).
+    bounds : dict of str to (float, float)
+        The free settings, each with the (low, high) the optimiser may try; in this order.
+    fixed : dict, optional
+        Settings held at a value.
+    prior : dict of str to (float, float), optional
+        Where starts and simulated participants are drawn from, per free setting (default:
+        its bounds).
+
+    Raises
+    ------
+    BehaviourError
+        A setting the agent does not have, bounds that do not rise, no free setting, or a
+        setting both free and fixed, naming the model and the setting.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting import FitModel
+    >>> model = FitModel("q-softmax", "q", {"lr": (0.0, 1.0), "beta": (0.1, 20.0)}, {"gamma": 0.0})
+    >>> model.free, model.settings([0.3, 5])
+    (('lr', 'beta'), {'gamma': 0.0, 'lr': 0.3, 'beta': 5.0})
+    >>> FitModel("typo", "q", {"betta": (0.0, 1.0)})
+    Traceback (most recent call last):
+    ...
+    graphtasks.fitting.choices.BehaviourError: model 'typo': free setting(s) betta are not settings of agent 'q' ...
+    """
 
     name: str
     agent: str
