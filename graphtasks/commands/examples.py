@@ -172,6 +172,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "graphtasks participants text --task neuronav/grid/four_rooms/micro --url http://127.0.0.1:8080/v1 "
         "--model local --trials 1 --max-steps 30 --seeds 0 1 2",
     ),
+    "participants export": ("graphtasks participants export \"two-step pilot\" -o prompts.jsonl",),
+    "participants import": (
+        "graphtasks participants import prompts.jsonl --task rewardgym/two-step --name \"two-step corpus\"",
+    ),
 }
 
 

@@ -42,6 +42,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     text.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     text.set_defaults(func=cmd_text)
     one_line_errors(text)
+    export = actions.add_parser("export", help="write an experiment's sessions as Psych-101/201 prompts.jsonl lines",
+                                description="One line per completed run (people's, agents', text participants'): "
+                                "the session as the task's text view reads it, choices marked <<...>>, RTs where "
+                                "the trials have them.")
+    export.add_argument("experiment", help="the experiment's name")
+    export.add_argument("-o", "--output", required=True, metavar="FILE.jsonl", help="the file to write")
+    export.set_defaults(func=cmd_export)
+    one_line_errors(export)
+    imported = actions.add_parser("import", help="record Psych-101/201 prompts.jsonl lines as sessions of a task",
+                                  description="Each line is replayed on the task under its seed with its marked "
+                                  "choices; a line whose choices the task cannot produce is refused (nothing is "
+                                  "recorded then).")
+    imported.add_argument("file", help="the prompts.jsonl file")
+    imported.add_argument("--task", required=True, help="the task the sessions played")
+    imported.add_argument("--name", required=True, help="the experiment to record them as")
+    imported.set_defaults(func=cmd_import)
+    one_line_errors(imported)
 
 
 def cmd_text(args: argparse.Namespace) -> int:
@@ -68,3 +85,26 @@ def cmd_text(args: argparse.Namespace) -> int:
               (f": {run.error}" if run.error else ""))
     print(f"recorded as experiment {name!r}")
     return 0 if all(r.status == "completed" for r in runs) else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from graphstore import open_store
+    from graphtasks.experiments.psych101 import export_prompts, write_prompts
+
+    with open_store(args.store, "r") as store:
+        lines = export_prompts(store, args.experiment)
+    n = write_prompts(lines, args.output)
+    print(f"wrote {n} participants ({sum(line['text'].count('<<') for line in lines)} choices) to {args.output}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from graphstore import open_store
+    from graphtasks.experiments.psych101 import import_prompts, read_prompts
+
+    lines = read_prompts(args.file)
+    with open_store(args.store, "w") as store:
+        runs = import_prompts(store, lines, args.task, args.name, args.file)
+    print(f"recorded {len(runs)} sessions ({sum(len(r.trials) for r in runs)} trials) of {args.task} as "
+          f"experiment {args.name!r}")
+    return 0

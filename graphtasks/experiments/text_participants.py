@@ -12,6 +12,8 @@ A participant is `participant(messages) -> str`: `messages` is the chat so far (
 format: a "system" message with the task's instructions, then "user" prompts and the
 participant's own "assistant" answers), the last one the prompt to answer. `ChatEndpoint` is
 one for an OpenAI-compatible chat-completions server (llama.cpp, vLLM, Ollama) given by URL.
+An object with a method `answer_step(step, messages)` is given the step (`gym_bridge.text.
+TextStep`) as well: replays of recorded choices (`graphtasks.experiments.psych101`) are such.
 
 The rule for answers that name no option (a refusal, a malformed answer): the participant is
 told so and asked again, up to `tries` times in all (3); a trial with no valid answer after
@@ -62,7 +64,7 @@ class TextTrial:
     answer: str
     marked: str
     tries: int
-    rt: float
+    rt: float | None
     reward: float
 
 
@@ -247,7 +249,10 @@ def _ask(participant: Participant, messages: list[Message], prompt: str, shown: 
     reason = ""
     for attempt in range(1, tries + 1):
         t0 = time.perf_counter()
-        answer = participant(list(messages))
+        if hasattr(participant, "answer_step"):  # a participant that reads the step itself (a replay)
+            answer = participant.answer_step(shown, list(messages))
+        else:
+            answer = participant(list(messages))
         rt = round((time.perf_counter() - t0) * 1000, 3)
         messages.append({"role": "assistant", "content": str(answer)})
         try:
