@@ -72,13 +72,13 @@ def load_run(store: Any, experiment: str, run: int, phases: Sequence[str] | None
 
     Parameters
     ----------
-    store
+    store : GraphStore
         An open store.
-    experiment
+    experiment : str
         The experiment's name.
-    run
+    run : int
         The run's index.
-    phases
+    phases : sequence of str, optional
         Only the trials of these phases (by name), in order; None: every phase. The agent
         replaying them starts afresh at the first one taken.
 
@@ -219,7 +219,7 @@ CHUNK = 2**16  # rows handed from numpy to the Python loop at a time
 
 
 def read_events(path: str | Path, task_id: str | None = None, drop_reminded: bool = True) -> Choices:
-    """One participant's choices from a tab-separated events file.
+    r"""One participant's choices from a tab-separated events file.
 
     Two layouts are read. rewardGym's logger (an `rl_label` column): within each `trial`,
     in `onset` order, an `obs` row gives the location (`current_location`), an `action` row
@@ -236,6 +236,43 @@ def read_events(path: str | Path, task_id: str | None = None, drop_reminded: boo
     before reading otherwise); what a row holds goes into typed arrays, so memory is a small
     multiple of the file. Every cell is checked: trials, states and actions are whole numbers
     in 0..MAX_INDEX, onsets and rewards finite (|reward| <= MAX_REWARD).
+
+    Parameters
+    ----------
+    path : str or Path
+        A tab-separated events file of one participant.
+    task_id : str, optional
+        The task the choices were made on (default: the file's `task` column).
+    drop_reminded : bool, optional
+        rewardGym's layout: leave out trials with a `reminder` event.
+
+    Returns
+    -------
+    Choices
+        The participant's choices, in order.
+
+    Raises
+    ------
+    BehaviourError
+        The file is too large, has neither layout's columns, or a cell that is not what its
+        column holds, naming the file, line and column.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from graphtasks.fitting import read_events
+    >>> path = Path(tempfile.mkdtemp()) / "sub-01_events.tsv"
+    >>> _ = path.write_text(
+    ...     "trial\tstate\tresponse_button\tcurrent_location\tdelta_reward\ttask\n"
+    ...     "0\t0\t1\t2\t0\trewardgym/two-step\n"
+    ...     "0\t2\t0\t5\t1\trewardgym/two-step\n"
+    ...     "1\t0\t0\t1\t0\trewardgym/two-step\n"
+    ...     "1\t1\t1\t4\t0\trewardgym/two-step\n"
+    ... )
+    >>> choices = read_events(path)
+    >>> choices.task_id, len(choices), choices.trials, choices.rewards.tolist()
+    ('rewardgym/two-step', 4, 2, [0.0, 1.0, 0.0, 0.0])
     """
     return read_events_file(Path(path), task_id, drop_reminded).choices
 

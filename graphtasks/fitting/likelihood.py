@@ -51,7 +51,43 @@ def _shape(task_id: str, made: Any) -> TaskShape:
 
 
 def replay_log_likelihood(agent: str, settings: dict[str, Any], choices: Choices, shape: TaskShape) -> float:
-    """Sum of log P(choice) over the choices, the agent learning from each as it goes."""
+    """Sum of log P(choice) over the choices, the agent learning from each as it goes.
+
+    Works for every agent: it walks the choices in order, asks the agent how likely the
+    recorded choice was (`action_probabilities`, floored at `FLOOR`), then lets it learn from
+    what followed, exactly as the runner would have: the reference that the vectorised form
+    in `log_likelihood` is tested against.
+
+    Parameters
+    ----------
+    agent : str
+        The agent's name (`gym_bridge.agents.make_agent`).
+    settings : dict
+        Its settings (a model's fixed and free values: `FitModel.settings`).
+    choices : Choices
+        The choices, in order (`simulate`, `read_events`, `load_run`).
+    shape : TaskShape
+        The task's size and the actions each state offers (`task_shape`).
+
+    Returns
+    -------
+    float
+        The log-likelihood (at most 0).
+
+    Raises
+    ------
+    AgentSettingError
+        A setting the agent does not have, or out of its range.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting import replay_log_likelihood, simulate
+    >>> from graphtasks.fitting.likelihood import task_shape
+    >>> settings = {"lr": 0.5, "beta": 5.0, "gamma": 1.0}
+    >>> choices = simulate("rewardgym/two-step", "q", settings, trials=20, seed=1, store=":memory:")
+    >>> round(replay_log_likelihood("q", settings, choices, task_shape("rewardgym/two-step", ":memory:")), 3)
+    -12.889
+    """
     chooser = make_agent(agent, shape.n_states, shape.n_actions, seed=0, **settings)
     available = shape.available
     total, new_trial = 0.0, True
@@ -73,6 +109,44 @@ def replay_log_likelihood(agent: str, settings: dict[str, Any], choices: Choices
 
 
 def log_likelihood(agent: str, settings: dict[str, Any], choices: Choices, shape: TaskShape) -> float:
-    """The log-likelihood of `choices`: vectorised where the agent and task allow, else replayed."""
+    """The log-likelihood of `choices`: vectorised where the agent and task allow, else replayed.
+
+    What `fit` maximises. For the Q and hybrid agents on two-stage tasks (two-step and its
+    kin) it is computed on whole arrays (`graphtasks.fitting.vectorised`); otherwise it is
+    `replay_log_likelihood`. Both give the same number.
+
+    Parameters
+    ----------
+    agent : str
+        The agent's name (`gym_bridge.agents.make_agent`).
+    settings : dict
+        Its settings (a model's fixed and free values: `FitModel.settings`).
+    choices : Choices
+        The choices, in order (`simulate`, `read_events`, `load_run`).
+    shape : TaskShape
+        The task's size and the actions each state offers (`task_shape`).
+
+    Returns
+    -------
+    float
+        The log-likelihood (at most 0).
+
+    Raises
+    ------
+    AgentSettingError
+        A setting the agent does not have, or out of its range.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting import log_likelihood, replay_log_likelihood, simulate
+    >>> from graphtasks.fitting.likelihood import task_shape
+    >>> settings = {"lr": 0.5, "beta": 5.0, "gamma": 1.0}
+    >>> choices = simulate("rewardgym/two-step", "q", settings, trials=20, seed=1, store=":memory:")
+    >>> shape = task_shape("rewardgym/two-step", ":memory:")
+    >>> fast = log_likelihood("q", settings, choices, shape)
+    >>> replayed = replay_log_likelihood("q", settings, choices, shape)
+    >>> round(fast, 3), abs(fast - replayed) < 1e-9
+    (-12.889, True)
+    """
     fast = vectorised_log_likelihood(agent, settings, choices, shape)
     return fast if fast is not None else replay_log_likelihood(agent, settings, choices, shape)
