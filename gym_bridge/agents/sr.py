@@ -89,8 +89,8 @@ class SRAgent(ValuePolicy, LearningAgent):
             if self.goal_biased:
                 best = actions[int(np.argmax(self.q_values(next_state)[actions]))]
                 after = self.M[best, next_state]
-            else:
-                after = self.M[actions, next_state].mean(axis=0)
+            else:  # the mean as np.mean takes it (the rows' sum over the count), without its wrapper's cost
+                after = self.M[actions, next_state].sum(axis=0) / len(actions)
         else:  # nothing follows s': its own row is onehot(s') (or 0 without the current state)
             after = arrived if self.include_current else np.zeros(self.n_states)
         if self.include_current:
