@@ -46,18 +46,54 @@ ONE_LANE = np.zeros(1, dtype=np.int64)  # the single env's lane, for ObjectRule.
 class GridEnv(gym.Env):
     """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring.
 
+    The keywords after `obs_type` and `render_mode` are the fields of `GridSettings`, each
+    checked there (a bad value is one error naming the field); `settings` holds them all.
+
     Parameters
     ----------
-    *positional : str
-        `template`, then `size` (fields of `GridSettings`), by position.
+    template : str
+        A grid template name ('four_rooms', 'two_rooms', ...; `graphtasks grid list`); may be
+        given by position.
+    size : str
+        The template's size ('micro', 'small', 'large', 'xlarge'); may be given by position.
     obs_type : str
         The observation type (`gym_bridge.grid.GRID_OBSERVATIONS`: 'index', 'onehot', 'symbolic', ...).
     render_mode : str, optional
         'ansi' or 'rgb_array'.
-    **settings
-        Any other field of `GridSettings` (orientation, use_noop, manual_collect, stochasticity,
-        random_start, agent_start, objects, terminate_on_reward, time_penalty, visible_walls,
-        episode_length, resolution, store, task), each checked there; `settings` holds them all.
+    orientation : str
+        'fixed' (actions 0 N, 1 E, 2 S, 3 W) or 'variable' (0 turn left, 1 turn right, 2 forward).
+    use_noop : bool
+        Add a no-op action after the moves.
+    manual_collect : bool
+        Add a collect action; a reward is paid only on it.
+    stochasticity : float
+        The probability that an action is replaced by a uniformly random one.
+    random_start : bool
+        Start each episode on a random free cell.
+    agent_start : (int, int), optional
+        The start cell (row, col); None: the map's START.
+    objects : mapping, optional
+        The objects episodes start with (`tasks.objects_from_dict`'s format); None: the stored ones.
+    terminate_on_reward : bool
+        A reward without a terminate flag of its own ends the episode.
+    time_penalty : float
+        A non-negative cost subtracted from every step's reward.
+    visible_walls : bool
+        Walls appear in the symbolic observations.
+    episode_length : int, optional
+        Steps before truncation; None: no limit.
+    resolution : int
+        Pixels of a picture's side (16..4096).
+    store : GraphStore or str, optional
+        Where a task id is read (a built-in is put there first); None: the default store.
+    task : str, TaskGraph or CompiledGrid, optional
+        A grid task; None: the built-in `template` at `size`.
+
+    Raises
+    ------
+    ValueError
+        A setting out of range, an unknown `obs_type`, or a start or object off the map's free
+        cells, naming the field.
 
     Examples
     --------

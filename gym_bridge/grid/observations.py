@@ -49,6 +49,25 @@ class GridObservation(ObservationType[GridRules]):
     builds each observation in `observe`). `is_index` types are the state index itself.
     `shows_look`: the observation shows where the agent looks, so the vector env tracks
     it in fixed mode too (the last move).
+
+    A new grid observation subclasses it, sets its `name` and `space` (and `table`, unless it
+    overrides `observe` and `observe_batch`), and registers with `GRID_OBSERVATIONS`; both grid
+    envs then offer it as an ``obs_type``.
+
+    Parameters
+    ----------
+    rules : GridRules
+        The env's rules (the compiled grid and its settings).
+    store : GraphStore or str, optional
+        The store the task came from.
+
+    Examples
+    --------
+    >>> from gym_bridge.grid import GRID_OBSERVATIONS, GridSettings, grid_rules
+    >>> rules = grid_rules(GridSettings("four_rooms", "micro", store=":memory:"))
+    >>> onehot = GRID_OBSERVATIONS.make("onehot", rules)
+    >>> onehot.name, onehot.space.shape, int(onehot.table[5].argmax())
+    ('onehot', (49,), 5)
     """
 
     table: np.ndarray | None = None

@@ -267,6 +267,27 @@ class GridRules:
 
     Make it with `grid_rules(settings)`, which checks the settings against the map. The derived
     tables are plain lists (the single env's per-step look-ups) and arrays (the vector env's).
+    One object for both envs, so the single and the vector env step by the same rules.
+
+    Parameters
+    ----------
+    settings : GridSettings
+        The env's settings.
+    compiled : CompiledGrid
+        The compiled grid the settings name.
+    agent_start : int or None
+        `settings.agent_start` as a cell index, or None for the stored START.
+    objects : ObjectSlots
+        The objects episodes start with, in slot order.
+
+    Examples
+    --------
+    >>> from gym_bridge.grid import GridSettings, grid_rules
+    >>> rules = grid_rules(GridSettings("four_rooms", "micro", store=":memory:"))
+    >>> rules.compiled.task_id, rules.n, rules.n_states, rules.n_actions
+    ('neuronav/grid/four_rooms/micro', 7, 49, 4)
+    >>> grid_rules(GridSettings("four_rooms", "micro", orientation="variable", store=":memory:")).n_states
+    196
     """
 
     settings: GridSettings
