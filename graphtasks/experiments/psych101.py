@@ -177,9 +177,9 @@ def export_prompts(store: GraphStore, name: str) -> list[dict[str, Any]]:
             "text": session_text(run), "experiment": name, "participant": who,
             "task": str(task_id), "seed": int(seed), "episodes": len(run.outcome.rows or []),
         }
-        rts = [r[4] for r in rows]
-        if any(rt is not None for rt in rts):
-            line["RTs"] = [None if rt is None else float(rt) for rt in rts]
+        times = [r[4] for r in rows]
+        if any(rt is not None for rt in times):
+            line["RTs"] = [None if rt is None else float(rt) for rt in times]
         out.append(line)
     return out
 
@@ -249,10 +249,10 @@ def import_prompts(store: GraphStore, lines: Sequence[tuple[int, dict[str, Any]]
             k = len(run.trials) + 1
             raise PromptsError(f"{where}: choice {k} <<{choices[k - 1]}>> is not one {task_id} can produce "
                                f"there ({run.error})")
-        episodes = run.outcome.rows or []
-        if sum(len(e["steps"]) for e in episodes) != len(choices):
+        recorded = run.outcome.rows or []
+        if sum(len(e["steps"]) for e in recorded) != len(choices):
             raise PromptsError(f"{where}: the line's last choices end inside an episode of {task_id}")
-        played.append((number, line, seed, len(episodes)))
+        played.append((number, line, seed, len(recorded)))
     runs = []
     for index, (number, line, seed, episodes) in enumerate(played):
         label = str(line.get("participant") or f"line {number}")

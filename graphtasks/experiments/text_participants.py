@@ -31,11 +31,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
-from gym_bridge.text import MalformedAnswer, OptionNames
+from gym_bridge.text import MalformedAnswer, OptionNames, TextStep
 
 from .observers import COMPLETED, FAILED, RunOutcome, now
 from .protocol import run_plan
@@ -45,7 +45,15 @@ from .spec import AgentSpec, ExperimentSpec, single_run_spec
 from .versions import prepare_versions
 
 Message = dict[str, str]
-Participant = Callable[[list[Message]], str]
+
+
+class StepParticipant(Protocol):
+    """A participant that is given the step as well as the chat (a replay of recorded choices)."""
+
+    def answer_step(self, step: TextStep, messages: list[Message]) -> str: ...
+
+
+Participant = Callable[[list[Message]], str] | StepParticipant
 TRIES = 3
 
 
@@ -197,7 +205,8 @@ def play_text_run(spec: ExperimentSpec, cell: Cell, participant: Participant, ve
                 chosen = options[episode] if episode < len(options) else {}
                 obs, info = env.reset(seed=plan.env_seed if episode == 0 else None, options=chosen or None)
                 state = plan.view.recorded(plan.view.state(obs, info))
-                start, steps = state, []
+                start = state
+                steps: list[tuple[int, int, float, int, float]] = []
                 while True:
                     shown = text.step(env, obs, info, names, graph)
                     prompt = (before + "\n" if before else "") + shown.prompt()
@@ -252,6 +261,7 @@ def _ask(participant: Participant, messages: list[Message], prompt: str, shown: 
         if hasattr(participant, "answer_step"):  # a participant that reads the step itself (a replay)
             answer = participant.answer_step(shown, list(messages))
         else:
+            assert callable(participant)
             answer = participant(list(messages))
         rt = round((time.perf_counter() - t0) * 1000, 3)
         messages.append({"role": "assistant", "content": str(answer)})

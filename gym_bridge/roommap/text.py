@@ -42,7 +42,7 @@ class RoomMapText(TextView):
              graph: TaskGraph | None = None) -> TextStep:
         decoded = env.unwrapped.decode_observation(obs)  # type: ignore[attr-defined]
         rooms = list(env.unwrapped.compiled.rooms)  # type: ignore[attr-defined]
-        lines = []
+        lines: list[str] = []
         for head, relation, tail in decoded["room"]:
             if head == "agent":
                 lines.insert(0, f"You are in the {tail}.")
