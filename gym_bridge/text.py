@@ -212,7 +212,7 @@ class TextView:
 
     def outcome(self, reward: float, info: Mapping[str, Any]) -> str:
         """What the participant reads after a step."""
-        return f"You get {reward:g} points."
+        return f"You get {reward:g} point{'' if reward == 1 else 's'}."
 
 
 def state_props(graph: TaskGraph) -> dict[int, dict[str, Any]]:

@@ -147,3 +147,34 @@ def test_the_command_line_records_a_language_model_run(server, tmp_path, capsys)
     assert main(["--store", store, "participants", "text", "--task", "rewardgym/two-step", "--url", "ftp://x",
                  "--model", "m"]) == 2
     assert "--url: expected an http:// or https:// URL" in capsys.readouterr().err
+
+
+def win_stay_lose_shift(messages):
+    """Stay with the last first-stage choice after a reward, switch after none; second stage: first name."""
+    prompt = messages[-1]["content"]
+    names = OPTION.findall(prompt)
+    if "first stage" not in prompt:
+        return f"<<{min(names)}>>"
+    firsts = [i for i, m in enumerate(messages[:-1]) if m["role"] == "user" and "first stage" in m["content"]]
+    if not firsts:
+        return f"<<{min(names)}>>"
+    last = re.search(r"<<(\w+)>>", messages[firsts[-1] + 1]["content"]).group(1)
+    won = re.match(r"You get (-?[\d.]+) points?\.", prompt)
+    stay = won is not None and float(won.group(1)) > 0
+    return f"<<{last if stay else next(n for n in names if n != last)}>>"
+
+
+def test_a_text_participants_records_feed_the_stay_analysis_of_people_and_agents(tmp_path):
+    from graphtasks.serve.compare import plot_stay, stay_table
+
+    with open_store(tmp_path / "s.lbug") as store:
+        run_text_participant(store, win_stay_lose_shift, "rewardgym/two-step", "wsls", seeds=(0, 1, 2),
+                             episodes=40, name="wsls")
+        table = stay_table(store, "wsls", [])
+        out = str(tmp_path / "stay.png")
+        plotted = plot_stay(store, "wsls", [], out)
+    assert set(table) == {("wsls", after) for after in ("rewarded_common", "rewarded_rare", "unrewarded_common",
+                                                          "unrewarded_rare")}
+    for (group, after), stays in table.items():
+        assert len(stays) == 3 and all(s == (1.0 if after.startswith("rewarded") else 0.0) for s in stays), after
+    assert plotted[("wsls", "rewarded_common")][0] == 1.0 and plotted[("wsls", "unrewarded_rare")][0] == 0.0
