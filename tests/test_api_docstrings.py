@@ -99,12 +99,15 @@ def test_parameters_are_documented(path: str) -> None:
         return
     sections = _sections(obj)
     assert "parameters" in sections, f"{path} has parameters {wanted} and no Parameters section"
+    # keywords passed on through **kwargs may be described under "Other Parameters" (numpydoc)
+    other = sections["other parameters"].value if "other parameters" in sections else []
+    entries = [*sections["parameters"].value, *other]
     documented: set[str] = set()
-    for entry in sections["parameters"].value:
+    for entry in entries:
         documented |= {name.strip().lstrip("*") for name in entry.name.split(",")}
     missing = [name for name in wanted if name not in documented]
     assert not missing, f"{path}: the Parameters section does not describe {missing}"
-    for entry in sections["parameters"].value:
+    for entry in entries:
         assert entry.description.strip(), f"{path}: parameter {entry.name} has no description"
         if not entry.name.startswith("*"):  # numpydoc gives ``*args`` and ``**kwargs`` no type
             assert entry.annotation, f"{path}: parameter {entry.name} has no type"

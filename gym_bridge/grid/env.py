@@ -46,20 +46,24 @@ ONE_LANE = np.zeros(1, dtype=np.int64)  # the single env's lane, for ObjectRule.
 class GridEnv(gym.Env):
     """A neuro-nav grid world (template x size) as a gymnasium environment; rules in the module docstring.
 
-    The keywords after `obs_type` and `render_mode` are the fields of `GridSettings`, each
-    checked there (a bad value is one error naming the field); `settings` holds them all.
-
     Parameters
     ----------
-    template : str
-        A grid template name ('four_rooms', 'two_rooms', ...; `graphtasks grid list`); may be
-        given by position.
-    size : str
-        The template's size ('micro', 'small', 'large', 'xlarge'); may be given by position.
+    *positional : str
+        `template`, then `size`, by position (see Other Parameters).
     obs_type : str
         The observation type (`gym_bridge.grid.GRID_OBSERVATIONS`: 'index', 'onehot', 'symbolic', ...).
     render_mode : str, optional
         'ansi' or 'rgb_array'.
+    **settings
+        The other parameters below, by keyword: the fields of `GridSettings`, each checked
+        there (a bad value is one error naming the field); `settings` holds them all.
+
+    Other Parameters
+    ----------------
+    template : str
+        A grid template name ('four_rooms', 'two_rooms', ...; `graphtasks grid list`).
+    size : str
+        The template's size ('micro', 'small', 'large', 'xlarge').
     orientation : str
         'fixed' (actions 0 N, 1 E, 2 S, 3 W) or 'variable' (0 turn left, 1 turn right, 2 forward).
     use_noop : bool
