@@ -5,6 +5,8 @@ recorded as people's runs are; refusals are asked again, then end the run failed
 from __future__ import annotations
 
 import json
+import math
+import random
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -178,3 +180,46 @@ def test_a_text_participants_records_feed_the_stay_analysis_of_people_and_agents
     for (group, after), stays in table.items():
         assert len(stays) == 3 and all(s == (1.0 if after.startswith("rewarded") else 0.0) for s in stays), after
     assert plotted[("wsls", "rewarded_common")][0] == 1.0 and plotted[("wsls", "unrewarded_rare")][0] == 0.0
+
+
+STAGE = re.compile(r"You see (.+)\.$", re.M)
+
+
+class ScriptedQ:
+    """A known rule read from the text: Q-learning (max bootstrap, gamma 1) with a softmax of
+    inverse temperature `beta`; a new learner at each run's first prompt."""
+
+    def __init__(self, lr, beta, seed):
+        self.lr, self.beta, self.rng = lr, beta, random.Random(seed)
+        self.q, self.last = {}, None
+
+    def __call__(self, messages):
+        if len(messages) == 2:  # the instructions and the first prompt: a new run
+            self.q, self.last = {}, None
+        prompt = messages[-1]["content"]
+        names, state = OPTION.findall(prompt), STAGE.findall(prompt)[-1]
+        won = re.match(r"You get (-?[\d.]+) points?\.", prompt)
+        row = self.q.setdefault(state, [0.0] * len(names))
+        if self.last is not None:
+            s, a = self.last
+            future = 0.0 if state == "first stage" else max(row)
+            self.q[s][a] += self.lr * ((float(won.group(1)) if won else 0.0) + future - self.q[s][a])
+        weights = [math.exp(self.beta * (v - max(row))) for v in row]
+        a = self.rng.choices(range(len(names)), weights)[0]
+        self.last = (state, a)
+        return f"<<{names[a]}>>"
+
+
+def test_graphtasks_fit_recovers_a_scripted_rule_from_its_text_sessions(tmp_path, capsys):
+    from graphtasks.cli import main
+
+    location = str(tmp_path / "q.lbug")
+    with open_store(location) as store:
+        runs = run_text_participant(store, ScriptedQ(0.5, 5.0, 0), "rewardgym/two-step", "q text", seeds=range(4),
+                                    episodes=200, name="qtext")
+    assert [r.status for r in runs] == ["completed"] * 4
+    assert main(["--store", location, "fit", "run", "qtext", "--model", "q", "--no-record", "--format", "json"]) == 0
+    fits = json.loads(capsys.readouterr().out)
+    lr = sum(f["params"]["lr"] for f in fits) / len(fits)
+    beta = sum(f["params"]["beta"] for f in fits) / len(fits)
+    assert len(fits) == 4 and abs(lr - 0.5) < 0.1 and abs(beta - 5.0) < 1.0, (lr, beta)
