@@ -341,7 +341,18 @@ class GridEnv(gym.Env):
         return self.picture()
 
     def picture(self, agent: bool = True) -> np.ndarray:
-        """The current picture at `resolution` (what rgb_array renders), optionally without the agent."""
+        """The current picture at `resolution` (what rgb_array renders), optionally without the agent.
+
+        Parameters
+        ----------
+        agent : bool, optional
+            Draw the agent.
+
+        Returns
+        -------
+        numpy.ndarray
+            An RGB image, `resolution` pixels a side.
+        """
         st = self.grid_state
         view = object_view(st)
         if agent:
