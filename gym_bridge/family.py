@@ -159,7 +159,22 @@ class Family:
 
     def make_vector_env(self, task: Any, num_envs: int, **settings: Any) -> Any:
         """`num_envs` copies of `task` (what `prepare` returned, or an id) as the family's native
-        vector env, with the single env's settings; ValueError if the family has none."""
+        vector env, with the single env's settings; ValueError if the family has none.
+
+        Parameters
+        ----------
+        task : object
+            A task id, or what `prepare` returned for it.
+        num_envs : int
+            The number of copies.
+        **settings
+            The single env's settings.
+
+        Returns
+        -------
+        gymnasium.vector.VectorEnv
+            The family's native vector env.
+        """
         if self.vector_env is None:
             raise ValueError(f"the {self.name} family has no vector env")
         return load_entry_point(self.vector_env)(num_envs=num_envs, **{self.task_argument: task}, **settings)
@@ -170,7 +185,18 @@ class Family:
         return default if isinstance(default, int) and default > 0 else None
 
     def view(self, observation: str) -> AgentView | None:
-        """The view for agents that take `observation`, or None if this family offers none."""
+        """The view for agents that take `observation`, or None if this family offers none.
+
+        Parameters
+        ----------
+        observation : str
+            The observation an agent takes (its `observation`, e.g. ``"index"``).
+
+        Returns
+        -------
+        AgentView or None
+            The view, or None.
+        """
         return next((v for v in self.views if v.observation == observation), None)
 
     def register(self) -> None:

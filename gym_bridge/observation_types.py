@@ -65,11 +65,33 @@ class ObservationType(ABC, Generic[CompiledT]):
 
     @abstractmethod
     def observe(self, state: Any) -> Any:
-        """The observation of one env's current state (new data: the caller may keep it)."""
+        """The observation of one env's current state (new data: the caller may keep it).
+
+        Parameters
+        ----------
+        state : object
+            The env's state (the family's own: a state index, a grid state, ...).
+
+        Returns
+        -------
+        object
+            The observation, in `space`.
+        """
 
     @abstractmethod
     def observe_batch(self, batch: Any) -> Any:
-        """The observations of every copy of a vector env, stacked along the first axis."""
+        """The observations of every copy of a vector env, stacked along the first axis.
+
+        Parameters
+        ----------
+        batch : object
+            The vector env's states of every copy.
+
+        Returns
+        -------
+        object
+            One observation per copy, stacked.
+        """
 
 
 class TableObservation(ObservationType[CompiledT]):
@@ -120,7 +142,20 @@ class ObservationRegistry:
         self._types: dict[str, type[ObservationType]] = {}
 
     def register(self, cls: T, *, replace: bool = False) -> T:
-        """Make `obs_type=cls.name` available (usable as a class decorator)."""
+        """Make `obs_type=cls.name` available (usable as a class decorator).
+
+        Parameters
+        ----------
+        cls : type
+            An `ObservationType` subclass with a non-empty `name`.
+        replace : bool, optional
+            Replace a registered type of the same name (otherwise a ValueError).
+
+        Returns
+        -------
+        type
+            `cls` itself.
+        """
         name = getattr(cls, "name", None)
         if not isinstance(name, str) or not name:
             raise ValueError(f"{cls.__name__}: an observation type needs a non-empty `name`")
@@ -142,7 +177,22 @@ class ObservationRegistry:
             ) from None
 
     def make(self, name: str, compiled: Any, store: GraphStore | str | None = None) -> ObservationType:
-        """An instance of type `name` for one env's compiled task."""
+        """An instance of type `name` for one env's compiled task.
+
+        Parameters
+        ----------
+        name : str
+            The type's name (an env's ``obs_type``).
+        compiled : compiled task
+            One env's compiled task.
+        store : GraphStore or str, optional
+            The store the task came from.
+
+        Returns
+        -------
+        ObservationType
+            The observation type, made for the task.
+        """
         return self.get(name)(compiled, store)
 
     def names(self) -> list[str]:

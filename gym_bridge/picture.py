@@ -58,6 +58,13 @@ class TaskPicture:
     def encode(self, suffix: str = "png", dpi: int = 150) -> bytes:
         """The picture as a .png, .svg or .pdf file's bytes (an SVG or PDF of the same task is the same file).
 
+        Parameters
+        ----------
+        suffix : {"png", "svg", "pdf"}, optional
+            The format.
+        dpi : int, optional
+            Resolution of a .png.
+
         Returns
         -------
         bytes
@@ -77,7 +84,15 @@ class TaskPicture:
         return buffer.getvalue()
 
     def save(self, path: str | Path, dpi: int = 150) -> None:
-        """Write the picture to `path`, in the format its extension names (.png, .svg or .pdf)."""
+        """Write the picture to `path`, in the format its extension names (.png, .svg or .pdf).
+
+        Parameters
+        ----------
+        path : str or Path
+            The file to write.
+        dpi : int, optional
+            Resolution of a .png.
+        """
         Path(path).write_bytes(self.encode(Path(path).suffix, dpi))
 
 

@@ -69,7 +69,20 @@ class StartRule:
 
     def parse(self, value: Any, graph: TaskGraph) -> Any:
         """`value` in its normal form (None, "random", {"random": [places]}, or a list of places),
-        checked against `graph`; StartError otherwise."""
+        checked against `graph`; StartError otherwise.
+
+        Parameters
+        ----------
+        value : object
+            A phase's ``start``: "default" or None, "random", ``{random = [...]}``, a place or a list of places.
+        graph : TaskGraph
+            The task version it must fit.
+
+        Returns
+        -------
+        object
+            None, "random", ``{"random": [places]}`` or a list of places.
+        """
         if value is None or value == "default":
             return None
         if value == "random":
@@ -88,7 +101,24 @@ class StartRule:
     def options(
         self, value: Any, graph: TaskGraph, rng: Callable[[], np.random.Generator], episodes: int
     ) -> list[Options]:
-        """Each episode's reset options; `rng()` gives the phase's start-draw generator."""
+        """Each episode's reset options; `rng()` gives the phase's start-draw generator.
+
+        Parameters
+        ----------
+        value : object
+            A start in its normal form (`parse`'s result).
+        graph : TaskGraph
+            The task version.
+        rng : callable
+            ``rng()`` gives the phase's start-draw generator (asked only when drawing).
+        episodes : int
+            The number of episodes.
+
+        Returns
+        -------
+        list of dict
+            One reset options mapping per episode (empty: the task's own start).
+        """
         if value is None:
             return [{} for _ in range(episodes)]
         if value == "random":

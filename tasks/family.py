@@ -103,7 +103,18 @@ class Catalogue:
         return [self.prefix + name for name in self.names()]
 
     def name_of(self, base_id: str) -> str | None:
-        """The built-in name of `base_id` (no parameters), or None if it is not one of this catalogue's."""
+        """The built-in name of `base_id` (no parameters), or None if it is not one of this catalogue's.
+
+        Parameters
+        ----------
+        base_id : str
+            A task id without parameters or pin.
+
+        Returns
+        -------
+        str or None
+            The built-in name.
+        """
         if not base_id.startswith(self.prefix):
             return None
         name = base_id[len(self.prefix) :]
@@ -183,6 +194,25 @@ class TaskFamily:
 
     def change(self, graph: TaskGraph, changes: Mapping[str, Any], where: str = "changes") -> TaskGraph:
         """A version of `graph` with `changes` (none: `graph` itself), under the id `variant_id` gives.
+
+        Parameters
+        ----------
+        graph : TaskGraph
+            A task of this family.
+        changes : mapping
+            The fields to change (`changes` lists them); empty: `graph` itself.
+        where : str, optional
+            Where the changes came from, named by every error.
+
+        Returns
+        -------
+        TaskGraph
+            The changed copy, under its own variant id.
+
+        Raises
+        ------
+        TaskChangeError
+            A field this family does not change, or a change that does not fit the task.
 
         Examples
         --------

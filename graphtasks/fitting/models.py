@@ -90,7 +90,18 @@ class FitModel:
         return self.prior.get(name, self.bounds[name])
 
     def settings(self, values: Any) -> dict[str, Any]:
-        """The agent's settings for free values in `free` order."""
+        """The agent's settings for free values in `free` order.
+
+        Parameters
+        ----------
+        values : sequence of float
+            One value per free setting, in `free` order.
+
+        Returns
+        -------
+        dict
+            The fixed settings with the free values.
+        """
         return {**self.fixed, **{n: float(v) for n, v in zip(self.free, values)}}
 
     @classmethod

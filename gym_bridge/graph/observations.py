@@ -59,7 +59,15 @@ class GraphObservation(TableObservation[CompiledGraphTask]):
     """
 
     def use_table(self, space: spaces.Space, table: np.ndarray | None) -> None:
-        """Set the space and the per-state table, checking every row lies in the space."""
+        """Set the space and the per-state table, checking every row lies in the space.
+
+        Parameters
+        ----------
+        space : gymnasium.spaces.Space
+            The observation space of one env.
+        table : numpy.ndarray or None
+            One row per state; None: the observation is the state index itself.
+        """
         self.space = space
         if table is None:
             self.table = None

@@ -91,13 +91,35 @@ class GridObservation(ObservationType[GridRules]):
         return self.table[batch.index]
 
     def objects_changed(self, state: GridState, doors_changed: bool) -> None:
-        """The single env's objects changed (taken, opened, or a reset with other objects)."""
+        """The single env's objects changed (taken, opened, or a reset with other objects).
+
+        Parameters
+        ----------
+        state : GridState
+            The env's state after the change.
+        doors_changed : bool
+            A door opened or closed (or a reset changed them).
+        """
 
     def check_objects(self, slots: ObjectSlots) -> None:
-        """Refuse objects a reset would pass that this env's space cannot show (ValueError)."""
+        """Refuse objects a reset would pass that this env's space cannot show (ValueError).
+
+        Parameters
+        ----------
+        slots : ObjectSlots
+            The objects a reset would start with.
+        """
 
     def use_table(self, space: spaces.Box, table: np.ndarray) -> None:
-        """Set the space and the per-state table, checking every row lies in the space."""
+        """Set the space and the per-state table, checking every row lies in the space.
+
+        Parameters
+        ----------
+        space : gymnasium.spaces.Box
+            The observation space of one env.
+        table : numpy.ndarray
+            One row per state.
+        """
         table = np.ascontiguousarray(table, dtype=space.dtype)
         if not (np.all(table >= space.low) and np.all(table <= space.high)):
             raise ValueError(f"obs_type {self.name!r}: a state's observation is outside the declared space")

@@ -132,7 +132,18 @@ class CompiledWorld:
         return len(self.det)
 
     def observation_at(self, state: int) -> int:
-        """What the player sees when an episode starts in `state`."""
+        """What the player sees when an episode starts in `state`.
+
+        Parameters
+        ----------
+        state : int
+            A state the episode starts in.
+
+        Returns
+        -------
+        int
+            An index into `observation_names`.
+        """
         return self.start_obs if state == self.start_state else self.at_tile[state // 2]
 
     def start_at(self, tile: object) -> int:
@@ -143,6 +154,21 @@ class CompiledWorld:
         the player there is well defined. Off-map tiles, walls and doors (which POGE has no
         observation for) and goal or terminal tiles (where an episode has already ended) get
         a one-line error.
+
+        Parameters
+        ----------
+        tile : (int, int)
+            The tile (row, col).
+
+        Returns
+        -------
+        int
+            The state an episode started there is in.
+
+        Raises
+        ------
+        ValueError
+            The tile is off the map, a wall, a door, or ends the episode.
         """
         w = self.world
         try:

@@ -411,7 +411,18 @@ class RoomEnv(gym.Env):
 
     # -- text -----------------------------------------------------------------------------
     def decode_head(self, index: int) -> str:
-        """'James's laptop' for a head index."""
+        """'James's laptop' for a head index.
+
+        Parameters
+        ----------
+        index : int
+            A head index (name * n_objects + object).
+
+        Returns
+        -------
+        str
+            The person's name and the object.
+        """
         return self._head_text[index]
 
     def decode_tail(self, index: int) -> str:
@@ -422,11 +433,33 @@ class RoomEnv(gym.Env):
         return [self._head_text[h], self.relations[r], self._tail_text[t], time]
 
     def location_of_tail(self, index: int) -> int:
-        """The bare location index of a tail index (what an answer names)."""
+        """The bare location index of a tail index (what an answer names).
+
+        Parameters
+        ----------
+        index : int
+            A tail index (name * n_locations + location).
+
+        Returns
+        -------
+        int
+            The location's index.
+        """
         return index % len(self.tails)
 
     def split_head(self, index: int) -> tuple[int, int]:
-        """(name index, object index) of a head index."""
+        """(name index, object index) of a head index.
+
+        Parameters
+        ----------
+        index : int
+            A head index (name * n_objects + object).
+
+        Returns
+        -------
+        tuple of (int, int)
+            The name's and the object's index.
+        """
         return divmod(index, len(self.heads))
 
     @property
