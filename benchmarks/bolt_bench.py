@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import multiprocessing as mp
 import os
 import subprocess
@@ -48,6 +49,30 @@ TASK = "neuronav/grid/four_rooms/small"
 SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "tests" / "stores" / "arcadedb_process.py"
 Target = dict[str, Any]  # {"name": "bolt" | "embedded", "location": str, and for Bolt user/password/database}
 TALLY = "bench/tally"
+
+
+class _Statements(logging.Handler):
+    """Counts the Cypher statements the driver sends (its debug log's "C: RUN" lines)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += " C: RUN " in record.getMessage()
+
+
+def statements(fn) -> int:
+    counter, logger = _Statements(), logging.getLogger("neo4j")
+    level = logger.level
+    logger.addHandler(counter)
+    logger.setLevel(logging.DEBUG)
+    try:
+        fn()
+    finally:
+        logger.removeHandler(counter)
+        logger.setLevel(level)
+    return counter.count
 
 
 def tally_task(value: int) -> TaskGraph:
@@ -186,7 +211,6 @@ def checked_writer(target: Target, seconds: float, ready: Any, results: Any) -> 
 
 def bench_writers(target: Target, seconds: float, counts: tuple[int, ...] = (1, 8)) -> dict[str, Any]:
     """Checked increments per second by 1 and 8 writer processes on one task of the store."""
-    from benchmarks.stores_bench import statements
 
     out: dict[str, Any] = {}
     with open_target(target) as store:

@@ -20,7 +20,6 @@ Targets: put and compile-back each under 1 s; SPARQL under 50 ms on Oxigraph.
 from __future__ import annotations
 
 import argparse
-import logging
 import multiprocessing as mp
 import os
 import socket
@@ -33,7 +32,7 @@ if not __package__:  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tasks  # noqa: E402
-from benchmarks.bolt_bench import TALLY, tally_task, tally_value  # noqa: E402
+from benchmarks.bolt_bench import TALLY, statements, tally_task, tally_value  # noqa: E402
 from benchmarks.common import best_time, save  # noqa: E402
 from graphstore import TaskGraph  # noqa: E402
 from graphstore import rdf as R  # noqa: E402
@@ -113,30 +112,6 @@ def checked_writer(server: dict, seconds: float) -> tuple[int, int]:
     finally:
         store.close()
     return accepted, refused
-
-
-class _Statements(logging.Handler):
-    """Counts the Cypher statements the driver sends (its debug log's "C: RUN" lines)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += " C: RUN " in record.getMessage()
-
-
-def statements(fn) -> int:
-    counter, logger = _Statements(), logging.getLogger("neo4j")
-    level = logger.level
-    logger.addHandler(counter)
-    logger.setLevel(logging.DEBUG)
-    try:
-        fn()
-    finally:
-        logger.removeHandler(counter)
-        logger.setLevel(level)
-    return counter.count
 
 
 def bench_checked_writers(bolt: Neo4jStore, seconds: float, counts: tuple[int, ...] = (1, 8)) -> dict:

@@ -17,21 +17,14 @@ loop.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 from typing import Any
 
 import numpy as np
 
+from .fast import available
 from .vector.step_table import StepTable
 
 Q_RULE, SARSA_RULE = 0, 1
-
-
-@functools.cache
-def available() -> bool:
-    """Whether the compiled loop can run here: numba (the `fast` extra) is installed."""
-    return importlib.util.find_spec("numba") is not None
 
 
 def rule_of(agent: Any) -> int | None:

@@ -97,10 +97,10 @@ class CountingRecorder(StoreRecorder):
 
     writes = 0
 
-    def flush(self) -> None:
+    def flush(self, everything: bool = False) -> None:
         if self.pending:
             CountingRecorder.writes += 1
-        super().flush()
+        super().flush(everything)
 
 
 def test_a_batch_of_runs_reaches_the_store_in_one_write(tmp_path: Any) -> None:

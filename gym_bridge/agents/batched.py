@@ -43,7 +43,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from ..compiled_lanes import available
+from ..fast import available
 from ..params import check_positive_int
 from ..vector.lanes import LaneStreams
 from .base import AGENT_STREAM
