@@ -94,8 +94,7 @@ class GridVectorEnv(BatchedVectorEnv):
         self._free = np.array(rules.free, dtype=np.int64)
         self._start_cell = rules.start
         slots = rules.objects
-        self._rule = rule = ObjectRule.build(slots, nn, rules.collect)
-        self._reward_slot, self._reward_value, self._warp = rule.reward_slot, rule.reward_value, rule.warp
+        self._rule = ObjectRule.build(slots, nn, rules.collect)
         self._hot = np.zeros(nn, dtype=bool)
         self._hot[list(slots.hot)] = True
         n_envs = self.num_envs
@@ -186,18 +185,18 @@ class GridVectorEnv(BatchedVectorEnv):
         """This env's step as a fixed table (`gym_bridge.vector.step_table`), or None when the
         step depends on more than the cell and the action: an orientation, keys and doors, or a
         reward that does not end the episode (it is gone once taken, so the grid changes)."""
-        slots = self.rules.objects
+        slots, rule, settings = self.rules.objects, self._rule, self.settings
         if self._variable or slots.keys or slots.doors or not all(slots.reward_terminates):
             return None
         nn = self._nn
-        gains = self._reward_slot >= 0
+        gains = rule.reward_slot >= 0  # the tables of the objects' rule, as the kernel's step reads them
         gain = np.zeros(nn)
-        gain[gains] = self._reward_value[self._reward_slot[gains]]
+        gain[gains] = rule.reward_value[rule.reward_slot[gains]]
         return StepTable(
-            move=self._tab.reshape(-1, nn), gains=gains, gain=gain, warp=self._warp.copy(),
-            step_reward=float(self._neg_penalty), collect=int(self._collect), slip=float(self.stochasticity),
-            random_start=bool(self.random_start), starts=self._free.copy(), start=int(self._start_cell),
-            episode_length=int(self.episode_length or 0),
+            move=self._tab.reshape(-1, nn), gains=gains, gain=gain, warp=rule.warp.copy(),
+            step_reward=float(self._neg_penalty), collect=int(rule.collect), slip=float(settings.stochasticity),
+            random_start=bool(settings.random_start), starts=self._free.copy(), start=int(self._start_cell),
+            episode_length=int(self.episode_length or 0),  # the env's limit: a make_vec spec's may be tighter
         )
 
     @property
