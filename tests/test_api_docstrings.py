@@ -47,6 +47,12 @@ def _entries() -> list[str]:
     return paths
 
 
+def _with_all_members() -> list[str]:
+    """The ``:::`` entries whose options do not choose members: mkdocstrings shows a class's public ones."""
+    text = API_PAGE.read_text(encoding="utf-8")
+    return [match["path"] for match in ENTRY.finditer(text) if "members:" not in match["options"]]
+
+
 def _import(path: str) -> tuple[Any, dict[str, Any]]:
     """The object at a dotted path, as its parent's attribute (as mkdocstrings finds it: a package's
     `simulate` is the function it imports, not its submodule of that name), and its module's globals."""
@@ -80,6 +86,7 @@ def _signature(obj: Any) -> inspect.Signature | None:
 
 
 ENTRIES = _entries()
+ALL_MEMBERS = set(_with_all_members())
 
 
 def test_the_page_lists_the_public_api() -> None:
@@ -140,7 +147,8 @@ def test_examples_run(path: str) -> None:
 
 
 def test_the_site_needs_no_parameter_table_from_signatures() -> None:
-    """docs/griffe_parameters.py adds no "see above" table to a listed object (or its constructor)."""
+    """docs/griffe_parameters.py adds no "see above" table to a listed object, its constructor, or a
+    public method the page shows with its class."""
     sys.path.insert(0, str(ROOT / "docs"))
     try:
         import griffe_parameters
@@ -160,6 +168,12 @@ def test_the_site_needs_no_parameter_table_from_signatures() -> None:
         targets = [obj]
         if obj.is_class and "__init__" in obj.members:
             targets.append(obj.members["__init__"])
+        if obj.is_class and path in ALL_MEMBERS:
+            targets += [
+                member
+                for name, member in obj.members.items()
+                if not name.startswith("_") and not member.is_alias and member.is_function
+            ]
         for target in targets:
             if target.docstring is None:
                 continue
