@@ -243,7 +243,8 @@ class Experiment:
     ... name = "trials"
     ... episodes = 5
     ... ''')
-    >>> small, store = Experiment.from_file(folder / "small.toml"), str(folder / "store.lbug")
+    >>> small = Experiment.from_file(folder / "small.toml")
+    >>> store = str(folder / "store.lbug")
     >>> report = small.run(store, workers=1)
     >>> report.ran, report.skipped, report.failures
     (2, 0, [])
@@ -350,7 +351,8 @@ class Experiment:
         ... name = "trials"
         ... episodes = 3
         ... ''')
-        >>> experiment, store = Experiment.from_file(folder / "one.toml"), str(folder / "store.lbug")
+        >>> experiment = Experiment.from_file(folder / "one.toml")
+        >>> store = str(folder / "store.lbug")
         >>> first, again = experiment.run(store, workers=1), experiment.run(store, workers=1)
         >>> (first.ran, first.skipped), (again.ran, again.skipped)
         ((1, 0), (0, 1))
