@@ -6,6 +6,11 @@ extension adds the section from the signature: each parameter's name, its type a
 its default, with the description left to the prose above. A docstring that has the section is
 left as it is, and so is a constructor whose class documents the parameters.
 
+Every object docs/api.md lists, and every public method the page shows with a listed class,
+now has its own ``Parameters`` section (tests/test_api_docstrings.py fails if this extension
+has to fill one of them in); it stays as a safety net for a new entry or method, so the page
+never shows a callable without its parameters.
+
 Loaded by ``mkdocs.yml`` (``plugins.mkdocstrings.handlers.python.options.extensions``).
 """
 
