@@ -36,6 +36,14 @@ SCHEDULE_STREAM = 0x7363686564  # "sched"
 class SeedTree:
     """Every random stream of a run, derived from its seed alone (see the module docstring).
 
+    So a run is reproduced from its seed: the env's resets, the start draws and a schedule's
+    trial order each come from their own stream, per phase, independent of one another.
+
+    Parameters
+    ----------
+    seed : int or None
+        The run's seed; None: fresh entropy for every stream (nothing reproducible).
+
     Examples
     --------
     >>> from gym_bridge.episodes import SeedTree
@@ -52,15 +60,48 @@ class SeedTree:
         return int(np.random.SeedSequence([self.seed, phase, stream]).generate_state(1)[0])
 
     def env(self, phase: int) -> int | None:
-        """The seed phase `phase`'s environment is reset with at its first episode."""
+        """The seed phase `phase`'s environment is reset with at its first episode.
+
+        Parameters
+        ----------
+        phase : int
+            The phase's index in the run.
+
+        Returns
+        -------
+        int or None
+            The seed (None when the tree's seed is None).
+        """
         return self._word(phase, 0)
 
     def starts(self, phase: int) -> np.random.Generator:
-        """The generator start states of phase `phase` are drawn from."""
+        """The generator start states of phase `phase` are drawn from.
+
+        Parameters
+        ----------
+        phase : int
+            The phase's index in the run.
+
+        Returns
+        -------
+        numpy.random.Generator
+            The phase's start-draw generator.
+        """
         return np.random.default_rng(self._word(phase, 1))
 
     def schedule(self, phase: int) -> np.random.Generator:
-        """The generator that orders the trials of a scheduled phase (independent of the env's)."""
+        """The generator that orders the trials of a scheduled phase (independent of the env's).
+
+        Parameters
+        ----------
+        phase : int
+            The phase's index in the run.
+
+        Returns
+        -------
+        numpy.random.Generator
+            The phase's schedule generator.
+        """
         seed = self.env(phase)
         if seed is None:
             return np.random.default_rng()

@@ -71,28 +71,105 @@ class RunOutcome:
 
 
 class RunObserver:
-    """Told what happens to an experiment's runs; every method does nothing unless overridden."""
+    """Told what happens to an experiment's runs; every method does nothing unless overridden.
+
+    The store's recorder, the progress bar and exports such as BIDS are observers; an output
+    of one's own is a subclass overriding the methods it needs, passed to `Experiment.run`
+    (``observers=[...]``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from graphtasks.experiments import Experiment
+    >>> from graphtasks.experiments.observers import RunObserver
+    >>> class Tally(RunObserver):
+    ...     def __init__(self):
+    ...         self.ended = []
+    ...     def run_finished(self, outcome):
+    ...         self.ended.append((outcome.cell.index, outcome.status))
+    ...     def experiment_finished(self, status):
+    ...         print(status, self.ended)
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "one.toml").write_text('''
+    ... [experiment]
+    ... name = "one-run"
+    ... tasks = ["rewardgym/two-step"]
+    ...
+    ... [[agents]]
+    ... name = "q"
+    ...
+    ... [[phases]]
+    ... name = "trials"
+    ... episodes = 3
+    ... ''')
+    >>> experiment, store = Experiment.from_file(folder / "one.toml"), str(folder / "store.lbug")
+    >>> report = experiment.run(store, workers=1, observers=[Tally()])
+    completed [(0, 'completed')]
+    """
 
     def experiment_started(self, spec: ExperimentSpec, todo: Sequence[Cell], done: int) -> None:
-        """The sweep starts: `todo` are the runs it will run, `done` were recorded before."""
+        """The sweep starts: `todo` are the runs it will run, `done` were recorded before.
+
+        Parameters
+        ----------
+        spec : ExperimentSpec
+            The experiment.
+        todo : sequence of Cell
+            The runs it will run.
+        done : int
+            The number of runs recorded before.
+        """
 
     def run_started(self, cell: Cell, started_at: str) -> None:
-        """A worker took the run (on a Dask cluster: the run was submitted)."""
+        """A worker took the run (on a Dask cluster: the run was submitted).
+
+        Parameters
+        ----------
+        cell : Cell
+            The run.
+        started_at : str
+            When it started (ISO 8601, UTC).
+        """
 
     def run_finished(self, outcome: RunOutcome) -> None:
-        """The run ended, completed, failed or interrupted."""
+        """The run ended, completed, failed or interrupted.
+
+        Parameters
+        ----------
+        outcome : RunOutcome
+            How it ended: its status, its episode rows and its error.
+        """
 
     def runs_finished(self, outcomes: Sequence[RunOutcome]) -> None:
         """Runs that ended together (a batch's lanes, a unit of work): each told to `run_finished`
-        unless an observer has a better use for them together (the store writes them at once)."""
+        unless an observer has a better use for them together (the store writes them at once).
+
+        Parameters
+        ----------
+        outcomes : sequence of RunOutcome
+            How each run ended.
+        """
         for outcome in outcomes:
             self.run_finished(outcome)
 
     def experiment_finished(self, status: str) -> None:
-        """The sweep ended: `completed` (every run ended), `interrupted` or `failed` (the driver's error)."""
+        """The sweep ended: `completed` (every run ended), `interrupted` or `failed` (the driver's error).
+
+        Parameters
+        ----------
+        status : str
+            ``"completed"``, ``"interrupted"`` or ``"failed"``.
+        """
 
     def waiting(self, what: str | None) -> None:
-        """The driver waits its turn for the store (`what` says for whom), or no longer (None)."""
+        """The driver waits its turn for the store (`what` says for whom), or no longer (None).
+
+        Parameters
+        ----------
+        what : str or None
+            What it waits for, as one line; None: it no longer waits.
+        """
 
     def heartbeat(self) -> None:
         """The driver waits for its workers: told about twice a second while nothing else

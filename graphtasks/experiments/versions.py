@@ -44,7 +44,30 @@ class TaskVersion:
 
 
 class TaskSource:
-    """Task graphs by id, built-in first, else from the store (opened read-only, once)."""
+    """Task graphs by id, built-in first, else from the store (opened read-only, once).
+
+    What an experiment plays is a task version: a built-in task is built from its file, a
+    user's task is read from the store, and an id pinned with ``@hash`` must match. Each id is
+    resolved once and kept, so every run of a sweep plays the same graph.
+
+    Parameters
+    ----------
+    store : GraphStore or str, optional
+        An open store or its location, where tasks that are not built in are read; None: the
+        default store. A store that does not exist holds no tasks.
+
+    Examples
+    --------
+    >>> from graphtasks.experiments.versions import TaskSource
+    >>> source = TaskSource(":memory:")
+    >>> graph = source.graph("neuronav/graph/linear")
+    >>> graph, source.graph("neuronav/graph/linear") is graph
+    (TaskGraph('neuronav/graph/linear', family='neuronav/graph', nodes=8, edges=7), True)
+    >>> source.graph("neuronav/graph/linearr")
+    Traceback (most recent call last):
+    ...
+    graphtasks.experiments.versions.TaskVersionError: unknown task 'neuronav/graph/linearr'; did you mean ...
+    """
 
     def __init__(self, store: GraphStore | str | None = None) -> None:
         self.store = store
@@ -83,7 +106,18 @@ class TaskSource:
             return []
 
     def graph(self, task_id: str) -> TaskGraph:
-        """The task version `task_id` names (see the module docstring)."""
+        """The task version `task_id` names (see the module docstring).
+
+        Parameters
+        ----------
+        task_id : str
+            A task id, optionally pinned to a version with ``@hash``.
+
+        Returns
+        -------
+        TaskGraph
+            The task version (kept: the same id gives the same graph).
+        """
         if task_id in self._graphs:
             return self._graphs[task_id]
         base, pin = tasks.split_pin(task_id)
