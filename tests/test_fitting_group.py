@@ -323,10 +323,11 @@ def test_the_group_fit_benchmark_runs_and_times_nuts_when_installed() -> None:
 
 def test_random_effects_charges_each_participant_its_share_of_the_group_prior(tmp_path) -> None:
     """EM's evidences go to random-effects selection less d ln(choices) / participants each, so
-    that they sum to -iBIC/2: a model whose extra setting the group pins down pays for it."""
+    that they sum to -iBIC/2: a model whose extra setting the group pins down pays for it.
+    These are identities of whatever fit EM reports, so five iterations do (not the 35-40 to converge)."""
     with open_store(tmp_path / "store") as store:
         _import(tmp_path, store, "lab", trials=40)
-        groups = {name: fit_group_runs(store, "lab", [0, 1, 2], MODELS[name], starts=1)
+        groups = {name: fit_group_runs(store, "lab", [0, 1, 2], MODELS[name], starts=1, max_iterations=5)
                   for name in ("q", "hybrid")}
         for group in groups.values():
             record_group_fit(store, "lab", group)
