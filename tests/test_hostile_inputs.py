@@ -24,6 +24,7 @@ from graphstore import open_store
 from graphtasks.fitting import read_events
 from graphtasks.fitting.behaviour import EVENT_COLUMNS
 from tasks.data import MAX_JSON_DEPTH, MAX_TASK_FILE_BYTES, TaskFileError, json_nesting, read_json
+from tests.budget import examples
 from tests.test_cli_errors import assert_one_error_line, run
 from tests.test_fitting import REWARDGYM_EVENTS
 
@@ -129,7 +130,8 @@ def test_a_fifo_as_a_task_file_does_not_block(tmp_path):
 
 def test_the_depth_scan_agrees_with_a_scan_character_by_character():
     """json_nesting (numpy, in chunks) = the obvious loop, on JSON-like texts with strings,
-    escapes and multi-byte characters, for every chunk boundary."""
+    escapes and multi-byte characters, for every chunk boundary (3,000 random texts; a quick
+    run draws fewer, tests/budget.py)."""
     import tasks.data as data
 
     def by_hand(text: str, limit: int) -> tuple[int, int]:
@@ -158,7 +160,7 @@ def test_the_depth_scan_agrees_with_a_scan_character_by_character():
         return '"' + "".join(parts) + '"'
 
     texts = []
-    for _ in range(3000):
+    for _ in range(examples(3000)):
         pieces = [rng.choice("[]{},1é") if rng.random() < 0.7 else string() for _ in range(rng.randint(0, 25))]
         texts.append("".join(pieces) + (string()[:-1] if rng.random() < 0.2 else ""))  # some end inside a string
     chunk = data.JSON_SCAN_CHUNK
