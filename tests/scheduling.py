@@ -22,8 +22,8 @@ SECONDS_PER_TEST = 0.1  # a unit not measured below: its number of tests times t
 # process before and after (they were: fitting_group 130, experiments 70, parallel 64, serve 48,
 # fitting 33, record_chunks 10).
 MEASURED_SECONDS = {
-    "tests/test_fitting_group.py": 122,
     "tests/test_reproduce.py": 125,
+    "tests/test_fitting_group.py": 122,
     "docs/fitting.md": 88,
     "docs/experiments.md": 61,
     "tests/stores/test_cross_store.py": 59,
