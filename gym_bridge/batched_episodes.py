@@ -16,7 +16,7 @@ episodes), so a sweep that writes records as columns never makes an object per e
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -99,11 +99,28 @@ def action_mask(env: Any) -> np.ndarray | None:
     return masks() if masks is not None else None
 
 
+PROGRESS_SLICES = 20  # a compiled phase told as played in about this many slices of its episodes
+
+
 def compiled_episodes(
-    table: Any, rule: int, agent: Any, streams: LaneStreams, episodes: int, learn: bool
+    table: Any, rule: int, agent: Any, streams: LaneStreams, episodes: int, learn: bool,
+    progress: Callable[[int], object] | None = None,
 ) -> LaneEpisodes:
-    """`play_lanes`'s episodes played by the compiled loop."""
-    return LaneEpisodes(*play_compiled(table, rule, agent, streams, episodes, learn))
+    """`play_lanes`'s episodes played by the compiled loop; where someone follows `progress`,
+    in slices of the phase's episodes, each told as it ends (the loop carries the lanes' tables
+    and streams from slice to slice, so the numbers are those of one pass)."""
+    if progress is None or episodes < 2:
+        played = LaneEpisodes(*play_compiled(table, rule, agent, streams, episodes, learn))
+        if progress is not None:
+            progress(agent.size * episodes)
+        return played
+    step = -(-episodes // PROGRESS_SLICES)
+    parts = []
+    for first in range(0, episodes, step):
+        count = min(step, episodes - first)
+        parts.append(play_compiled(table, rule, agent, streams, count, learn))
+        progress(agent.size * count)
+    return LaneEpisodes(*(np.concatenate(columns, axis=1) for columns in zip(*parts)))
 
 
 def reset_with_options(env: Any, lanes: np.ndarray, options: Sequence[Mapping[str, Any]], states: np.ndarray) -> None:
@@ -149,6 +166,7 @@ def play_lanes(
     compiled: bool = True,
     options: Sequence[Sequence[Mapping[str, Any]]] | None = None,
     greedy: bool = False,
+    progress: Callable[[int], object] | None = None,
 ) -> LaneEpisodes:
     """Play `episodes` episodes on every lane of `agent` in `env` (one copy per lane).
 
@@ -178,6 +196,9 @@ def play_lanes(
     greedy : bool, optional
         Every lane acts greedily (`greedy_lanes`: the offered action of highest value, ties
         broken by the lane's own stream); the recorded P(action) is the greedy policy's.
+    progress : callable, optional
+        Told the number of episodes that ended as they end (summed over lanes), so a sweep's
+        progress moves within a batch; it changes no number.
 
     Returns
     -------
@@ -207,7 +228,7 @@ def play_lanes(
         raise ValueError(f"play_lanes: options must give {episodes} episodes for each of {size} lanes")
     plan = compiled_plan(env, agent, record_steps) if compiled and per_lane is None and not greedy else None
     if plan is not None:  # the same numbers, compiled (`gym_bridge.compiled_lanes`)
-        return compiled_episodes(*plan, agent, streams, episodes, learn)
+        return compiled_episodes(*plan, agent, streams, episodes, learn, progress)
     _, info = env.reset()
     states = np.asarray(info["state"], dtype=np.int64).copy()
     if per_lane is not None:  # then each lane's first episode with its own options
@@ -273,6 +294,8 @@ def play_lanes(
                 out.steps[lane].append(steps[lane])
                 steps[lane] = []
         played[done] += 1
+        if progress is not None:
+            progress(int(done.size))
         again = done[played[done] < episodes]
         if again.size:
             if per_lane is None:

@@ -6,6 +6,7 @@ only there)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
@@ -56,9 +57,10 @@ def test_sweep_bar_counts_a_batchs_runs_at_once(capsys) -> None:
     spec = single_run_spec("rewardgym/two-step", "q", seed=0, episodes=1)
     cell = cells(spec)[0]
     bar = ProgressObserver("sweep")
-    bar.experiment_started(spec, [cell] * 200, 0)
+    batch = [dataclasses.replace(cell, index=i) for i in range(200)]
+    bar.experiment_started(spec, batch, 0)
     time.sleep(0.5)  # the batch plays
-    bar.runs_finished([RunOutcome(cell, COMPLETED, [], None, "", "")] * 200)  # and its 200 runs end together
+    bar.runs_finished([RunOutcome(c, COMPLETED, [], None, "", "") for c in batch])  # and its 200 runs end together
     bar.experiment_finished(COMPLETED)
     err = capsys.readouterr().err
     assert "200/200" in err and max(etas(err)) <= 1, err

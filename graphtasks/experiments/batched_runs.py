@@ -18,7 +18,7 @@ each lane its own reset options (`runs.phase_options`, from the cell's seed tree
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -179,10 +179,12 @@ def play_batch(
 
 
 def play_batch_phases(
-    spec: ExperimentSpec, batch: Sequence[Cell], versions: Mapping[str, TaskVersion], compiled: bool = True
+    spec: ExperimentSpec, batch: Sequence[Cell], versions: Mapping[str, TaskVersion], compiled: bool = True,
+    progress: Callable[[int], object] | None = None,
 ) -> list[PhaseLanes]:
     """`play_batch` with each phase's episodes kept as columns (`PhaseLanes`): what a sweep
-    writes as record chunks without making an object per episode."""
+    writes as record chunks without making an object per episode. `progress` is told the
+    episodes that end as they end (`play_lanes`)."""
     first = batch[0]
     name = first.agent.name
     plans = [run_plan(spec, cell, versions, "index") for cell in batch]
@@ -205,7 +207,7 @@ def play_batch_phases(
         seeds = [lane.env_seed for lane in lanes_plan]
         options = [lane.options(env) for lane in lanes_plan]
         lanes = play_lanes(env, agent, plan.episodes, [int(s) for s in seeds if s is not None], plan.learn,
-                           plan.records_steps, compiled, options, plan.greedy)
+                           plan.records_steps, compiled, options, plan.greedy, progress)
         probes = [probe(agent.lane(lane), plan.phase) for lane in range(len(batch))] if plan.probe else None
         out.append(PhaseLanes(plan.index, plan.phase, plan.version, plan.records_steps, lanes, probes))
     return out

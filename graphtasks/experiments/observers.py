@@ -179,33 +179,57 @@ class RunObserver:
         """The driver is about to play the runs just started itself (one worker) and will hear
         nothing until they end: an observer writes now what it would write on a heartbeat."""
 
+    def episodes_played(self, unit: int, count: int) -> None:
+        """Episodes of a batch under way ended (`count`, summed over its lanes), before its
+        runs do: the batch is the one whose first run has index `unit`. Told by the batched
+        lanes on processes and in the driver (not from a Dask cluster); the runs' ends are
+        told as always.
+
+        Parameters
+        ----------
+        unit : int
+            The index of the batch's first run.
+        count : int
+            Episodes that ended since the last word.
+        """
+
 
 class ProgressObserver(RunObserver):
-    """A progress bar of runs (tqdm: a text bar in a terminal, a widget in a notebook)."""
+    """A progress bar of the sweep's episodes (tqdm: a text bar in a terminal, a widget in a
+    notebook): a batch of lanes moves it as its episodes end, not only when its runs do, so
+    the bar moves and its time left is the episodes' rate's, not that of runs ending in bursts."""
 
     def __init__(self, description: str, disable: bool = False) -> None:
         self.description, self.disable = description, disable
         self.bar: Any = None
         self.said = False  # a wait before the bar was said
+        self.planned: dict[int, int] = {}  # a run's index -> its episodes
+        self.told: dict[int, int] = {}  # a batch's first run -> its episodes told before its runs ended
 
     def experiment_started(self, spec: ExperimentSpec, todo: Sequence[Cell], done: int) -> None:
         from tqdm.auto import tqdm
 
         if done:
             print(f"{spec.name}: {done} run(s) already recorded, {len(todo)} to go")
-        # smoothing=0: the rate is runs over the time since the start (batches end in bursts)
-        self.bar = tqdm(total=len(todo), desc=self.description, unit="run", disable=self.disable, leave=False,
-                        smoothing=0)
+        self.planned = {cell.index: sum(p.episodes for p in spec.phases_of(cell.condition)) for cell in todo}
+        # smoothing=0: the rate is episodes over the time since the start (runs end in bursts)
+        self.bar = tqdm(total=sum(self.planned.values()), desc=self.description, unit="episode",
+                        disable=self.disable, leave=False, smoothing=0)
+
+    def episodes_played(self, unit: int, count: int) -> None:
+        self.told[unit] = self.told.get(unit, 0) + count
+        if self.bar is not None:
+            self.bar.update(count)
 
     def run_finished(self, outcome: RunOutcome) -> None:
-        if self.bar is not None:
-            self.bar.update(1)
+        self.runs_finished([outcome])
 
     def runs_finished(self, outcomes: Sequence[RunOutcome]) -> None:
-        """A batch's runs, counted in one step: told one by one, the first of a batch would be
-        timed by the whole batch and the rate shown until the next refresh be that one run's."""
-        if self.bar is not None:
-            self.bar.update(len(outcomes))
+        """A unit's runs: what of their episodes was not told yet, in one step."""
+        if self.bar is not None and outcomes:
+            planned = sum(self.planned.get(o.cell.index, 0) for o in outcomes)
+            told = self.told.pop(min(o.cell.index for o in outcomes), 0)
+            self.bar.update(max(0, planned - told))
 
     def experiment_finished(self, status: str) -> None:
         if self.bar is not None:

@@ -172,6 +172,7 @@ _WORKER: dict[str, Any] = {}
 
 def _init_worker(spec: ExperimentSpec, versions: Mapping[str, TaskVersion], records: str | None = None) -> None:
     _WORKER["spec"], _WORKER["versions"], _WORKER["records"] = spec, versions, records
+    _WORKER.pop("progress", None)  # who hears of a batch's episodes as they end: set by the pool or the driver
 
 
 Unit = Cell | tuple[Cell, ...]  # one cell played per agent, or a batch (`batched_runs.group_cells`)
@@ -195,7 +196,10 @@ def _run_in_worker(unit: Unit) -> list[RunOutcome]:
     phases: list[Any] = []
     try:
         if isinstance(unit, tuple) and folder is not None:  # columns from the lanes to the chunk
-            phases = play_batch_phases(spec, unit, versions)
+            tell = _WORKER.get("progress")
+            first = unit[0].index
+            phases = play_batch_phases(spec, unit, versions,
+                                       progress=None if tell is None else lambda count: tell(first, count))
             played = [(cell, ()) for cell in unit]
         elif isinstance(unit, tuple):
             batch = play_batch(spec, unit, versions)
@@ -228,6 +232,7 @@ def _run_in_worker(unit: Unit) -> list[RunOutcome]:
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 HEARTBEAT_SECONDS = 0.5  # how often a driver waiting for its workers tells the observers so
+PROGRESS = "progress"  # a worker's word that episodes of its batch ended (before its runs end)
 
 
 def die_with(parent: int) -> None:
@@ -252,6 +257,7 @@ def _serve(connection: Any, spec: ExperimentSpec, versions: Mapping[str, TaskVer
     die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _init_worker(spec, versions, records)
+    _WORKER["progress"] = lambda unit, count: connection.send((PROGRESS, unit, count))
     try:
         while (unit := connection.recv()) is not None:
             connection.send(_run_in_worker(unit))
@@ -267,10 +273,12 @@ def _process_outcomes(
     started: Callable[[Cell], object],
     records: str | None = None,
     tick: Callable[[], object] = lambda: None,
+    played: Callable[[int, int], object] = lambda unit, count: None,
 ) -> Iterator[list[RunOutcome]]:
     """Run the units (cells and batches) on `workers` processes, one unit per process at a time
     over its own pipe, and yield each unit's outcomes as it finishes; `tick` is called about
-    twice a second while no unit ends (the observers' heartbeat).
+    twice a second while no unit ends (the observers' heartbeat), `played` with a batch's
+    episodes as they end (its first run's index, how many).
 
     A pool of our own rather than ProcessPoolExecutor: there, a worker killed while the
     shared call queue is being fed can hang the driver (Python 3.11), and the whole pool
@@ -319,6 +327,9 @@ def _process_outcomes(
                     outcomes = connection.recv() if connection.poll() else None
                 except (EOFError, OSError):
                     outcomes = None
+                if isinstance(outcomes, tuple) and outcomes[0] == PROGRESS:  # a batch's episodes, not its end
+                    played(outcomes[1], outcomes[2])
+                    continue
                 if outcomes is None and process.is_alive():
                     continue
                 if outcomes is None:  # the process died with the unit
@@ -457,6 +468,10 @@ def run_experiment(
         for observer in observers:
             observer.heartbeat()
 
+    def played(unit: int, count: int) -> None:
+        for observer in observers:
+            observer.episodes_played(unit, count)
+
     def started(cell: Cell) -> None:
         at = now()
         under_way[cell.index] = (cell, at)
@@ -496,6 +511,7 @@ def run_experiment(
 
     def in_process() -> Iterator[list[RunOutcome]]:
         _init_worker(spec, versions, folder)
+        _WORKER["progress"] = played
         for unit in units:
             for cell in unit_cells(unit):
                 started(cell)
@@ -515,7 +531,7 @@ def run_experiment(
                 outcomes = in_process()
             else:
                 warm_workers(spec, versions, units, folder)
-                outcomes = _process_outcomes(count, spec, versions, units, started, folder, tick)
+                outcomes = _process_outcomes(count, spec, versions, units, started, folder, tick, played)
             for outcome in outcomes:
                 finished(outcome)
         status = COMPLETED
