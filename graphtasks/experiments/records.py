@@ -760,8 +760,10 @@ class StoreRecorder(RunObserver):
     def heartbeat(self) -> None:
         self._maybe_flush()
 
-    def driver_busy(self) -> None:  # no heartbeat until the runs end: mark them running now
-        if self._markers(everything=True):
+    def driver_busy(self) -> None:
+        """No heartbeat until the runs end: mark the runs under way now, if a write is due (as
+        often as any write: many short units played in the driver open the store no more often)."""
+        if time.monotonic() - self.last >= max(self.seconds, 10 * self.wrote) and self._markers(everything=True):
             self.flush(everything=True)
 
     def run_finished(self, outcome: RunOutcome) -> None:
