@@ -120,7 +120,8 @@ def compiled_episodes(
         count = min(step, episodes - first)
         parts.append(play_compiled(table, rule, agent, streams, count, learn))
         progress(agent.size * count)
-    return LaneEpisodes(*(np.concatenate(columns, axis=1) for columns in zip(*parts)))
+    reward, length, start, action, state = (np.concatenate(columns, axis=1) for columns in zip(*parts))
+    return LaneEpisodes(reward, length, start, action, state)
 
 
 def reset_with_options(env: Any, lanes: np.ndarray, options: Sequence[Mapping[str, Any]], states: np.ndarray) -> None:
