@@ -512,12 +512,15 @@ def run_experiment(
     def in_process() -> Iterator[list[RunOutcome]]:
         _init_worker(spec, versions, folder)
         _WORKER["progress"] = played
-        for unit in units:
-            for cell in unit_cells(unit):
-                started(cell)
-            for observer in observers:
-                observer.driver_busy()
-            yield _run_in_worker(unit)
+        try:
+            for unit in units:
+                for cell in unit_cells(unit):
+                    started(cell)
+                for observer in observers:
+                    observer.driver_busy()
+                yield _run_in_worker(unit)
+        finally:  # the module keeps no word of a finished sweep's observers
+            _WORKER.pop("progress", None)
 
     status = FAILED
     outcomes: Iterator[list[RunOutcome]] = iter(())
