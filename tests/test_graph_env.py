@@ -11,6 +11,7 @@ import gym_bridge
 import tasks
 from graphstore import TaskGraph
 from gym_bridge import GraphTaskEnv, compile_from_store, compile_task
+from gym_bridge.graph import GRAPH_OBSERVATIONS
 
 
 def rollout(env, seed, steps=300):
@@ -203,9 +204,12 @@ def test_custom_observation_from_cypher():
         low=0,
         high=10,
     )
-    env = GraphTaskEnv("neuronav/graph/neighborhood", obs_type="out_degree", episode_length=None)
-    obs, _ = env.reset(seed=0)
-    assert obs.tolist() == [4.0]
+    try:
+        env = GraphTaskEnv("neuronav/graph/neighborhood", obs_type="out_degree", episode_length=None)
+        obs, _ = env.reset(seed=0)
+        assert obs.tolist() == [4.0]
+    finally:  # the registry is the process's: later tests in this worker list its names
+        GRAPH_OBSERVATIONS.unregister("out_degree")
 
 
 def test_rendering():
