@@ -31,6 +31,7 @@ from .api import run_and_record
 from .figures import mean_and_error, plot_bars, plot_experiment
 from .records import recorded_episodes, revaluation_by_run, stay_by_run
 from .spec import load_spec, spec_path
+from .worker_slots import STILL_WORKING, received, stop_workers
 
 
 class ReproductionError(GraphtasksError, ValueError):
@@ -658,13 +659,8 @@ def _reproduce_in_processes(
                 slot = waiting[ready]
                 if slot not in running:
                     continue  # its pipe and its sentinel were both ready
-                process, connection = slots[slot]
-                got: tuple[Any, ...] | None
-                try:
-                    got = connection.recv() if connection.poll() else None
-                except (EOFError, OSError):
-                    got = None
-                if got is None and process.is_alive():
+                got = received(*slots[slot])
+                if got is STILL_WORKING:
                     continue
                 if got is None:
                     name = names[running[slot]]
@@ -672,12 +668,4 @@ def _reproduce_in_processes(
                 ended[running[slot]] = got
                 assign(slot)
     finally:
-        for process, connection in slots:
-            try:
-                connection.send(None)
-            except (OSError, ValueError):
-                pass
-        for process, _ in slots:
-            process.join(timeout=2)
-            if process.is_alive():
-                process.kill()
+        stop_workers(slots)

@@ -33,6 +33,7 @@ from .observers import COMPLETED, FAILED, INTERRUPTED, RunObserver, RunOutcome, 
 from .runs import Cell, PhaseEpisode, cells, play_run
 from .spec import ExperimentSpec
 from .versions import TaskVersion, prepare_versions
+from .worker_slots import STILL_WORKING, received, stop_workers
 
 COLUMNS = (
     "experiment",
@@ -323,14 +324,11 @@ def _process_outcomes(
                 if index not in running:
                     continue  # its pipe and its sentinel were both ready
                 process, connection = slots[index]
-                try:
-                    outcomes = connection.recv() if connection.poll() else None
-                except (EOFError, OSError):
-                    outcomes = None
+                outcomes = received(process, connection)
                 if isinstance(outcomes, tuple) and outcomes[0] == PROGRESS:  # a batch's episodes, not its end
                     played(outcomes[1], outcomes[2])
                     continue
-                if outcomes is None and process.is_alive():
+                if outcomes is STILL_WORKING:
                     continue
                 if outcomes is None:  # the process died with the unit
                     error = "its worker process died (killed or out of memory)"
@@ -340,16 +338,7 @@ def _process_outcomes(
                 yield outcomes
                 assign(index)
     finally:
-        for process, connection in slots:
-            try:
-                connection.send(None)
-            except (OSError, ValueError):
-                pass
-        for process, _ in slots:
-            process.join(timeout=2)
-            if process.is_alive():
-                process.kill()
-                process.join()
+        stop_workers(slots)
 
 
 def warm_workers(spec: ExperimentSpec, versions: Mapping[str, TaskVersion], units: Sequence[Unit],
