@@ -16,7 +16,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 
 class Command(NamedTuple):
@@ -68,6 +68,7 @@ BY_NAME = {command.name: command for command in COMMANDS}
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(module for command in COMMANDS for module in command.modules))
 
 COMMANDS_GROUP = "graphtasks.commands"
+NO_COLOR_OPTION = "--no-color"
 
 
 def _add_global_options(parser: argparse.ArgumentParser) -> None:
@@ -81,6 +82,11 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
         "--lock-timeout", type=float, default=None, metavar="SECONDS",
         help="how long to wait for another process's hold on an embedded store before failing "
         "(default: $GRAPHTASKS_LOCK_TIMEOUT, else no limit: wait for your turn)",
+    )
+    parser.add_argument(
+        NO_COLOR_OPTION, action="store_true",
+        help="no colour (also anywhere after the command, or NO_COLOR=1); colour is only ever on a "
+        "terminal: errors red, warnings yellow, table headers bold (FORCE_COLOR=1 forces it)",
     )
 
 
@@ -161,6 +167,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_global_options(parser)
+
+    def error(message: str) -> NoReturn:  # argparse's usage and line, the line red on a terminal
+        parser.print_usage(sys.stderr)
+        _error(message)
+        parser.exit(2)
+
+    parser.error = error  # type: ignore[method-assign]
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = modules_for(argv)
     for name in modules:
@@ -200,6 +213,39 @@ def expand_aliases(argv: list[str]) -> list[str]:
         if (argv[i], argv[i + 1]) in ALIASES:
             return argv[:i] + ALIASES[(argv[i], argv[i + 1])] + argv[i + 2 :]
     return argv
+
+
+def take_no_color(argv: list[str]) -> list[str]:
+    """`argv` without its `--no-color` flags (before a `--`), setting NO_COLOR for this process
+    and the processes it starts when there was one: the flag is taken anywhere on the line.
+
+    Parameters
+    ----------
+    argv : list of str
+        The command line without the program name.
+
+    Returns
+    -------
+    list of str
+        The command line without the flag.
+
+    Examples
+    --------
+    >>> take_no_color(["tasks", "list", "--", "--no-color"])
+    ['tasks', 'list', '--', '--no-color']
+    """
+    end = argv.index("--") if "--" in argv else len(argv)
+    kept = [a for a in argv[:end] if a != NO_COLOR_OPTION] + argv[end:]
+    if len(kept) != len(argv):
+        os.environ["NO_COLOR"] = "1"
+    return kept
+
+
+def _error(message: str) -> None:
+    """Print the one error line, red on a terminal."""
+    from graphtasks.colour import error_line
+
+    print(error_line(message, sys.stderr), file=sys.stderr)
 
 
 def one_line(exc: BaseException) -> str:
@@ -247,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     (1 row)
     0
     """
+    no_color = os.environ.get("NO_COLOR")  # `--no-color` sets it for the command (and its workers) only
     try:
         return _main(argv)
     except ImportError as exc:
@@ -259,28 +306,36 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
         except OSError:
             _drop_stdout()
-        print(f"graphtasks: error: {line}", file=sys.stderr)
+        _error(line)
         return 2
+    finally:
+        if no_color is None:
+            os.environ.pop("NO_COLOR", None)
+        else:
+            os.environ["NO_COLOR"] = no_color
 
 
 def _main(argv: list[str] | None) -> int:
-    arguments = expand_aliases(list(sys.argv[1:] if argv is None else argv))
+    arguments = expand_aliases(take_no_color(list(sys.argv[1:] if argv is None else argv)))
     parser = build_parser(arguments)
     unknown = unknown_command(arguments, parser)
     if unknown:
         parser.print_usage(sys.stderr)
-        print(f"graphtasks: error: {unknown}", file=sys.stderr)
+        _error(unknown)
         return 2
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):  # no command: the usage and one error line, as argparse does
         parser.print_usage(sys.stderr)
-        print("graphtasks: error: no command given; `graphtasks -h` lists the commands, "
-              "`graphtasks COMMAND -h` describes one", file=sys.stderr)
+        _error("no command given; `graphtasks -h` lists the commands, `graphtasks COMMAND -h` describes one")
         return 2
+    import warnings
+
     from graphstore import LOCK_TIMEOUT_ENV_VAR, GraphtasksError
+    from graphtasks.colour import show_warning
 
     if args.lock_timeout is not None:  # through the environment: vector env workers and subprocesses see it too
         os.environ[LOCK_TIMEOUT_ENV_VAR] = str(args.lock_timeout)
+    shown, warnings.showwarning = warnings.showwarning, show_warning  # each one line, yellow on a terminal
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not as a message at exit
@@ -293,5 +348,7 @@ def _main(argv: list[str] | None) -> int:
             sys.stdout.flush()  # what was printed before the error still goes out
         except OSError:
             _drop_stdout()
-        print(f"graphtasks: error: {one_line(exc)}", file=sys.stderr)
+        _error(one_line(exc))
         return 2
+    finally:
+        warnings.showwarning = shown

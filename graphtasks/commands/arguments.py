@@ -114,8 +114,12 @@ def one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     command = parser.prog.partition(" ")[2] or parser.prog
 
     def error(message: str) -> NoReturn:
+        import sys
+
+        from graphtasks.colour import error_line
+
         text = message.removeprefix("argument ")
-        parser.exit(2, f"graphtasks: error: {command}: {text}\n")
+        parser.exit(2, error_line(f"{command}: {text}", sys.stderr) + "\n")
 
     parser.error = error  # type: ignore[method-assign]
     return parser

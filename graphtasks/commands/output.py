@@ -1,4 +1,5 @@
-"""Printing query results and listings as aligned tables, JSON or CSV."""
+"""Printing query results and listings as aligned tables, JSON or CSV (a table's header bold on a
+terminal: `graphtasks.colour`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import csv
 import json
 import sys
 from typing import Any, Sequence, TextIO
+
+from graphtasks.colour import paint
 
 from .errors import CommandError
 
@@ -35,7 +38,7 @@ def print_rows(
         return
     text = [[_cell(v) for v in row] for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(columns)]
-    out.write("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip() + "\n")
+    out.write(paint("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip(), "header", out) + "\n")
     out.write("  ".join("-" * w for w in widths) + "\n")
     for row in text:
         out.write("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n")
