@@ -232,7 +232,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     from graphtasks.fitting import MODELS
 
     rows = [
-        [m.name, m.agent, _bounds_text(m.bounds), ", ".join(f"{k}={v:g}" for k, v in m.fixed.items())]
+        [m.name, m.agent, _bounds_text(m.bounds),
+         ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in m.fixed.items())]
         for m in MODELS.values()
     ]
     print_rows(["model", "agent", "free (bounds)", "fixed"], rows, args.format)
@@ -246,6 +247,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from gym_bridge.agents import AgentSettingError, check_agent_settings
 
     model = fit_model(args.model)
+    if "rt" in model.fixed:
+        raise BehaviourError(f"--model {model.name}: an events file keeps no response times; simulate a response-time "
+                             "model in Python (graphtasks.fitting.simulate) or recover it (fit parameter-recovery)")
     values = args.params
     missing = [name for name in model.free if name not in values]
     unknown = [name for name in values if name not in model.free]

@@ -9,6 +9,7 @@ from .hierarchical import GroupFit, fit_group
 from .likelihood import TaskShape, log_likelihood, replay_log_likelihood, task_shape
 from .mle import FitResult, fit, fit_many
 from .models import MODELS, FitModel, fit_model
+from .rt import rt_log_likelihood
 from .selection import Selection, recorded_runs, select_runs
 from .simulate import simulate
 
@@ -16,5 +17,6 @@ __all__ = [
     "BehaviourError", "Choices", "FitModel", "FitResult", "GroupFit", "MODELS", "ModelSelection", "Selection",
     "TaskShape",
     "batched_log_likelihood", "fit", "fit_group", "fit_many", "fit_model", "load_run", "log_likelihood",
-    "random_effects", "read_events", "recorded_runs", "replay_log_likelihood", "select_runs", "simulate", "task_shape",
+    "random_effects", "read_events", "recorded_runs", "replay_log_likelihood", "rt_log_likelihood", "select_runs",
+    "simulate", "task_shape",
 ]

@@ -151,7 +151,9 @@ def lanes_to_pay(
 ) -> int | None:
     """The lanes a round needs for batched passes to pay (`LANES_OVER_VECTORISED` where every
     sequence has the vectorised form and `vectorised`, else `LANES_OVER_REPLAY`); None where
-    the agent has no deterministic batched form for these settings."""
+    the agent has no deterministic batched form for these settings (nor for response times)."""
+    if "rt" in settings:
+        return None
     if not (has_batched_form(agent, settings) and deterministic(agent, settings)):
         return None
     if vectorised:

@@ -45,7 +45,7 @@ RUN_TRIALS = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid AND r.index = $run "
     "MATCH (e)-[:IN_PHASE]->(p:Phase) {phases}"
     "RETURN r.task_id, r.agent, r.params, e.phase_index, e.index, t.step, t.state, t.action, t.reward, "
-    "t.next_state, p.learn ORDER BY e.phase_index, e.index, t.step"
+    "t.next_state, p.learn, t.rt ORDER BY e.phase_index, e.index, t.step"
 )
 RUN_QUERY = "MATCH (r:Run) WHERE r.task = $uid AND r.index IN $runs RETURN r.index, r.task_id, r.agent, r.params"
 PHASE_TABLE = (
@@ -133,10 +133,14 @@ def load_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequence
                 last = i + 1 == len(rows) or (rows[i + 1][3], rows[i + 1][4]) != key
                 steps.append((int(row[6]), int(row[7]), float(row[8]), int(row[9]), last))
                 learn.append(bool(row[10]))
+            # the browser's response times (ms) where a study session recorded them, in seconds
+            timed = [None if row[11] is None else float(row[11]) / 1000 for row in rows]
+            rts = timed if any(r is not None for r in timed) else None
         else:
             if chunked is None:
                 chunked = _chunked_runs(store, experiment, runs, phases)
             head, steps, learn = chunked.get(int(run), (None, [], []))
+            rts = None  # agents' runs kept in chunks record no response times
         if not steps:
             if phases is not None:
                 raise BehaviourError(f"experiment {experiment!r}, run {run}: no recorded trials in phase(s) "
@@ -146,7 +150,8 @@ def load_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequence
             )
         task_id, agent, settings = head
         settings = json.loads(settings) if isinstance(settings, str) else dict(settings or {})
-        out.append(Choices.from_steps(task_id, steps, run_uid(uid, int(run)), learn, {"agent": agent, **settings}))
+        out.append(Choices.from_steps(task_id, steps, run_uid(uid, int(run)), learn, {"agent": agent, **settings},
+                                      rts))
     return out
 
 

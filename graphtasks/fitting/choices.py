@@ -43,10 +43,14 @@ class Choices:
     learn: np.ndarray  # the chooser learnt from the step (false in a test phase)
     source: str = ""
     truth: dict[str, Any] = field(default_factory=dict)  # the generating agent's settings, when known
+    rts: np.ndarray | None = None  # response times in seconds, NaN where none was recorded; None: none at all
 
     def __post_init__(self) -> None:
         if not len(self.states):
             raise BehaviourError(f"{self.source or 'choices'}: no choices to fit")
+        if self.rts is not None and len(self.rts) != len(self.states):
+            raise BehaviourError(f"{self.source or 'choices'}: {len(self.rts)} response times for "
+                                 f"{len(self.states)} choices")
 
     def __len__(self) -> int:
         return len(self.states)
@@ -63,8 +67,10 @@ class Choices:
         source: str = "",
         learn: Sequence[bool] | None = None,
         truth: dict[str, Any] | None = None,
+        rts: Sequence[float | None] | None = None,
     ) -> Choices:
-        """From (state, action, reward, next_state, ended) tuples."""
+        """From (state, action, reward, next_state, ended) tuples (and each one's response
+        time in seconds, None where none was recorded)."""
         columns: list[Sequence[Any]] = list(zip(*steps)) if steps else [[], [], [], [], []]
         return cls(
             task_id,
@@ -76,6 +82,7 @@ class Choices:
             np.ones(len(steps), dtype=bool) if learn is None else np.asarray(learn, dtype=bool),
             source,
             dict(truth or {}),
+            None if rts is None else np.array([math.nan if r is None else float(r) for r in rts], dtype=np.float64),
         )
 
 

@@ -88,6 +88,10 @@ def replay_log_likelihood(agent: str, settings: dict[str, Any], choices: Choices
     >>> round(replay_log_likelihood("q", settings, choices, task_shape("rewardgym/two-step", ":memory:")), 3)
     -12.889
     """
+    if "rt" in settings:  # choices with response times: graphtasks.fitting.rt
+        from .rt import rt_log_likelihood
+
+        return rt_log_likelihood(agent, settings, choices, shape)
     chooser = make_agent(agent, shape.n_states, shape.n_actions, seed=0, **settings)
     available = shape.available
     total, new_trial = 0.0, True
@@ -148,5 +152,5 @@ def log_likelihood(agent: str, settings: dict[str, Any], choices: Choices, shape
     >>> round(fast, 3), abs(fast - replayed) < 1e-9
     (-12.889, True)
     """
-    fast = vectorised_log_likelihood(agent, settings, choices, shape)
+    fast = None if "rt" in settings else vectorised_log_likelihood(agent, settings, choices, shape)
     return fast if fast is not None else replay_log_likelihood(agent, settings, choices, shape)

@@ -3,6 +3,11 @@
 Three models ship for two-step-like tasks (Daw et al. 2011): `q` (Q-learning with a softmax
 choice), `model-based` (the hybrid agent with w = 1) and `hybrid` (w free). Any agent of
 `graphtasks agents` can be fitted with `FitModel.of(agent, free=..., fixed=...)`.
+
+Three more fit choices with their response times (`graphtasks.fitting.rt`): `q-ddm` and
+`hybrid-ddm` (the agent's value difference drives a drift-diffusion model) and `q-lba` (its
+values drive a race of linear ballistic accumulators). A model is one of these when its fixed
+settings name the response model (``rt = "ddm"`` or ``"lba"``).
 """
 
 from __future__ import annotations
@@ -66,6 +71,10 @@ class FitModel:
 
     def __post_init__(self) -> None:
         known = set(agent_settings(self.agent))
+        if "rt" in self.fixed:  # a response-time model (graphtasks.fitting.rt): its response model's settings too
+            from .rt import rt_settings
+
+            known |= rt_settings(self.name, self.fixed["rt"], list(self.bounds))
         for where, names in (("free", self.bounds), ("fixed", self.fixed), ("prior", self.prior)):
             unknown = sorted(set(names) - known)
             if unknown:
@@ -132,6 +141,31 @@ MODELS: dict[str, FitModel] = {
             {"lr": (0.01, 1.0), "beta": (0.1, 20.0), "w": (0.0, 1.0)},
             {"perseveration": 0.0},
             {"lr": (0.1, 0.9), "beta": (1.0, 10.0), "w": (0.1, 0.9)},
+        ),
+        # choices with response times (graphtasks.fitting.rt): drift_scale x value difference -> a Wiener process
+        FitModel(
+            "q-ddm",
+            "q",
+            {"lr": (0.01, 1.0), "drift_scale": (0.1, 20.0), "threshold": (0.3, 5.0), "t0": (0.0, 1.0)},
+            {"gamma": 1.0, "rt": "ddm", "z": 0.5},
+            {"lr": (0.1, 0.9), "drift_scale": (1.0, 6.0), "threshold": (1.0, 2.5), "t0": (0.15, 0.4)},
+        ),
+        FitModel(
+            "hybrid-ddm",
+            "hybrid",
+            {"lr": (0.01, 1.0), "w": (0.0, 1.0), "drift_scale": (0.1, 20.0), "threshold": (0.3, 5.0),
+             "t0": (0.0, 1.0)},
+            {"perseveration": 0.0, "rt": "ddm", "z": 0.5},
+            {"lr": (0.1, 0.9), "w": (0.1, 0.9), "drift_scale": (1.0, 6.0), "threshold": (1.0, 2.5),
+             "t0": (0.15, 0.4)},
+        ),
+        # drift_base + drift_scale x each option's value -> one linear ballistic accumulator per option
+        FitModel(
+            "q-lba",
+            "q",
+            {"lr": (0.01, 1.0), "drift_scale": (0.0, 10.0), "threshold": (0.05, 3.0), "t0": (0.0, 1.0)},
+            {"gamma": 1.0, "rt": "lba", "drift_base": 1.0, "start_range": 0.5},
+            {"lr": (0.1, 0.9), "drift_scale": (1.0, 4.0), "threshold": (0.3, 1.0), "t0": (0.15, 0.4)},
         ),
     )
 }

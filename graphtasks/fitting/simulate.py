@@ -47,6 +47,10 @@ def simulate(task_id: str, agent: str, settings: dict[str, Any], trials: int, se
     >>> len(choices), choices.trials, choices.source, choices.truth["lr"]
     (40, 20, 'simulated q seed 1', 0.5)
     """
+    if "rt" in settings:  # a response-time model: its response model chooses and times each choice
+        from .rt import simulate_rt
+
+        return simulate_rt(task_id, agent, settings, trials, seed, store)
     from graphtasks.experiments.runs import cells, play_run
     from graphtasks.experiments.spec import single_run_spec
     from graphtasks.experiments.versions import prepare_versions
