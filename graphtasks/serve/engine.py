@@ -24,6 +24,8 @@ from graphtasks.experiments.spec import ExperimentSpec
 from graphtasks.experiments.versions import TaskVersion
 from gym_bridge.screens import Screen
 
+from .stimuli import option_looks, options_shown
+
 
 class ActionRefused(ValueError):
     """An action that is not available in the session's current state."""
@@ -90,11 +92,22 @@ class SessionPlayer:
             raise ValueError(f"{plan.version.task_id}: people cannot play {plan.family.name} tasks (its family "
                              "declares no screen)")
         self.screen = screen
+        self.looks = self._option_looks(plan)
         # what the screen draws may need settings of its own (a grid's text picture), beside the plan's
         self.env = plan.make_env(**self.screen.env_settings)
         self.options = plan.options(self.env)
         self.all_actions = tuple(range(int(self.env.action_space.n)))
         self._reset()
+
+    def _option_looks(self, plan: Any) -> dict[int, list[dict[str, Any]]] | None:
+        """What each option of a choice screen shows under the study's stimulus set
+        (`[study] stimuli`, `graphtasks.serve.stimuli`); None for screens without options."""
+        if self.screen.page != "choice":
+            return None
+        study = self.spec.study if isinstance(self.spec.study, dict) else {}
+        described = self.screen.describe(plan.version.graph, lambda: None, tuple(study.get("keys", ())))
+        n_actions = int(plan.version.graph.task.get("n_actions") or 2)
+        return option_looks(described["states"], n_actions, str(study.get("stimuli", "labels")))
 
     def _reset(self) -> None:
         chosen = self.options[self.episode] if self.options is not None else None
@@ -155,7 +168,7 @@ class SessionPlayer:
             "trial": self.trial, "done": False, "phase_index": self.phase_index, "phase": self.phase.name,
             "episode": self.episode, "episodes": self.phase.episodes, "step": self.step, "state": self.state,
             "available": list(self.available), "task": self.version.task_id, "frame": self.frame(),
-            "question": self.question(),
+            "question": self.question(), "options": options_shown(self.looks, self.state, self.available),
         }
 
 

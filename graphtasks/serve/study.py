@@ -21,6 +21,8 @@ A task id instead of a file is a study of one phase of that task.
     max_sessions = 1000            # sessions the study takes; then "the study is full"
     break_every = 20               # a break screen after every 20 trials of a phase (0: none); a trial
                                    # is a round (an episode), or a question of a question screen
+    stimuli = "daw2011"            # what options show: "labels" (default, text) or "daw2011" (coloured
+                                   # boxes with a glyph per option, a colour per state; choice screens)
 
     [[study.checks]]               # comprehension checks after the instructions: all right, or
     question = "Which keys choose?"  # the instructions again and the checks again
@@ -41,11 +43,13 @@ from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
 from graphtasks.experiments.runs import cells
 from graphtasks.experiments.spec import ExperimentSpec, parse_spec, read_spec_text
+from graphtasks.serve.stimuli import check_stimuli
 from gym_bridge import families, family_of
 
 STUDY_KEYS = (
     "title", "consent", "instructions", "practice", "keys", "timeout_ms", "too_slow_ms", "feedback_ms", "iti_ms",
     "completion", "completion_code", "redirect", "allow_repeat", "checks", "max_sessions", "break_every",
+    "stimuli",
 )
 CHECK_KEYS = ("question", "options", "answer")
 MAX_CHECKS = 20
@@ -80,6 +84,7 @@ class Study:
     checks: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # (question, options, the right option)
     max_sessions: int = 1000
     break_every: int = 0  # a break after every this many trials (rounds; questions) of a phase
+    stimuli: str = "labels"  # what each option shows (`graphtasks.serve.stimuli`)
     agent_runs: int = 0  # the runs `graphtasks experiment run` makes of the file's [[agents]]; sessions follow
 
     def page_settings(self) -> dict[str, Any]:
@@ -88,6 +93,7 @@ class Study:
             "title": self.title or self.spec.name, "consent": self.consent, "instructions": list(self.instructions),
             "timeout_ms": self.timeout_ms, "too_slow_ms": self.too_slow_ms, "feedback_ms": self.feedback_ms,
             "iti_ms": self.iti_ms, "completion": self.completion, "break_every": self.break_every,
+            "stimuli": self.stimuli,
             "checks": [{"question": q, "options": list(o)} for q, o, _ in self.checks],  # not the answers
         }
 
@@ -195,12 +201,23 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
     if isinstance(every, bool) or not isinstance(every, int) or not 0 <= every <= MAX_SESSIONS:
         raise StudyError(f"{path}: study.break_every: expected a number of trials from 0 (no breaks) to "
                          f"{MAX_SESSIONS:,}, got {every!r}")
+    try:
+        stimuli = check_stimuli(table.get("stimuli", "labels"), f"{path}: study.stimuli")
+    except ValueError as exc:
+        raise StudyError(str(exc)) from None
+    if stimuli != "labels":
+        for version in spec.graphs.values():
+            screen = family_of(version).screen
+            if screen is not None and screen.page != "choice":
+                raise StudyError(f"{path}: study.stimuli: {stimuli} draws the options of choice screens; "
+                                 f"{version.task_id} is played on a {screen.page} screen (use \"labels\")")
     defaults = Study(spec, text)
     timing = {k: v if v is not None else getattr(defaults, k) for k, v in times.items()}
     return Study(
         spec, text, texts["title"], texts["consent"], pages, tuple(practice), tuple(k.lower() for k in keys),
         completion=texts["completion"] or defaults.completion, completion_code=texts["completion_code"],
         redirect=redirect, allow_repeat=repeat, checks=checks, max_sessions=most, break_every=every,
+        stimuli=stimuli,
         agent_runs=len(cells(spec)) if "agents" in data else 0, **timing,
     )
 
