@@ -54,6 +54,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("room", "the Room memory task (RoomEnv-v0) on stored ConceptNet triples", (_C + "room_cmd",)),
     Command("render", "draw any task with a legend (PNG, SVG or PDF; text with --ansi)", (_C + "grid_cmd",)),
     Command("view", "write an interactive HTML view of a task (opens offline)", (_C + "view_cmd",)),
+    Command("play", "play a task from the keyboard in a window (needs graphtasks[play])", (_C + "play_cmd",)),
     Command("bench", "benchmark every installed family: single env, vector env at N = 1..4096, compile time, "
             "memory", (_C + "bench_cmd",)),
     Command("experiment", "check or run an experiment spec (TOML)", (_C + "experiment_cmd",)),

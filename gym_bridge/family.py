@@ -11,7 +11,9 @@ catalogue, schema fragment, notation, variants) and a bridge `Family` in
   and the ConceptNet knowledge the Room task reads);
 - how a start is given (`starts`), which observations agents can take on it (`views`, so
   which agents it accepts), and whether an experiment records every step by default;
-- its screen: how a person plays it in the study server's pages (`gym_bridge.screens`);
+- its screen: how a person plays it in the study server's pages (`gym_bridge.screens`), and
+  its keys: how a person plays it from the keyboard in a window (`gym_bridge.keys`,
+  `graphtasks play`);
 - its command-line and benchmark modules and its docs page.
 
 Every layer above asks these objects; nothing outside a family's folders compares task id
@@ -31,6 +33,7 @@ import gymnasium as gym
 from graphstore import TaskGraph
 from tasks import TaskFamily
 
+from .keys import KeyMap
 from .observation_types import ObservationRegistry
 from .screens import Screen
 from .starts import NoStarts, StartRule
@@ -102,6 +105,10 @@ class Family:
         How a person plays its tasks in the study server's pages (`gym_bridge.screens`: a
         choice screen, an arrow-key grid or a question screen, and what it shows); None:
         people do not play them.
+    keys : KeyMap or None
+        How a person plays its tasks from the keyboard in a window (`graphtasks play`, by
+        gymnasium's `play`): which key takes which action (`gym_bridge.keys`); None: not from
+        the keyboard (its env draws no picture, or its actions are not one of n).
     text : TextView or None
         How its tasks read as text, for language-model participants and the Psych-101 corpus
         format (`gym_bridge.text`: a step as a situation and named options); None: not as text.
@@ -141,6 +148,7 @@ class Family:
     cli: str | None = None
     picture: str | None = None  # 'module:function': see gym_bridge.render
     screen: Screen | None = None  # how a person plays it: see gym_bridge.screens
+    keys: KeyMap | None = None  # how a person plays it from the keyboard: see gym_bridge.keys
     text: TextView | None = None  # how it reads as text: see gym_bridge.text
     bench: str | None = None  # 'module:function' that adds the family's rows to benchmarks/run_all.py
     docs: str = ""

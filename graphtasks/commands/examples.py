@@ -99,6 +99,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "graphtasks render neuronav/grid/two_step/micro --ansi",
     ),
     "view": ("graphtasks view rewardgym/two-step -o two-step.html",),
+    "play": (
+        "graphtasks play neuronav/grid/four_rooms/small",
+        "graphtasks play rewardgym/two-step --seed 0",
+        "graphtasks play poge/world0 --zoom 2 --env-param max_episode_steps=50",
+    ),
     "bench": ("graphtasks bench --quick", "graphtasks bench --help"),
     "experiment": (
         "graphtasks experiment specs",

@@ -11,6 +11,7 @@ from tasks.graph.family import DECISION_KIND, USER_KIND
 from tasks.graph.family import GRAPH as GRAPH_TASKS
 
 from ..family import Family, GymId
+from ..keys import KeyMap
 from ..screens import ChoiceScreen
 from ..starts import StateStarts
 from ..text import ChoiceText
@@ -66,6 +67,7 @@ GRAPH = Family(
     cli="graphtasks.commands.run_cmd",
     picture="gym_bridge.graph.render:draw_task",
     screen=ChoiceScreen(),  # each state's stimulus and options, from the task graph
+    keys=KeyMap(numbered=True, legend="Press a number key: 1 takes the first action, 2 the second, ..."),
     text=ChoiceText(),  # each state's text (or stimulus) and its options, named per participant
     bench="benchmarks.run_all:graph_cases",
     docs="docs/graph-tasks.md",

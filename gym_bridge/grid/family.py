@@ -11,6 +11,7 @@ from tasks.data import data_dir
 from tasks.grid.family import GRID as GRID_TASKS
 
 from ..family import Family, GymId
+from ..keys import ARROWS_AND_WASD, KeyMap
 from ..screens import ArrowKeyGrid
 from ..starts import CellStarts
 from ..text import PictureText
@@ -41,6 +42,30 @@ def free_cells(graph: TaskGraph) -> list[tuple[int, int]]:
     return sorted((int(p["row"]), int(p["col"])) for _, p in graph.nodes("Cell") if not p.get("wall"))
 
 
+class GridKeys(KeyMap):
+    """The grid's keys: its actions depend on the env's settings (gym_bridge.grid.rules).
+
+    Fixed orientation: the arrows or W, A, S, D move north, east, south, west (actions 0-3);
+    variable orientation: left/A and right/D turn, up/W goes forward (actions 0-2); then space
+    is the no-op (`use_noop`) and C the collect action (`manual_collect`) where the env has them.
+
+    Examples
+    --------
+    >>> from gym_bridge.grid.env import GridEnv
+    >>> GRID.keys.for_env(GridEnv("four_rooms", "micro", orientation="variable", use_noop=True))
+    {'left': 0, 'a': 0, 'right': 1, 'd': 1, 'up': 2, 'w': 2, 'space': 3}
+    """
+
+    def for_env(self, env: Any) -> dict[str, int]:
+        rules = env.unwrapped.rules
+        keys = dict(ARROWS_AND_WASD) if not rules.variable else {"left": 0, "a": 0, "right": 1, "d": 1, "up": 2, "w": 2}
+        if rules.noop >= 0:
+            keys["space"] = rules.noop
+        if rules.collect >= 0:
+            keys["c"] = rules.collect
+        return keys
+
+
 GRID = Family(
     tasks=GRID_TASKS,
     env="gym_bridge.grid.env:GridEnv",
@@ -54,6 +79,8 @@ GRID = Family(
     starts=CellStarts("agent_pos", free_cells, random_option={"random_start": True}),
     cli="graphtasks.commands.grid_cmd",
     picture="gym_bridge.grid.picture:draw_task",
+    keys=GridKeys(legend="Move with the arrow keys or W, A, S, D (turn with left/right and go with up, "
+                  "when the agent has an orientation); space waits, C collects, where the task has them."),
     screen=ArrowKeyGrid(  # actions 0-3: north, east, south, west; the text picture's A is the agent
         keys=("ArrowUp", "ArrowRight", "ArrowDown", "ArrowLeft"), agent="A",
         colours={"B": "#3b3b3b", " ": "#f2f2f2", "R": "#6acc64", "L": "#d65f5f"},

@@ -10,6 +10,7 @@ from graphstore import TaskGraph
 from tasks.poge.family import POGE as POGE_TASKS
 
 from ..family import Family, GymId
+from ..keys import KeyMap
 from ..screens import ArrowKeyGrid
 from ..starts import CellStarts
 from ..text import PictureText
@@ -64,6 +65,10 @@ POGE = Family(
     views=(OBSERVATION_INDEX,),
     cli="graphtasks.commands.poge_cmd",
     picture="gym_bridge.poge.render:draw_task",
+    keys=KeyMap(  # actions 0-3: up, down, left, right
+        keys={"up": 0, "w": 0, "down": 1, "s": 1, "left": 2, "a": 2, "right": 3, "d": 3},
+        legend="Move with the arrow keys or W, A, S, D to the goal.",
+    ),
     screen=ArrowKeyGrid(  # actions 0-3: up, down, left, right; the text picture's P is the player
         keys=("ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight"), agent="P",
         colours={"#": "#3b3b3b", " ": "#f2f2f2", "G": "#6acc64", "T": "#d65f5f", "D": "#8c613c"},
