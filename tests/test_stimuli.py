@@ -91,5 +91,5 @@ def test_a_stimulus_set_is_checked_in_one_line() -> None:
     with pytest.raises(StudyError, match=r"study.stimuli: expected one of labels, daw2011, got 'tibetan'"):
         parse_study(STUDY.format(task="rewardgym/two-step", stimuli="tibetan"))
     with pytest.raises(StudyError, match=r"study.stimuli: daw2011 draws the options of choice screens; "
-                                         r"neuronav/grid/two_step/micro is played on a arrows screen"):
+                                         r"neuronav/grid/two_step/micro is played on the 'arrows' screen"):
         parse_study(STUDY.format(task="neuronav/grid/two_step/micro", stimuli="daw2011"))

@@ -110,6 +110,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument(
         "--bids", metavar="DIR", help="write the trials as a BIDS dataset into DIR (one subject per run, beh events)"
     )
+    export.add_argument("--psychds", metavar="DIR", help="write the trials as a Psych-DS dataset into DIR "
+                        "(data/study-<name>_data.csv and its dataset_description.json)")
     export.add_argument("--trial-duration", type=float, metavar="SECONDS",
                         help="with --bids: how long each trial of a run without recorded times lasts (agents' runs)")
     add_no_progress(export, "no progress bar (of the records added to the RDF view, with --format turtle)")
@@ -339,8 +341,10 @@ def _table(rows: list[dict], columns: tuple[str, ...], fmt: str) -> str | bytes:
 def cmd_export(args: argparse.Namespace) -> int:
     from graphtasks.experiments.export import (
         ExportError,
+        csv_text,
         recorded_trials,
         require_parquet,
+        tidy_table,
         trial_columns,
         write_bids,
     )
@@ -355,9 +359,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         require_parquet()  # before reading anything
     with open_store(args.store, "r") as store:
         require_experiment(store, args.name)
-        trials = recorded_trials(store, args.name) if args.trials or args.bids else []
+        trials = recorded_trials(store, args.name) if args.trials or args.bids or args.psychds else []
         episodes = [] if args.trials else recorded_episodes(store, args.name)
-    if (args.trials or args.bids) and not trials:
+    if (args.trials or args.bids or args.psychds) and not trials:
         raise CommandError(
             f"experiment {args.name!r} has no recorded trials (steps are recorded for trial tasks, "
             'or with record = "steps" in the spec)'
@@ -368,6 +372,14 @@ def cmd_export(args: argparse.Namespace) -> int:
         except ExportError as exc:
             raise CommandError(str(exc)) from None
         print(f"{len(written)} events files written to the BIDS dataset {args.bids}")
+        if not args.output:
+            return 0
+    if args.psychds:
+        from graphtasks.experiments.psychds import write_trials_dataset
+
+        rows, columns, _ = tidy_table(trials, trial_columns(trials))
+        written_to = write_trials_dataset(args.name, csv_text(rows, columns), columns, args.psychds)
+        print(f"{len(rows)} trials written to the Psych-DS dataset {args.psychds} ({written_to.name})")
         if not args.output:
             return 0
     rows, columns = (trials, trial_columns(trials)) if args.trials else (episodes, COLUMNS)

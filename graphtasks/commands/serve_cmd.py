@@ -65,8 +65,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="an experiment of agents' runs on the same task (repeatable)")
     stay.add_argument("-o", "--output", required=True, metavar="FILE.png", help="the figure to write")
     stay.set_defaults(func=cmd_stay)
+    exports = []
+    for name, what, target in (("jspsych", "a study as a jsPsych 8 experiment: a folder whose index.html runs it "
+                                 "from disk or any web server", "DIR"),
+                                ("jatos", "a study as a JATOS study archive (.jzip: JATOS 3, Studies > Import)",
+                                 "FILE.jzip")):
+        export = actions.add_parser(name, help=what)
+        export.add_argument("study", help="a study file or a task id")
+        export.add_argument("output", metavar=target, help="where to write it")
+        export.add_argument("--sessions", type=COUNT, default=1,
+                            help="session slots: slot k has the task, condition and seed of the server's session k "
+                            "(the page takes ?session=K, else one at random)")
+        export.add_argument("--episodes", type=COUNT, default=20, help="episodes of a task id's one phase")
+        export.set_defaults(func=cmd_export, kind=name)
+        exports.append(export)
+    back = actions.add_parser("import-jspsych", help="record the data an exported study's pages saved (jsPsych's "
+                              "JSON or CSV, one file per participant) as runs of participants")
+    back.add_argument("study", help="the study file (or task id) that was exported")
+    back.add_argument("files", nargs="+", metavar="FILE", help="jsPsych's data: JSON or CSV, one file per participant")
+    back.add_argument("--name", help="the experiment to record them as (default: the study's name + ' (jsPsych)')")
+    back.add_argument("--episodes", type=COUNT, default=20, help="episodes of a task id's one phase")
+    back.set_defaults(func=cmd_import_jspsych)
     one_line_errors(people)
     one_line_errors(stay)
+    for export in exports:
+        one_line_errors(export)
+    one_line_errors(back)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -139,4 +163,36 @@ def cmd_stay(args: argparse.Namespace) -> int:
         runs = max(table[(group, after)][2] for after in ORDER if (group, after) in table)
         print(f"{group} ({runs} runs): {cells}")
     print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from graphtasks.serve.study import load_study
+
+    study = load_study(args.study, args.store, args.episodes)
+    if args.kind == "jatos":
+        from graphtasks.serve.jatos import export_jatos
+
+        path = export_jatos(study, args.output, args.sessions, args.store)
+        print(f"wrote {path} (JATOS: Studies > Import; {args.sessions} session slot(s))")
+    else:
+        from graphtasks.serve.jspsych import export_jspsych
+
+        page = export_jspsych(study, args.output, args.sessions, store=args.store)
+        print(f"wrote {page} (open it in a browser, or put the folder on any web server; "
+              f"{args.sessions} session slot(s): ?session=K)")
+    return 0
+
+
+def cmd_import_jspsych(args: argparse.Namespace) -> int:
+    from graphstore import open_store
+    from graphtasks.commands.output import print_rows
+    from graphtasks.serve.jspsych import import_jspsych
+    from graphtasks.serve.study import load_study
+
+    study = load_study(args.study, args.store, args.episodes)
+    with open_store(args.store, "w") as store:
+        rows = import_jspsych(study, args.files, store, args.name)
+    print_rows(["participant", "run", "trials", "events", "status"], [[r[c] for c in ("participant", "run", "trials",
+               "events", "status")] for r in rows], "table")
     return 0

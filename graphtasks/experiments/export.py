@@ -20,6 +20,7 @@ from graphstore.errors import GraphtasksError
 
 from .ids import run_uid as run_uid_of
 from .observers import COMPLETED, RunObserver, RunOutcome
+from .psychds import psychds_keys
 from .records import chunk_table, experiment_uid, run_columns
 
 TRIAL_COLUMNS = (
@@ -595,7 +596,8 @@ def write_bids(trials: list[dict[str, Any]], directory: str | Path, trial_durati
     holds this experiment's dataset): one subject per run.
 
     The dataset holds `dataset_description.json` (the experiment's name, BIDS version,
-    `DatasetType` raw, `GeneratedBy` graphtasks and its version), a README,
+    `DatasetType` raw, `GeneratedBy` graphtasks and its version; and Psych-DS's schema.org keys,
+    `graphtasks.experiments.psychds`, the events' columns as `variableMeasured`), a README,
     `participants.tsv` with `participants.json` (each subject's run, agent, label, seed,
     condition and task: the map from the BIDS labels, letters and digits only, to the
     experiment's names), and per run `sub-<label>/beh/sub-<label>_task-<label>_run-1_events.tsv`
@@ -648,6 +650,11 @@ def write_bids(trials: list[dict[str, Any]], directory: str | Path, trial_durati
         "GeneratedBy": [{"Name": "graphtasks", "Version": _graphtasks_version(),
                          "Description": "graphtasks experiment export --bids (or experiment run --bids)"}],
     }
+    # Psych-DS's keys beside BIDS's (graphtasks.experiments.psychds): the events files' columns as its variables
+    text, sidecar = next(iter(files.values()))
+    description.update(psychds_keys(
+        experiment, f"The trials of the graphtasks experiment {experiment!r} as a BIDS dataset, one subject per run "
+        "(events files under sub-*/beh/).", text.split("\n", 1)[0].split("\t"), sidecar))
     (target / "dataset_description.json").write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
     (target / "README").write_text(
         f"The trials of the graphtasks experiment {experiment!r}, one subject per run of the experiment.\n\n"

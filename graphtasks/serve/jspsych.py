@@ -165,7 +165,7 @@ def _phase(study: Study, plan: Any) -> dict[str, Any]:
     screen = plan.family.screen
     if screen is None or screen.page != "choice":
         raise JsPsychError(f"{task}: the jsPsych export plays choice screens of graph tasks; this task is played "
-                           f"on a {getattr(screen, 'page', 'no')} screen")
+                           f"on the {getattr(screen, 'page', 'no')!r} screen")
     env = plan.make_env(**screen.env_settings)
     try:
         genv = env.unwrapped

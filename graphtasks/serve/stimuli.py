@@ -71,7 +71,7 @@ def option_looks(states: Mapping[str, Mapping[str, Any]], n_actions: int, stimul
     >>> looks[0][0]
     {'label': 'green ring', 'image': '/static/stimuli/daw2011/green-ring.svg'}
     >>> looks[2][1]["label"], option_looks(states, 2, "labels")[1][0]
-    ('blue chevrons', {'label': 'Option C', 'image': None})
+    ('blue bars', {'label': 'Option C', 'image': None})
     """
     check_stimuli(stimuli, "stimuli")
     out: dict[int, list[dict[str, Any]]] = {}

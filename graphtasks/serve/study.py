@@ -210,7 +210,7 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
             screen = family_of(version).screen
             if screen is not None and screen.page != "choice":
                 raise StudyError(f"{path}: study.stimuli: {stimuli} draws the options of choice screens; "
-                                 f"{version.task_id} is played on a {screen.page} screen (use \"labels\")")
+                                 f"{version.task_id} is played on the {screen.page!r} screen (use \"labels\")")
     defaults = Study(spec, text)
     timing = {k: v if v is not None else getattr(defaults, k) for k, v in times.items()}
     return Study(
