@@ -158,7 +158,7 @@ def upper_probability(v: Any, a: Any, z: Any = 0.5) -> np.ndarray:
     return np.where(np.abs(x) < 1e-12, z, np.where(np.isfinite(p), p, np.where(v > 0, 1.0, 0.0)))
 
 
-GRID = 2048  # decision times a draw is read from (denser near 0, where the density rises)
+GRID = 1024  # decision times a draw is read from (denser near 0, where the density rises)
 
 
 def sample_wiener(v: float, a: float, t0: float, z: float, rng: np.random.Generator) -> tuple[bool, float]:
