@@ -53,7 +53,9 @@ QUERY_TRIALS = (
 )
 
 # What the browser measured on a person's trial (graphtasks.serve.schema); agents' trials leave them empty
-BROWSER_COLUMNS = ("rt", "shown_ms", "pressed_ms", "key", "timeouts", "server_rt", "received_at")
+BROWSER_COLUMNS = ("rt", "shown_ms", "pressed_ms", "key", "timeouts", "server_rt", "received_at",
+                   "timer_resolution_ms", "isolated", "input", "blurs", "away_ms", "hidden", "fullscreen_exits",
+                   "pastes", "key_repeats", "webdriver")  # graphtasks.serve.schema's Trial properties
 QUERY_BROWSER = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
     "WHERE r.task = $uid AND t.received_at IS NOT NULL RETURN r.index, e.phase_index, e.index, t.step, "
@@ -257,7 +259,9 @@ EXPORT_TYPES: dict[str, str] = {
     "return": "float", "length": "int", "start_state": "int", "task_version": "str", "step": "int", "state": "int",
     "action": "int", "reward": "float", "next_state": "int", "p_action": "float", "trial_type": "str",
     "rt": "float", "shown_ms": "float", "pressed_ms": "float", "key": "str", "timeouts": "int", "server_rt": "float",
-    "received_at": "str",
+    "received_at": "str", "timer_resolution_ms": "float", "isolated": "bool", "input": "str", "blurs": "int",
+    "away_ms": "float", "hidden": "int", "fullscreen_exits": "int", "pastes": "int", "key_repeats": "int",
+    "webdriver": "bool",
 }
 NONE = "none"  # the condition of a run of an experiment without conditions, the trial type of an unscheduled trial
 PARAM_PREFIX = "param_"  # the column of an agent setting: param_<name>

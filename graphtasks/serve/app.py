@@ -55,6 +55,7 @@ from gym_bridge import family
 from gym_bridge.screens import ScreenError
 
 from .engine import ActionRefused, SessionPlayer, now_ms, trial_records
+from .quality import QUALITY_COLUMNS, TELEMETRY, session_quality
 from .study import Study, StudyError, plural
 
 STATIC = Path(__file__).parent / "static"
@@ -68,6 +69,10 @@ URL_PARAMS = {  # Prolific's names, then SONA's and generic ones
 }
 PARTICIPANT = "participant"
 START_FIELDS = ("params", "pilot")  # the fields of a start request
+TRIAL_FIELDS = ("index", "action", "rt", "shown", "pressed", "key", "timeouts", "resolution", "isolated", "input",
+                "telemetry")  # the fields of a posted trial
+INPUTS = ("key", "touch", "mouse", "pen")  # what may give a response
+ATTENTION_FIELDS = ("check", "answer", "rt", "input")  # the fields of a posted attention-check answer
 LOCAL_HOSTS = ("127.0.0.1", "localhost")  # the names of this machine a server on 127.0.0.1 answers to
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 COOKIE = "graphtasks_researcher"  # the dashboard's cookie (HttpOnly, SameSite=Strict, path /researcher)
@@ -94,6 +99,7 @@ class Session:
     participant: dict[str, Any]
     rewards: list[float] = field(default_factory=list)  # per trial, for answers to repeated posts
     sent: float | None = None  # time.monotonic() when the current screen was sent
+    quality: tuple[int, int, dict[str, Any]] | None = None  # (trials, events, quality row) last computed
 
 
 @dataclass
@@ -203,16 +209,18 @@ class StudyServer:
             "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid AND r.agent = $agent "
             "RETURN r.index, r.task_id, r.label, r.seed, r.condition, r.token_hash, r.status, r.started_at, "
             "r.ended_at, r.consented_at, r.completion_code, p.uid, p.participant_id, p.pid_hash, p.study_hash, "
-            "p.session_hash, r.check_attempts, r.checks_passed_at ORDER BY r.index",
+            "p.session_hash, r.check_attempts, r.checks_passed_at, r.attention_done, r.attention_attempt, "
+            "r.attention_failures, r.attention_failed_twice ORDER BY r.index",
             {"uid": self.uid, "agent": PARTICIPANT},
         ).rows
         for (index, task, label, seed, condition, token_hash, status, started, ended, consented, code, p_uid, pid,
-             pid_hash, study_hash, session_hash, attempts, passed) in rows:
+             pid_hash, study_hash, session_hash, attempts, passed, *attention) in rows:
             cell = Cell(int(index), task, AgentSpec(PARTICIPANT, label, {}), int(seed), condition or "")
             player = SessionPlayer(self.spec, self.versions, cell)
             run = {**run_node(self.spec, cell, status, None, started, ended), "token_hash": token_hash,
                    "consented_at": consented, "completion_code": code, "check_attempts": attempts,
-                   "checks_passed_at": passed}
+                   "checks_passed_at": passed,
+                   **{k: int(v or 0) for k, v in zip(ATTENTION_RUN, attention)}}
             participant = {"uid": p_uid, "task": self.uid, "participant_id": pid, "source": "graphtasks serve",
                            "pid_hash": pid_hash, "study_hash": study_hash, "session_hash": session_hash}
             session = Session(token_hash, cell, player, run, participant)
@@ -267,7 +275,8 @@ class StudyServer:
         code = self.study.completion_code or secrets.token_hex(4).upper()
         run = {**run_node(self.spec, cell, RUNNING, None, now_ms(), None), "token_hash": token_hash,
                "consented_at": None if self.study.consent else now_ms(), "completion_code": code,
-               "check_attempts": 0, "checks_passed_at": None if self.study.checks else now_ms()}
+               "check_attempts": 0, "checks_passed_at": None if self.study.checks else now_ms(),
+               **dict.fromkeys(ATTENTION_RUN, 0)}
         person = participant_uid(self.uid, label)
         participant = {"uid": person, "task": self.uid, "participant_id": label,
                        "source": f"pilot: {pilot}" if pilot else "graphtasks serve",
@@ -299,6 +308,8 @@ class StudyServer:
         return {
             "study": self.study.page_settings(), "practice": list(self.study.practice), "screens": self.screens,
             "consented": bool(s.run.get("consented_at")), "checked": bool(s.run.get("checks_passed_at")),
+            "attention": {"done": int(s.run.get("attention_done") or 0),
+                          "attempt": int(s.run.get("attention_attempt") or 0)},
             "position": s.player.position(), **self._end(s),
         }
 
@@ -340,6 +351,46 @@ class StudyServer:
         s.run = run
         return {"passed": passed}
 
+    def answer_attention(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One answer to the session's next attention check (`study.attention_checks`, in order),
+        recorded as a StudyEvent and counted on the Run. A wrong first answer is asked again
+        (`again`); a second wrong answer is recorded as failed twice and the session goes on.
+        Nothing is refused or ended for a wrong answer: the flags show it to the researcher."""
+        s = self.session(token)
+        unknown = sorted(str(k) for k in body if k not in ATTENTION_FIELDS)
+        if unknown:
+            raise Refused(400, f"unknown field {unknown[0][:40]!r} (fields: {', '.join(ATTENTION_FIELDS)})")
+        checks = self.study.attention_checks
+        if not checks:
+            raise Refused(409, "this study has no attention checks")
+        number = _integer(body.get("check"), "check", 0, len(checks) - 1)
+        after, _, options, right = checks[number]
+        answer = _integer(body.get("answer"), "answer", 0, len(options) - 1)
+        rt = _number(body.get("rt"), "rt", 0, 3.6e6)
+        given_input = _choice(body.get("input"), "input", INPUTS)
+        done = int(s.run.get("attention_done") or 0)
+        if number < done:  # answered already (a repeated post): nothing changes
+            return {"check": number, "passed": None, "again": False, "duplicate": True}
+        if number > done or after > s.player.trial:
+            raise Refused(409, f"check: attention check {number} is not due (the session is at check {done}, "
+                               f"trial {s.player.trial})")
+        attempt = int(s.run.get("attention_attempt") or 0) + 1
+        passed = answer == right
+        again = not passed and attempt < 2
+        run = {**s.run, "attention_failures": int(s.run.get("attention_failures") or 0) + (not passed),
+               "attention_failed_twice": int(s.run.get("attention_failed_twice") or 0) + (not passed and not again),
+               "attention_done": done + (not again), "attention_attempt": attempt if again else 0}
+        events = (int(s.run.get("attention_failures") or 0) + done  # this session's answers so far: the wrong
+                  - int(s.run.get("attention_failed_twice") or 0))  # ones and the checks passed
+        event = {"uid": f"{s.run['uid']}/event/{events}", "task": self.uid, "kind": "attention_check",
+                 "at": now_ms(),
+                 "trial": s.player.trial, "check": number, "answer": answer, "passed": passed, "attempt": attempt,
+                 "rt": rt, "input": given_input}
+        self.store.merge_shared([("Run", [run]), ("StudyEvent", [event])],
+                                [("HAS_EVENT", "Run", "StudyEvent", [_key(run["uid"], event["uid"])])])
+        s.run = run
+        return {"check": number, "passed": passed, "again": again}
+
     def post_trial(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
         """Check a posted choice, step the env, commit the Trial, answer with the next screen.
         A trial posted again (same index) changes nothing and gets the same answer."""
@@ -378,10 +429,14 @@ class StudyServer:
             "timeouts": _integer(body.get("timeouts", 0), "timeouts", 0, 10**6),
             "server_rt": round((received - s.sent) * 1000, 3) if s.sent is not None else None,
             "received_at": now_ms(),
+            "timer_resolution_ms": _number(body.get("resolution"), "resolution", 0, 1000),
+            "isolated": _flag(body.get("isolated"), "isolated"),
+            "input": _choice(body.get("input"), "input", INPUTS),
+            **_telemetry(body.get("telemetry")),
         }
-        unknown = set(body) - {"index", "action", "rt", "shown", "pressed", "key", "timeouts"}
+        unknown = set(body) - set(TRIAL_FIELDS)
         if unknown:
-            raise Refused(400, f"unknown field {sorted(unknown)[0]!r}")
+            raise Refused(400, f"unknown field {sorted(map(str, unknown))[0][:40]!r}")
         before = s.run
         try:
             step = s.player.act(action)
@@ -452,28 +507,99 @@ class StudyServer:
         self.once.discard(hashed)
 
     def overview(self) -> list[dict[str, Any]]:
+        """One row per session: where it is, and its quality flags and their numbers
+        (`graphtasks.serve.quality.session_quality`; recomputed from the store for the sessions
+        that have posted since the last overview)."""
+        sessions = sorted(self.sessions.values(), key=lambda x: x.cell.index)
+        stale = [s for s in sessions if s.quality is None or s.quality[:2] != self._progress(s)]
+        if stale:
+            by_run: dict[str, list[dict[str, Any]]] = {s.run["uid"]: [] for s in stale}
+            names = ("rt", "key", "action", "input", "timer_resolution_ms", "isolated", *TELEMETRY)
+            for uid, *values in self.store.cypher(
+                "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.uid IN $runs "
+                "RETURN r.uid, " + ", ".join(f"t.{n}" for n in names)
+                + " ORDER BY r.uid, e.phase_index, e.index, t.step",
+                {"runs": list(by_run)},
+            ).rows:
+                by_run[uid].append(dict(zip(names, values)))
+            for s in stale:
+                due = sum(after <= s.player.trial for after, *_ in self.study.attention_checks)
+                s.quality = (*self._progress(s), session_quality(by_run[s.run["uid"]], s.run, due))
         out = []
-        for s in sorted(self.sessions.values(), key=lambda x: x.cell.index):
+        for s in sessions:
+            assert s.quality is not None
             out.append({"run": s.cell.index, "participant": s.participant["participant_id"], "seed": s.cell.seed,
                         "condition": s.cell.condition, "status": s.run["status"], "trials": s.player.trial,
                         "consented": bool(s.run.get("consented_at")), "started_at": s.run.get("started_at"),
-                        "ended_at": s.run.get("ended_at")})
+                        "ended_at": s.run.get("ended_at"), **s.quality[2]})
         return out
+
+    @staticmethod
+    def _progress(s: Session) -> tuple[int, int]:
+        return s.player.trial, int(s.run.get("attention_failures") or 0) + int(s.run.get("attention_done") or 0)
+
+    def sessions_csv(self) -> str:
+        """The sessions and their quality flags as CSV (the dashboard's table)."""
+        rows = self.overview()
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(SESSION_COLUMNS)
+        writer.writerows([spreadsheet_cell(r[c]) for c in SESSION_COLUMNS] for r in rows)
+        return out.getvalue()
 
     def trials_csv(self) -> str:
         rows = self.store.cypher(
             "MATCH (p:Participant)-[:PERFORMED]->(r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
             "WHERE r.task = $uid RETURN r.index, p.participant_id, e.phase, e.index, t.step, t.state, t.action, "
-            "t.reward, t.next_state, t.rt, t.key, t.timeouts, t.server_rt, t.received_at "
+            "t.reward, t.next_state, " + ", ".join(f"t.{c}" for c in TRIAL_BROWSER) + " "
             "ORDER BY r.index, e.phase_index, e.index, t.step",
             {"uid": self.uid},
         ).rows
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["run", "participant", "phase", "episode", "step", "state", "action", "reward", "next_state",
-                         "rt", "key", "timeouts", "server_rt", "received_at"])
+                         *TRIAL_BROWSER])
         writer.writerows([spreadsheet_cell(v) for v in row] for row in rows)
         return out.getvalue()
+
+
+ATTENTION_RUN = ("attention_done", "attention_attempt", "attention_failures", "attention_failed_twice")
+TRIAL_BROWSER = ("rt", "key", "timeouts", "server_rt", "received_at", "shown_ms", "timer_resolution_ms", "isolated",
+                 "input", *TELEMETRY)  # the trials CSV's columns of what the browser measured
+SESSION_COLUMNS = ("run", "participant", "seed", "condition", "status", "trials", "consented", "started_at",
+                   "ended_at", *QUALITY_COLUMNS)
+
+
+def _telemetry(value: Any) -> dict[str, Any]:
+    """A trial's telemetry (`quality.TELEMETRY`), checked: an object of known counts, each in range."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise Refused(400, "telemetry: expected an object of counts")
+    out: dict[str, Any] = {}
+    for name, given in value.items():
+        if name not in TELEMETRY:
+            raise Refused(400, f"telemetry.{str(name)[:40]}: unknown (known: {', '.join(TELEMETRY)})")
+        kind, high = TELEMETRY[name]
+        if kind is bool:
+            out[name] = _flag(given, f"telemetry.{name}")
+        elif kind is int:
+            out[name] = _integer(given, f"telemetry.{name}", 0, int(high))
+        else:
+            out[name] = _number(given, f"telemetry.{name}", 0, high)
+    return out
+
+
+def _flag(value: Any, name: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise Refused(400, f"{name}: expected true or false")
+
+
+def _choice(value: Any, name: str, allowed: Sequence[str]) -> str | None:
+    if value is None or value in allowed:
+        return value
+    raise Refused(400, f"{name}: expected one of {', '.join(allowed)}")
 
 
 def _integer(value: Any, name: str, low: int, high: int) -> int:
@@ -523,6 +649,10 @@ async def _json_body(request: Request) -> dict[str, Any]:
 HEADERS = {
     "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
+    # cross-origin isolation: performance.now() at its full resolution (5 us, not 100 us); every
+    # page and asset is this server's own, so same-origin resources need nothing more
+    "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp",
+    "Cross-Origin-Resource-Policy": "same-origin",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
 }
 
@@ -1082,6 +1212,10 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
         body = await _json_body(request)
         return await on_thread(server.answer_checks, request.path_params["token"], body)
 
+    async def attention(request: Request) -> Any:
+        body = await _json_body(request)
+        return await on_thread(server.answer_attention, request.path_params["token"], body)
+
     async def trial(request: Request) -> Any:
         body = await _json_body(request)
         token = request.path_params["token"]
@@ -1140,6 +1274,10 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
         researcher(request)
         return PlainTextResponse(await on_thread(server.trials_csv), media_type="text/csv")
 
+    async def sessions_table(request: Request) -> Any:
+        researcher(request)
+        return PlainTextResponse(await on_thread(server.sessions_csv), media_type="text/csv")
+
     async def login(request: Request) -> Any:
         """A one-time link: the dashboard's cookie, then the dashboard at a clean URL."""
         server.use_once(request.query_params.get("once"))
@@ -1154,20 +1292,47 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
         return {"link": server.one_time_link()}
 
     async def dashboard(request: Request) -> Any:
+        """The sessions as a table with their quality flags, sorted by the column `?sort=` names
+        (`&desc=1`: largest first); each column's heading links to its sort."""
         researcher(request)
         rows = await on_thread(server.overview)
+        columns = SESSION_COLUMNS
+        by = request.query_params.get("sort", "run")
+        if by not in columns:
+            raise Refused(400, f"sort: expected a column ({', '.join(columns)})")
+        desc = request.query_params.get("desc") == "1"
+        present = [r for r in rows if r[by] is not None]
+        rows = sorted(present, key=lambda r: (str(type(r[by])), r[by]), reverse=desc) + \
+            [r for r in rows if r[by] is None]
         cells = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(str(r[k]))}</td>" for k in r) + "</tr>" for r in rows
+            f"<tr{' class=flagged' if r['n_flags'] else ''}>"
+            + "".join(f"<td>{html.escape('' if r[k] is None else str(r[k]))}</td>" for k in columns) + "</tr>"
+            for r in rows
         )
-        head = "".join(f"<th>{html.escape(k)}</th>" for k in (rows[0] if rows else {}))
+
+        def heading(k: str) -> str:
+            down = by == k and not desc
+            mark = (" \u25bc" if desc else " \u25b2") if by == k else ""
+            sort = ("descending" if desc else "ascending") if by == k else "none"
+            return (f"<th scope='col' aria-sort='{sort}'><a href='/researcher?sort={k}{'&amp;desc=1' if down else ''}'>"
+                    f"{html.escape(k)}{mark}</a></th>")
+
+        head = "".join(heading(k) for k in columns)
         title = html.escape(server.spec.name)
+        flagged = sum(bool(r["n_flags"]) for r in rows)
         return HTMLResponse(
-            f"<!doctype html><html><head><meta charset='utf-8'><meta http-equiv='refresh' content='5'>"
+            f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{title}: sessions</title><link rel='stylesheet' href='/static/study.css'></head>"
-            f"<body class='dashboard'><h1>{title}</h1><p>{plural(len(rows), 'session')}, "
+            f"<body class='dashboard'><main><h1>{title}</h1><p>{plural(len(rows), 'session')}, "
             f"{sum(r['status'] == COMPLETED for r in rows)} completed, "
-            f"{plural(sum(r['trials'] for r in rows), 'trial')}</p>"
-            f"<table><tr>{head}</tr>{cells}</table></body></html>"
+            f"{plural(sum(r['trials'] for r in rows), 'trial')}; {flagged} with quality flags "
+            f"(<a href='/researcher?sort={by}{'&amp;desc=1' if desc else ''}'>refresh</a>)</p>"
+            f"<p class='note'>Flags are evidence for your decision, not a verdict: see what each one means in "
+            f"docs/participants.md (Data quality). Click a heading to sort. Tables: "
+            f"<a href='/researcher/sessions.csv'>sessions.csv</a> (sessions and flags), "
+            f"<a href='/researcher/trials.csv'>trials.csv</a>.</p>"
+            f"<table><caption>Sessions, sorted by {html.escape(by)}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{cells}</tbody></table></main></body></html>"
         )
 
     async def not_found(request: Request, exc: Exception) -> Response:
@@ -1188,9 +1353,11 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
         Route("/api/s/{token}/consent", answer(consent), methods=["POST"]),
         Route("/api/s/{token}/checks", answer(checks), methods=["POST"]),
         Route("/api/s/{token}/trial", answer(trial), methods=["POST"]),
+        Route("/api/s/{token}/attention", answer(attention), methods=["POST"]),
         Route("/researcher", answer(dashboard)),
         Route("/researcher/sessions", answer(sessions)),
         Route("/researcher/trials.csv", answer(trials)),
+        Route("/researcher/sessions.csv", answer(sessions_table)),
         Route("/researcher/login", answer(login)),
         Route("/researcher/link", answer(link), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from graphstore.schema import Property, Schema
 
+KEY = Property("key", "str", True, "unique edge key")
+
 
 def add_schema(s: Schema) -> None:
     s.add_node(
@@ -25,6 +27,17 @@ def add_schema(s: Schema) -> None:
             Property("prompt", "str", False, "text participant: the text shown (gym_bridge.text)"),
             Property("answer", "str", False, "text participant: the answer given (its last try)"),
             Property("tries", "int", False, "text participant: answers asked for until one named an option"),
+            Property("timer_resolution_ms", "float", False, "browser: the smallest step of performance.now() seen in "
+                     "the page (ms; 0.1 when the page is not cross-origin isolated, about 0.005 when it is)"),
+            Property("isolated", "bool", False, "browser: the page was cross-origin isolated (crossOriginIsolated)"),
+            Property("input", "str", False, "browser: what gave the response: key, touch, mouse or pen"),
+            Property("blurs", "int", False, "browser: times the window lost focus while the trial was shown"),
+            Property("away_ms", "float", False, "browser: ms the window was out of focus or hidden during the trial"),
+            Property("hidden", "int", False, "browser: times the page became hidden (another tab, minimised)"),
+            Property("fullscreen_exits", "int", False, "browser: times full screen was left during the trial"),
+            Property("pastes", "int", False, "browser: paste events during the trial"),
+            Property("key_repeats", "int", False, "browser: auto-repeated key presses (a key held down)"),
+            Property("webdriver", "bool", False, "browser: navigator.webdriver (the browser says it is automated)"),
         ],
         shared=True,
     )
@@ -36,6 +49,13 @@ def add_schema(s: Schema) -> None:
             Property("completion_code", "str", False, "browser session: the code shown at the end"),
             Property("check_attempts", "int", False, "browser session: comprehension check attempts"),
             Property("checks_passed_at", "str", False, "browser session: UTC time every check was answered right"),
+            Property("attention_done", "int", False, "browser session: attention checks finished (passed, or failed "
+                     "twice)"),
+            Property("attention_attempt", "int", False, "browser session: wrong answers to the current attention "
+                     "check"),
+            Property("attention_failures", "int", False, "browser session: wrong answers to attention checks"),
+            Property("attention_failed_twice", "int", False, "browser session: attention checks answered wrong "
+                     "twice"),
         ],
         shared=True,
     )
@@ -48,3 +68,20 @@ def add_schema(s: Schema) -> None:
         ],
         shared=True,
     )
+    s.add_node(
+        "StudyEvent",
+        [
+            Property("kind", "str", True, "what happened: attention_check (an answer to one)"),
+            Property("at", "str", True, "server: UTC time it was recorded"),
+            Property("trial", "int", True, "the session's trials done when it happened"),
+            Property("check", "int", False, "attention_check: the check's number in the study, from 0"),
+            Property("answer", "int", False, "attention_check: the option chosen, from 0"),
+            Property("passed", "bool", False, "attention_check: the answer was the instructed one"),
+            Property("attempt", "int", False, "attention_check: 1 for the first answer, 2 for the second"),
+            Property("rt", "float", False, "browser: ms from the screen's display to the answer"),
+            Property("input", "str", False, "browser: what gave the answer: key, touch, mouse or pen"),
+        ],
+        "Something a browser session did besides its trials (graphtasks serve), in order.",
+        shared=True,
+    )
+    s.add_rel("HAS_EVENT", [("Run", "StudyEvent")], [KEY], "A browser session's events.")

@@ -28,6 +28,17 @@ A task id instead of a file is a study of one phase of that task.
     question = "Which keys choose?"  # the instructions again and the checks again
     options = ["F and J", "The arrow keys"]
     answer = 0                     # the right option, from 0
+
+    [[study.attention_checks]]     # an instructed-response item shown before trial 20 of the session
+    after_trial = 20               # (trials counted over the whole session, from 0; 0: before the first)
+    question = "To show you are reading, choose 'Blue'."
+    options = ["Red", "Blue", "Green"]
+    answer = 1                     # a wrong answer is asked once more; either way the study goes on
+
+Attention checks are recorded, never acted on: each answer is a `StudyEvent` of the session's
+Run, and its failures are counted on the Run and shown as a quality flag
+(`graphtasks.serve.quality`) for the researcher to judge (Prolific's rules: a participant may
+be rejected for failing two checks, not one).
 """
 
 from __future__ import annotations
@@ -49,9 +60,10 @@ from gym_bridge import families, family_of
 STUDY_KEYS = (
     "title", "consent", "instructions", "practice", "keys", "timeout_ms", "too_slow_ms", "feedback_ms", "iti_ms",
     "completion", "completion_code", "redirect", "allow_repeat", "checks", "max_sessions", "break_every",
-    "stimuli",
+    "attention_checks", "stimuli",
 )
 CHECK_KEYS = ("question", "options", "answer")
+ATTENTION_KEYS = ("after_trial", "question", "options", "answer")
 MAX_CHECKS = 20
 MAX_SESSIONS = 1_000_000
 MAX_TEXT = 20_000  # characters of one text of the study
@@ -84,6 +96,8 @@ class Study:
     checks: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # (question, options, the right option)
     max_sessions: int = 1000
     break_every: int = 0  # a break after every this many trials (rounds; questions) of a phase
+    attention_checks: tuple[tuple[int, str, tuple[str, ...], int], ...] = ()  # (after_trial, question, options,
+    # the right option), in the order of after_trial
     stimuli: str = "labels"  # what each option shows (`graphtasks.serve.stimuli`)
     agent_runs: int = 0  # the runs `graphtasks experiment run` makes of the file's [[agents]]; sessions follow
 
@@ -95,6 +109,8 @@ class Study:
             "iti_ms": self.iti_ms, "completion": self.completion, "break_every": self.break_every,
             "stimuli": self.stimuli,
             "checks": [{"question": q, "options": list(o)} for q, o, _ in self.checks],  # not the answers
+            "attention_checks": [{"after_trial": at, "question": q, "options": list(o)}
+                                 for at, q, o, _ in self.attention_checks],
         }
 
 
@@ -194,6 +210,7 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
     if not isinstance(repeat, bool):
         raise StudyError(f"{path}: study.allow_repeat: expected true or false, got {repeat!r}")
     checks = _checks(table.get("checks", []), path)
+    attention = _attention_checks(table.get("attention_checks", []), path)
     most = table.get("max_sessions", Study.max_sessions)
     if isinstance(most, bool) or not isinstance(most, int) or not 1 <= most <= MAX_SESSIONS:
         raise StudyError(f"{path}: study.max_sessions: expected a number of sessions from 1 to {MAX_SESSIONS:,}")
@@ -218,7 +235,7 @@ def parse_study(text: str, path: str = "<study>", store: GraphStore | str | None
         completion=texts["completion"] or defaults.completion, completion_code=texts["completion_code"],
         redirect=redirect, allow_repeat=repeat, checks=checks, max_sessions=most, break_every=every,
         stimuli=stimuli,
-        agent_runs=len(cells(spec)) if "agents" in data else 0, **timing,
+        attention_checks=attention, agent_runs=len(cells(spec)) if "agents" in data else 0, **timing,
     )
 
 
@@ -234,12 +251,13 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _checks(value: Any, path: str) -> tuple[tuple[str, tuple[str, ...], int], ...]:
+def _checks(value: Any, path: str, first: int = 0,
+            name: str = "checks") -> tuple[tuple[str, tuple[str, ...], int], ...]:
     if not isinstance(value, list) or len(value) > MAX_CHECKS:
         raise StudyError(f"{path}: study.checks: expected at most {MAX_CHECKS} [[study.checks]] tables")
     out = []
-    for i, item in enumerate(value):
-        where = f"{path}: study.checks[{i}]"
+    for i, item in enumerate(value, first):
+        where = f"{path}: study.{name}[{i}]"
         if not isinstance(item, dict) or set(item) - set(CHECK_KEYS):
             raise StudyError(f"{where}: expected a table of {', '.join(CHECK_KEYS)}")
         question = _text(item.get("question"), f"{where}.question")
@@ -251,6 +269,27 @@ def _checks(value: Any, path: str) -> tuple[tuple[str, tuple[str, ...], int], ..
         if isinstance(answer, bool) or not isinstance(answer, int) or not 0 <= answer < len(texts):
             raise StudyError(f"{where}.answer: expected the right option's number, 0 to {len(texts) - 1}")
         out.append((question, texts, answer))
+    return tuple(out)
+
+
+def _attention_checks(value: Any, path: str) -> tuple[tuple[int, str, tuple[str, ...], int], ...]:
+    if not isinstance(value, list) or len(value) > MAX_CHECKS:
+        raise StudyError(f"{path}: study.attention_checks: expected at most {MAX_CHECKS} [[study.attention_checks]] "
+                         f"tables")
+    out = []
+    for i, item in enumerate(value):
+        where = f"{path}: study.attention_checks[{i}]"
+        if not isinstance(item, dict) or set(item) - set(ATTENTION_KEYS) or "after_trial" not in item:
+            raise StudyError(f"{where}: expected a table of {', '.join(ATTENTION_KEYS)}")
+        after = item["after_trial"]
+        if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after <= MAX_SESSIONS:
+            raise StudyError(f"{where}.after_trial: expected a trial number from 0 to {MAX_SESSIONS:,}, got {after!r}")
+        if out and after < out[-1][0]:
+            raise StudyError(f"{where}.after_trial: {after} comes before the check above it ({out[-1][0]}): list "
+                             f"the checks in the order they are shown")
+        question, texts, answer = _checks([{k: v for k, v in item.items() if k != "after_trial"}], path, i,
+                                           "attention_checks")[0]
+        out.append((after, question, texts, answer))
     return tuple(out)
 
 
