@@ -1,4 +1,4 @@
-"""`graphtasks fit models|simulate|import|run|show|compare|parameter-recovery|model-recovery|group-recovery|
+"""`graphtasks fit models|simulate|import|run|show|compare|cv|parameter-recovery|model-recovery|group-recovery|
 group-model-recovery`: fit agents to recorded or imported behaviour by maximum likelihood or
 hierarchically (EM), keep the fits in the store, compare models by summed BIC or by
 random-effects model selection; check by simulation that a model's settings and the model
@@ -23,6 +23,7 @@ from .progress import shown as progress_shown
 
 LAYOUT_NAMES = ("ts", "prl", "pst", "igt", "bandit4arm", "bandit4arm2")  # graphtasks.fitting.hbayesdm.LAYOUTS
 SOURCES = ("people", "agents", "all")  # graphtasks.fitting.selection.SOURCES (not imported to build the parser)
+CV_BY = ("block", "session", "participant")  # graphtasks.fitting.cv.BY
 
 
 def with_progress(command: Any) -> Any:
@@ -121,9 +122,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "probabilities, the omnibus risk (evidence: EM's Laplace evidence, or -BIC/2 of mle fits)",
     )
     compare.add_argument("--plot", metavar="FILE.png", help="with --random-effects: draw frequencies and probabilities")
+    compare.add_argument("--by", choices=("bic", "cv"), default="bic",
+                         help="rank by summed BIC (default) or by the held-out log-likelihood of a stored "
+                         "cross-validation (graphtasks fit cv) of the same runs")
+    compare.add_argument("--models", help="--by cv: these models (default: those of the latest cross-validation)")
     _selection_arguments(compare, fits=True)
     add_format_argument(compare)
     compare.set_defaults(func=cmd_compare)
+
+    cross = actions.add_parser(
+        "cv", help="cross-validated (held-out) log-likelihood of models on seeded folds (by block, session or "
+        "participant), beside AIC and BIC; GRU networks too (gru-N, gru-N-shared)",
+    )
+    cross.add_argument("experiment", help="a recorded or imported experiment")
+    cross.add_argument("--models", default="q,hybrid",
+                       help="shipped models (graphtasks fit models) and GRUs of N units, 2 to 16: gru-N (one per "
+                       "participant), gru-N-shared (one for everyone); GRUs need graphtasks[bayes]; default q,hybrid")
+    cross.add_argument("--by", choices=CV_BY, default="block",
+                       help="block: contiguous blocks of trials within each run (default); session: a participant's "
+                       "runs; participant: whole participants (the models fitted to the others by EM)")
+    cross.add_argument("--folds", type=integer(2, 100), default=5, help="folds (default: 5)")
+    cross.add_argument("--score", choices=("marginal", "mean"),
+                       help="--by participant: score a held-out participant by its marginal likelihood under the "
+                       "group prior (default) or by the likelihood at the group's median settings")
+    cross.add_argument("--runs", help="run indices, e.g. 0,3,5 (default: every run with trials the selection takes)")
+    _selection_arguments(cross, fits=False)
+    cross.add_argument("--starts", type=STARTS, default=2, help="optimiser starts per fit (default: 2)")
+    cross.add_argument("--seed", type=SEED, default=0,
+                       help="seed of the folds, the starting points and the networks' weights (default: 0)")
+    cross.add_argument("--workers", type=WORKERS, default=1, help="processes fitting runs at once (default: 1)")
+    cross.add_argument("--plot", metavar="FILE.png", help="draw each model's held-out log-likelihood per fold")
+    cross.add_argument("--no-record", action="store_true", help="print the result, store nothing")
+    add_format_argument(cross)
+    cross.set_defaults(func=cmd_cv)
 
     params = actions.add_parser(
         "parameter-recovery", help="simulate participants from a model's prior, fit them back, correlate"
@@ -163,9 +194,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group_models.add_argument("--participants", type=int, default=30, help="participants per group (default: 30)")
     _recovery_arguments(group_models, starts=2)
     group_models.set_defaults(func=cmd_group_model_recovery)
-    for long_running in (run, params, confusion, group, group_models):
+    for long_running in (run, cross, params, confusion, group, group_models):
         add_no_progress(long_running, "no progress bars (of fits, simulations and EM iterations)")
-    for leaf in (models, sim, imp, run, show, compare, params, confusion, group, group_models):
+    for leaf in (models, sim, imp, run, show, compare, cross, params, confusion, group, group_models):
         one_line_errors(leaf)
 
 
@@ -500,6 +531,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from graphtasks.fitting.records import compare_models
     from graphtasks.fitting.selection import phases_text, refuse_mixed
 
+    if args.by == "cv":
+        return _compare_cv(args)
+    if args.models:
+        raise BehaviourError("--models goes with --by cv")
     if args.plot and args.random_effects:
         require_plotting("--plot")
     with open_store(args.store, "r") as store:
@@ -666,4 +701,131 @@ def cmd_group_model_recovery(args: argparse.Namespace) -> int:
     print_rows(["generated by", *result.models, "omnibus risk"],
                [[g, *(round(float(v), 4) for v in row), round(float(b), 4)]
                 for g, row, b in zip(result.models, result.protected_exceedance, result.bor)], "table")
+    return 0
+
+
+# -- cross-validation -------------------------------------------------------------------------------
+CV_COLUMNS = ["model", "heldout_log_likelihood", "per_choice", "p_choice", "fold_sd", "aic", "bic", "best_by_cv"]
+
+
+def _stored_information(store: Any, experiment: str, runs: list[int], phases: Any) -> dict[str, dict[str, float]]:
+    """model -> summed aic and bic of the stored maximum-likelihood fits of every one of `runs`
+    (of `phases`); a model missing a run's fit is left out."""
+    from graphtasks.fitting.records import recorded_fits
+
+    by_model: dict[str, dict[int, dict[str, Any]]] = {}
+    for f in recorded_fits(store, experiment, method="mle"):
+        if f["run"] in runs and (f["phases"] or None) == (list(phases) if phases else None):
+            by_model.setdefault(f["model"], {})[f["run"]] = f
+    return {m: {"aic": sum(f["aic"] for f in fits.values()), "bic": sum(f["bic"] for f in fits.values())}
+            for m, fits in by_model.items() if set(fits) == set(runs)}
+
+
+def _print_cv(rows: list[dict[str, Any]], information: dict[str, dict[str, float]], fmt: str) -> None:
+    for row in rows:
+        stored = information.get(row["model"], {})
+        row["aic"], row["bic"] = (round(stored["aic"], 3), round(stored["bic"], 3)) if stored else ("n/a", "n/a")
+        for key in ("heldout_log_likelihood", "per_choice", "p_choice", "fold_sd"):
+            row[key] = round(row[key], 4 if key != "heldout_log_likelihood" else 3)
+    print_rows(CV_COLUMNS, [[r[c] for c in CV_COLUMNS] for r in rows], fmt)
+
+
+def _cv_note(plan: dict[str, Any], taken: str) -> str:
+    score = f", held-out participants scored by the group prior's {plan['score']} likelihood" if plan["score"] else ""
+    return (f"{taken}; {plan['folds']} folds by {plan['by']}, seed {plan['seed']}{score}; "
+            f"{sum(plan['choices'])} held-out choices; best_by_cv: participants each model predicts best; aic, bic: "
+            "summed over the stored maximum-likelihood fits of the same runs (graphtasks fit run; n/a where a run "
+            "has none)")
+
+
+@with_progress
+def cmd_cv(args: argparse.Namespace) -> int:
+    from graphtasks.fitting.behaviour import BehaviourError
+    from graphtasks.fitting.cv import chance_per_choice, cross_validate_runs, resolve_model
+    from graphtasks.fitting.records import record_cross_validation
+    from graphtasks.fitting.selection import describe_sources, fitted_phases, phase_names, refuse_mixed, select_runs
+
+    if args.score is not None and args.by != "participant":
+        raise BehaviourError("--score goes with --by participant (how a held-out participant is scored)")
+    names = _model_names(args.models)
+    if not names:
+        raise BehaviourError("--models: expected model names such as q,hybrid,gru-4")
+    chosen_models = [resolve_model(n) for n in names]  # an unknown model, or a GRU without JAX, before any fit
+    if any(getattr(m, "units", None) for m in chosen_models):
+        from graphtasks.fitting.neural import require_jax
+
+        require_jax(", ".join(m.name for m in chosen_models if getattr(m, "units", None)))
+    if args.plot:
+        require_plotting("--plot")
+    selection = _selection(args)
+    with open_store(args.store, "r") as store:
+        require_experiment(store, args.experiment)
+        info = {r.run: r for r in select_runs(store, args.experiment, selection)}
+        runs = list(info) if args.runs is None else _run_list(args.runs, list(info), selection)
+        refuse_mixed([info[r].source for r in runs], selection, "fit cv", args.experiment)
+        phases = fitted_phases(selection, phase_names(store, args.experiment))
+        result, taken = cross_validate_runs(store, args.experiment, [info[r] for r in runs], chosen_models, args.by,
+                                            args.folds, args.seed, args.starts, args.score or "marginal",
+                                            args.workers, phases)
+        information = _stored_information(store, args.experiment, taken, phases)
+        if args.plot:
+            from graphtasks.fitting.behaviour import load_runs
+            from graphtasks.fitting.likelihood import task_shape
+
+            read = load_runs(store, args.experiment, taken, phases)
+            chance = chance_per_choice(read, [task_shape(c.task_id, store) for c in read])
+    if not args.no_record:
+        with open_store(args.store, "w") as store:
+            record_cross_validation(store, args.experiment, result, taken, phases)
+    if args.plot:
+        from graphtasks.fitting.cv_figures import plot_cross_validation
+
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+        plot_cross_validation(list(result.models), [list(s.heldout) for s in result.scores], result.folds.choices(),
+                              args.plot, f"{args.experiment}: held-out log-likelihood, {args.folds} folds by {args.by} "
+                              f"(seed {args.seed}), {len(taken)} runs", chance)
+    if args.format == "json":
+        print(json.dumps({**result.as_dict(), "runs": taken, "information": information}, indent=2))
+        return 0
+    _print_cv(result.rows(), information, args.format)
+    if args.format == "table":
+        taken_text = f"{len(taken)} runs ({describe_sources([info[r].source for r in taken])})"
+        plan = {"by": args.by, "folds": args.folds, "seed": args.seed, "score": result.score,
+                "choices": result.folds.choices()}
+        print(_cv_note(plan, taken_text))
+    return 0
+
+
+def _compare_cv(args: argparse.Namespace) -> int:
+    """`fit compare --by cv`: the models ranked by a stored cross-validation of the runs taken."""
+    from graphtasks.fitting.behaviour import BehaviourError
+    from graphtasks.fitting.records import recorded_cross_validations
+    from graphtasks.fitting.selection import (
+        cv_ranking,
+        describe_sources,
+        fitted_phases,
+        phase_names,
+        refuse_mixed,
+        select_runs,
+    )
+
+    for option in ("random_effects", "plot"):
+        if getattr(args, option):
+            raise BehaviourError(f"--{option.replace('_', '-')} does not go with --by cv")
+    selection = _selection(args)
+    with open_store(args.store, "r") as store:
+        require_experiment(store, args.experiment)
+        info = {r.run: r for r in select_runs(store, args.experiment, selection)}
+        refuse_mixed([r.source for r in info.values()], selection, "fit compare", args.experiment)
+        phases = fitted_phases(selection, phase_names(store, args.experiment))
+        records = recorded_cross_validations(store, args.experiment)
+        models = _model_names(args.models) if args.models else None
+        rows, plan = cv_ranking(records, list(info), phases, models, args.experiment)
+        information = _stored_information(store, args.experiment, list(info), phases)
+    if args.format == "json":
+        print(json.dumps({"rows": rows, "plan": plan, "information": information}, indent=2))
+        return 0
+    _print_cv(rows, information, args.format)
+    if args.format == "table":
+        print(_cv_note(plan, f"{len(info)} runs ({describe_sources([r.source for r in info.values()])})"))
     return 0

@@ -17,7 +17,8 @@ from graphstore.schema import Property, Schema
 MLS = "http://www.w3.org/ns/mls#"  # W3C ML-Schema: the RDF view types records with it where it fits
 # what an experiment owns (deleted with it)
 RECORD_LABELS = (
-    "GroupFit", "Fit", "Model", "Trial", "Probe", "Episode", "Chunk", "Run", "Participant", "Phase", "Experiment"
+    "CrossValidation", "GroupFit", "Fit", "Model", "Trial", "Probe", "Episode", "Chunk", "Run", "Participant", "Phase",
+    "Experiment",
 )
 KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
 
@@ -217,6 +218,37 @@ def add_schema(s: Schema) -> None:
         "A hierarchical fit of a model to a set of runs: the group prior; its runs' fits hang off it.",
         shared=True,
     )
+    s.add_node(
+        "CrossValidation",
+        [
+            Property("model", "str", True, "the model's name (a shipped model, an agent's, or gru-N[-shared])"),
+            Property("kind", "str", True, "rl: an agent fitted by maximum likelihood (EM for participant folds); "
+                     "gru: a recurrent network"),
+            Property("by", "str", True, "what a fold holds out: block | session | participant"),
+            Property("folds", "int", True, "how many folds"),
+            Property("seed", "int", True, "seed of the folds, the fits' starting points and the networks' weights"),
+            Property("plan", "str", True, "digest of the folds and the runs: results with the same plan share folds"),
+            Property("assignment", "json", True, "per participant: its pieces [session, first choice, end choice, "
+                     "fold]"),
+            Property("heldout", "json", True, "held-out log-likelihood of each fold"),
+            Property("choices", "json", True, "held-out choices of each fold"),
+            Property("runs", "json", True, "the run indices taken, in order (a participant's sessions together)"),
+            Property("keys", "json", True, "each participant's name (its first run's index), in the order of "
+                     "`assignment` and `participants`"),
+            Property("participants", "json", True, "each participant's held-out log-likelihood, summed over the folds"),
+            Property("heldout_log_likelihood", "float", True, "the sum over the folds"),
+            Property("settings", "json", True, "the model (agent, bounds, fixed; or the network's settings) and "
+                     "how it was fitted"),
+            Property("score", "str", False, "participant folds: marginal (Laplace, under the group prior) | mean"),
+            Property("starts", "int", False, "optimiser starts per fit"),
+            Property("seconds", "float", False, "time the model's folds took"),
+            Property("phases", "json", False, "the phases whose trials were used (null: every phase)"),
+            Property("created_at", "str", False, "UTC time of the cross-validation"),
+            Property("version", "str", False, "graphtasks version that made it"),
+        ],
+        "A model's cross-validated (held-out) log-likelihood on seeded folds of a set of runs (graphtasks fit cv).",
+        shared=True,
+    )
     s.add_rel("HAS_PHASE", [("Experiment", "Phase")], [KEY], "An experiment's protocol.")
     s.add_rel("HAS_RUN", [("Experiment", "Run")], [KEY], "An experiment's runs.", also=(MLS + "hasPart",))
     s.add_rel("HAS_EPISODE", [("Run", "Episode")], [KEY], "A run's episodes.")
@@ -229,3 +261,4 @@ def add_schema(s: Schema) -> None:
     s.add_rel("FITS", [("Fit", "Run")], [KEY], "The run whose choices a fit explains.")
     s.add_rel("OF_MODEL", [("Fit", "Model"), ("GroupFit", "Model")], [KEY], "The model a fit is of.")
     s.add_rel("HAS_FIT", [("GroupFit", "Fit")], [KEY], "The fits of the runs a hierarchical fit fitted together.")
+    s.add_rel("VALIDATES", [("CrossValidation", "Run")], [KEY], "The runs whose choices a cross-validation held out.")

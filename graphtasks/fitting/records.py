@@ -569,3 +569,104 @@ def recorded_fits(
         record["key"] = run_key(record["run"], str(record["label"]), record["participant"])
         out.append(record)
     return out
+
+
+# -- cross-validation ---------------------------------------------------------------------------------
+def cross_validation_plan(cv: Any, runs: Sequence[int], phases: Sequence[str] | None = None) -> str:
+    """Eight hex digits naming a cross-validation's folds over `runs` (and `phases`): results of
+    other models made with the same plan share their folds, and are compared side by side."""
+    text = json.dumps({"folds": cv.folds.digest, "score": cv.score, "runs": list(runs),
+                       "phases": None if phases is None else list(phases)}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def record_cross_validation(store: GraphStore, experiment: str, cv: Any, runs: Sequence[int],
+                            phases: Sequence[str] | None = None) -> list[str]:
+    """Write a cross-validation of runs of `experiment` (`runs`: the run index of each of its
+    participants, in order): a `CrossValidation` node per model with the folds, each fold's and
+    each run's held-out log-likelihood, linked by VALIDATES to every run, in one transaction. The
+    same model on the same plan (folds, runs, phases) again replaces it. `runs`: every run the
+    cross-validation took, in the order they were read (a participant's sessions together).
+    Returns the nodes' uids.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.fitting import cross_validate, simulate
+    >>> from graphtasks.fitting.records import record_cross_validation, recorded_cross_validations
+    >>> people = [simulate("rewardgym/two-step", "q", {"lr": 0.5, "beta": 5.0}, trials=20, seed=s) for s in (1, 2)]
+    >>> cv = cross_validate(["q"], people, folds=2, starts=1)
+    >>> with open_store(":memory:") as store:  # the runs are not there: the nodes are, without edges
+    ...     uids = record_cross_validation(store, "lab", cv, [0, 1])
+    ...     [(r["model"], r["by"], r["folds"], r["runs"]) for r in recorded_cross_validations(store, "lab")]
+    [('q', 'block', 2, [0, 1])]
+    """
+    uid = experiment_uid(experiment)
+    plan = cross_validation_plan(cv, runs, phases)
+    rows, edges = [], []
+    choices = cv.folds.choices()
+    for score in cv.scores:
+        node = f"{uid}/cv/{ids.part(score.model)}/{plan}"
+        rows.append({
+            "uid": node, "task": uid, "model": score.model, "kind": score.kind, "by": cv.folds.by,
+            "folds": cv.folds.folds, "seed": cv.folds.seed, "plan": plan,
+            "assignment": [[list(p) for p in pieces] for pieces in cv.folds.pieces], "heldout": list(score.heldout),
+            "choices": choices, "runs": [int(r) for r in runs], "participants": list(score.participants),
+            "keys": list(cv.keys),
+            "heldout_log_likelihood": score.total, "settings": _jsonable(score.settings), "score": cv.score,
+            "starts": cv.starts, "seconds": score.seconds, "phases": None if phases is None else list(phases),
+            "created_at": _now(), "version": _version(),
+        })
+        edges += [_key(node, run_uid(uid, int(r))) for r in runs]
+    store.merge_shared([("CrossValidation", rows)], [("VALIDATES", "CrossValidation", "Run", edges)])
+    return [r["uid"] for r in rows]
+
+
+def _jsonable(value: Any) -> Any:
+    """Tuples as lists, numbers as Python numbers: what a json property holds."""
+    return json.loads(json.dumps(value, default=float))
+
+
+CV_QUERY = (
+    "MATCH (c:CrossValidation) WHERE c.task = $uid RETURN c.uid, c.model, c.kind, c.by, c.folds, c.seed, c.plan, "
+    "c.heldout, c.choices, c.runs, c.participants, c.heldout_log_likelihood, c.settings, c.score, c.`starts`, "
+    "c.seconds, c.phases, c.created_at, c.assignment, c.keys ORDER BY c.created_at, c.model"
+)
+
+
+def recorded_cross_validations(store: GraphStore, experiment: str) -> list[dict[str, Any]]:
+    """Every cross-validation result stored for the experiment, one per model and plan, oldest first.
+
+    Parameters
+    ----------
+    store
+        An open store.
+    experiment
+        The experiment's name.
+
+    Returns
+    -------
+    list of dict
+        uid, model, kind, by, folds, seed, plan, heldout (per fold), choices (per fold), runs,
+        participants (per run), heldout_log_likelihood, settings, score, starts, seconds, phases,
+        created_at, assignment, keys (each participant's name: its first run's index).
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.fitting.records import recorded_cross_validations
+    >>> with open_store(":memory:") as store:
+    ...     recorded_cross_validations(store, "lab")
+    []
+    """
+    columns = ("uid", "model", "kind", "by", "folds", "seed", "plan", "heldout", "choices", "runs", "participants",
+               "heldout_log_likelihood", "settings", "score", "starts", "seconds", "phases", "created_at",
+               "assignment", "keys")
+    out = []
+    for row in store.cypher(CV_QUERY, {"uid": experiment_uid(experiment)}).rows:
+        record = dict(zip(columns, row))
+        for key in ("heldout", "choices", "runs", "participants", "settings", "phases", "assignment", "keys"):
+            if isinstance(record[key], str):
+                record[key] = json.loads(record[key])
+        out.append(record)
+    return out

@@ -283,3 +283,53 @@ def fitted_phases(selection: Selection, phases: Sequence[str]) -> tuple[str, ...
 def phases_text(phases: Sequence[str] | None) -> str:
     """How a table shows the phases a fit took: 'all', or the names joined by '+'."""
     return "all" if not phases else "+".join(phases)
+
+
+def cv_ranking(records: Sequence[dict[str, Any]], runs: Sequence[int], phases: Sequence[str] | None,
+               models: Sequence[str] | None, experiment: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Rank models by a stored cross-validation (`graphtasks.fitting.records.recorded_cross_validations`):
+    of the plans (folds) over exactly `runs` and `phases` that hold every one of `models` (None:
+    the models of the latest plan), the latest; BehaviourError in one line when there is none.
+
+    Returns
+    -------
+    rows : list of dict
+        Per model, best (highest held-out log-likelihood) first (`graphtasks.fitting.cv.cv_rows`).
+    plan : dict
+        by, folds, seed, score, choices and the uid of each model's node.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting.selection import cv_ranking
+    >>> cv_ranking([], [0, 1], None, ["q"], "lab")
+    Traceback (most recent call last):
+    ...
+    graphtasks.fitting.choices.BehaviourError: experiment 'lab': no cross-validation of q over these runs \
+(graphtasks fit cv --models q makes one)
+    """
+    from .cv import cv_rows
+
+    wanted_runs = sorted(int(r) for r in runs)
+    plans: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        if sorted(record["runs"]) == wanted_runs and (record["phases"] or None) == (list(phases) if phases else None):
+            plans.setdefault(record["plan"], []).append(record)
+    latest = sorted(plans.values(), key=lambda rs: max(str(r["created_at"] or "") for r in rs))
+    if models is None and latest:
+        models = sorted({r["model"] for r in latest[-1]})
+    fitting = [rs for rs in latest if set(models or ()) <= {r["model"] for r in rs}]
+    if not fitting:
+        named = ",".join(models or ())
+        stored = "; ".join(f"{', '.join(sorted(r['model'] for r in rs))} by {rs[0]['by']}" for rs in latest)
+        raise BehaviourError(f"experiment {experiment!r}: no cross-validation of {', '.join(models or ())} over these "
+                             f"runs (graphtasks fit cv --models {named} makes one" +
+                             (f"; stored: {stored})" if stored else ")"))
+    chosen = {r["model"]: r for r in fitting[-1] if r["model"] in set(models or ())}
+    order = [m for m in (models or ()) if m in chosen]
+    # one plan: the same runs in the same order, so every model's participants line up
+    rows = cv_rows(order, [chosen[m]["heldout"] for m in order], [chosen[m]["participants"] for m in order],
+                   chosen[order[0]]["choices"])
+    first = chosen[order[0]]
+    plan = {"by": first["by"], "folds": first["folds"], "seed": first["seed"], "score": first["score"],
+            "choices": first["choices"], "uids": {m: chosen[m]["uid"] for m in order}}
+    return rows, plan
