@@ -214,3 +214,20 @@ def test_the_modules_examples_run() -> None:
     for module in (wiener, lba):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_recovery_figure_shows_each_models_truth_against_its_fit() -> None:
+    from graphtasks.fitting.recovery import ParameterRecovery
+    from graphtasks.fitting.rt_figures import plot_rt_recovery
+
+    ddm = ParameterRecovery("q-ddm", TWO_STEP, 200, {"lr": [0.2, 0.5, 0.8], "threshold": [1.0, 1.5, 2.0]},
+                            {"lr": [0.3, 0.5, 0.7], "threshold": [1.1, 1.4, 2.0]})
+    lba = ParameterRecovery("q-lba", TWO_STEP, 200, {"t0": [0.2, 0.3, 0.25]}, {"t0": [0.21, 0.28, 0.26]})
+    fig = plot_rt_recovery([ddm, lba])
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in shown] == ["lr: r = 1.00, MAE = 0.067", "threshold: r = 0.98, MAE = 0.067",
+                                                "t0: r = 0.97, MAE = 0.013"]
+    points = shown[1].collections[0].get_offsets()
+    assert points.tolist() == [[1.0, 1.1], [1.5, 1.4], [2.0, 2.0]]
+    assert shown[0].texts[0].get_text() == "q-ddm" and shown[2].texts[0].get_text() == "q-lba"
+    assert shown[0].get_xlabel() == "true lr" and shown[0].get_ylabel() == "fitted lr"

@@ -340,8 +340,8 @@ def group_parameter_recovery(
     names = chosen.free
     seconds = {"mle": between - started, "em": ended - between}
     sampled: Any = None
-    if nuts is None:
-        nuts = nuts_installed()
+    if nuts is None:  # NUTS's JAX likelihood is of choices only: response-time models are fitted by MLE and EM
+        nuts = nuts_installed() and "rt" not in chosen.fixed
     if nuts:
         from .bayes import fit_group_nuts
 
