@@ -119,8 +119,8 @@ def test_the_export_runs_in_chromium_and_its_data_import_back(tmp_path: Path) ->
                 continue
             kind, seq = found[0], found[1]
             screens.append(kind)
-            if shots and kind == "choice" and screens.count("choice") == 1:
-                driver.save_screenshot(str(Path(shots) / "jspsych-export-choice.png"))
+            if shots and kind == "choice" and screens.count("choice") <= 2:
+                driver.save_screenshot(str(Path(shots) / f"jspsych-export-stage-{screens.count('choice')}.png"))
             key = presses[len([s for s in screens if s == "choice"]) % len(presses)] if kind == "choice" else " "
             ActionChains(driver).send_keys(key).perform()
         else:

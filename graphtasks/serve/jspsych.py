@@ -39,6 +39,7 @@ import io
 import json
 import math
 import shutil
+import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -60,7 +61,7 @@ from tasks.rewards import (
     SequenceSource,
 )
 
-from .stimuli import option_looks, stimulus_files
+from .stimuli import option_looks, state_colour, stimulus_files
 from .study import Study
 
 STATIC = Path(__file__).parent / "static"
@@ -199,14 +200,15 @@ def _phase(study: Study, plan: Any) -> dict[str, Any]:
                 if row["image"]:
                     row["image"] = row["image"].replace("/static/", "", 1)  # the export's folder holds stimuli/
         states = {k: {**v, "image": None if not v.get("image") or str(v["image"]).startswith("/static/")
-                      else v["image"]} for k, v in described["states"].items()}
+                      else v["image"], "colour": state_colour(looks.get(int(k), ()), v["colour"])}
+                  for k, v in described["states"].items()}
         return {
             "index": plan.index, "name": plan.phase.name, "task": task, "task_hash": plan.version.content_hash,
             "episodes": plan.phase.episodes, "n_actions": int(genv.action_space.n), "start": int(c.start),
             "terminal": [bool(x) for x in genv._terminal], "skip": [bool(x) for x in genv._skip],
             "skip_first": [int(x) for x in genv._skip_first], "stochasticity": float(genv.stochasticity),
             "time_penalty": float(genv.time_penalty),
-            "limit": None if genv.episode_length is None else int(genv.episode_length),
+            "limit": None if genv._limit >= sys.maxsize else int(genv._limit),  # the env's truncation
             "tables": tables, "trials": episodes, "sources": sources, "uniforms": uniforms, "normals": normals,
             "keys": described["keys"], "states": states, "options": {str(s): v for s, v in looks.items()},
         }

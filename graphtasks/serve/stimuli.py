@@ -24,6 +24,8 @@ from typing import Any
 STIMULI = ("labels", "daw2011")
 STATIC = Path(__file__).parent / "static"
 COLOURS = ("green", "pink", "blue", "orange", "purple", "teal")
+HEX = {"green": "#2f8f46", "pink": "#c2407f", "blue": "#2f62b3", "orange": "#c0631c", "purple": "#6f4aa8",
+       "teal": "#1d7f80"}  # the boxes' colours in the SVG files
 GLYPHS = ("ring", "triangle", "diamond", "cross", "star", "bars", "zigzag", "hourglass", "hexagon", "crescent",
           "grid", "chevrons", "arch", "dots", "wave", "key")
 
@@ -124,3 +126,19 @@ def stimulus_files(stimuli: str) -> list[Path]:
     if stimuli == "labels":
         return []
     return sorted((STATIC / "stimuli" / stimuli).glob("*.svg"))
+
+
+def state_colour(looks: Sequence[Mapping[str, Any]], default: str) -> str:
+    """The colour a choice state's stimulus is framed in: its boxes' (a stimulus set's), else `default`.
+
+    Examples
+    --------
+    >>> from graphtasks.serve.stimuli import state_colour
+    >>> state_colour([{"label": "pink ring", "image": "/static/stimuli/daw2011/pink-ring.svg"}], "#000")
+    '#c2407f'
+    >>> state_colour([{"label": "Option A", "image": None}], "#000")
+    '#000'
+    """
+    first = looks[0] if looks else {}
+    name = str(first.get("label", "")).split(" ")[0]
+    return HEX[name] if first.get("image") and name in HEX else default
