@@ -41,6 +41,20 @@ options = ["Red", "Blue", "Green"]
 answer = 1
 """
 
+STIMULI_STUDY = """
+[experiment]
+name = "pictures"
+tasks = ["rewardgym/two-step"]
+seeds = 1
+
+[[phases]]
+name = "main"
+episodes = 1
+
+[study]
+stimuli = "daw2011"
+"""
+
 
 @pytest.fixture
 def touch_browser():
@@ -158,8 +172,8 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
     check("dashboard")
     page = driver.page_source
     assert "failed_checks" in page and "automation" in page and "with quality flags" in page
-    first = driver.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text
-    assert "touch-person" not in first and "failed_checks" in first  # the flagged session sorts first
+    first, second = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert "too_fast,failed_checks,automation" in first and "failed_checks" not in second  # most flags first
     driver.save_screenshot(str(shots / "dashboard-flags.png"))
     status, sessions = get(server.url + "/researcher/sessions.csv", headers={"Authorization": f"Bearer {RESEARCHER}"})
     rows = list(csv.DictReader(io.StringIO(sessions)))
@@ -171,6 +185,21 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
     status, trials_csv = get(server.url + "/researcher/trials.csv", headers={"Authorization": f"Bearer {RESEARCHER}"})
     assert "timer_resolution_ms" in trials_csv.splitlines()[0] and ",touch," in trials_csv
     server.stop()
+
+    # a study with a stimulus set: each option is its picture, the label its alt text (and its name)
+    pictures = serve(STIMULI_STUDY, name="stimuli.toml", store=tmp_path / "stimuli.lbug")
+    driver.execute_script("localStorage.clear();")
+    driver.get(pictures.url + "/")
+    tap(driver, "#start")
+    assert Player(driver, shots).next_screen() == "choice"
+    ready(driver)
+    images = driver.execute_script(
+        "return [...document.querySelectorAll('button.option img')].map((i) => "
+        "[i.alt, i.complete && i.naturalWidth > 0, i.closest('button').getAttribute('aria-label')]);")
+    assert images == [["green ring", True, "green ring (key F)"], ["green triangle", True, "green triangle (key J)"]]
+    checked["choice-images"] = axe_violations(driver)
+    driver.save_screenshot(str(shots / "touch-stimuli.png"))
+    pictures.stop()
 
     assert {k: v for k, v in checked.items() if v} == {}  # axe-core: no WCAG 2 A/AA violation on any screen
     assert {"start", "consent", "text", "check", "attention", "choice", "feedback", "done", "grid",

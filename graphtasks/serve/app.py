@@ -566,8 +566,8 @@ class StudyServer:
 ATTENTION_RUN = ("attention_done", "attention_attempt", "attention_failures", "attention_failed_twice")
 TRIAL_BROWSER = ("rt", "key", "timeouts", "server_rt", "received_at", "shown_ms", "timer_resolution_ms", "isolated",
                  "input", *TELEMETRY)  # the trials CSV's columns of what the browser measured
-SESSION_COLUMNS = ("run", "participant", "seed", "condition", "status", "trials", "consented", "started_at",
-                   "ended_at", *QUALITY_COLUMNS)
+SESSION_COLUMNS = ("run", "participant", "status", "trials", *QUALITY_COLUMNS, "seed", "condition", "consented",
+                   "started_at", "ended_at")  # the dashboard's and sessions.csv's columns: the flags first
 
 
 def _telemetry(value: Any) -> dict[str, Any]:

@@ -297,8 +297,13 @@
       const look = optionLook(pos, state, action);
       const key = def.keys[action] || "?";
       const box = button("option", null, `${look.label} (key ${keyName(key)})`);
-      box.style.background = state.colour;
-      box.style.color = textOn(state.colour);
+      if (look.image) { // the picture carries its colours: a white box, framed in the state's colour
+        box.classList.add("pictured");
+        box.style.borderColor = state.colour;
+      } else {
+        box.style.background = state.colour;
+        box.style.color = textOn(state.colour);
+      }
       if (look.image) {
         const img = el("img", "option-image");
         img.src = look.image;
