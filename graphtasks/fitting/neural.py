@@ -225,7 +225,8 @@ def _seed_key(seed: int) -> Any:
 def train_and_score(model: GRUModel, batch: Batch, kept: np.ndarray, held: np.ndarray, seed: int
                     ) -> tuple[np.ndarray, dict[str, Any]]:
     """Train one network per fold (and per participant unless `model.shared`) on `kept`;
-    return the [participant, fold] held-out log-likelihoods of `held`, and the trained weights."""
+    return the [participant, fold] held-out log-likelihoods of `held`, and the trained weights.
+    The compiled training loop is kept for the next call with the same sizes and settings."""
     jax = require_jax(f"{model.name} (a recurrent model)")
     import jax.numpy as jnp
 
@@ -237,54 +238,69 @@ def train_and_score(model: GRUModel, batch: Batch, kept: np.ndarray, held: np.nd
     params = {k: jnp.stack([p[k] for p in one]) for k in one[0]}
     if not model.shared:
         params = {k: v.reshape(folds, count, *v.shape[1:]) for k, v in params.items()}
-    inputs, offered = jnp.asarray(batch.inputs), jnp.asarray(batch.offered)
-    actions, owner = jnp.asarray(batch.actions), jnp.asarray(batch.owner)
-    kept_f, held_f = jnp.asarray(kept, dtype=jnp.float32), jnp.asarray(held, dtype=jnp.float32)
+    trained, scored = _trainer()(
+        params, jnp.asarray(batch.inputs), jnp.asarray(batch.offered), jnp.asarray(batch.actions),
+        jnp.asarray(batch.owner), jnp.asarray(kept, dtype=jnp.float32), jnp.asarray(held, dtype=jnp.float32),
+        shared=model.shared, count=count, steps=model.steps, rate=model.learning_rate, l2=model.l2)
+    return np.asarray(scored, dtype=float).T, {k: np.asarray(v) for k, v in trained.items()}
+
+
+_TRAINER: Any = None
+
+
+def _trainer() -> Any:
+    """The compiled training loop (made once; JAX keeps a compilation per sizes and settings)."""
+    global _TRAINER
+    if _TRAINER is not None:
+        return _TRAINER
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
     every = jax.vmap(sequence_log_probs, in_axes=(0, 0, 0, 0))
     together = jax.vmap(sequence_log_probs, in_axes=(None, 0, 0, 0))
 
-    def log_probs(fold_params: dict[str, Any]) -> Any:  # (Q, T) for one fold
-        if model.shared:
-            return together(fold_params, inputs, offered, actions)
-        return every({k: v[owner] for k, v in fold_params.items()}, inputs, offered, actions)
+    @functools.partial(jax.jit, static_argnames=("shared", "count", "steps", "rate", "l2"))
+    def train(params: dict[str, Any], inputs: Any, offered: Any, actions: Any, owner: Any, kept: Any, held: Any, *,
+              shared: bool, count: int, steps: int, rate: float, l2: float) -> tuple[dict[str, Any], Any]:
+        def log_probs(fold_params: dict[str, Any]) -> Any:  # (Q, T) for one fold
+            if shared:
+                return together(fold_params, inputs, offered, actions)
+            return every({k: v[owner] for k, v in fold_params.items()}, inputs, offered, actions)
 
-    def per_participant(values: Any) -> Any:  # (Q,) -> (P,)
-        return jax.ops.segment_sum(values, owner, num_segments=count)
+        def per_participant(values: Any) -> Any:  # (Q,) -> (P,)
+            return jax.ops.segment_sum(values, owner, num_segments=count)
 
-    def fold_loss(fold_params: dict[str, Any], mask: Any) -> Any:
-        nll = -(log_probs(fold_params) * mask).sum(axis=1)
-        squares = sum((fold_params[k] ** 2).reshape((-1,) if model.shared else (count, -1)).sum(axis=-1)
-                      for k in ("wx", "wh", "wo"))
-        if model.shared:
-            return nll.sum() / jnp.maximum(mask.sum(), 1.0) + model.l2 * squares
-        counts = per_participant(mask.sum(axis=1))
-        return (per_participant(nll) / jnp.maximum(counts, 1.0) + model.l2 * squares).sum()
+        def fold_loss(fold_params: dict[str, Any], mask: Any) -> Any:
+            nll = -(log_probs(fold_params) * mask).sum(axis=1)
+            squares = sum((fold_params[k] ** 2).reshape((-1,) if shared else (count, -1)).sum(axis=-1)
+                          for k in ("wx", "wh", "wo"))
+            if shared:
+                return nll.sum() / jnp.maximum(mask.sum(), 1.0) + l2 * squares
+            counts = per_participant(mask.sum(axis=1))
+            return (per_participant(nll) / jnp.maximum(counts, 1.0) + l2 * squares).sum()
 
-    def loss(all_params: dict[str, Any]) -> Any:
-        return jax.vmap(fold_loss)(all_params, kept_f).sum()
+        gradient = jax.grad(lambda p: jax.vmap(fold_loss)(p, kept).sum())
+        b1, b2, eps = 0.9, 0.999, 1e-8
 
-    gradient = jax.grad(loss)
-    b1, b2, eps, rate = 0.9, 0.999, 1e-8, model.learning_rate
+        def adam(i: Any, state: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+            p, m, v = state
+            g = gradient(p)
+            m = jax.tree_util.tree_map(lambda m_, g_: b1 * m_ + (1 - b1) * g_, m, g)
+            v = jax.tree_util.tree_map(lambda v_, g_: b2 * v_ + (1 - b2) * g_ * g_, v, g)
+            t = (i + 1).astype(jnp.float32)
+            scale = rate * jnp.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+            p = jax.tree_util.tree_map(lambda p_, m_, v_: p_ - scale * m_ / (jnp.sqrt(v_) + eps), p, m, v)
+            return p, m, v
 
-    def adam(i: Any, state: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
-        p, m, v = state
-        g = gradient(p)
-        m = jax.tree_util.tree_map(lambda m_, g_: b1 * m_ + (1 - b1) * g_, m, g)
-        v = jax.tree_util.tree_map(lambda v_, g_: b2 * v_ + (1 - b2) * g_ * g_, v, g)
-        t = (i + 1).astype(jnp.float32)
-        scale = rate * jnp.sqrt(1 - b2 ** t) / (1 - b1 ** t)
-        p = jax.tree_util.tree_map(lambda p_, m_, v_: p_ - scale * m_ / (jnp.sqrt(v_) + eps), p, m, v)
-        return p, m, v
+        zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
+        params, _, _ = jax.lax.fori_loop(0, steps, adam, (params, zeros, zeros))
+        scored = jax.vmap(lambda fp, mask: per_participant((log_probs(fp) * mask).sum(axis=1)))(params, held)
+        return params, scored
 
-    @jax.jit
-    def train(p: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-        zeros = jax.tree_util.tree_map(jnp.zeros_like, p)
-        p, _, _ = jax.lax.fori_loop(0, model.steps, adam, (p, zeros, zeros))
-        scored = jax.vmap(lambda fp, mask: per_participant((log_probs(fp) * mask).sum(axis=1)))(p, held_f)
-        return p, scored
-
-    trained, scored = train(params)
-    return np.asarray(scored, dtype=float).T, {k: np.asarray(v) for k, v in trained.items()}
+    _TRAINER = train
+    return train
 
 
 def gru_heldout(model: GRUModel, people: Sequence[Sequence[Choices]], shapes: Sequence[Sequence[TaskShape]],
