@@ -54,7 +54,7 @@ from graphtasks.experiments.versions import prepare_versions
 from gym_bridge import family
 from gym_bridge.screens import ScreenError
 
-from .engine import ActionRefused, SessionPlayer, now_ms, trial_records
+from .engine import ActionRefused, SessionPlayer, now_ms, screen_event, trial_records
 from .quality import QUALITY_COLUMNS, TELEMETRY, session_quality
 from .study import Study, StudyError, plural
 
@@ -390,6 +390,19 @@ class StudyServer:
                                 [("HAS_EVENT", "Run", "StudyEvent", [_key(run["uid"], event["uid"])])])
         s.run = run
         return {"check": number, "passed": passed, "again": again}
+
+    def record_screen(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A screen the page showed besides the trials (instructions, a phase's banner, a break),
+        with its onset and duration by the page's clock, recorded as a StudyEvent of the Run
+        (`engine.screen_event`; a repeated post is the same event)."""
+        s = self.session(token)
+        try:
+            event = screen_event(s.run["uid"], self.uid, s.player, body)
+        except ValueError as exc:
+            raise Refused(400, str(exc)) from None
+        self.store.merge_shared([("StudyEvent", [event])],
+                                [("HAS_EVENT", "Run", "StudyEvent", [_key(s.run["uid"], event["uid"])])])
+        return {"ok": True}
 
     def post_trial(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
         """Check a posted choice, step the env, commit the Trial, answer with the next screen.
@@ -1216,6 +1229,10 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
         body = await _json_body(request)
         return await on_thread(server.answer_attention, request.path_params["token"], body)
 
+    async def screen_shown(request: Request) -> Any:
+        body = await _json_body(request)
+        return await on_thread(server.record_screen, request.path_params["token"], body)
+
     async def trial(request: Request) -> Any:
         body = await _json_body(request)
         token = request.path_params["token"]
@@ -1354,6 +1371,7 @@ def make_app(server: StudyServer, hosts: Sequence[str] = LOCAL_HOSTS, allowed: S
         Route("/api/s/{token}/checks", answer(checks), methods=["POST"]),
         Route("/api/s/{token}/trial", answer(trial), methods=["POST"]),
         Route("/api/s/{token}/attention", answer(attention), methods=["POST"]),
+        Route("/api/s/{token}/screen", answer(screen_shown), methods=["POST"]),
         Route("/researcher", answer(dashboard)),
         Route("/researcher/sessions", answer(sessions)),
         Route("/researcher/trials.csv", answer(trials)),

@@ -172,6 +172,51 @@ class SessionPlayer:
         }
 
 
+SCREEN_KINDS = ("consent", "instructions", "banner", "break")  # the screens a session's page reports (StudyEvent)
+SCREEN_FIELDS = ("kind", "onset", "duration", "page")
+
+
+def screen_event(run_uid: str, experiment_uid: str, player: SessionPlayer, body: Mapping[str, Any]) -> dict[str, Any]:
+    """The StudyEvent of a screen the page showed besides the trials (instructions, a break, ...).
+
+    The page posts `kind` (one of SCREEN_KINDS), `onset` (its performance.now() at the display,
+    ms: the clock of the trials' `shown_ms`), `duration` (ms until the participant went on) and
+    `page` (instructions: the page from 0; break: the block done, from 1). The event is keyed by
+    its kind and onset, so a post repeated by the page's retries is one event, and a reload (a
+    new clock) makes new ones. Where the session is (its trials done, its phase) comes from the
+    player. ValueError names a wrong field.
+
+    Examples
+    --------
+    >>> from graphtasks.experiments.runs import Cell
+    >>> from graphtasks.experiments.spec import AgentSpec, single_run_spec
+    >>> from graphtasks.experiments.versions import prepare_versions
+    >>> spec = single_run_spec("rewardgym/two-step", "random", seed=0, episodes=2)
+    >>> player = SessionPlayer(spec, prepare_versions(spec), Cell(0, "rewardgym/two-step", AgentSpec("p", "p", {}), 3))
+    >>> event = screen_event("run/0", "x", player, {"kind": "break", "onset": 1500.25, "duration": 4200.0, "page": 1})
+    >>> event["uid"], event["kind"], event["duration_ms"], event["trial"], event["phase_index"]
+    ('run/0/screen/break/1500.250', 'break', 4200.0, 0, 0)
+    """
+    unknown = sorted(str(k) for k in body if k not in SCREEN_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown field {unknown[0][:40]!r} (fields: {', '.join(SCREEN_FIELDS)})")
+    kind = body.get("kind")
+    if kind not in SCREEN_KINDS:
+        raise ValueError(f"kind: expected one of {', '.join(SCREEN_KINDS)}, got {str(kind)[:40]!r}")
+    numbers = {}
+    for name, high in (("onset", 1e12), ("duration", 8.64e7)):
+        value = body.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
+            raise ValueError(f"{name}: expected milliseconds from 0 to {high:g}, got {str(value)[:40]!r}")
+        numbers[name] = round(float(value), 3)
+    page = body.get("page", 0)
+    if isinstance(page, bool) or not isinstance(page, int) or not 0 <= page <= 10**6:
+        raise ValueError(f"page: expected a number from 0, got {str(page)[:40]!r}")
+    return {"uid": f"{run_uid}/screen/{kind}/{numbers['onset']:.3f}", "task": experiment_uid, "kind": kind,
+            "at": now_ms(), "trial": player.trial, "onset_ms": numbers["onset"], "duration_ms": numbers["duration"],
+            "page": page, "phase_index": None if player.done else player.phase_index}
+
+
 def now_ms() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 

@@ -71,7 +71,8 @@ def add_schema(s: Schema) -> None:
     s.add_node(
         "StudyEvent",
         [
-            Property("kind", "str", True, "what happened: attention_check (an answer to one)"),
+            Property("kind", "str", True, "what happened: attention_check (an answer to one); a screen the page "
+                     "showed besides the trials: consent, instructions, banner (a phase's start), break"),
             Property("at", "str", True, "server: UTC time it was recorded"),
             Property("trial", "int", True, "the session's trials done when it happened"),
             Property("check", "int", False, "attention_check: the check's number in the study, from 0"),
@@ -80,6 +81,11 @@ def add_schema(s: Schema) -> None:
             Property("attempt", "int", False, "attention_check: 1 for the first answer, 2 for the second"),
             Property("rt", "float", False, "browser: ms from the screen's display to the answer"),
             Property("input", "str", False, "browser: what gave the answer: key, touch, mouse or pen"),
+            Property("onset_ms", "float", False, "screen: performance.now() when the page showed it (ms, the page's "
+                     "clock, as the trials' shown_ms)"),
+            Property("duration_ms", "float", False, "screen: ms from its display until the participant went on"),
+            Property("page", "int", False, "screen: instructions: the page, from 0; break: the block done, from 1"),
+            Property("phase_index", "int", False, "screen: the phase the session was in"),
         ],
         "Something a browser session did besides its trials (graphtasks serve), in order.",
         shared=True,

@@ -175,12 +175,21 @@
   }
   // a hint of how to answer: keys on a computer, taps on a touch screen
   const hint = (keys, taps) => el("p", "hint", coarse ? taps : keys);
-  async function space(text) {
+  // a screen besides the trials (consent, instructions, a banner, a break): its onset (the frame that
+  // showed it) and duration, recorded as a StudyEvent of the session (not awaited: the page goes on)
+  function reportScreen(kind, at, page) {
+    if (!kind) return;
+    request("POST", api + "/screen", {kind, onset: at, duration: performance.now() - at, page: page || 0})
+      .catch(() => {});
+  }
+  async function space(text, kind, page) {
     const go = button("continue", "Continue");
     show("text", ...paragraphs(text), el("p", "buttons"), hint("Press the space bar (or Continue) to go on.",
                                                                 "Tap Continue to go on."));
     screen.querySelector("p.buttons").append(go);
+    const at = await onset();
     await press([" "], 0, [[go, " "]]);
+    reportScreen(kind, at, page);
   }
 
   async function consent() {
@@ -429,11 +438,12 @@
   async function phaseBanner(pos, previous) {
     const practice = view.practice.includes(pos.phase);
     if (practice) {
-      await space(`Practice: ${pos.episodes} ${pos.episodes === 1 ? "round" : "rounds"}. These let you learn the keys.`);
+      await space(`Practice: ${pos.episodes} ${pos.episodes === 1 ? "round" : "rounds"}. These let you learn the keys.`,
+                  "banner");
     } else if (previous !== null && view.practice.includes(previous)) {
-      await space("The practice is over. The task starts now.");
+      await space("The practice is over. The task starts now.", "banner");
     } else if (previous !== null) {
-      await space("Time for a short break. Continue when you are ready.");
+      await space("Time for a short break. Continue when you are ready.", "banner");
     }
   }
 
@@ -496,7 +506,9 @@
              el("p", "buttons"), hint("Press the space bar (or Continue) when you are ready to go on.",
                                       "Tap Continue when you are ready to go on."));
         screen.querySelector("p.buttons").append(go);
+        const at = await onset();
         await press([" "], 0, [[go, " "]]);
+        reportScreen("break", at, block);
       }
       if (ended && !next.done) {
         show("fixation", el("p", "cross", "+"));
@@ -536,7 +548,7 @@
     if (!view.consented && !(await consent())) return;
     if (pos.trial === 0) {
       for (;;) {
-        for (const page of view.study.instructions) await space(page);
+        for (const [i, page] of view.study.instructions.entries()) await space(page, "instructions", i);
         if (view.checked || !view.study.checks.length) break;
         const answers = [];
         for (let i = 0; i < view.study.checks.length; i++) answers.push(await ask(view.study.checks[i], i));
