@@ -162,10 +162,16 @@ def test_the_export_runs_in_chromium_and_its_data_import_back(tmp_path: Path) ->
             "MATCH (p:Participant)-[:PERFORMED]->(r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
             "WHERE r.task = $uid RETURN p.participant_id, r.seed, e.phase, e.index, t.step, t.state, t.action, "
             "t.reward, t.next_state, t.rt, t.key ORDER BY e.phase_index, e.index, t.step", {"uid": uid}).rows
+        screens = store.cypher("MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE r.task = $uid RETURN e.kind, "
+                               "e.page, e.trial, e.duration_ms ORDER BY e.onset_ms", {"uid": uid}).rows
     assert rows[0]["status"] == "imported" and again[0]["status"] == "already imported"
     expected = [("js-test", 4, e["phase"], e["episode"], s["step"], s["state"], s["action"], s["reward"],
                  s["next_state"], s["rt"], s["key"]) for e in session.episodes for s in e["steps"]]
     assert [tuple(t) for t in trials] == expected and len(trials) == 12
+    # the instructions, banners and the break, as a served session's: StudyEvents with their trials done
+    assert [tuple(e[:3]) for e in screens] == [("instructions", 0, 0), ("instructions", 1, 0), ("banner", 0, 0),
+                                               ("banner", 0, 4), ("break", 1, 8)]
+    assert all(e[3] > 0 for e in screens)
 
 
 def test_jatos_archive_holds_the_study_and_its_assets(tmp_path: Path) -> None:

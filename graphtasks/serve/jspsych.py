@@ -41,7 +41,7 @@ import math
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -61,6 +61,7 @@ from tasks.rewards import (
     SequenceSource,
 )
 
+from .engine import SCREEN_KINDS
 from .stimuli import option_looks, state_colour, stimulus_files
 from .study import Study
 
@@ -373,8 +374,17 @@ def read_jspsych(path: str | Path) -> JsPsychSession:
             for key in ("state", "action", "reward", "next_state"):
                 if not isinstance(s, dict) or not isinstance(s.get(key), (int, float)) or isinstance(s.get(key), bool):
                     raise JsPsychError(f"{p}: episode row {i}, step {j}: {key}: expected a number")
-    events = [{k: r.get(k) for k in ("graphtasks", "page", "onset", "duration", "phase_index", "time_elapsed")}
-              for r in ours if r["graphtasks"] != "episode"]
+    events, done = [], 0  # the screens besides the rounds, each with the trials done before it
+    for r in ours:
+        if r["graphtasks"] == "episode":
+            done += len(r["steps"])
+            continue
+        if r["graphtasks"] not in SCREEN_KINDS or not all(
+                isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for k in ("onset", "duration")):
+            raise JsPsychError(f"{p}: a {str(r['graphtasks'])[:40]!r} row: expected a screen "
+                               f"({', '.join(SCREEN_KINDS)}) with its onset and duration")
+        events.append({**{k: r.get(k) for k in ("graphtasks", "page", "onset", "duration", "phase_index")},
+                       "trial": done})
     return JsPsychSession(
         str(p), str(first["graphtasks_participant"]), str(first["graphtasks_experiment"]),
         int(first["graphtasks_slot"]), int(first["graphtasks_run"]), str(first["graphtasks_task"]),
@@ -390,8 +400,8 @@ def import_jspsych(study: Study, files: Sequence[str | Path], store: Any, name: 
     `name` (default: the study's name + " (jsPsych)"), numbered on from the runs there, with
     the task, condition and seed of the slot it played; its rounds become Episodes and Trials
     (with what the page measured: rt, key, shown_ms, pressed_ms, timeouts); its other screens
-    (instructions, breaks: onset and duration) are counted in the summary. A participant
-    imported already is left as it is.
+    (consent, instructions, banners, breaks) StudyEvents with their onset and duration, as a
+    served session's are. A participant imported already is left as it is.
 
     Parameters
     ----------
@@ -412,6 +422,8 @@ def import_jspsych(study: Study, files: Sequence[str | Path], store: Any, name: 
     from graphtasks.experiments.ids import experiment_uid, participant_uid
     from graphtasks.experiments.observers import COMPLETED, RunOutcome
     from graphtasks.experiments.records import _key, record_experiment, record_tasks, run_records
+
+    from .engine import now_ms
 
     spec = dataclasses.replace(study.spec, name=name or f"{study.spec.name} (jsPsych)")
     read = [read_jspsych(f) for f in files]  # every file is checked before a record is written
@@ -468,9 +480,15 @@ def import_jspsych(study: Study, files: Sequence[str | Path], store: Any, name: 
         person = participant_uid(uid, s.participant)
         participant = {"uid": person, "task": uid, "participant_id": s.participant,
                        "source": f"jsPsych export ({Path(s.path).name})"}
+        screens = [{"uid": f"{run['uid']}/screen/{e['graphtasks']}/{float(e['onset']):.3f}", "task": uid,
+                    "kind": e["graphtasks"], "at": now_ms(), "trial": e["trial"], "onset_ms": float(e["onset"]),
+                    "duration_ms": float(e["duration"]), "page": int(e.get("page") or 0),
+                    "phase_index": None if e.get("phase_index") is None else int(e["phase_index"])}
+                   for e in s.events]  # the page's screens besides the rounds, as a served session's are stored
         store.merge_shared(
-            [*head[0], ("Participant", [participant]), *nodes],
-            [*head[1], ("PERFORMED", "Participant", "Run", [_key(person, run["uid"])]), *edges],
+            [*head[0], ("Participant", [participant]), *nodes, ("StudyEvent", screens)],
+            [*head[1], ("PERFORMED", "Participant", "Run", [_key(person, run["uid"])]), *edges,
+             ("HAS_EVENT", "Run", "StudyEvent", [_key(run["uid"], e["uid"]) for e in screens])],
         )
         out.append({"participant": s.participant, "run": index, "trials": trials, "events": len(s.events),
                     "status": "imported"})
@@ -483,7 +501,3 @@ def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def events_of(session: JsPsychSession) -> list[Mapping[str, Any]]:
-    """The session's screens other than rounds (instructions, breaks, ...), with onset and duration (ms)."""
-    return [e for e in session.events if e.get("graphtasks") in ("instructions", "consent", "banner", "break",
-                                                                   "completion")]
