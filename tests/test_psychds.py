@@ -56,7 +56,7 @@ def test_the_trials_csv_gets_a_psychds_dataset(store: str, tmp_path: Path) -> No
     description = json.loads((folder / "dataset_description.json").read_text())
     required_keys(description)
     (data,) = (folder / "data").iterdir()
-    assert data.name == "study-psychds_data.csv"
+    assert data.name == "study-psychds_table-trials_data.csv"  # no sessions: no events table
     with data.open() as f:
         header = next(csv.reader(f))
         rows = list(csv.reader(f))
@@ -83,3 +83,30 @@ def test_a_description_without_a_required_key_is_named() -> None:
                                   "variableMeasured": [{"name": "rt"}]})
     assert problems == ["description: missing", "@type: expected 'Dataset', got 'Thing'",
                         "variableMeasured[0]: expected a column name or a PropertyValue with a name"]
+
+
+def test_a_studys_screens_and_breaks_are_an_events_table(tmp_path: Path) -> None:
+    from graphtasks.serve.app import StudyServer
+    from graphtasks.serve.study import parse_study
+
+    study = parse_study(SPEC.replace("[[agents]]", "[study]\nbreak_every = 1\n\n[[agents]]"))
+    store = str(tmp_path / "store.lbug")
+    server = StudyServer(study, store)
+    try:
+        token = server.start_session({})["token"]
+        server.record_screen(token, {"kind": "instructions", "onset": 100.0, "duration": 3000.0, "page": 0})
+        server.post_trial(token, {"index": 0, "action": 0, "rt": 500.0})
+        server.post_trial(token, {"index": 1, "action": 1, "rt": 400.0})
+        server.record_screen(token, {"kind": "break", "onset": 9000.0, "duration": 12000.5, "page": 1})
+    finally:
+        server.close()
+    folder = tmp_path / "dataset"
+    assert main(["--store", store, "experiment", "export", "psychds", "--psychds", str(folder)]) == 0
+    with (folder / "data" / "study-psychds_table-events_data.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["kind"], r["page"], r["trial"], r["onset_ms"], r["duration_ms"]) for r in rows] == [
+        ("instructions", "0", "0", "100.0", "3000.0"), ("break", "1", "2", "9000.0", "12000.5")]
+    description = json.loads((folder / "dataset_description.json").read_text())
+    required_keys(description)
+    measured = {v["name"]: v for v in description["variableMeasured"]}
+    assert measured["duration_ms"]["unitText"] == "ms" and "kind" in measured and "step" in measured

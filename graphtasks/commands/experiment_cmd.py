@@ -360,6 +360,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     with open_store(args.store, "r") as store:
         require_experiment(store, args.name)
         trials = recorded_trials(store, args.name) if args.trials or args.bids or args.psychds else []
+        if args.psychds:
+            from graphtasks.experiments.psychds import study_events
+
+            events = study_events(store, args.name)
         episodes = [] if args.trials else recorded_episodes(store, args.name)
     if (args.trials or args.bids or args.psychds) and not trials:
         raise CommandError(
@@ -378,8 +382,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         from graphtasks.experiments.psychds import write_trials_dataset
 
         rows, columns, _ = tidy_table(trials, trial_columns(trials))
-        written_to = write_trials_dataset(args.name, csv_text(rows, columns), columns, args.psychds)
-        print(f"{len(rows)} trials written to the Psych-DS dataset {args.psychds} ({written_to.name})")
+        written_to = write_trials_dataset(args.name, csv_text(rows, columns), columns, args.psychds, events)
+        print(f"{len(rows)} trials and {len(events)} events written to the Psych-DS dataset {args.psychds} "
+              f"({written_to.name})")
         if not args.output:
             return 0
     rows, columns = (trials, trial_columns(trials)) if args.trials else (episodes, COLUMNS)

@@ -57,6 +57,28 @@ TRIAL_VARIABLES: dict[str, tuple[str, str | None]] = {
     "server_rt": ("people: from the server's sending the screen to its receiving the response", "ms"),
     "received_at": ("people: UTC time the server received the response (ISO 8601)", None),
 }
+# what each column of the events table is: the StudyEvents of people's sessions (graphtasks.serve.schema)
+EVENT_VARIABLES: dict[str, tuple[str, str | None]] = {
+    "participant": ("the participant's pseudonymous id", None),
+    "kind": ("what happened: a screen besides the trials (consent, instructions, banner, break) or an "
+             "attention_check answered", None),
+    "trial": ("the session's trials done when it happened", None),
+    "page": ("instructions: the page, from 0; break: the block done, from 1", None),
+    "onset_ms": ("a screen: performance.now() when the page showed it (the trials' shown_ms clock)", "ms"),
+    "duration_ms": ("a screen: from its display until the participant went on", "ms"),
+    "check": ("attention_check: the check's number in the study, from 0", None),
+    "answer": ("attention_check: the option chosen, from 0", None),
+    "passed": ("attention_check: the answer was the instructed one", None),
+    "attempt": ("attention_check: 1 for the first answer, 2 for the second", None),
+    "at": ("the server's UTC time it was recorded (ISO 8601)", None),
+}
+EVENT_COLUMNS = ("run", "participant", "kind", "trial", "phase_index", "page", "onset_ms", "duration_ms", "check",
+                 "answer", "passed", "attempt", "rt", "input", "at")
+EVENTS_QUERY = (
+    "MATCH (p:Participant)-[:PERFORMED]->(r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE r.task = $uid "
+    "RETURN r.index, p.participant_id, e.kind, e.trial, e.phase_index, e.page, e.onset_ms, e.duration_ms, e.check, "
+    "e.answer, e.passed, e.attempt, e.rt, e.input, e.at ORDER BY r.index, e.at, e.onset_ms"
+)
 
 
 def variables(columns: Sequence[str], described: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -89,8 +111,8 @@ def variables(columns: Sequence[str], described: Mapping[str, Any] | None = None
             entry["description"] = str(side["Description"])
             if side.get("Units"):
                 entry["unitText"] = str(side["Units"])
-        elif column in TRIAL_VARIABLES:
-            text, unit = TRIAL_VARIABLES[column]
+        elif column in TRIAL_VARIABLES or column in EVENT_VARIABLES:
+            text, unit = TRIAL_VARIABLES.get(column) or EVENT_VARIABLES[column]
             entry["description"] = text
             if unit:
                 entry["unitText"] = unit
@@ -162,8 +184,33 @@ def keyword(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", text) or "x"
 
 
-def write_trials_dataset(name: str, csv_text: str, columns: Sequence[str], directory: str | Path) -> Path:
-    """Write an experiment's trial table (CSV) as a Psych-DS dataset in `directory`.
+def study_events(store: Any, name: str) -> list[dict[str, Any]]:
+    """The StudyEvents of an experiment's sessions (screens besides the trials, attention checks),
+    as rows of EVENT_COLUMNS, in run order.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.experiments.psychds import study_events
+    >>> with open_store(":memory:", "w") as store:
+    ...     study_events(store, "nothing recorded")
+    []
+    """
+    from .ids import experiment_uid
+
+    try:
+        rows = store.cypher(EVENTS_QUERY, {"uid": experiment_uid(name)}).rows
+    except Exception as exc:  # a store whose schema has no StudyEvent (nothing served into it)
+        if "StudyEvent" in str(exc) or "HAS_EVENT" in str(exc):
+            return []
+        raise
+    return [dict(zip(EVENT_COLUMNS, row)) for row in rows]
+
+
+def write_trials_dataset(name: str, csv_text: str, columns: Sequence[str], directory: str | Path,
+                         events: Sequence[Mapping[str, Any]] = ()) -> Path:
+    """Write an experiment's trial table (CSV) as a Psych-DS dataset in `directory`, with its
+    sessions' events (`study_events`: instructions, breaks, attention checks) as a second table.
 
     Parameters
     ----------
@@ -175,11 +222,14 @@ def write_trials_dataset(name: str, csv_text: str, columns: Sequence[str], direc
         Its columns.
     directory : str or Path
         The dataset's folder (made if missing).
+    events : sequence of dict, optional
+        Rows of EVENT_COLUMNS; none: no events table.
 
     Returns
     -------
     Path
-        The data file written (`data/study-<name>_data.csv`); the description is beside `data/`.
+        The trials' data file (`data/study-<name>_table-trials_data.csv`; the events':
+        `..._table-events_data.csv`); the description is beside `data/`.
 
     Examples
     --------
@@ -188,15 +238,26 @@ def write_trials_dataset(name: str, csv_text: str, columns: Sequence[str], direc
     >>> from graphtasks.experiments.psychds import write_trials_dataset
     >>> folder = Path(tempfile.mkdtemp())
     >>> write_trials_dataset("my study", "run,reward\\n0,1.0\\n", ["run", "reward"], folder).relative_to(folder)
-    PosixPath('data/study-mystudy_data.csv')
+    PosixPath('data/study-mystudy_table-trials_data.csv')
     >>> json.loads((folder / "dataset_description.json").read_text())["name"]
     'my study'
     """
     target = Path(directory)
     (target / "data").mkdir(parents=True, exist_ok=True)
-    path = target / "data" / f"study-{keyword(name)}_data.csv"
+    path = target / "data" / f"study-{keyword(name)}_table-trials_data.csv"
     path.write_text(csv_text, encoding="utf-8")
-    keys = psychds_keys(name, f"The trials of the graphtasks experiment {name!r}, one row per step (choice) of "
-                        "each run, as `graphtasks experiment export --trials` writes them.", columns)
+    described = list(columns)
+    text = (f"The trials of the graphtasks experiment {name!r}, one row per step (choice) of each run, as "
+            "`graphtasks experiment export --trials` writes them")
+    if events:
+        from .export import csv_text as table_text
+
+        (target / "data" / f"study-{keyword(name)}_table-events_data.csv").write_text(
+            table_text([{k: ("" if v is None else v) for k, v in e.items()} for e in events], EVENT_COLUMNS),
+            encoding="utf-8")
+        described += [c for c in EVENT_COLUMNS if c not in described]
+        text += ("; and the sessions' events (table-events: the screens besides the trials, with their onsets and "
+                 "durations, and the attention checks answered), one row per event")
+    keys = psychds_keys(name, text + ".", described)
     (target / "dataset_description.json").write_text(json.dumps(keys, indent=2) + "\n", encoding="utf-8")
     return path
