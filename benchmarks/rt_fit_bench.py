@@ -10,7 +10,7 @@
 
     python benchmarks/rt_fit_bench.py                 # about half an hour on one core
     python benchmarks/rt_fit_bench.py --quick         # short, to check the script
-    python benchmarks/rt_fit_bench.py --figure docs/images/rt_recovery.png   # also draws the recovery
+    python benchmarks/rt_fit_bench.py --figure docs/images/fit-rt-recovery.png   # also draws the recovery
 """
 
 from __future__ import annotations

@@ -209,9 +209,9 @@ def test_the_browsers_response_times_are_read_from_the_store_in_seconds() -> Non
 
 
 def test_the_modules_examples_run() -> None:
-    from graphtasks.fitting import lba, wiener
+    from graphtasks.fitting import lba, rt, rt_figures, wiener
 
-    for module in (wiener, lba):
+    for module in (wiener, lba, rt, rt_figures):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.attempted > 0 and result.failed == 0
 

@@ -217,7 +217,7 @@ def rt_log_likelihood(agent: str, settings: dict[str, Any], choices: Choices, sh
     >>> settings = MODELS["q-ddm"].settings([0.5, 3.0, 1.5, 0.3])
     >>> choices = simulate("rewardgym/two-step", "q", settings, trials=20, seed=1, store=":memory:")
     >>> round(rt_log_likelihood("q", settings, choices, task_shape("rewardgym/two-step", ":memory:")), 3)
-    -33.375
+    -33.376
     """
     from .lba import lba_log_density
     from .wiener import wiener_log_density

@@ -32,7 +32,7 @@ def plot_rt_recovery(results: Sequence[ParameterRecovery], path: str | None = No
     >>> result = ParameterRecovery("q-ddm", "rewardgym/two-step", 200, {"lr": [0.2, 0.5, 0.8]},
     ...                            {"lr": [0.25, 0.45, 0.8]})
     >>> [ax.get_title() for ax in plot_rt_recovery([result]).axes]
-    ['lr: r = 0.99, MAE = 0.03']
+    ['lr: r = 0.99, MAE = 0.033']
     """
     from matplotlib.figure import Figure
 
