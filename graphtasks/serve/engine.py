@@ -105,7 +105,7 @@ class SessionPlayer:
         if self.screen.page != "choice":
             return None
         study = self.spec.study if isinstance(self.spec.study, dict) else {}
-        described = self.screen.describe(plan.version.graph, lambda: None, tuple(study.get("keys", ())))
+        described = self.screen.describe(plan.version.graph, plan.make_env, tuple(study.get("keys", ())))
         n_actions = int(plan.version.graph.task.get("n_actions") or 2)
         return option_looks(described["states"], n_actions, str(study.get("stimuli", "labels")))
 

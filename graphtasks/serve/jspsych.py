@@ -193,7 +193,7 @@ def _phase(study: Study, plan: Any) -> dict[str, Any]:
         c = genv.compiled
         sources = [_source(task, t, s) for t, s in enumerate(genv._sources)]
         uniforms, normals = _blocks(plan, env)
-        described = screen.describe(plan.version.graph, lambda: None, study.keys)
+        described = screen.describe(plan.version.graph, plan.make_env, study.keys)
         n_actions = int(plan.version.graph.task.get("n_actions") or 2)
         looks = option_looks(described["states"], n_actions, study.stimuli)
         for rows in looks.values():
