@@ -96,3 +96,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-
     from tests.scheduling import LongestFirstScheduling
 
     return LongestFirstScheduling(config, log)
+
+
+CPU_LOG_VAR = "GRAPHTASKS_TEST_CPU_LOG"  # a file: each test's CPU seconds are appended to it
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    """With GRAPHTASKS_TEST_CPU_LOG set, append each test's CPU seconds (its process's and its
+    subprocesses', set-up and tear-down included) to that file: what a test costs a saturated
+    2-core CI machine, measured even on a busy one where wall times mislead. tests/scheduling.py
+    sums them per unit (`python -m tests.scheduling LOG`)."""
+    path = os.environ.get(CPU_LOG_VAR)
+    if not path:
+        yield
+        return
+    import resource
+
+    def spent() -> float:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    before = spent()
+    yield
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(f"{item.nodeid}\t{spent() - before:.3f}\n")

@@ -93,3 +93,20 @@ class LongestFirstScheduling(LoadScopeScheduling):
 
     def _split_scope(self, nodeid: str) -> str:
         return unit_of(nodeid)
+
+
+def unit_seconds(log: str) -> dict[str, float]:
+    """CPU seconds per unit from a GRAPHTASKS_TEST_CPU_LOG file (tests/conftest.py), longest first."""
+    totals: dict[str, float] = {}
+    with open(log, encoding="utf-8") as lines:
+        for line in lines:
+            nodeid, seconds = line.rstrip("\n").rsplit("\t", 1)
+            totals[unit_of(nodeid)] = totals.get(unit_of(nodeid), 0.0) + float(seconds)
+    return dict(sorted(totals.items(), key=lambda item: -item[1]))
+
+
+if __name__ == "__main__":  # python -m tests.scheduling LOG: the units' CPU seconds, to refresh MEASURED_SECONDS
+    import sys
+
+    for unit, seconds in unit_seconds(sys.argv[1]).items():
+        print(f"{seconds:8.1f}  {unit}")
