@@ -54,8 +54,8 @@ def trials(server: StudyServer) -> list[list[Any]]:
 
 
 def events(server: StudyServer) -> list[list[Any]]:
-    return server.store.cypher("MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) RETURN r.index, e.check, e.answer, "
-                               "e.passed, e.attempt, e.trial ORDER BY e.uid").rows
+    return server.store.cypher("MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE e.kind = 'attention_check' "
+                               "RETURN r.index, e.check, e.answer, e.passed, e.attempt, e.trial ORDER BY e.uid").rows
 
 
 def test_attention_checks_are_read_from_the_study_table_and_bad_ones_named():
@@ -179,3 +179,27 @@ def test_every_page_and_asset_is_cross_origin_isolated(server):
         assert headers["cross-origin-opener-policy"] == "same-origin", path
         assert headers["cross-origin-embedder-policy"] == "require-corp", path
         assert headers["cross-origin-resource-policy"] == "same-origin", path
+
+
+@pytest.mark.slow  # a server process: ~5 s
+def test_a_pilot_answers_the_attention_checks_it_meets(tmp_path):
+    """`serve --pilot`: the simulated participants answer each attention check as instructed when
+    they reach it, so that a pilot's sessions are not flagged for checks they skipped."""
+    import subprocess
+    import sys
+
+    from graphstore import open_store
+    from tests.test_serve import free_port
+
+    study = tmp_path / "study.toml"
+    study.write_text(STUDY, encoding="utf-8")
+    store = tmp_path / "pilot.lbug"
+    result = subprocess.run(
+        [sys.executable, "-m", "graphtasks", "--store", str(store), "serve", str(study), "--port", str(free_port()),
+         "--pilot", "1"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    with open_store(store, "r") as s:
+        assert s.cypher("MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE e.kind = 'attention_check' RETURN e.check, "
+                        "e.passed, e.attempt, e.trial ORDER BY e.uid").rows == [[0, True, 1, 2], [1, True, 1, 4]]
+        assert s.cypher("MATCH (r:Run) WHERE r.attention_done IS NOT NULL RETURN r.attention_done, "
+                        "r.attention_failures").rows == [[2, 0]]

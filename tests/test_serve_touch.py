@@ -117,8 +117,8 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
     choices = attention = 0
     while True:
         kind = player.next_screen()
-        if kind not in ("feedback", "fixation", "done"):
-            ready(driver) if kind != "consent" else None
+        if kind not in ("feedback", "fixation", "done", "consent"):  # consent's buttons listen at once
+            ready(driver)
         check(kind)
         if kind == "consent":
             tap(driver, "button.agree")
@@ -152,7 +152,8 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
     tap(driver, "#start")
     grid = Player(driver, shots)
     while (kind := grid.next_screen()) != "grid":
-        ready(driver) if kind != "consent" else None
+        if kind != "consent":
+            ready(driver)
         if kind == "consent":
             tap(driver, "button.agree")
         elif kind == "check":
@@ -211,7 +212,8 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
             "t.away_ms, t.pastes, t.key_repeats, t.hidden, t.webdriver, t.key "
             "ORDER BY r.index, e.phase_index, e.index, t.step", {"uid": experiment_uid("two-step people")}).rows
         events = store.cypher(
-            "MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) RETURN e.kind, e.check, e.answer, e.passed, e.attempt, "
+            "MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE e.kind = 'attention_check' "
+            "RETURN e.kind, e.check, e.answer, e.passed, e.attempt, "
             "e.trial, e.input ORDER BY e.uid").rows
     assert len(trials) == 7 and [t[1] for t in trials] == ["touch"] * 7  # 6 two-step choices, 1 grid move
     assert all(t[2] == resolution and 0 < t[2] < 0.1 for t in trials)  # finer than an isolated page's 100 us

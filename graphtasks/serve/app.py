@@ -382,12 +382,12 @@ class StudyServer:
                "attention_done": done + (not again), "attention_attempt": attempt if again else 0}
         events = (int(s.run.get("attention_failures") or 0) + done  # this session's answers so far: the wrong
                   - int(s.run.get("attention_failed_twice") or 0))  # ones and the checks passed
-        event = {"uid": f"{s.run['uid']}/event/{events}", "task": self.uid, "kind": "attention_check",
-                 "at": now_ms(),
-                 "trial": s.player.trial, "check": number, "answer": answer, "passed": passed, "attempt": attempt,
-                 "rt": rt, "input": given_input}
+        uid = f"{s.run['uid']}/event/{events}"
+        event = {"uid": uid, "task": self.uid, "kind": "attention_check", "at": now_ms(), "trial": s.player.trial,
+                 "check": number, "answer": answer, "passed": passed, "attempt": attempt, "rt": rt,
+                 "input": given_input}
         self.store.merge_shared([("Run", [run]), ("StudyEvent", [event])],
-                                [("HAS_EVENT", "Run", "StudyEvent", [_key(run["uid"], event["uid"])])])
+                                [("HAS_EVENT", "Run", "StudyEvent", [_key(run["uid"], uid)])])
         s.run = run
         return {"check": number, "passed": passed, "again": again}
 

@@ -109,11 +109,15 @@ def run_pilot(
             _call(api + "/checks", {"answers": [right for _, _, right in study.checks]})
         probe = SessionPlayer(spec, versions, Cell(0, spec.tasks[0], AgentSpec("pilot", "pilot", {}), 0))
         actor = agent_for_env(chosen.name, probe.env, probe.view, seed + i, **chosen.params)
-        position = _call(api)["position"]
+        view = _call(api)
+        position, attended = view["position"], int(view["attention"]["done"])
         shown = time.monotonic()  # when the screen's data arrived
         actor.begin_episode()
         trials, total, run = 0, 0.0, None
         while not position["done"]:
+            while attended < len(study.attention_checks) and study.attention_checks[attended][0] <= position["trial"]:
+                _call(api + "/attention", {"check": attended, "answer": study.attention_checks[attended][3]})
+                attended += 1  # a pilot reads the instructed answer
             state, available = position["state"], position["available"]
             action = int(actor.act(state, available))
             rt = float(rng.lognormal(math.log(rt_ms), 0.35))

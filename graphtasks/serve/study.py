@@ -276,7 +276,7 @@ def _attention_checks(value: Any, path: str) -> tuple[tuple[int, str, tuple[str,
     if not isinstance(value, list) or len(value) > MAX_CHECKS:
         raise StudyError(f"{path}: study.attention_checks: expected at most {MAX_CHECKS} [[study.attention_checks]] "
                          f"tables")
-    out = []
+    out: list[tuple[int, str, tuple[str, ...], int]] = []
     for i, item in enumerate(value):
         where = f"{path}: study.attention_checks[{i}]"
         if not isinstance(item, dict) or set(item) - set(ATTENTION_KEYS) or "after_trial" not in item:
