@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from graphtasks.serve.app import Refused, StudyServer, make_app
-from graphtasks.serve.quality import Thresholds, session_quality
+from graphtasks.serve.quality import QUALITY_COLUMNS, Thresholds, session_quality, study_quality
 from graphtasks.serve.study import StudyError, parse_study
 from tests.test_serve import TWO_STEP_STUDY
 
@@ -96,6 +96,9 @@ def test_an_attention_check_failed_is_asked_again_and_every_answer_is_an_event(s
                               [3, 1, 1, False, 2, 4]]
     row = next(r for r in server.overview() if r["run"] == 3)
     assert row["flags"] == "failed_checks" and (row["attention_failures"], row["attention_failed_twice"]) == (3, 1)
+    offline = study_quality(server.store, server.study)  # the same rows from the store alone
+    assert [{k: r[k] for k in ("run", "trials", *QUALITY_COLUMNS)} for r in offline] == \
+        [{k: r[k] for k in ("run", "trials", *QUALITY_COLUMNS)} for r in server.overview()]
     untouched = next(r for r in server.overview() if r["run"] == 4)
     assert untouched["flags"] == "" and untouched["checks_missed"] == 0
     assert server.view(other)["attention"] == {"done": 0, "attempt": 0}  # a participant's checks are their own

@@ -146,6 +146,57 @@ def session_quality(trials: Sequence[Mapping[str, Any]], run: Mapping[str, Any],
     }
 
 
+def study_quality(store: Any, study: Any, thresholds: Thresholds = Thresholds()) -> list[dict[str, Any]]:
+    """Every browser session of a study, from its store (the server need not run): one row per
+    session, the dashboard's and `/researcher/sessions.csv`'s flags and numbers.
+
+    Parameters
+    ----------
+    store : GraphStore
+        The store the study's server wrote.
+    study : Study
+        The study (`graphtasks.serve.study.load_study`): its experiment's name and attention checks.
+    thresholds : Thresholds
+        The flags' thresholds.
+
+    Returns
+    -------
+    list of dict
+        Per session, in run order: `run`, `participant`, `status`, `trials`, then `QUALITY_COLUMNS`.
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.serve.quality import study_quality
+    >>> from graphtasks.serve.study import load_study
+    >>> with open_store(":memory:", "w") as store:
+    ...     study_quality(store, load_study("rewardgym/two-step", episodes=2))
+    []
+    """
+    from graphtasks.experiments.ids import experiment_uid
+
+    names = ("rt", "key", "action", "input", "timer_resolution_ms", "isolated", *TELEMETRY)
+    runs = store.cypher(
+        "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid AND r.token_hash IS NOT NULL "
+        "RETURN r.uid, r.index, p.participant_id, r.status, r.attention_done, r.attention_failures, "
+        "r.attention_failed_twice ORDER BY r.index", {"uid": experiment_uid(study.spec.name)}).rows
+    trials: dict[str, list[dict[str, Any]]] = {row[0]: [] for row in runs}
+    for uid, *values in store.cypher(
+        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.uid IN $runs RETURN r.uid, "
+        + ", ".join(f"t.{n}" for n in names) + " ORDER BY r.uid, e.phase_index, e.index, t.step",
+        {"runs": list(trials)},
+    ).rows:
+        trials[uid].append(dict(zip(names, values)))
+    out = []
+    for uid, index, participant, status, done, failures, twice in runs:
+        mine = trials[uid]
+        due = sum(after <= len(mine) for after, *_ in study.attention_checks)
+        run = {"attention_done": done, "attention_failures": failures, "attention_failed_twice": twice}
+        out.append({"run": index, "participant": participant, "status": status, "trials": len(mine),
+                    **session_quality(mine, run, due, thresholds)})
+    return out
+
+
 def run_length(values: Iterable[Any]) -> int:
     """The longest run of equal values in a row (None breaks a run).
 
