@@ -28,12 +28,13 @@ from graphtasks.experiments.ids import experiment_uid
 from tests.test_serve import RESEARCHER, TWO_STEP_STUDY, get, post
 from tests.test_serve import serve as serve  # the fixture
 from tests.test_serve_browser import CHROMIUM, DRIVER, Player, shots_dir
+from tests.test_serve_room import room_store as room_store  # the fixture
 
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
 
 STUDY = TWO_STEP_STUDY.format(episodes=1, timeout=0).replace(
-    'tasks = ["rewardgym/two-step"]', 'tasks = ["rewardgym/two-step", "neuronav/grid/two_step/micro"]'
-).replace("feedback_ms = 150", "feedback_ms = 300") + """
+    'tasks = ["rewardgym/two-step"]', 'tasks = ["rewardgym/two-step", "neuronav/grid/two_step/micro", "room/small"]'
+).replace("feedback_ms = 150", "feedback_ms = 300").replace("episodes = 1\n", "episodes = 1\nmax_steps = 30\n") + """
 [[study.attention_checks]]
 after_trial = 2
 question = "To show that you read this, choose 'Blue'."
@@ -98,9 +99,9 @@ def ready(driver: Any) -> None:
 
 
 @pytest.mark.slow  # Chromium: ~15 s
-def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser, tmp_path):
+def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser, room_store, tmp_path):
     driver = touch_browser
-    server = serve(STUDY)
+    server = serve(STUDY, store=room_store)  # the Room task's ConceptNet snapshot is in the store
     shots = shots_dir(tmp_path)
     player = Player(driver, shots)
     checked: dict[str, list[str]] = {}  # each screen's axe violations
@@ -146,25 +147,27 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
     assert attention == 2 and choices == 6  # 2 practice and 1 main round of two choices
     resolution = float(driver.find_element(By.ID, "screen").get_attribute("data-resolution"))
 
-    # the grid of the second session: its arrows are buttons; one tap moves north
-    driver.execute_script("localStorage.clear();")
-    driver.get(server.url + "/")
-    tap(driver, "#start")
-    grid = Player(driver, shots)
-    while (kind := grid.next_screen()) != "grid":
-        if kind != "consent":
-            ready(driver)
-        if kind == "consent":
-            tap(driver, "button.agree")
-        elif kind == "check":
-            tap(driver, "button.choice", 0)
-        else:
-            tap(driver, "button.continue")
-    ready(driver)
-    check("grid")
-    grid.shoot("touch-grid")
-    tap(driver, "button.arrow-up")
-    grid.next_screen()
+    # the second session's task is a grid: its arrows are buttons, one tap moves north; the
+    # third's the Room task: its answers are buttons, one tap answers
+    for task, button in (("grid", "button.arrow-up"), ("room", "button.answer")):
+        driver.execute_script("localStorage.clear();")
+        driver.get(server.url + "/")
+        tap(driver, "#start")
+        player = Player(driver, shots)
+        while (kind := player.next_screen()) != task:
+            if kind != "consent":
+                ready(driver)
+            if kind == "consent":
+                tap(driver, "button.agree")
+            elif kind == "check":
+                tap(driver, "button.choice", 0)
+            else:
+                tap(driver, "button.continue")
+        ready(driver)
+        check(task)
+        player.shoot(f"touch-{task}")
+        tap(driver, button, 2 if task == "room" else 0)
+        player.next_screen()
 
     # the dashboard: the flags, sortable
     link = post(server.url + "/researcher/link", {}, headers={"Authorization": f"Bearer {RESEARCHER}"})[1]["link"]
@@ -173,8 +176,9 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
     check("dashboard")
     page = driver.page_source
     assert "failed_checks" in page and "automation" in page and "with quality flags" in page
-    first, second = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "tbody tr")]
-    assert "too_fast,failed_checks,automation" in first and "failed_checks" not in second  # most flags first
+    first, *others = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert "too_fast,failed_checks,automation" in first and len(others) == 2  # most flags first
+    assert not any("failed_checks" in row for row in others)
     driver.save_screenshot(str(shots / "dashboard-flags.png"))
     status, sessions = get(server.url + "/researcher/sessions.csv", headers={"Authorization": f"Bearer {RESEARCHER}"})
     rows = list(csv.DictReader(io.StringIO(sessions)))
@@ -203,7 +207,7 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
     pictures.stop()
 
     assert {k: v for k, v in checked.items() if v} == {}  # axe-core: no WCAG 2 A/AA violation on any screen
-    assert {"start", "consent", "text", "check", "attention", "choice", "feedback", "done", "grid",
+    assert {"start", "consent", "text", "check", "attention", "choice", "feedback", "done", "grid", "room",
             "dashboard"} <= set(checked)
     with open_store(server.store, "r") as store:
         trials = store.cypher(
@@ -215,10 +219,11 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
             "MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE e.kind = 'attention_check' "
             "RETURN e.kind, e.check, e.answer, e.passed, e.attempt, "
             "e.trial, e.input ORDER BY e.uid").rows
-    assert len(trials) == 7 and [t[1] for t in trials] == ["touch"] * 7  # 6 two-step choices, 1 grid move
+    assert len(trials) == 8 and [t[1] for t in trials] == ["touch"] * 8  # 6 two-step choices, a move, an answer
     assert all(t[2] == resolution and 0 < t[2] < 0.1 for t in trials)  # finer than an isolated page's 100 us
     assert all(t[3] is True and t[4] > 0 and t[6] - t[5] == pytest.approx(t[4]) for t in trials)
     assert [t[7] for t in trials[:6]] == [0, 1, 0, 0, 0, 0] and trials[1][8] > 0  # the blur, on the second trial
     assert [t[9] for t in trials[:6]] == [0, 1, 0, 0, 0, 0] and all(t[10] == 0 and t[11] == 0 for t in trials)
     assert [t[13] for t in trials[:6]] == [["f", "j"][i % 2] for i in range(6)] and trials[6][13] == "ArrowUp"
+    assert trials[7][13] == "c"  # the Room's third answer, on its key
     assert events == [["attention_check", 0, 0, False, 1, 2, "touch"], ["attention_check", 0, 1, True, 2, 2, "touch"]]
