@@ -8,9 +8,10 @@
    (`fit_many`, one process), against the choice-only `q` fitted to the same choices in the same
    run (`fit_many` as it chooses: batched lanes where they pay). The ratio is printed.
 
-    python benchmarks/rt_fit_bench.py                 # about half an hour on one core
+    python benchmarks/rt_fit_bench.py                 # about 7 minutes on a shared two-core machine
     python benchmarks/rt_fit_bench.py --quick         # short, to check the script
     python benchmarks/rt_fit_bench.py --figure docs/images/fit-rt-recovery.png   # also draws the recovery
+    python benchmarks/rt_fit_bench.py --models hybrid-ddm   # the hybrid-ddm recovery instead (about 9 minutes)
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="processes of the recoveries (default 1)")
     parser.add_argument("--figure", metavar="FILE.png", help="draw the recovery figure")
     parser.add_argument("--skip-recovery", action="store_true", help="only the speed part")
+    parser.add_argument("--models", default="q-ddm,q-lba", help="the models recovered (default q-ddm,q-lba)")
     args = parser.parse_args()
     participants, trials, fitted = (6, 60, 6) if args.quick else (50, 200, 100)
     report: dict[str, object] = {"task": TASK, "participants": participants, "trials": trials}
@@ -69,7 +71,7 @@ def main() -> None:
     if not args.skip_recovery:
         print(f"Parameter recovery on {TASK}: {participants} participants x {trials} trials, {args.starts} starts")
         print(f"{'model':<8} {'setting':<12} {'r':>6} {'MAE':>8}")
-        for name in ("q-ddm", "q-lba"):
+        for name in args.models.split(","):
             result, seconds = recover(name, participants, trials, args.starts, args.workers)
             results.append(result)
             rows = {}
