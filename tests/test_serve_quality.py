@@ -176,9 +176,10 @@ def asgi_get(app: Any, path: str) -> tuple[int, dict[str, str]]:
 def test_every_page_and_asset_is_cross_origin_isolated(server):
     app = make_app(server)
     token = server.start_session({})["token"]
-    for path in ("/", f"/s/{token}", "/static/study.js", "/static/study.css", "/api/study", "/no/such/page"):
+    refused = {"/no/such/page": 404, "/researcher/sessions.csv": 403}  # the flags table: researchers only
+    for path in ("/", f"/s/{token}", "/static/study.js", "/static/study.css", "/api/study", *refused):
         status, headers = asgi_get(app, path)
-        assert status == (404 if path == "/no/such/page" else 200), path
+        assert status == refused.get(path, 200), path
         assert headers["cross-origin-opener-policy"] == "same-origin", path
         assert headers["cross-origin-embedder-policy"] == "require-corp", path
         assert headers["cross-origin-resource-policy"] == "same-origin", path
@@ -206,3 +207,13 @@ def test_a_pilot_answers_the_attention_checks_it_meets(tmp_path):
                         "e.passed, e.attempt, e.trial ORDER BY e.uid").rows == [[0, True, 1, 2], [1, True, 1, 4]]
         assert s.cypher("MATCH (r:Run) WHERE r.attention_done IS NOT NULL RETURN r.attention_done, "
                         "r.attention_failures").rows == [[2, 0]]
+
+
+def test_the_flags_of_a_trial_read_while_it_was_being_written_are_recomputed(server):
+    """The dashboard may be read between a trial's step and its commit: the flags then lack that
+    trial, and the next overview reads it."""
+    token = begun(server)
+    staged = server.stage_trial(token, {"index": 0, "action": 0, "rt": 420.0, "telemetry": {"pastes": 1}})
+    assert server.overview()[0]["flags"] == "" and server.overview()[0]["pastes"] == 0  # not committed yet
+    server.write([staged])
+    assert server.overview()[0]["flags"] == "automation" and server.overview()[0]["pastes"] == 1

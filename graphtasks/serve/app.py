@@ -535,9 +535,10 @@ class StudyServer:
                 {"runs": list(by_run)},
             ).rows:
                 by_run[uid].append(dict(zip(names, values)))
-            for s in stale:
-                due = sum(after <= s.player.trial for after, *_ in self.study.attention_checks)
-                s.quality = (*self._progress(s), session_quality(by_run[s.run["uid"]], s.run, due))
+            for s in stale:  # keyed by the trials read: one staged but not yet committed is read next time
+                rows = by_run[s.run["uid"]]
+                due = sum(after <= len(rows) for after, *_ in self.study.attention_checks)
+                s.quality = (len(rows), self._progress(s)[1], session_quality(rows, s.run, due))
         out = []
         for s in sessions:
             assert s.quality is not None
