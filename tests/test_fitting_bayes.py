@@ -62,7 +62,7 @@ def test_models_without_a_jax_likelihood_are_refused_in_one_line() -> None:
 
 @pytest.mark.slow  # about 15 s of CPU, most of it JAX compiling the sampler
 def test_a_small_nuts_fit_samples_reports_and_is_stored(tmp_path, capsys) -> None:
-    """Three Q participants x 60 trials, one chain of 150 + 150: the fit reports its
+    """Three Q participants x 60 trials, one chain (--chains 1) of 150 + 150: the fit reports its
     diagnostics, orders the participants' learning rates as simulated, and goes through the
     store and the command line as method "nuts"."""
     lrs = (0.2, 0.5, 0.8)
@@ -77,9 +77,10 @@ def test_a_small_nuts_fit_samples_reports_and_is_stored(tmp_path, capsys) -> Non
     with open_store(store_path, "w") as store:
         import_behaviour(store, "lab", files)
     assert main(["--store", store_path, "fit", "run", "lab", "--method", "nuts", "--samples", "150", "--warmup",
-                 "150"]) == 0
+                 "150", "--chains", "1"]) == 0
     out = capsys.readouterr().out
-    assert " nuts " in out and "nuts: 1 chain, 150 warmup + 150 draws" in out and "divergences" in out
+    assert " nuts " in out and "nuts: 1 chain (sequential), 150 warmup + 150 draws each" in out
+    assert "divergences" in out
     with open_store(store_path, "r") as store:
         groups = recorded_group_fits(store, "lab")
         fits = recorded_fits(store, "lab", method="nuts")
@@ -104,8 +105,8 @@ def test_a_small_nuts_fit_samples_reports_and_is_stored(tmp_path, capsys) -> Non
 def test_the_same_seed_gives_the_same_draws() -> None:
     group = [simulate(TWO_STEP, "q", {"lr": lr, "beta": 5.0, "gamma": 1.0}, 30, seed=i) for i, lr in
              enumerate((0.3, 0.7))]
-    one = fit_group_nuts(MODELS["q"], group, samples=30, warmup=30, seed=3)
-    two = fit_group_nuts(MODELS["q"], group, samples=30, warmup=30, seed=3)
+    one = fit_group_nuts(MODELS["q"], group, samples=30, warmup=30, seed=3, chains=1)
+    two = fit_group_nuts(MODELS["q"], group, samples=30, warmup=30, seed=3, chains=1)
     assert one.mean == two.mean and [f.params for f in one.fits] == [f.params for f in two.fits]
     with pytest.raises(BehaviourError, match="samples: expected a whole number from 10"):
         fit_group_nuts(MODELS["q"], group, samples=5)

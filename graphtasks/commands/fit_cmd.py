@@ -86,13 +86,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--method", choices=("mle", "em", "nuts"), default="mle",
         help="mle: each run alone, by maximum likelihood (default); em: the runs together, hierarchically "
         "(expectation-maximisation with Laplace approximations); nuts: the same hierarchical model sampled by "
-        "NUTS (NumPyro, one chain; pip install 'graphtasks[bayes]')",
+        "NUTS (NumPyro, --chains chains; pip install 'graphtasks[bayes]')",
     )
     run.add_argument("--max-iterations", type=integer(1, 1000), default=200,
                      help="em: iterations at most (default: 200)")
     run.add_argument("--samples", type=integer(10, 100_000), default=1000, help="nuts: draws kept (default: 1000)")
     run.add_argument("--warmup", type=integer(10, 100_000), default=1000,
                      help="nuts: adaptation steps before them (default: 1000)")
+    _nuts_arguments(run)
     run.add_argument("--starts", type=STARTS, default=5, help="optimiser starts per run (default: 5)")
     run.add_argument("--seed", type=SEED, default=0, help="seed of the starting points (default: 0)")
     run.add_argument("--workers", type=WORKERS, default=1, help="processes fitting runs at once (default: 1)")
@@ -367,6 +368,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     model = _chosen_model(args)
     selection = _selection(args)
+    given = [o for o, on in (("--chains", args.chains != 4), ("--centred", args.centred), ("--ppc", args.ppc),
+                             ("--ppc-draws", args.ppc_draws != 100)) if on]
+    if given and args.method != "nuts":
+        raise BehaviourError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --method nuts")
     with open_store(args.store, "r") as store:
         require_experiment(store, args.experiment)
         chosen = {r.run: r for r in select_runs(store, args.experiment, selection)}
@@ -377,8 +382,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise BehaviourError(f"--method {args.method} fits runs together: it needs two or more runs, got "
                                      f"{runs}")
             refuse_mixed([chosen[r].source for r in runs], selection, f"--method {args.method}", args.experiment)
-            group = fit_group_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers,
-                                   args.max_iterations, args.method, args.samples, args.warmup, phases)
+            if args.method == "nuts":
+                posterior = _sample_nuts(store, args, runs, model, phases)
+                group = posterior.group
+            else:
+                group = fit_group_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers,
+                                       args.max_iterations, args.method, args.samples, args.warmup, phases)
         else:
             fits = fit_runs(store, args.experiment, runs, model, args.starts, args.seed, args.workers, phases)
 
@@ -389,7 +398,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.method != "mle":
         if not args.no_record:
             with open_store(args.store, "w") as store:
-                record_group_fit(store, args.experiment, group, phases)
+                if args.method == "nuts":
+                    from graphtasks.fitting.records import record_posterior
+
+                    record_posterior(store, args.experiment, posterior, runs, phases)
+                else:
+                    record_group_fit(store, args.experiment, group, phases)
         rows = [{**f.as_dict(), **keyed(run)} for run, f in zip(runs, group.fits)]
         _print_fits(rows, EM_COLUMNS, args.format)
         if args.format != "json":
@@ -397,6 +411,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         _print_groups([_group_row(group.as_dict())], args.format)
         if group.diagnostics and args.format == "table":
             print(_diagnostics_text(group.diagnostics))
+        if args.method == "nuts":
+            _after_nuts(args, posterior)
         return 0
     if not args.no_record:
         with open_store(args.store, "w") as store:
@@ -406,11 +422,74 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nuts_arguments(parser: argparse.ArgumentParser) -> None:
+    """fit run's options of a NUTS fit: chains, parameterisation, the posterior predictive figure."""
+    parser.add_argument("--chains", type=integer(1, 64), default=4,
+                        help="nuts: Markov chains, in parallel where JAX has a CPU device for each (default: 4)")
+    parser.add_argument("--centred", action="store_true",
+                        help="nuts: sample each participant's settings as they are (x ~ N(mu, sigma^2)) instead of "
+                        "non-centred (x = mu + sigma z), the default")
+    parser.add_argument("--ppc", metavar="FILE.png",
+                        help="nuts: draw a posterior predictive check (two-step stay probabilities, or choice "
+                        "rates of a one-choice task) of the data against simulations from the posterior")
+    parser.add_argument("--ppc-draws", type=integer(1, 10_000), default=100,
+                        help="nuts: posterior draws simulated for --ppc (default: 100)")
+
+
+def _sample_nuts(store: Any, args: argparse.Namespace, runs: list[int], model: Any, phases: Any) -> Any:
+    """A NUTS fit of the runs with its draws; a failed check of convergence is said on stderr in one line."""
+    import sys
+    import warnings
+
+    from graphtasks.fitting.bayes import sample_runs
+    from graphtasks.fitting.diagnostics import ConvergenceWarning
+
+    if args.ppc:
+        require_plotting("--ppc")  # before the sampling, not after it
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", ConvergenceWarning)
+        posterior = sample_runs(store, args.experiment, runs, model, args.samples, args.warmup, args.seed,
+                                args.chains, "centred" if args.centred else "non-centred", phases)
+    for warning in said:
+        if issubclass(warning.category, ConvergenceWarning):
+            print(f"warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    return posterior
+
+
+def _after_nuts(args: argparse.Namespace, posterior: Any) -> None:
+    """A NUTS fit's table of diagnostics (table format) and its posterior predictive figure (--ppc)."""
+    if args.format == "table":
+        print()
+        print_rows(["setting", "part", "r_hat", "ess_bulk", "ess_tail"],
+                   [[name, part, f"{v['r_hat']:.3f}", f"{v['ess_bulk']:.0f}", f"{v['ess_tail']:.0f}"]
+                    for name, row in posterior.group.diagnostics["settings"].items() for part, v in row.items()],
+                   "table")
+        loo = posterior.group.diagnostics["loo"]
+        print(f"PSIS-LOO over participants: elpd {loo['elpd']:.2f} ± {loo['se']:.2f}, p_loo {loo['p_loo']:.2f}, "
+              f"looic {loo['looic']:.2f}; Pareto k above {loo['good_k']:.2f} for {loo['bad']} of "
+              f"{len(loo['pareto_k'])} participants")
+    if args.ppc:
+        from graphtasks.fitting.figures import plot_predictive_check
+        from graphtasks.fitting.ppc import posterior_predictive
+
+        check = posterior_predictive(posterior, args.ppc_draws, args.seed)
+        Path(args.ppc).parent.mkdir(parents=True, exist_ok=True)
+        plot_predictive_check(check, args.ppc)
+        if args.format == "table":
+            print(f"{args.ppc}: posterior predictive check ({check.kind}, {check.draws} draws); the data's group "
+                  f"mean is outside the 95% interval for {check.outside()} of {check.group_observed().size} values")
+
+
 def _diagnostics_text(diagnostics: dict[str, Any]) -> str:
     """A NUTS fit's diagnostics in one line."""
     worst = ", ".join(f"{k} {v:.3f}" for k, v in diagnostics["r_hat"].items())
     ess = ", ".join(f"{k} {v:.0f}" for k, v in diagnostics["ess"].items())
-    return (f"nuts: {diagnostics['chains']} chain, {diagnostics['warmup']} warmup + {diagnostics['samples']} draws in "
+    chains = diagnostics["chains"]
+    how = f" ({diagnostics['chain_method']})" if diagnostics.get("chain_method") else ""
+    return (f"nuts: {chains} chain{'s' if chains != 1 else ''}{how}, "
+            f"{diagnostics['warmup']} warmup + {diagnostics['samples']} draws each in "
             f"{diagnostics['seconds']:.1f} s; divergences {diagnostics['divergences']}; r-hat of the group means "
             f"{worst} (largest of all {diagnostics['max_r_hat']:.3f}); effective samples {ess} (fewest of all "
             f"{diagnostics['min_ess']:.0f})")

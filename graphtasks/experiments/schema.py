@@ -17,8 +17,8 @@ from graphstore.schema import Property, Schema
 MLS = "http://www.w3.org/ns/mls#"  # W3C ML-Schema: the RDF view types records with it where it fits
 # what an experiment owns (deleted with it)
 RECORD_LABELS = (
-    "CrossValidation", "GroupFit", "Fit", "Model", "Trial", "Probe", "Episode", "Chunk", "Run", "Participant", "Phase",
-    "Experiment",
+    "Posterior", "CrossValidation", "GroupFit", "Fit", "Model", "Trial", "Probe", "Episode", "Chunk", "Run",
+    "Participant", "Phase", "Experiment",
 )
 KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
 
@@ -219,6 +219,32 @@ def add_schema(s: Schema) -> None:
         shared=True,
     )
     s.add_node(
+        "Posterior",
+        [
+            Property("model", "str", True, "the fitted model's name"),
+            Property("chains", "int", True, "Markov chains sampled"),
+            Property("samples", "int", True, "draws kept per chain"),
+            Property("warmup", "int", True, "adaptation steps per chain before them"),
+            Property("seed", "int", True, "the sampler's seed (chain c: jax.random.split(PRNGKey(seed), chains)[c])"),
+            Property("chain_method", "str", True, "parallel | vectorized | sequential: how the chains ran"),
+            Property("parameterisation", "str", True, "non-centred (x = mu + sigma z) | centred"),
+            Property("settings", "json", True, "the free settings, in the order of the draws' last axis"),
+            Property("runs", "json", True, "the run indices, in the order of the draws' participant axis"),
+            Property("divergences", "json", True, "divergent transitions of each chain"),
+            Property("mu", "json", True, "draws of the group means, transformed: [chain][draw][setting]"),
+            Property("sigma", "json", True, "draws of the group sds, transformed: [chain][draw][setting]"),
+            Property("x", "json", True, "draws of each participant's settings, transformed: "
+                     "[chain][draw][participant][setting]"),
+            Property("log_lik", "json", True, "each draw's log-likelihood of each participant's choices: "
+                     "[chain][draw][participant]"),
+            Property("loo", "json", False, "PSIS-LOO over participants: elpd, se, p_loo, looic, pareto_k"),
+            Property("created_at", "str", False, "UTC time of the fit"),
+            Property("version", "str", False, "graphtasks version that fitted it"),
+        ],
+        "Every chain's draws of a NUTS fit (graphtasks fit run --method nuts), beside its GroupFit.",
+        shared=True,
+    )
+    s.add_node(
         "CrossValidation",
         [
             Property("model", "str", True, "the model's name (a shipped model, an agent's, or gru-N[-shared])"),
@@ -261,4 +287,5 @@ def add_schema(s: Schema) -> None:
     s.add_rel("FITS", [("Fit", "Run")], [KEY], "The run whose choices a fit explains.")
     s.add_rel("OF_MODEL", [("Fit", "Model"), ("GroupFit", "Model")], [KEY], "The model a fit is of.")
     s.add_rel("HAS_FIT", [("GroupFit", "Fit")], [KEY], "The fits of the runs a hierarchical fit fitted together.")
+    s.add_rel("HAS_POSTERIOR", [("GroupFit", "Posterior")], [KEY], "The draws of a sampled (NUTS) group fit.")
     s.add_rel("VALIDATES", [("CrossValidation", "Run")], [KEY], "The runs whose choices a cross-validation held out.")

@@ -5,7 +5,7 @@ EM approximates (`graphtasks.fitting.hierarchical`): each participant's free set
 the real line by the scaled logistic of the model's bounds, are drawn from a Gaussian group
 distribution N(mu, sigma^2) per setting; here mu and sigma get priors too (mu ~ N(0, 1.5^2),
 sigma ~ HalfNormal(1.5), in the transformed space) and the sampler draws from their joint
-posterior with every participant's settings (non-centred: x = mu + sigma z, z ~ N(0, 1)).
+posterior with every participant's settings.
 
 The likelihood is the agents' own rule, written again in JAX as one scan over the choices
 (`log_likelihoods`) and tested equal to `graphtasks.fitting.likelihood.log_likelihood`: the Q
@@ -14,18 +14,26 @@ TD(lambda) model-free values, transition counts with their weak prior, w, persev
 any task; so the shipped models `q`, `model-based` and `hybrid` are sampled, and any other
 model of those agents whose free settings are among theirs.
 
-One chain is run (the brief of a 2-core machine); r-hat is split-chain r-hat (the chain's two
-halves), effective sample sizes are NumPyro's, and divergent transitions are counted. A
-participant's fit is the posterior mean of each setting with its posterior standard deviation;
-its log-likelihood is at those means, and its `log_evidence` the Laplace approximation under
-the group distribution at the posterior means of mu and sigma^2 (`hierarchical.estimate`), so
+Several chains are run (`chains`, default 4; in parallel, one JAX CPU device each, where JAX
+has the devices, else vectorised), each seeded from the one seed; R-hat (rank-normalised,
+split), bulk and tail effective sample sizes, divergences and PSIS-LOO over participants
+come from ArviZ (`graphtasks.fitting.diagnostics`), and a fit that fails a check warns in one
+line. The group prior is non-centred by default (x = mu + sigma z): with few choices per
+participant the centred form's funnel (small sigma pins every x to mu) makes divergences;
+`parameterisation="centred"` samples x itself. A participant's fit is the posterior mean of
+each setting with its posterior standard deviation; its log-likelihood is at those means, and
+its `log_evidence` the Laplace approximation under the group distribution at the posterior
+means of mu and sigma^2 (`hierarchical.estimate`), so
 that NUTS fits can go to random-effects model selection like EM's.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
+import warnings
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -42,6 +50,7 @@ SETTINGS = {  # what the JAX likelihood knows of each agent: its settings and th
 }
 MU_SD = 1.5  # prior of each group mean (transformed space)
 SIGMA_SCALE = 1.5  # half-normal prior of each group standard deviation
+DEVICES = 4  # JAX CPU devices asked for at least: the default chains run in parallel
 
 
 def require_numpyro() -> Any:
@@ -51,7 +60,8 @@ def require_numpyro() -> Any:
     except ImportError:
         raise BehaviourError("--method nuts needs NumPyro and JAX: pip install 'graphtasks[bayes]'") from None
     numpyro.enable_x64()
-    numpyro.set_host_device_count(1)
+    # A CPU device per chain lets the chains run in parallel; this only takes effect before JAX first starts.
+    numpyro.set_host_device_count(max(DEVICES, os.cpu_count() or 1))
     return numpyro
 
 
@@ -187,7 +197,11 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
     return final[-1]
 
 
-def _model_function(model: FitModel, packed: Packed) -> Any:
+PARAMETERISATIONS = ("non-centred", "centred")
+CHAIN_METHODS = ("auto", "parallel", "vectorized", "sequential")
+
+
+def _model_function(model: FitModel, packed: Packed, centred: bool = False) -> Any:
     import jax
     import jax.numpy as jnp
     import numpyro
@@ -202,16 +216,76 @@ def _model_function(model: FitModel, packed: Packed) -> Any:
         mu = numpyro.sample("mu", dist.Normal(0.0, MU_SD).expand([d]).to_event(1))
         sigma = numpyro.sample("sigma", dist.HalfNormal(SIGMA_SCALE).expand([d]).to_event(1))
         with numpyro.plate("participants", participants):
-            z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([d]).to_event(1))
-        x = numpyro.deterministic("x", mu + sigma * z)
+            if centred:  # x ~ N(mu, sigma^2) sampled as it is
+                x = numpyro.sample("x", dist.Normal(mu, sigma).to_event(1))
+            else:  # x = mu + sigma z: the sampler moves over z, whose prior never depends on sigma
+                z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([d]).to_event(1))
+                x = numpyro.deterministic("x", mu + sigma * z)
         values = low + (high - low) * jax.nn.sigmoid(x)
         settings = {**fixed, **{n: values[:, j] for j, n in enumerate(model.free)}}
-        numpyro.factor("choices", log_likelihoods(model.agent, settings, packed).sum())
+        each = numpyro.deterministic("log_lik", log_likelihoods(model.agent, settings, packed))
+        numpyro.factor("choices", each.sum())
 
     return hierarchical
 
 
-def fit_group_nuts(
+@dataclass(frozen=True, eq=False)
+class Posterior:
+    """A NUTS fit with its draws: the `GroupFit` (what is stored and compared) and every chain.
+
+    `mu`, `sigma` are (chains, draws, settings) and `x` (chains, draws, participants,
+    settings), all in the transformed space; `log_lik` is (chains, draws, participants), each
+    draw's log-likelihood of each participant's choices (what PSIS-LOO reads).
+    """
+
+    group: GroupFit
+    model: FitModel
+    choices: tuple[Choices, ...]
+    shapes: tuple[TaskShape, ...]
+    mu: np.ndarray
+    sigma: np.ndarray
+    x: np.ndarray
+    log_lik: np.ndarray
+    divergent: np.ndarray  # (chains, draws): whether each transition diverged
+
+    @property
+    def chains(self) -> int:
+        return int(self.mu.shape[0])
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.model.free)
+
+    def settings(self) -> np.ndarray:
+        """Every draw of every participant's settings in their units: (chains, draws, participants, settings)."""
+        return to_natural(self.model, self.x.reshape(-1, len(self.names))).reshape(self.x.shape)
+
+
+def _check_options(samples: int, warmup: int, chains: int, chain_method: str, parameterisation: str) -> None:
+    for name, value, least in (("samples", samples, 10), ("warmup", warmup, 10), ("chains", chains, 1)):
+        most = 64 if name == "chains" else 100_000
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+            raise BehaviourError(f"{name}: expected a whole number from {least} to {most}, got {value!r}")
+    if chain_method not in CHAIN_METHODS:
+        raise BehaviourError(f"chain_method: expected one of {', '.join(CHAIN_METHODS)}, got {chain_method!r}")
+    if parameterisation not in PARAMETERISATIONS:
+        raise BehaviourError(f"parameterisation: expected one of {', '.join(PARAMETERISATIONS)}, "
+                             f"got {parameterisation!r}")
+
+
+def chosen_chain_method(chains: int, chain_method: str = "auto") -> str:
+    """How the chains run: "auto" is parallel (one JAX CPU device per chain, `pmap`) when JAX
+    has a device for each chain, else vectorised (one `vmap` over the chains on one device)."""
+    import jax
+
+    if chain_method != "auto":
+        return chain_method
+    if chains == 1:
+        return "sequential"
+    return "parallel" if jax.local_device_count() >= chains else "vectorized"
+
+
+def sample_group(
     model: FitModel,
     choices: Sequence[Choices],
     samples: int = 1000,
@@ -219,8 +293,11 @@ def fit_group_nuts(
     seed: int = 0,
     shapes: Sequence[TaskShape] | None = None,
     store: Any = None,
-) -> GroupFit:
-    """Sample the hierarchical posterior of `model` over the participants' `choices` by NUTS (one chain).
+    chains: int = 4,
+    chain_method: str = "auto",
+    parameterisation: str = "non-centred",
+) -> Posterior:
+    """Sample the hierarchical posterior of `model` by NUTS on several chains, with every draw kept.
 
     Parameters
     ----------
@@ -229,73 +306,109 @@ def fit_group_nuts(
     choices
         One sequence of choices per participant (two or more), all of one task.
     samples, warmup
-        Draws kept, and adaptation steps before them.
+        Draws kept per chain, and adaptation steps before them.
     seed
-        Seed of the sampler (JAX's PRNG key): the same draws for the same seed.
+        One seed for every chain: chain c starts from `jax.random.split(PRNGKey(seed), chains)[c]`
+        (its initial point drawn at random within radius 2 of the origin of the unconstrained
+        space, its step size adapted on its own); the same seed gives the same draws.
     shapes
         The task's shape per participant (default: read from the task).
+    store
+        Where the task is read (default: the default store).
+    chains
+        Markov chains, 1 to 64 (default 4: R-hat compares them).
+    chain_method
+        "parallel" (a JAX CPU device per chain), "vectorized" (the chains as one batch on one
+        device), "sequential", or "auto" (default): parallel when JAX has a device for each
+        chain (`require_numpyro` asks for as many as the machine has cores, at least 4, before
+        JAX starts), else vectorised. The same draws any way.
+    parameterisation
+        "non-centred" (default: participant x = mu + sigma z, z ~ N(0, 1) sampled) or
+        "centred" (x ~ N(mu, sigma^2) sampled).
 
     Returns
     -------
-    GroupFit
-        method "nuts": the group distribution's posterior mean of mu and sigma^2 (as `mean` and
-        `variance`), a `FitResult` per participant (posterior means, posterior standard
-        deviations as `stderr`), and `diagnostics`: split r-hat and effective sample size of
-        every sampled quantity (the worst of each kind, and per group parameter), divergent
-        transitions, seconds. `converged` is r-hat at most 1.05 everywhere with no divergence.
+    Posterior
+        The `GroupFit` (as `fit_group_nuts` returns it) with every chain's draws. A fit that
+        fails a check (`graphtasks.fitting.diagnostics.problems`) or whose LOO has Pareto k
+        above the threshold warns (`ConvergenceWarning`) in one line.
 
     Examples
     --------
     >>> from graphtasks.fitting import MODELS, simulate
-    >>> from graphtasks.fitting.bayes import fit_group_nuts
+    >>> from graphtasks.fitting.bayes import sample_group
     >>> group = [simulate("rewardgym/two-step", "q", {"lr": lr, "beta": 5.0, "gamma": 1.0}, trials=40, seed=s)
     ...          for s, lr in enumerate((0.3, 0.6))]
-    >>> result = fit_group_nuts(MODELS["q"], group, samples=100, warmup=100, seed=0)
-    >>> result.method, result.participants, sorted(result.diagnostics["r_hat"])
-    ('nuts', 2, ['beta', 'lr'])
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")  # 2 x 50 draws: too few for the ESS check
+    ...     posterior = sample_group(MODELS["q"], group, samples=50, warmup=50, seed=0, chains=2)
+    >>> posterior.chains, posterior.x.shape, posterior.group.diagnostics["chains"]
+    (2, (2, 50, 2, 2), 2)
     """
     numpyro = require_numpyro()
     import jax
-    from numpyro.diagnostics import summary
     from numpyro.infer import MCMC, NUTS
 
+    from .diagnostics import ConvergenceWarning, chain_diagnostics, psis_loo, require_arviz
+
     check_model(model)
+    require_arviz()
     if len(choices) < 2:
         raise BehaviourError(f"a hierarchical fit needs two or more participants, got {len(choices)}")
-    for name, value, least in (("samples", samples, 10), ("warmup", warmup, 10)):
-        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= 100_000:
-            raise BehaviourError(f"{name}: expected a whole number from {least} to 100000, got {value!r}")
+    _check_options(samples, warmup, chains, chain_method, parameterisation)
     shapes = list(shapes) if shapes is not None else [task_shape(c.task_id, store) for c in choices]
     if len({s.task_id for s in shapes}) != 1:
         raise BehaviourError(f"--method nuts: the runs are of several tasks ({sorted({s.task_id for s in shapes})})")
     for c, s in zip(choices, shapes):
         s.check(c)
     packed = Packed(choices, shapes[0])
+    method = chosen_chain_method(chains, chain_method)
     started = time.perf_counter()
-    mcmc = MCMC(NUTS(_model_function(model, packed), target_accept_prob=0.9), num_warmup=warmup,
-                num_samples=samples, num_chains=1, progress_bar=False)
-    mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging",))
+    kernel = NUTS(_model_function(model, packed, parameterisation == "centred"), target_accept_prob=0.9)
+    mcmc = MCMC(kernel, num_warmup=warmup, num_samples=samples, num_chains=chains, chain_method=method,
+                progress_bar=False)
+    keys = jax.random.split(jax.random.PRNGKey(seed), chains) if chains > 1 else jax.random.PRNGKey(seed)
+    mcmc.run(keys, extra_fields=("diverging",))
     drawn = {k: np.asarray(jax.block_until_ready(v)) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     seconds = time.perf_counter() - started  # JAX computes asynchronously: timed once the draws are here
-    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
-    stats = summary({k: drawn[k] for k in ("mu", "sigma", "x")}, group_by_chain=True)
+    divergent = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["diverging"]).astype(bool)
     names = model.free
-    mu, sigma, x = drawn["mu"][0], drawn["sigma"][0], drawn["x"][0]  # (draws, d), (draws, d), (draws, P, d)
-    r_hat = {"mu": stats["mu"]["r_hat"], "sigma": stats["sigma"]["r_hat"], "x": stats["x"]["r_hat"]}
-    n_eff = {"mu": stats["mu"]["n_eff"], "sigma": stats["sigma"]["n_eff"], "x": stats["x"]["n_eff"]}
-    worst_r = float(max(np.nanmax(v) for v in r_hat.values()))
+    mu, sigma, x, log_lik = drawn["mu"], drawn["sigma"], drawn["x"], drawn["log_lik"]
+    health = chain_diagnostics({"mu": mu, "sigma": sigma, "x": x}, names, divergent.sum(axis=1).tolist())
+    loo = psis_loo(log_lik)
+    rows = health["settings"]
     diagnostics = {
-        "chains": 1, "samples": samples, "warmup": warmup, "divergences": divergences, "seconds": seconds,
-        "r_hat": {n: float(r_hat["mu"][j]) for j, n in enumerate(names)},
-        "r_hat_sd": {n: float(r_hat["sigma"][j]) for j, n in enumerate(names)},
-        "ess": {n: float(n_eff["mu"][j]) for j, n in enumerate(names)},
-        "ess_sd": {n: float(n_eff["sigma"][j]) for j, n in enumerate(names)},
-        "max_r_hat": worst_r, "min_ess": float(min(np.nanmin(v) for v in n_eff.values())),
-        "numpyro": numpyro.__version__,
+        "chains": chains, "chain_method": method, "parameterisation": parameterisation, "samples": samples,
+        "warmup": warmup, "seconds": seconds, "divergences": health["divergences"],
+        "divergences_per_chain": health["divergences_per_chain"],
+        "r_hat": {n: rows[n]["mu"]["r_hat"] for n in names},
+        "r_hat_sd": {n: rows[n]["sigma"]["r_hat"] for n in names},
+        "ess": {n: rows[n]["mu"]["ess_bulk"] for n in names},
+        "ess_tail": {n: rows[n]["mu"]["ess_tail"] for n in names},
+        "ess_sd": {n: rows[n]["sigma"]["ess_bulk"] for n in names},
+        "settings": rows, "max_r_hat": health["max_r_hat"], "min_ess": health["min_ess"],
+        "problems": health["problems"], "loo": loo, "numpyro": numpyro.__version__, "arviz": health["arviz"],
     }
+    said = list(health["problems"])
+    if loo["bad"]:
+        said.append(f"PSIS-LOO: Pareto k above {loo['good_k']:.2f} for {loo['bad']} of {len(choices)} participants "
+                    "(their LOO terms are unreliable)")
+    if said:
+        warnings.warn(f"NUTS fit of {model.name}: {'; '.join(said)}", ConvergenceWarning, stacklevel=2)
+    group = _group_fit(model, choices, shapes, mu, sigma, x, seed, samples, diagnostics)
+    return Posterior(group, model, tuple(choices), tuple(shapes), mu, sigma, x, log_lik, divergent)
+
+
+def _group_fit(model: FitModel, choices: Sequence[Choices], shapes: Sequence[TaskShape], mu: np.ndarray,
+               sigma: np.ndarray, x: np.ndarray, seed: int, samples: int, diagnostics: dict[str, Any]) -> GroupFit:
+    """The posterior means as a `GroupFit`, pooling the chains."""
+    names = model.free
+    d = len(names)
+    mu, sigma, x = mu.reshape(-1, d), sigma.reshape(-1, d), x.reshape(-1, *x.shape[2:])
     mean = mu.mean(axis=0)
     variance = (sigma**2).mean(axis=0)
-    natural = to_natural(model, x.reshape(-1, len(names))).reshape(x.shape)
+    natural = to_natural(model, x.reshape(-1, d)).reshape(x.shape)
     fits = []
     for i, c in enumerate(choices):
         params = {n: float(natural[:, i, j].mean()) for j, n in enumerate(names)}
@@ -310,5 +423,102 @@ def fit_group_nuts(
     return GroupFit(
         model.name, model.agent, dict(model.bounds), dict(model.fixed),
         {n: float(v) for n, v in zip(names, mean)}, {n: float(v) for n, v in zip(names, variance)},
-        tuple(fits), samples, bool(worst_r <= 1.05 and divergences == 0), 1, seed, (), "nuts", diagnostics,
+        tuple(fits), samples, not diagnostics["problems"], diagnostics["chains"], seed, (), "nuts", diagnostics,
     )
+
+
+def fit_group_nuts(
+    model: FitModel,
+    choices: Sequence[Choices],
+    samples: int = 1000,
+    warmup: int = 1000,
+    seed: int = 0,
+    shapes: Sequence[TaskShape] | None = None,
+    store: Any = None,
+    chains: int = 4,
+    chain_method: str = "auto",
+    parameterisation: str = "non-centred",
+) -> GroupFit:
+    """Sample the hierarchical posterior of `model` over the participants' `choices` by NUTS.
+
+    Parameters
+    ----------
+    model
+        A model of the q or hybrid agent (`MODELS["q"]`, `["model-based"]`, `["hybrid"]`, or `FitModel.of`).
+    choices
+        One sequence of choices per participant (two or more), all of one task.
+    samples, warmup
+        Draws kept per chain, and adaptation steps before them.
+    seed
+        Seed of the sampler (JAX's PRNG key, split into one per chain): the same draws for the same seed.
+    shapes
+        The task's shape per participant (default: read from the task).
+    store
+        Where the task is read.
+    chains, chain_method, parameterisation
+        As `sample_group`: 4 chains by default, run in parallel where JAX has a device per
+        chain, non-centred group priors.
+
+    Returns
+    -------
+    GroupFit
+        method "nuts": the group distribution's posterior mean of mu and sigma^2 (as `mean` and
+        `variance`), a `FitResult` per participant (posterior means, posterior standard
+        deviations as `stderr`), and `diagnostics`: rank-normalised split R-hat and bulk and
+        tail ESS per setting of the group mean, the group sd and the worst participant
+        (`settings`; `r_hat`, `ess`, `ess_tail` of the group means), divergences (per chain),
+        the checks failed (`problems`), PSIS-LOO (`loo`), seconds. `converged` is true when no
+        check fails (R-hat at most 1.01, every ESS at least 400, no divergence); `starts` holds
+        the number of chains.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from graphtasks.fitting import MODELS, simulate
+    >>> from graphtasks.fitting.bayes import fit_group_nuts
+    >>> group = [simulate("rewardgym/two-step", "q", {"lr": lr, "beta": 5.0, "gamma": 1.0}, trials=40, seed=s)
+    ...          for s, lr in enumerate((0.3, 0.6))]
+    >>> with warnings.catch_warnings(record=True) as said:
+    ...     warnings.simplefilter("always")
+    ...     result = fit_group_nuts(MODELS["q"], group, samples=100, warmup=100, seed=0, chains=2)
+    >>> result.method, result.participants, sorted(result.diagnostics["r_hat"]), result.diagnostics["chains"]
+    ('nuts', 2, ['beta', 'lr'], 2)
+    >>> "ESS below 400" in str(said[-1].message)  # 2 x 100 draws cannot give 400 effective ones
+    True
+    """
+    return sample_group(model, choices, samples, warmup, seed, shapes, store, chains, chain_method,
+                        parameterisation).group
+
+
+def sample_runs(store: Any, experiment: str, runs: Sequence[int], model: FitModel, samples: int = 1000,
+                warmup: int = 1000, seed: int = 0, chains: int = 4, parameterisation: str = "non-centred",
+                phases: Sequence[str] | None = None) -> Posterior:
+    """`sample_group` over recorded runs of an experiment (their trials of `phases` only, if given).
+
+    Parameters
+    ----------
+    store
+        An open store.
+    experiment
+        The experiment's name.
+    runs
+        The run indices (two or more).
+    model
+        A model of the q or hybrid agent.
+    samples, warmup, seed, chains, parameterisation
+        As `sample_group`.
+    phases
+        Only the trials of these phases (None: every phase).
+
+    Returns
+    -------
+    Posterior
+        The fit with every chain's draws; `graphtasks.fitting.records.record_posterior` stores it.
+    """
+    from .records import _read_runs
+
+    require_numpyro()  # before the runs are read
+    check_model(model)
+    choices, shapes = _read_runs(store, experiment, runs, phases)
+    return sample_group(model, choices, samples, warmup, seed, shapes=shapes, chains=chains,
+                        parameterisation=parameterisation)

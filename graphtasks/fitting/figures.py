@@ -377,3 +377,80 @@ def plot_model_selection(selection: ModelSelection, path: str, title: str) -> An
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return fig
+
+
+STAY_NAMES = {"rewarded_common": "rewarded\ncommon", "rewarded_rare": "rewarded\nrare",
+              "unrewarded_common": "unrewarded\ncommon", "unrewarded_rare": "unrewarded\nrare"}
+
+
+def plot_predictive_check(check: Any, path: str, title: str = "", level: float = 0.95) -> Any:
+    """A posterior predictive check: the data's group mean beside the interval of the group
+    mean over simulations from the posterior, in one figure.
+
+    Two-step stay probabilities: a bar per trial type (rewarded or unrewarded, common or rare:
+    blue common, red rare) for the data, each participant's value as a grey dot, and the
+    simulations' median and central interval as a black point with whiskers beside it.
+    Choice rates: each action's rate over the bins of trials, the data as a line with markers
+    and the simulations' interval as a band of the same colour with its median dashed.
+
+    Parameters
+    ----------
+    check
+        A `graphtasks.fitting.ppc.PredictiveCheck`.
+    path
+        The PNG to write.
+    title
+        The figure's title (default: model, task, participants and draws).
+    level
+        The simulated interval's coverage (default 0.95).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure written (closed), to read back.
+    """
+    plt = require_matplotlib()
+    data = check.group_observed()
+    low, high = check.interval(level)
+    middle = check.interval(0.0)[0]
+    percent = f"{100 * level:g}%"
+    if check.kind == "stay":
+        fig, ax = plt.subplots(figsize=(6.4, 4.6), layout="constrained")
+        x = np.arange(len(check.labels))
+        colours = ["tab:blue" if label.endswith("common") else "tab:red" for label in check.labels]
+        ax.bar(x - 0.17, data, 0.32, color=colours, alpha=0.75, label="data: group mean")
+        rng = np.random.default_rng(0)
+        for k in range(len(x)):
+            values = check.observed[:, k]
+            values = values[np.isfinite(values)]
+            ax.scatter(x[k] - 0.17 + rng.uniform(-0.08, 0.08, len(values)), values, s=9, color="0.35", zorder=3,
+                       label="data: participants" if k == 0 else None)
+        ax.errorbar(x + 0.17, middle, yerr=[middle - low, high - middle], fmt="o", color="black", capsize=4,
+                    label=f"posterior predictive: median, {percent} interval")
+        ax.set_xticks(x, [STAY_NAMES.get(label, label) for label in check.labels])
+        ax.set_ylabel("P(repeat first-stage choice)")
+        ax.set_xlabel("previous trial")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.25, axis="y")
+        fig.legend(fontsize=8, frameon=False, ncol=3, loc="outside lower center")
+    else:
+        fig, ax = plt.subplots(figsize=(7.2, 4.6), layout="constrained")
+        x = np.arange(len(check.labels))
+        for j, action in enumerate(check.actions):
+            colour = f"C{j}"
+            ax.fill_between(x, low[:, j], high[:, j], color=colour, alpha=0.2, linewidth=0,
+                            label=f"action {action}: posterior predictive {percent} (dashed: median)")
+            ax.plot(x, middle[:, j], color=colour, linestyle="--", linewidth=1)
+            ax.plot(x, data[:, j], color=colour, marker="o", linewidth=1.5, label=f"action {action}: data")
+        ax.set_xticks(x, check.labels, rotation=30 if len(x) > 6 else 0)
+        ax.set_xlabel("trials" if "-" in check.labels[0] else "part of each participant's trials")
+        ax.set_ylabel("choice rate")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.25)
+        fig.legend(fontsize=8, frameon=False, ncol=2, loc="outside lower center")
+    full = title or (f"Posterior predictive check: {check.model} on {check.task_id}, {check.participants} "
+                     f"participants, {check.draws} posterior draws")
+    fig.suptitle(_wrapped(full, fig.get_figwidth(), 10), fontsize=10)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return fig

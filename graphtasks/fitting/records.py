@@ -670,3 +670,103 @@ def recorded_cross_validations(store: GraphStore, experiment: str) -> list[dict[
                 record[key] = json.loads(record[key])
         out.append(record)
     return out
+
+
+def _rounded(values: Any) -> Any:
+    """Draws as nested lists of floats with 7 significant digits (what JSON stores of them)."""
+    return np.vectorize(lambda v: float(f"{v:.7g}"), otypes=[float])(np.asarray(values, dtype=float)).tolist()
+
+
+def record_posterior(store: GraphStore, experiment: str, posterior: Any, runs: Sequence[int],
+                     phases: Sequence[str] | None = None) -> str:
+    """Write a NUTS fit with its draws: the `GroupFit` (`record_group_fit`) and a `Posterior`
+    node linked to it by HAS_POSTERIOR, holding every chain's draws (group means and sds,
+    each participant's settings, each draw's log-likelihood of each participant, 7 significant
+    digits), the divergences of each chain, how the chains ran and the PSIS-LOO. A fit of the
+    same model to the same runs again replaces both. Returns the GroupFit's uid.
+
+    Parameters
+    ----------
+    store
+        An open store (writable).
+    experiment
+        The experiment's name.
+    posterior
+        A `graphtasks.fitting.bayes.Posterior` of the runs' choices.
+    runs
+        The run index of each participant, in the posterior's order.
+    phases
+        The phases whose trials were fitted (None: every phase).
+
+    Returns
+    -------
+    str
+        The GroupFit's uid (the Posterior's is it with "/posterior" added).
+    """
+    group = posterior.group
+    if len(runs) != group.participants:
+        raise BehaviourError(f"record_posterior: {len(runs)} runs for {group.participants} participants")
+    group_id = record_group_fit(store, experiment, group, phases)
+    diagnostics = group.diagnostics
+    row = {
+        "uid": f"{group_id}/posterior", "task": experiment_uid(experiment), "model": group.model,
+        "chains": posterior.chains, "samples": int(diagnostics["samples"]), "warmup": int(diagnostics["warmup"]),
+        "seed": group.seed, "chain_method": diagnostics["chain_method"],
+        "parameterisation": diagnostics["parameterisation"], "settings": list(posterior.names),
+        "runs": [int(r) for r in runs], "divergences": list(diagnostics["divergences_per_chain"]),
+        "mu": _rounded(posterior.mu), "sigma": _rounded(posterior.sigma), "x": _rounded(posterior.x),
+        "log_lik": _rounded(posterior.log_lik), "loo": diagnostics.get("loo"), "created_at": _now(),
+        "version": _version(),
+    }
+    store.merge_shared([("Posterior", [row])],
+                       [("HAS_POSTERIOR", "GroupFit", "Posterior", [_key(group_id, row["uid"])])])
+    return group_id
+
+
+POSTERIOR_QUERY = (
+    "MATCH (g:GroupFit)-[:HAS_POSTERIOR]->(p:Posterior) WHERE g.task = $uid AND g.model = $model "
+    "RETURN g.uid, p.chains, p.samples, p.warmup, p.seed, p.chain_method, p.parameterisation, p.settings, p.runs, "
+    "p.divergences, p.mu, p.sigma, p.x, p.log_lik, p.loo, g.diagnostics, g.phases ORDER BY g.uid"
+)
+
+
+def recorded_posteriors(store: GraphStore, experiment: str, model: str) -> list[dict[str, Any]]:
+    """The stored draws of every NUTS fit of `model` in the experiment (`record_posterior`).
+
+    Parameters
+    ----------
+    store
+        An open store.
+    experiment
+        The experiment's name.
+    model
+        The model's name.
+
+    Returns
+    -------
+    list of dict
+        One per GroupFit: group (its uid), chains, samples, warmup, seed, chain_method,
+        parameterisation, settings, runs, divergences (per chain), loo, diagnostics, phases,
+        and the draws as arrays: mu and sigma (chains, draws, settings), x (chains, draws,
+        participants, settings), log_lik (chains, draws, participants).
+
+    Examples
+    --------
+    >>> from graphstore import open_store
+    >>> from graphtasks.fitting.records import recorded_posteriors
+    >>> with open_store(":memory:") as store:
+    ...     recorded_posteriors(store, "lab", "q")
+    []
+    """
+    columns = ("group", "chains", "samples", "warmup", "seed", "chain_method", "parameterisation", "settings", "runs",
+               "divergences", "mu", "sigma", "x", "log_lik", "loo", "diagnostics", "phases")
+    out = []
+    for row in store.cypher(POSTERIOR_QUERY, {"uid": experiment_uid(experiment), "model": model}).rows:
+        record = dict(zip(columns, row))
+        for key in ("settings", "runs", "divergences", "mu", "sigma", "x", "log_lik", "loo", "diagnostics", "phases"):
+            if isinstance(record[key], str):
+                record[key] = json.loads(record[key])
+        for key in ("mu", "sigma", "x", "log_lik"):
+            record[key] = np.asarray(record[key], dtype=float)
+        out.append(record)
+    return out
