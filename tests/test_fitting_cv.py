@@ -224,3 +224,9 @@ def test_the_figure_reads_back():
     box = figure.get_window_extent()
     title = figure._suptitle
     assert title is not None and box.contains(*title.get_window_extent().p0)
+    (legend,) = figure.legends  # below the panels, every model and the chance line
+    assert [t.get_text() for t in legend.get_texts()] == ["q", "hybrid", "gru-4",
+                                                          "chance (uniform over offered actions)"]
+    shown = legend.get_window_extent()
+    assert box.contains(*shown.p0) and box.contains(*shown.p1)
+    assert shown.y1 < min(axes.get_window_extent().y0 for axes in figure.axes)

@@ -53,7 +53,7 @@ def plot_cross_validation(models: Sequence[str], heldout: Sequence[Sequence[floa
     spread = (per_fold.std(axis=1, ddof=1) / math.sqrt(per_fold.shape[1])) if per_fold.shape[1] > 1 \
         else np.zeros(len(models))
     order = np.argsort(overall)  # best last: on top of the right panel
-    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained",
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained",
                                          gridspec_kw={"width_ratios": [1.4, 1]})
     colours = plt.get_cmap("tab10")
     folds = np.arange(1, per_fold.shape[1] + 1)
@@ -65,7 +65,10 @@ def plot_cross_validation(models: Sequence[str], heldout: Sequence[Sequence[floa
     left.set_xticks(folds)
     left.set_xlabel("fold")
     left.set_ylabel("held-out log-likelihood per choice")
-    left.legend(loc="best", fontsize="small", frameon=False)
+    left.margins(y=0.08)
+    handles, labels = left.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6), fontsize="small",
+                  frameon=False)
     ys = np.arange(len(models))
     for y, i in zip(ys, order):
         right.errorbar(overall[i], y, xerr=spread[i], fmt="o", color=colours(int(i) % 10), capsize=3)

@@ -19,9 +19,13 @@ Two forms:
 Training is full-batch Adam (written here, a few lines; optax would add a dependency for one
 optimiser) on the mean negative log-likelihood of the kept choices plus `l2` times the sum of
 squared weights, for a fixed number of steps from seeded initial weights (uniform in
-+-1/sqrt(N), as PyTorch's GRU). Every fold's networks (and every participant's) train at once,
-in one compiled loop: the folds are independent in the loss, and Adam's update is elementwise,
-so each trains as it would alone.
++-1/sqrt(N), as PyTorch's GRU): no early stopping, so the steps and `l2` are the
+regularisation. A network per participant sees a hundred or two choices and overfits soon
+(100 steps, l2 0.03 by default); a shared one sees everyone's (300 steps, l2 0.001). The
+defaults were picked by trying a few values on simulated two-step participants (those of
+docs/fitting.md), so they flatter the networks there a little. Every fold's networks (and
+every participant's) train at once, in one compiled loop: the folds are independent in the
+loss, and Adam's update is elementwise, so each trains as it would alone.
 """
 
 from __future__ import annotations
@@ -49,12 +53,13 @@ class GRUModel:
         Hidden units, 2 to 16.
     shared : bool
         One network for every participant (no per-participant embedding), else one each.
-    steps : int
-        Adam steps (full batch).
+    steps : int, optional
+        Adam steps (full batch); default 100 per participant, 300 shared.
     learning_rate : float
         Adam's step size.
-    l2 : float
-        Weight of the sum of squared weights in the loss.
+    l2 : float, optional
+        Weight of the sum of squared weights in the loss; default 0.03 per participant, 0.001
+        shared.
 
     Examples
     --------
@@ -65,17 +70,21 @@ class GRUModel:
 
     units: int
     shared: bool = False
-    steps: int = 300
+    steps: int | None = None  # None: 100 per participant, 300 shared
     learning_rate: float = 0.03
-    l2: float = 1e-2
+    l2: float | None = None  # None: 0.03 per participant, 0.001 shared
 
     def __post_init__(self) -> None:
+        if self.steps is None:
+            object.__setattr__(self, "steps", 300 if self.shared else 100)
+        if self.l2 is None:
+            object.__setattr__(self, "l2", 1e-3 if self.shared else 0.03)
         if isinstance(self.units, bool) or not isinstance(self.units, int) or not MIN_UNITS <= self.units <= MAX_UNITS:
             raise BehaviourError(f"gru: units: expected a whole number from {MIN_UNITS} to {MAX_UNITS}, "
                                  f"got {self.units!r}")
         if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 1:
             raise BehaviourError(f"gru: steps: expected a positive whole number, got {self.steps!r}")
-        if not (0 < self.learning_rate < 10) or not (0 <= self.l2 < 1e3):
+        if not (0 < self.learning_rate < 10) or not (0 <= float(self.l2 or 0.0) < 1e3):
             raise BehaviourError(f"gru: learning_rate {self.learning_rate!r} or l2 {self.l2!r} out of range")
 
     @property
