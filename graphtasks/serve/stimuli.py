@@ -27,7 +27,7 @@ COLOURS = ("green", "pink", "blue", "orange", "purple", "teal")
 HEX = {"green": "#2f8f46", "pink": "#c2407f", "blue": "#2f62b3", "orange": "#c0631c", "purple": "#6f4aa8",
        "teal": "#1d7f80"}  # the boxes' colours in the SVG files
 GLYPHS = ("ring", "triangle", "diamond", "cross", "star", "bars", "zigzag", "hourglass", "hexagon", "crescent",
-          "grid", "chevrons", "arch", "dots", "wave", "key")
+          "lattice", "chevrons", "arch", "dots", "wave", "key")
 
 
 def check_stimuli(value: Any, where: str) -> str:
