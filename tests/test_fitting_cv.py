@@ -230,3 +230,13 @@ def test_the_figure_reads_back():
     shown = legend.get_window_extent()
     assert box.contains(*shown.p0) and box.contains(*shown.p1)
     assert shown.y1 < min(axes.get_window_extent().y0 for axes in figure.axes)
+
+
+@pytest.mark.parametrize("name", ["graphtasks.fitting.cv", "graphtasks.fitting.cv_figures",
+                                  "graphtasks.fitting.neural", "graphtasks.fitting.selection"])
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
