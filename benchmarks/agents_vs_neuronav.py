@@ -129,7 +129,7 @@ def graphtasks_lengths(row: tuple[str, dict[str, Any]], seed: int) -> list[int]:
     from gym_bridge.grid.env import GridEnv
 
     name, settings = row
-    env = GridEnv("four_rooms", "small", episode_length=MAX_STEPS)
+    env = GridEnv("four_rooms", "small", max_episode_steps=MAX_STEPS)
     shared = {k: v for k, v in SHARED.items() if not (k == "lr" and name in NO_LR)}
     agent = make_agent(name, env.n_states, env.n_actions, seed=seed, **shared, **settings)
     return [episode.length for episode in play(env, agent, EPISODES, SeedTree(seed).env(0))]

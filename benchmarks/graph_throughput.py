@@ -37,7 +37,7 @@ def main() -> int:
     rows = []
     failed = 0
     for task_id, obs, reference, target in CASES:
-        env = GraphTaskEnv(task_id, obs_type=obs, episode_length=None)
+        env = GraphTaskEnv(task_id, obs_type=obs, max_episode_steps=None)
         rate = steps_per_second(env, n // 2)
         ok = rate >= target
         failed += not ok

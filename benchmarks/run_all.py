@@ -109,8 +109,8 @@ def graph_cases(suite: Suite) -> None:
             Case(
                 family="graph",
                 label=f"{task_id} {obs}",
-                make_single=lambda c=compiled, o=obs: GraphTaskEnv(c, obs_type=o, episode_length=None),
-                make_vector=lambda n, c=compiled, o=obs: GraphVectorEnv(n, task=c, obs_type=o, episode_length=None),
+                make_single=lambda c=compiled, o=obs: GraphTaskEnv(c, obs_type=o, max_episode_steps=None),
+                make_vector=lambda n, c=compiled, o=obs: GraphVectorEnv(n, task=c, obs_type=o, max_episode_steps=None),
                 reference=reference,
                 reference_note=note,
                 single_target=single_target,
@@ -152,12 +152,12 @@ def grid_cases(suite: Suite) -> None:
         compiled[size] = grid.compile_grid_from_store(store, task_id)
     for size, obs, reference, single_target, vector_target in rows:
         task = compiled[size]
-        make_vector = partial(grid.GridVectorEnv, task=task, obs_type=obs, episode_length=None)
+        make_vector = partial(grid.GridVectorEnv, task=task, obs_type=obs, max_episode_steps=None)
         suite.cases.append(
             Case(
                 family="grid",
                 label=f"four_rooms {size} {obs}",
-                make_single=lambda t=task, o=obs: grid.GridEnv(task=t, obs_type=o, episode_length=None),
+                make_single=lambda t=task, o=obs: grid.GridEnv(task=t, obs_type=o, max_episode_steps=None),
                 make_vector=make_vector,
                 reference=reference,
                 reference_note="neuro-nav GridEnv" if reference else "",

@@ -78,8 +78,9 @@ class Family:
         `make_env(task, store=None, **settings)`: the env of a task id, a TaskGraph, or what
         `prepare` returned.
     episode_length : str
-        The env constructor's parameter that holds its episode length (its default becomes
-        every gym id's `max_episode_steps`; a phase's `max_steps` sets it).
+        The env constructors' parameter that holds the episode length: ``"max_episode_steps"``
+        in every built-in family, as gymnasium names it (its default becomes every gym id's
+        `max_episode_steps`; a phase's `max_episode_steps` sets it).
     gym_ids : callable
         The family's registered ids.
     vector_env : str, optional
@@ -120,6 +121,12 @@ class Family:
         Its documentation page.
     task_argument : str
         The env constructors' parameter that takes the task (``"task"``, POGE's ``"world"``).
+    gym_entry : str, optional
+        What the gym ids' `entry_point` names, when not the env class: a function that makes
+        the env for gymnasium's `make` (`gym_bridge.params.made_by_gymnasium`: the episode's
+        length left to gymnasium's TimeLimit, so `gym.make(id, max_episode_steps=N)` is the
+        length). None: the env class, whose length is its own (the Room tasks, where the last
+        step terminates an episode).
 
     Examples
     --------
@@ -153,6 +160,7 @@ class Family:
     bench: str | None = None  # 'module:function' that adds the family's rows to benchmarks/run_all.py
     docs: str = ""
     task_argument: str = "task"  # the env constructors' parameter that takes the task
+    gym_entry: str | None = None  # 'module:callable' gymnasium's make calls (None: the env class)
 
     @property
     def name(self) -> str:
@@ -215,7 +223,7 @@ class Family:
                 continue
             gym.register(
                 gym_id.id,
-                entry_point=self.env,
+                entry_point=self.gym_entry or self.env,
                 vector_entry_point=self.vector_env,
                 kwargs=dict(gym_id.kwargs),
                 max_episode_steps=limit,

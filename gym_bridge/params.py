@@ -45,13 +45,107 @@ def check_time_penalty(value: Any) -> float:
     return float(value)
 
 
-def check_episode_length(value: int | None) -> int:
-    """None means no limit, stored as 0."""
+def check_episode_length(value: int | None, name: str = "max_episode_steps") -> int:
+    """None means no limit, stored as 0; `name` is the parameter as the caller gave it."""
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"episode_length: expected a positive integer or None, got {value!r}")
+        raise ValueError(f"{name}: expected a positive integer or None, got {value!r}")
     return int(value)
+
+
+class _NotGiven:
+    """The default of a deprecated parameter: tells "not given" from every value, None included."""
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+
+NOT_GIVEN: Any = _NotGiven()
+EPISODE_STEPS = "max_episode_steps"  # the one name of an episode's length: docs/limits.md#episode-lengths
+
+
+def episode_steps(value: int | None, old_value: Any, old_name: str, default: int | None) -> int | None:
+    """The episode length an env was given: `max_episode_steps` (`value`), or the family's
+    deprecated name for it (`old_value`, with one FutureWarning line).
+
+    Both given: the deprecated name's value when `max_episode_steps` kept its default (gymnasium's
+    make_vec passes the registered length), else the tighter (None: no limit).
+
+    Parameters
+    ----------
+    value : int or None
+        `max_episode_steps` as given (or its default).
+    old_value : int, None or NOT_GIVEN
+        The deprecated parameter as given.
+    old_name : str
+        The deprecated parameter's name (``"episode_length"``, ``"max_ep_len"``, ...).
+    default : int or None
+        `max_episode_steps`'s default in this constructor.
+
+    Returns
+    -------
+    int or None
+        The length, unchecked.
+
+    Examples
+    --------
+    >>> episode_steps(50, NOT_GIVEN, "episode_length", 100)
+    50
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     episode_steps(100, 500, "episode_length", 100)
+    500
+    >>> str(caught[0].message).partition(" (")[0]
+    'episode_length is deprecated: use max_episode_steps'
+    """
+    if old_value is NOT_GIVEN:
+        return value
+    import warnings
+
+    warnings.warn(f"{old_name} is deprecated: use {EPISODE_STEPS} (one name for every family, gym.make, the "
+                  "command line and experiment specs)", FutureWarning, stacklevel=3)
+    if value == default or value is None:
+        return old_value
+    if old_value is None:
+        return value
+    return min(value, old_value)
+
+
+def made_by_gymnasium(env_class: type, old_name: str, kwargs: dict[str, Any]) -> Any:
+    """`env_class(**kwargs)` as gymnasium's `make` asks for it: its episodes ended by gymnasium's
+    `TimeLimit` alone (the registered `max_episode_steps`, or the one `make` was given).
+
+    `gym.make(id, max_episode_steps=N)` gives N to the TimeLimit, never to the env; an env that
+    also cut episodes at its own default (100) would cut at that. So the ids' entry points make
+    the env without a length of its own, unless one is given by the deprecated name (which
+    then warns that the TimeLimit cuts at its own length: `make` does not pass it on).
+
+    Parameters
+    ----------
+    env_class : type
+        The env class.
+    old_name : str
+        Its deprecated name of the episode length.
+    kwargs : dict
+        What `make` passes (the id's kwargs and the caller's).
+
+    Returns
+    -------
+    gymnasium.Env
+        The env.
+    """
+    if old_name in kwargs:
+        import warnings
+
+        warnings.warn(f"{old_name} is deprecated: gym.make(id, {EPISODE_STEPS}={kwargs[old_name]!r}) sets the "
+                      f"episode length (gymnasium's TimeLimit ends the episodes, at the id's registered length "
+                      f"unless make is given {EPISODE_STEPS})", FutureWarning, stacklevel=4)
+        with warnings.catch_warnings():  # one line: the constructor's own warning says less
+            warnings.filterwarnings("ignore", f"{old_name} is deprecated", FutureWarning)
+            return env_class(**kwargs)
+    return env_class(**{EPISODE_STEPS: None, **kwargs})
 
 
 class RenderModes(list):

@@ -28,7 +28,7 @@ def test_each_part_is_where_the_family_says(name: str) -> None:
     assert (REPO / fam.docs).is_file()
     assert fam.cli in MODULES
     for gym_id in fam.gym_ids():
-        assert gym.spec(gym_id.id).entry_point == fam.env
+        assert gym.spec(gym_id.id).entry_point == (fam.gym_entry or fam.env)  # gym_entry: make's, for max_episode_steps
         assert gym.spec(gym_id.id).vector_entry_point == fam.vector_env
     assert fam.episode_length in fam.env_class().__init__.__code__.co_varnames
     assert fam.tasks is tasks.task_family(name)

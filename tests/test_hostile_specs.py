@@ -30,7 +30,7 @@ params = { lr = 0.1 }
 [[phases]]
 name = "learning"
 episodes = 3
-max_steps = 10
+max_episode_steps = 10
 probe = { options = [[0, 0], [1, 0]], temperature = 1.0 }
 """
 
@@ -39,7 +39,7 @@ CASES = [
     ("seeds = 2", "seeds = [0, 99999999999999999999]", "experiment.seeds[1]: expected an integer from 0 to 9,223,"),
     ("seeds = 2", "seeds = [0, 0]", "a seed is listed twice"),
     ("episodes = 3", "episodes = 1000000000000000", "phases[0].episodes: expected an integer from 1 to 10,000,000"),
-    ("max_steps = 10", "max_steps = 0", "phases[0].max_steps: expected an integer from 1"),
+    ("max_episode_steps = 10", "max_episode_steps = 0", "phases[0].max_episode_steps: expected an integer from 1"),
     ("temperature = 1.0", "temperature = nan", "phases[0].probe.temperature: expected a positive finite number"),
     ("temperature = 1.0", "temperature = inf", "phases[0].probe.temperature: expected a positive finite number"),
     ("lr = 0.1", "lr = -1", "agents[0].params.lr: the q agent's lr: expected a number between 0 and 1"),

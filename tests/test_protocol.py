@@ -27,7 +27,7 @@ params = { epsilon = 0.2 }
 [[phases]]
 name = "learning"
 episodes = 6
-max_steps = 3
+max_episode_steps = 3
 start = "random"
 
 [[phases]]
@@ -50,7 +50,7 @@ def test_the_plan_holds_every_phase_feature_once():
     cell = cells(spec)[1]
     plan = run_plan(spec, cell, prepare_versions(spec))
     assert [p.env for p in plan] == [
-        {"time_penalty": 0.01, "episode_length": 3}, {"time_penalty": 0.0}, {"time_penalty": 0.01},
+        {"time_penalty": 0.01, "max_episode_steps": 3}, {"time_penalty": 0.0}, {"time_penalty": 0.01},
     ]
     # the phase's own settings; the run's own again where an earlier phase changed one
     assert [p.agent for p in plan] == [{}, {"epsilon": 0.0, "lr": 0.0}, {"epsilon": 0.2, "lr": 0.3}]

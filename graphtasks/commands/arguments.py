@@ -132,3 +132,33 @@ def restrict(parser: argparse.ArgumentParser, **types: Callable[[str], object]) 
             action.type = types.pop(action.dest)
     if types:
         raise KeyError(f"{parser.prog}: no option(s) {', '.join(types)}")  # a bug: the options were renamed
+
+
+def max_episode_steps(args: argparse.Namespace) -> int | None:
+    """`--max-episode-steps`, or its old spelling `--max-steps` (with one warning line).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        A parsed command line with both options (`graphtasks run`, `participants text`).
+
+    Returns
+    -------
+    int or None
+        The episode length given (None: the env's).
+
+    Raises
+    ------
+    CommandError
+        Both spellings given.
+    """
+    if args.old_max_steps is None:
+        return args.max_episode_steps
+    if args.max_episode_steps is not None:
+        from .errors import CommandError
+
+        raise CommandError("--max-steps: give --max-episode-steps only (--max-steps is its old name)")
+    import warnings
+
+    warnings.warn("--max-steps is deprecated: use --max-episode-steps", FutureWarning, stacklevel=2)
+    return args.old_max_steps

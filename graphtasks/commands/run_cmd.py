@@ -18,7 +18,7 @@ from typing import Any
 
 from gym_bridge.runner import RunLog, first_transitions, stay_probabilities
 
-from .arguments import COUNT, MAX_COUNT, SEED, one_line_errors
+from .arguments import COUNT, MAX_COUNT, SEED, max_episode_steps, one_line_errors
 from .errors import CommandError, blame
 from .extras import require_plotting
 from .files import write_output
@@ -35,7 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--episodes", type=COUNT, default=1000,
                         help=f"episodes to run, 1..{MAX_COUNT:,} (default 1000)")
     parser.add_argument("--seed", type=SEED, default=0, help="the run's seed, 0..2**63-1 (default 0)")
-    parser.add_argument("--max-steps", type=COUNT, help="episode length (default: the environment's)")
+    parser.add_argument("--max-episode-steps", type=COUNT, metavar="N",
+                        help="episode length (default: the environment's; as max_episode_steps everywhere)")
+    parser.add_argument("--max-steps", type=COUNT, metavar="N", dest="old_max_steps",
+                        help="deprecated: --max-episode-steps")
     parser.add_argument("--schedule", action="store_true", help="play the task's trial schedule (block structure)")
     parser.add_argument("--agent-param", action="append", metavar="KEY=VALUE", help="agent setting, e.g. beta=3")
     parser.add_argument(
@@ -63,8 +66,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     env_params = parse_params(args.env_param, "--env-param")
     agent_params = parse_params(args.agent_param, "--agent-param")
     spec = single_run_spec(
-        args.task, args.agent, args.seed, args.episodes, agent_params, env_params, args.max_steps, args.schedule,
-        args.store,
+        args.task, args.agent, args.seed, args.episodes, agent_params, env_params, max_episode_steps(args),
+        args.schedule, args.store,
     )
     (cell,) = cells(spec)
     versions = prepare_versions(spec, args.store)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import one_line_errors
+from .arguments import max_episode_steps, one_line_errors
 from .errors import CommandError
 
 
@@ -35,7 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     text.add_argument("--trials", type=int, default=20, help="episodes (trials) per run (default 20)")
     text.add_argument("--seeds", type=int, nargs="+", default=[0], help="one run (participant) per seed")
     text.add_argument("--name", default=None, help="the experiment's name (default 'text <model> <task>')")
-    text.add_argument("--max-steps", type=int, default=None, help="steps per episode (default: the env's)")
+    text.add_argument("--max-episode-steps", type=int, default=None, metavar="N",
+                      help="steps per episode (default: the env's)")
+    text.add_argument("--max-steps", type=int, default=None, metavar="N", dest="old_max_steps",
+                      help="deprecated: --max-episode-steps")
     text.add_argument("--tries", type=int, default=3, help="answers asked for per trial (default 3)")
     text.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for one answer (default 60)")
     text.add_argument("--retries", type=int, default=2, help="further requests after a failed one (default 2)")
@@ -75,7 +78,7 @@ def cmd_text(args: argparse.Namespace) -> int:
     name = args.name or f"text {args.model} {args.task}"
     with open_store(args.store, "w") as store:
         runs = run_text_participant(store, endpoint, args.task, args.model, seeds=args.seeds, episodes=args.trials,
-                                    name=name, tries=args.tries, max_steps=args.max_steps)
+                                    name=name, tries=args.tries, max_steps=max_episode_steps(args))
     for run in runs:
         cell = run.outcome.cell
         reward = sum(t.reward for t in run.trials)

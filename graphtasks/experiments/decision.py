@@ -417,7 +417,7 @@ def foraging_study(seeds: int, path: str | None, make: Callable[..., Any]) -> li
         graph = tasks.build(f"{FORAGING}?travel={travel}")
         states = patch_states(graph)
         optimum[travel] = mvt_harvests(harvest_rewards(graph), travel)
-        env = GraphTaskEnv(graph, episode_length=200)
+        env = GraphTaskEnv(graph, max_episode_steps=200)
         for seed in range(seeds):
             agent = make_agent("q", env.compiled.n_states, 2, seed=seed, lr=0.1, gamma=0.95, epsilon=0.1, q_init=50.0)
             for _ in play(env, agent, 50, SeedTree(seed).env(0)):
@@ -457,7 +457,7 @@ def cued_maze_study(seeds: int, path: str | None, make: Callable[..., Any]) -> l
     from gym_bridge.episodes import play
     from gym_bridge.views import index_sizes
 
-    envs = {cue: GridEnv(task=f"{CUED_MAZE}/{cue}", store=":memory:", episode_length=50) for cue in CUES}
+    envs = {cue: GridEnv(task=f"{CUED_MAZE}/{cue}", store=":memory:", max_episode_steps=50) for cue in CUES}
     n_states, n_actions = index_sizes(envs["left"])
     found: dict[str, list[float]] = {"keeps the cue": [], "cell only": []}
     for seed in range(seeds):

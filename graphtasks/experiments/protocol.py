@@ -162,7 +162,7 @@ def run_plan(
     >>> spec = single_run_spec("neuronav/graph/two_step", "q", seed=0, episodes=3, max_steps=5)
     >>> plan = run_plan(spec, cells(spec)[0], prepare_versions(spec))
     >>> [(p.version.task_id, p.env, p.learn, p.greedy) for p in plan]
-    [('neuronav/graph/two_step', {'episode_length': 5}, True, False)]
+    [('neuronav/graph/two_step', {'max_episode_steps': 5}, True, False)]
     """
     if observation is None:
         observation = agent_observation(cell.agent.name) if cell.agent.name in AGENT_INFO else "index"

@@ -212,12 +212,12 @@ def _eldar_moods(seeds: int, episodes: int, **settings: Any) -> np.ndarray:
     first = {"rewards": {(9, 1): 1.0}}
     second = {"rewards": {(9, 1): -1.0, (1, 9): 1.0}}
     moods = np.zeros((seeds, episodes))
-    size = GridEnv("empty", "small", objects=first, time_penalty=0.01, episode_length=50)
+    size = GridEnv("empty", "small", objects=first, time_penalty=0.01, max_episode_steps=50)
     # the runs of seeds 0 .. seeds - 1 as the lanes of one batched agent, an episode at a time
     setting = {"lr_pos": 0.05, "lr_neg": 0.05, "mood_lr": 0.01, "beta": 1000.0, **settings}
     agent: Any = make_batched("mood", size.n_states, size.n_actions, list(range(seeds)), [setting] * seeds)
     for half, objects in enumerate((first, second)):
-        env = GridVectorEnv(seeds, "empty", "small", objects=objects, time_penalty=0.01, episode_length=50,
+        env = GridVectorEnv(seeds, "empty", "small", objects=objects, time_penalty=0.01, max_episode_steps=50,
                             autoreset_mode="disabled")
         for episode in range(episodes // 2):
             play_lanes(env, agent, 1, env_seeds=[(seed + 1000 * half) * 100_000 + episode for seed in range(seeds)])
@@ -314,8 +314,8 @@ def zorowitz2020(seeds: int, path: str | None, make_check: Callable[..., Check])
     loss: dict[float, list[float]] = {w: [] for w in weights}  # ... and that ended on the loss
     shown: dict[float, tuple[np.ndarray, list[tuple[int, int]]]] = {}
     runs = [(seed, w) for seed in range(seeds) for w in weights]  # the lanes of one batched agent
-    env = GridEnv(task=task, episode_length=50)
-    lanes_env = GridVectorEnv(len(runs), task=task, episode_length=50, autoreset_mode="disabled")
+    env = GridEnv(task=task, max_episode_steps=50)
+    lanes_env = GridVectorEnv(len(runs), task=task, max_episode_steps=50, autoreset_mode="disabled")
     agent: Any = make_batched("mbv", env.n_states, env.n_actions, seeds=[seed for seed, _ in runs],
                          settings=[{"lr": 0.05, "epsilon": 0.25, "gamma": 0.95, "optimism": w} for _, w in runs])
     played = play_lanes(lanes_env, agent, 100, env_seeds=[seed for seed, _ in runs])

@@ -11,7 +11,7 @@ Semantics (documented in docs/graph-tasks.md):
   state, drawn from its reward source (or the condition's fixed outcome).
 - `time_penalty` >= 0 is subtracted from every step's reward (one convention for all families).
 - an episode ends when a terminal state (no outgoing edges) is reached, and is truncated
-  after `episode_length` steps.
+  after `max_episode_steps` steps.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from tasks import Condition, RandomStream, make_sources, parse_condition, reward
 
 from ..loading import load_task_graph
 from ..params import (
+    NOT_GIVEN,
     RenderModes,
     check_bool,
     check_episode_length,
@@ -36,6 +37,8 @@ from ..params import (
     check_store,
     check_time_penalty,
     check_type,
+    episode_steps,
+    made_by_gymnasium,
     named,
 )
 from .compiled import CompiledGraphTask, compile_task
@@ -69,13 +72,16 @@ class GraphTaskEnv(gym.Env):
         The probability, in [0, 1], that a step takes a uniformly random action instead.
     use_noop : bool, optional
         Add a last action that stays in place.
-    episode_length : int or None, optional
-        Truncate an episode after this many steps; None: only a terminal state ends it.
+    max_episode_steps : int or None, optional
+        Truncate an episode after this many steps (default 100); None: only a terminal state
+        ends it. The one name of an episode's length in every family (docs/limits.md).
     condition : str or dict, optional
         A trial condition of the task (by name, or as a mapping) that every reset applies;
         ``reset(options={"condition": ...})`` overrides it for one episode.
     params : dict, optional
         Parameters of a built-in task (as `tasks.build` takes them), for a task given by id.
+    episode_length : int or None, optional
+        Deprecated name of `max_episode_steps` (a FutureWarning).
 
     Raises
     ------
@@ -110,9 +116,10 @@ class GraphTaskEnv(gym.Env):
         time_penalty: float = 0.0,
         stochasticity: float = 0.0,
         use_noop: bool = False,
-        episode_length: int | None = 100,
+        max_episode_steps: int | None = 100,
         condition: str | dict | None = None,
         params: dict[str, Any] | None = None,
+        episode_length: Any = NOT_GIVEN,
     ) -> None:
         check_type("task", task, (str, TaskGraph, CompiledGraphTask), "a task id, a TaskGraph or a compiled task")
         check_store(store)
@@ -121,7 +128,9 @@ class GraphTaskEnv(gym.Env):
         self.time_penalty = check_time_penalty(time_penalty)
         self.stochasticity = check_probability("stochasticity", stochasticity)
         self.use_noop = check_bool("use_noop", use_noop)
-        self.episode_length = check_episode_length(episode_length)
+        self.episode_length = check_episode_length(  # 0: no limit
+            episode_steps(max_episode_steps, episode_length, "episode_length", 100),
+            "max_episode_steps" if episode_length is NOT_GIVEN else "episode_length")
         check_type("condition", condition, (str, dict, type(None)), "a condition name, a condition mapping or None")
         check_type("params", params, (dict, type(None)), "a mapping of task parameters or None")
         if isinstance(task, CompiledGraphTask):
@@ -333,6 +342,11 @@ class GraphTaskEnv(gym.Env):
             self._conditions_cache[name] = (det, dist, avail, condition.reward, self._rew, self._src)
 
     @property
+    def max_episode_steps(self) -> int | None:
+        """The episode length (None: no limit)."""
+        return self.episode_length or None
+
+    @property
     def state(self) -> int:
         """The current state index."""
         return self._state
@@ -370,3 +384,12 @@ def _distribution(outcomes) -> tuple[list[int], list[float]]:
         cumulative.append(total)
     cumulative[-1] = 1.0 + 1e-12
     return targets, cumulative
+
+
+def make_for_gymnasium(**kwargs: Any) -> GraphTaskEnv:
+    """The gym ids' entry point: `GraphTaskEnv` for gymnasium's `make`, its episodes ended by
+    gymnasium's TimeLimit (`gym.make(id, max_episode_steps=N)`; `gym_bridge.params.made_by_gymnasium`)."""
+    return made_by_gymnasium(GraphTaskEnv, "episode_length", kwargs)
+
+
+make_for_gymnasium.metadata = GraphTaskEnv.metadata  # type: ignore[attr-defined]  # what make reads of an entry point

@@ -55,9 +55,10 @@ def gym_ids() -> list[GymId]:
 GRAPH = Family(
     tasks=GRAPH_TASKS,
     env="gym_bridge.graph.env:GraphTaskEnv",
+    gym_entry="gym_bridge.graph.env:make_for_gymnasium",
     vector_env="gym_bridge.graph.vector_env:make_graph_vector_env",
     make_env=make_env,
-    episode_length="episode_length",
+    episode_length="max_episode_steps",
     gym_ids=gym_ids,
     observations=GRAPH_OBSERVATIONS,
     compiled=CompiledGraphTask,

@@ -7,7 +7,7 @@ states from the reward kinds' batched sources (tasks.rewards.REWARD_KINDS: fixed
 probabilistic, drifting, pseudo-random, and any kind registered; drifting probabilities
 and pseudo-random decks are kept per copy), `time_penalty` is subtracted every step,
 `stochasticity` replaces the action with a uniformly random one, and an episode is
-truncated after `episode_length` steps.
+truncated after `max_episode_steps` steps.
 
 There is no Python loop over copies. A step is a handful of array operations on tables
 built once per condition; tasks whose transitions and rewards are deterministic take a
@@ -37,8 +37,8 @@ from tasks.rewards import BatchSource
 
 from ..loading import load_task_graph
 from ..observation_types import TableObservation
-from ..params import check_episode_length, check_probability, check_time_penalty
-from ..vector.base import BatchedVectorEnv, count_nonzero, tighter_limit
+from ..params import NOT_GIVEN, check_episode_length, check_probability, check_time_penalty, episode_steps
+from ..vector.base import BatchedVectorEnv, count_nonzero
 from .compiled import CompiledGraphTask, compile_task
 from .observations import build_observation
 
@@ -234,12 +234,12 @@ class GraphVectorEnv(BatchedVectorEnv):
         time_penalty: float = 0.0,
         stochasticity: float = 0.0,
         use_noop: bool = False,
-        episode_length: int | None = 100,
+        max_episode_steps: int | None = 100,
         condition: str | dict | None = None,
         params: dict[str, Any] | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
-        max_episode_steps: int | None = None,
         render_mode: str | None = None,
+        episode_length: Any = NOT_GIVEN,
     ) -> None:
         if render_mode is not None:
             raise ValueError("render_mode: the vector env does not render; render a single GraphTaskEnv instead")
@@ -252,7 +252,8 @@ class GraphVectorEnv(BatchedVectorEnv):
         self.time_penalty = check_time_penalty(time_penalty)
         self.stochasticity = check_probability("stochasticity", stochasticity)
         self.use_noop = bool(use_noop)
-        length = tighter_limit(check_episode_length(episode_length), max_episode_steps)
+        length = check_episode_length(episode_steps(max_episode_steps, episode_length, "episode_length", 100),
+                                      "max_episode_steps" if episode_length is NOT_GIVEN else "episode_length")
         self.observation = build_observation(obs_type, c, store)
         # a fixed row per state (or the state itself): gathered here without the generic call chain
         self._rows: np.ndarray | None = None

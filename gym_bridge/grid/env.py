@@ -17,7 +17,7 @@ Dynamics (reference step order, reference bugs fixed; see docs/grid.md):
    action) and removed; the episode ends by its own terminate flag, else by
    terminate_on_reward;
 5. a key on the cell is picked up; 6. a warp on the cell moves the agent to its target.
-The episode is truncated after `episode_length` steps.
+The episode is truncated after `max_episode_steps` steps.
 
 Speed: the rules' move tables are Python lists; a step does list look-ups and, only on
 cells that hold something, the slow path (`ObjectRule.step` on the env's one lane: numpy on
@@ -36,7 +36,7 @@ from gymnasium import spaces
 
 from tasks import RandomStream
 
-from ..params import RenderModes, check_bool, check_render_mode
+from ..params import RenderModes, check_bool, check_render_mode, made_by_gymnasium
 from .observations import GRID_OBSERVATIONS, Ascii, GridObservation, object_view, painter_for
 from .render import GridPainter
 from .rules import GridSettings, GridState, ObjectSlots, grid_rules
@@ -85,8 +85,10 @@ class GridEnv(gym.Env):
         A non-negative cost subtracted from every step's reward.
     visible_walls : bool
         Walls appear in the symbolic observations.
-    episode_length : int, optional
-        Steps before truncation; None: no limit.
+    max_episode_steps : int, optional
+        Steps before truncation (default 100); None: no limit. The one name of an episode's
+        length in every family (docs/limits.md); `episode_length`, its old name, still works
+        with a FutureWarning.
     resolution : int
         Pixels of a picture's side (16..4096).
     store : GraphStore or str, optional
@@ -141,8 +143,8 @@ class GridEnv(gym.Env):
         self._move, self._ahead = rules.move, rules.ahead
         self._collect = rules.collect
         self._neg_penalty = rules.neg_penalty
-        episode_length = self.settings.episode_length  # (a local of the family's name: tests/test_families.py)
-        self._episode_length = episode_length
+        max_episode_steps = self.settings.episode_length  # (a local of the family's name: tests/test_families.py)
+        self._episode_length = max_episode_steps
         self._noise = self.settings.stochasticity
         # how a step observes: 0 the state index, 1 a row of the type's table, 2 the type builds it
         self._obs_kind = 0 if self.observation.is_index else 1 if self.observation.table is not None else 2
@@ -188,7 +190,12 @@ class GridEnv(gym.Env):
 
     @property
     def episode_length(self) -> int:
-        return self.settings.episode_length or 0
+        return self.settings.episode_length
+
+    @property
+    def max_episode_steps(self) -> int | None:
+        """The episode length (None: no limit)."""
+        return self.settings.episode_length or None
 
     @property
     def resolution(self) -> int:
@@ -364,3 +371,12 @@ class GridEnv(gym.Env):
 
 
 GridEnv.__signature__ = GridSettings.env_signature(GridEnv.__init__)  # type: ignore[attr-defined]
+
+
+def make_for_gymnasium(**kwargs: Any) -> GridEnv:
+    """The gym ids' entry point: `GridEnv` for gymnasium's `make`, its episodes ended by
+    gymnasium's TimeLimit (`gym.make(id, max_episode_steps=N)`; `gym_bridge.params.made_by_gymnasium`)."""
+    return made_by_gymnasium(GridEnv, "episode_length", kwargs)
+
+
+make_for_gymnasium.metadata = GridEnv.metadata  # type: ignore[attr-defined]  # what make reads of an entry point

@@ -69,9 +69,10 @@ class GridKeys(KeyMap):
 GRID = Family(
     tasks=GRID_TASKS,
     env="gym_bridge.grid.env:GridEnv",
+    gym_entry="gym_bridge.grid.env:make_for_gymnasium",
     vector_env="gym_bridge.grid.vector_env:make_grid_vector_env",
     make_env=make_env,
-    episode_length="episode_length",
+    episode_length="max_episode_steps",
     gym_ids=gym_ids,
     observations=GRID_OBSERVATIONS,
     compiled=CompiledGrid,

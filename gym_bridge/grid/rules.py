@@ -30,6 +30,7 @@ from tasks.grid.maps import grid_task_id
 
 from ..loading import load_stored
 from ..params import (
+    NOT_GIVEN,
     check_bool,
     check_choice,
     check_episode_length,
@@ -37,6 +38,7 @@ from ..params import (
     check_store,
     check_time_penalty,
     check_type,
+    episode_steps,
     named,
 )
 from .compiled import CompiledGrid, compile_grid, compile_grid_from_store
@@ -89,8 +91,9 @@ class GridSettings:
         A non-negative cost subtracted from every step's reward.
     visible_walls : bool
         Walls appear in the symbolic observations.
-    episode_length : int, optional
-        Steps before truncation; None (stored as 0): no limit.
+    max_episode_steps : int, optional
+        Steps before truncation; None (stored as 0): no limit. The one name of an episode's
+        length (docs/limits.md); `episode_length`, its old name, is taken with a FutureWarning.
     resolution : int
         Pixels of a picture's side (16..4096).
     store : GraphStore or str, optional
@@ -121,7 +124,7 @@ class GridSettings:
     terminate_on_reward: bool = True
     time_penalty: float = 0.0
     visible_walls: bool = True
-    episode_length: int | None = 100
+    max_episode_steps: int | None = 100
     resolution: int = 256
     store: GraphStore | str | None = None
     task: str | TaskGraph | CompiledGrid | None = None
@@ -146,7 +149,7 @@ class GridSettings:
         }
         checked["stochasticity"] = check_probability("stochasticity", self.stochasticity)
         checked["time_penalty"] = check_time_penalty(self.time_penalty)
-        checked["episode_length"] = check_episode_length(self.episode_length)
+        checked["max_episode_steps"] = check_episode_length(self.max_episode_steps)
         checked["resolution"] = int(resolution)
         for name, value in checked.items():  # the normalised forms (float, int, bool; no limit: 0)
             object.__setattr__(self, name, value)
@@ -183,6 +186,12 @@ class GridSettings:
                 "pass the other settings by name"
             )
         given = dict(zip(POSITIONAL, positional))
+        if "episode_length" in keywords:  # the old name, kept working with a warning
+            keywords = dict(keywords)
+            old = keywords.pop("episode_length")
+            length = episode_steps(keywords.pop("max_episode_steps", 100), old, "episode_length", 100)
+            check_episode_length(length, "episode_length")  # a bad value is refused under the name given
+            keywords["max_episode_steps"] = length
         for name, value in keywords.items():
             if name not in names:
                 raise TypeError(f"{name}: not a grid env parameter; the parameters are {', '.join(names)}")
@@ -190,6 +199,11 @@ class GridSettings:
                 raise TypeError(f"{name}: given by position and by name")
             given[name] = value
         return cls(**given)
+
+    @property
+    def episode_length(self) -> int:
+        """The episode length (0: no limit): `max_episode_steps`, as the kernels read it."""
+        return int(self.max_episode_steps or 0)
 
     @classmethod
     def env_signature(cls, init: Any) -> inspect.Signature:
@@ -209,6 +223,7 @@ class GridSettings:
             *keywords,
             *(kind(f.name, kind.KEYWORD_ONLY, default=f.default, annotation=f.type)
               for f in fields if f.name not in POSITIONAL),
+            kind("episode_length", kind.KEYWORD_ONLY, default=NOT_GIVEN),  # max_episode_steps's old name
         ])
 
 

@@ -7,7 +7,7 @@ a step (doors, keys, rewards, warps) is `ObjectRule`, the one function both envs
 orientation, keys held, and which rewards, keys and closed doors remain, so every rule of
 `GridEnv` holds per copy (action noise, walls, doors opened with a key, rewards paid once
 and removed, `terminate_on_reward` / per-reward terminate flags, `manual_collect`, keys,
-warps, truncation after `episode_length` steps).
+warps, truncation after `max_episode_steps` steps).
 
 A step is a few table look-ups for every copy; only copies that reach a cell holding an
 object take the (vectorised) object path. Observations: every grid type. Those that are a
@@ -25,7 +25,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from ..params import check_bool
-from ..vector.base import BatchedVectorEnv, count_nonzero, tighter_limit
+from ..vector.base import BatchedVectorEnv, count_nonzero
 from ..vector.step_table import StepTable
 from .observations import GRID_OBSERVATIONS, GridObservation
 from .rules import GridBatch, GridSettings, ObjectRule, grid_rules
@@ -61,7 +61,6 @@ class GridVectorEnv(BatchedVectorEnv):
         *positional: Any,
         obs_type: str = "index",
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
-        max_episode_steps: int | None = None,
         render_mode: str | None = None,
         **settings: Any,
     ) -> None:
@@ -71,7 +70,7 @@ class GridVectorEnv(BatchedVectorEnv):
         self.settings = GridSettings.from_arguments(positional, settings)
         self.rules = rules = grid_rules(self.settings)
         self.observation = cast(GridObservation, observation_type(rules, self.settings.store))
-        length = tighter_limit(self.settings.episode_length or 0, max_episode_steps)  # make_vec passes a spec's limit
+        length = self.settings.episode_length  # max_episode_steps (make_vec passes the registered one); 0: none
         super().__init__(
             num_envs, self.observation.space, gym.spaces.Discrete(rules.n_actions), length, autoreset_mode
         )
@@ -196,7 +195,7 @@ class GridVectorEnv(BatchedVectorEnv):
             move=self._tab.reshape(-1, nn), gains=gains, gain=gain, warp=rule.warp.copy(),
             step_reward=float(self._neg_penalty), collect=int(rule.collect), slip=float(settings.stochasticity),
             random_start=bool(settings.random_start), starts=self._free.copy(), start=int(self._start_cell),
-            episode_length=int(self.episode_length or 0),  # the env's limit: a make_vec spec's may be tighter
+            episode_length=int(self.episode_length or 0),
         )
 
     @property

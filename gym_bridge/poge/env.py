@@ -9,7 +9,7 @@ Dynamics follow the reference (POGE's own env) with its bugs fixed (see docs/pog
 - a reward tile pays its value (once per episode with one_time_rewards); `G` pays
   goal_reward and terminates, `T` pays -goal_reward and terminates; a zero reward becomes
   the (always negative) step penalty;
-- after max_ep_len steps the episode is *truncated* (the reference said `done`);
+- after max_episode_steps steps the episode is *truncated* (the reference said `done`);
 - `indicate_slip` marks slips (`_slip_<action>`) only under partial observability: fully
   observable, the observation is the tile, as in the reference (which ignores the flag there).
 Fixes: goal tiles are observed like every other tile (their abstraction symbol), so
@@ -26,6 +26,7 @@ draws uniforms from a `RandomStream` (blocks from `self.np_random`, as every sin
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, cast
 
@@ -38,7 +39,17 @@ from tasks import RandomStream
 from tasks.poge import ACTIONS, PogeWorld, build_from_world_file
 
 from ..loading import load_task_graph
-from ..params import RenderModes, check_positive_int, check_render_mode, check_store, check_type, named
+from ..params import (
+    NOT_GIVEN,
+    RenderModes,
+    check_positive_int,
+    check_render_mode,
+    check_store,
+    check_type,
+    episode_steps,
+    made_by_gymnasium,
+    named,
+)
 from .compiled import CompiledWorld, PogeOptions, compile_world
 from .observations import POGE_OBSERVATIONS, PogeObservation
 
@@ -106,8 +117,10 @@ class PogeEnv(gym.Env):
         Observe the tile's abstraction symbol (True, POGE's default) or the tile itself.
     indicate_wall : bool, optional
         Mark a bump into a wall in the observation (``_wall``).
-    max_ep_len : int, optional
-        Truncate an episode after this many steps.
+    max_episode_steps : int, optional
+        Truncate an episode after this many steps (default 100; None: no limit). The one name of an episode's
+        length in every family (docs/limits.md); `max_ep_len`, its old name, still works with a
+        FutureWarning.
     goal_reward : float, optional
         Paid on a ``G`` tile (and its negative on a ``T`` tile); both end the episode.
     one_time_rewards : bool, optional
@@ -148,15 +161,19 @@ class PogeEnv(gym.Env):
         indicate_slip: bool = False,
         is_partially_obs: bool = True,
         indicate_wall: bool = False,
-        max_ep_len: int = 100,
+        max_episode_steps: int | None = 100,
         goal_reward: float = 100,
         one_time_rewards: bool = True,
         step_penalty: float = 0,
         obs_type: str = "index",
         render_mode: str | None = None,
+        max_ep_len: Any = NOT_GIVEN,
     ) -> None:
         check_render_mode(render_mode, self.metadata["render_modes"])
-        self.max_ep_len = check_positive_int("max_ep_len", max_ep_len)
+        length = episode_steps(max_episode_steps, max_ep_len, "max_ep_len", 100)
+        self.max_ep_len = None if length is None else check_positive_int(
+            "max_episode_steps" if max_ep_len is NOT_GIVEN else "max_ep_len", length)
+        self._limit = self.max_ep_len or sys.maxsize  # truncation as one comparison per step
         options = PogeOptions.checked(
             force_determinism, indicate_slip, is_partially_obs, indicate_wall, goal_reward, one_time_rewards,
             step_penalty,
@@ -180,6 +197,11 @@ class PogeEnv(gym.Env):
         self._s = c.start_state
         self._t = 0
         self._got = [False] * c.n_slots
+
+    @property
+    def max_episode_steps(self) -> int | None:
+        """The episode length (None: only the goal or a trap ends an episode)."""
+        return self.max_ep_len
 
     # -- gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -214,7 +236,7 @@ class PogeEnv(gym.Env):
         t = self._t = self._t + 1
         if self._table is not None:
             obs = self._table[obs].copy()
-        return obs, reward, terminated, t >= self.max_ep_len and not terminated, {"observation": name}
+        return obs, reward, terminated, t >= self._limit and not terminated, {"observation": name}
 
     # -- helpers ---------------------------------------------------------------------------------
     @property
@@ -263,3 +285,12 @@ def _picture(world: PogeWorld, player: tuple[int, int], size: int = 12) -> np.nd
     r, c = player
     img[r * size + 3 : (r + 1) * size - 3, c * size + 3 : (c + 1) * size - 3] = (20, 20, 120)
     return img
+
+
+def make_for_gymnasium(**kwargs: Any) -> PogeEnv:
+    """The gym ids' entry point: `PogeEnv` for gymnasium's `make`, its episodes ended by
+    gymnasium's TimeLimit (`gym.make(id, max_episode_steps=N)`; `gym_bridge.params.made_by_gymnasium`)."""
+    return made_by_gymnasium(PogeEnv, "max_ep_len", kwargs)
+
+
+make_for_gymnasium.metadata = PogeEnv.metadata  # type: ignore[attr-defined]  # what make reads of an entry point

@@ -6,7 +6,7 @@ flat arrays (`CompiledWorld.flat_outcomes`), and the same observation objects. E
 on/off) and which one-time rewards it has collected this episode, so every rule of
 `PogeEnv` holds per copy: slips drawn from the tile's rule, walls, doors, `@` toggling,
 one-time rewards (paid again as the step penalty), goal / trap tiles ending the episode,
-truncation after `max_ep_len` steps.
+truncation after `max_episode_steps` steps.
 
 Slips use one uniform per copy per step from the batch's generator, so copy i matches the
 single env in distribution (exactly with `force_determinism=True`). `info["state"]` holds each
@@ -26,8 +26,8 @@ from graphstore import GraphStore, TaskGraph
 from tasks.poge import ACTIONS
 
 from ..observation_types import TableObservation
-from ..params import check_positive_int
-from ..vector.base import BatchedVectorEnv, count_nonzero, tighter_limit
+from ..params import NOT_GIVEN, check_positive_int, episode_steps
+from ..vector.base import BatchedVectorEnv, count_nonzero
 from .compiled import PogeOptions
 from .env import prepare_world, start_state
 
@@ -47,26 +47,27 @@ class PogeVectorEnv(BatchedVectorEnv):
         indicate_slip: bool = False,
         is_partially_obs: bool = True,
         indicate_wall: bool = False,
-        max_ep_len: int = 100,
+        max_episode_steps: int | None = 100,
         goal_reward: float = 100,
         one_time_rewards: bool = True,
         step_penalty: float = 0,
         obs_type: str = "index",
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         names_in_info: bool = False,
-        max_episode_steps: int | None = None,
         render_mode: str | None = None,
+        max_ep_len: Any = NOT_GIVEN,
     ) -> None:
         if render_mode is not None:
             raise ValueError("render_mode: the vector env does not render; render a single PogeEnv instead")
-        max_ep_len = check_positive_int("max_ep_len", max_ep_len)
+        length = episode_steps(max_episode_steps, max_ep_len, "max_ep_len", 100)
+        length = 0 if length is None else check_positive_int(  # 0: no limit
+            "max_episode_steps" if max_ep_len is NOT_GIVEN else "max_ep_len", length)
         options = PogeOptions.checked(
             force_determinism, indicate_slip, is_partially_obs, indicate_wall, goal_reward, one_time_rewards,
             step_penalty,
         )
         self.compiled, self.observation = prepare_world(world, store, options, obs_type)
         c = self.compiled
-        length = tighter_limit(max_ep_len, max_episode_steps)  # make_vec passes a spec's limit
         super().__init__(num_envs, self.observation.space, spaces.Discrete(len(ACTIONS)), length, autoreset_mode)
         self.task_id = c.task_id
         self.obs_type = obs_type

@@ -10,7 +10,7 @@ and is asked where one object is. Semantics (see docs/room.md):
   person, with p_new_object, takes another object (and places it anew), else with
   p_new_location moves the object to a different location; then with p_switch_person
   two slots swap. Then the next observations and a new question (uniform slot).
-- the episode ends (terminated) after max_step steps: one question per step.
+- the episode ends (terminated) after max_episode_steps steps: one question per step.
 
 Fixed reference bug: room-env 0.1.5's non-commonsense draw never excludes the commonsense
 locations (it compares a string with a list of dicts). Here it does; pass
@@ -45,6 +45,7 @@ from tasks.room import KNOWLEDGE_PROVIDER, RELATION, RoomKnowledge, RoomKnowledg
 
 from ..loading import load_task_graph, read_else_write
 from ..params import (
+    NOT_GIVEN,
     RenderModes,
     check_bool,
     check_choice,
@@ -53,6 +54,7 @@ from ..params import (
     check_render_mode,
     check_store,
     check_type,
+    episode_steps,
     named,
 )
 
@@ -125,8 +127,10 @@ class RoomEnv(gym.Env):
         Per step and person, the probability of taking another object.
     p_switch_person : float, optional
         Per step, the probability that two slots (person and object) swap.
-    max_step : int, optional
-        The episode's number of steps (one question each).
+    max_episode_steps : int, optional
+        The episode's number of steps (one question each; default 1000). The one name of an
+        episode's length in every family (docs/limits.md); `max_step`, its old name, still
+        works with a FutureWarning.
     num_agents : int, optional
         The number of agents each observing one placement per step (at most 1,000).
     disjoint_entities : bool, optional
@@ -182,7 +186,7 @@ class RoomEnv(gym.Env):
         p_new_location: float = 0.1,
         p_new_object: float = 0.1,
         p_switch_person: float = 0.5,
-        max_step: int = 1000,
+        max_episode_steps: int = 1000,
         num_agents: int = 1,
         disjoint_entities: bool = True,
         allow_spaces: bool = False,
@@ -191,6 +195,7 @@ class RoomEnv(gym.Env):
         render_mode: str | None = None,
         knowledge: RoomKnowledge | None = None,
         load_knowledge: bool = True,
+        max_step: Any = NOT_GIVEN,
     ) -> None:
         check_choice("room_size", room_size, ("small", "big"))
         check_store(store)
@@ -205,7 +210,8 @@ class RoomEnv(gym.Env):
         self.p_new_location = check_probability("p_new_location", p_new_location)
         self.p_new_object = check_probability("p_new_object", p_new_object)
         self.p_switch_person = check_probability("p_switch_person", p_switch_person)
-        self.max_step = check_positive_int("max_step", max_step)
+        self.max_step = check_positive_int("max_episode_steps" if max_step is NOT_GIVEN else "max_step",
+                                           episode_steps(max_episode_steps, max_step, "max_step", 1000))
         self.num_agents = check_positive_int("num_agents", num_agents)
         if self.num_agents > MAX_AGENTS:  # each agent is a triple of the observation, each step
             raise ValueError(f"num_agents: expected at most {MAX_AGENTS:,}, got {self.num_agents:,}")
@@ -313,6 +319,11 @@ class RoomEnv(gym.Env):
         self._k = 0
 
     # -- gymnasium API ------------------------------------------------------------------
+    @property
+    def max_episode_steps(self) -> int:
+        """The episode length (its last step terminates it)."""
+        return self.max_step
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if options:
             raise ValueError(f"reset options: RoomEnv takes none, got {sorted(options)}")

@@ -41,6 +41,7 @@ from tasks.room.v1_family import DEFAULT, PREFIX
 
 from ..loading import load_task_graph
 from ..params import (
+    NOT_GIVEN,
     RenderModes,
     check_bool,
     check_positive_int,
@@ -48,9 +49,11 @@ from ..params import (
     check_render_mode,
     check_store,
     check_type,
+    episode_steps,
+    made_by_gymnasium,
     named,
 )
-from ..vector.base import BatchedVectorEnv, tighter_limit
+from ..vector.base import BatchedVectorEnv
 
 DEFAULT_TASK = PREFIX + DEFAULT
 EPISODE_LENGTH = 128  # every room-env v1 configuration's last_timestep
@@ -185,9 +188,11 @@ class RoomV1Env(gym.Env):
         Where the task is read from (a built-in is put there first).
     question_prob, allow_random_human, allow_random_question
         RoomEnv1's settings of the same names.
-    episode_length : int, optional
+    max_episode_steps : int, optional
         Truncate an episode after this many steps (default 128, every configuration's
-        `last_timestep`; an episode terminates after `last_timestep` steps anyway).
+        `last_timestep`; an episode terminates after `last_timestep` steps anyway). The one
+        name of an episode's length in every family (docs/limits.md); `episode_length`, its
+        old name, still works with a FutureWarning.
     render_mode : {None, "ansi"}
         "ansi": `render()` returns the moment as text (what is seen, what is asked).
 
@@ -210,13 +215,15 @@ class RoomV1Env(gym.Env):
         question_prob: float = 1.0,
         allow_random_human: bool = False,
         allow_random_question: bool = False,
-        episode_length: int | None = EPISODE_LENGTH,
+        max_episode_steps: int | None = EPISODE_LENGTH,
         render_mode: str | None = None,
+        episode_length: Any = NOT_GIVEN,
     ) -> None:
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
-        if episode_length is not None:
-            check_positive_int("episode_length", episode_length)
-        self.episode_length = episode_length
+        length = episode_steps(max_episode_steps, episode_length, "episode_length", EPISODE_LENGTH)
+        if length is not None:
+            check_positive_int("max_episode_steps" if episode_length is NOT_GIVEN else "episode_length", length)
+        self.episode_length = length
         self.compiled = c = load_room_v1(task, store)
         self.questions = check_questions(question_prob, allow_random_human, allow_random_question)
         self.observation_space, self.action_space = room_v1_spaces(c)
@@ -239,6 +246,11 @@ class RoomV1Env(gym.Env):
         person, obj = (int(x) for x in obs["question"])
         state = self.n_states - 1 if person == self.compiled.n_people else person * self.compiled.n_objects + obj
         return {"state": state, "time": self.t}
+
+    @property
+    def max_episode_steps(self) -> int | None:
+        """The episode length (None: only the task's last step ends it)."""
+        return self.episode_length
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
@@ -302,19 +314,20 @@ class RoomV1VectorEnv(BatchedVectorEnv):
         question_prob: float = 1.0,
         allow_random_human: bool = False,
         allow_random_question: bool = False,
-        episode_length: int | None = EPISODE_LENGTH,
+        max_episode_steps: int | None = EPISODE_LENGTH,
         autoreset_mode: str | gym.vector.AutoresetMode = gym.vector.AutoresetMode.NEXT_STEP,
-        max_episode_steps: int | None = None,
         render_mode: str | None = None,
+        episode_length: Any = NOT_GIVEN,
     ) -> None:
         if render_mode is not None:
             raise ValueError("render_mode: Room v1 has no renderer")
         self.compiled = c = load_room_v1(task, store)
         self.questions = check_questions(question_prob, allow_random_human, allow_random_question)
         observation, action = room_v1_spaces(c)
-        if episode_length is not None:
-            check_positive_int("episode_length", episode_length)
-        length = tighter_limit(episode_length or 0, max_episode_steps)
+        length = episode_steps(max_episode_steps, episode_length, "episode_length", EPISODE_LENGTH)
+        if length is not None:
+            check_positive_int("max_episode_steps" if episode_length is NOT_GIVEN else "episode_length", length)
+        length = length or 0
         super().__init__(num_envs, observation, action, length, autoreset_mode)
         n = self.num_envs
         self._observed = np.zeros((n, c.until + 1), dtype=np.int64)
@@ -368,3 +381,12 @@ class RoomV1VectorEnv(BatchedVectorEnv):
 def make_room_v1_vector_env(num_envs: int = 1, **kwargs: Any) -> RoomV1VectorEnv:
     """`vector_entry_point` of `graphtasks/RoomV1-v0`."""
     return RoomV1VectorEnv(num_envs=num_envs, **kwargs)
+
+
+def make_for_gymnasium(**kwargs: Any) -> RoomV1Env:
+    """The gym ids' entry point: `RoomV1Env` for gymnasium's `make`, its episodes ended by
+    gymnasium's TimeLimit (`gym.make(id, max_episode_steps=N)`; `gym_bridge.params.made_by_gymnasium`)."""
+    return made_by_gymnasium(RoomV1Env, "episode_length", kwargs)
+
+
+make_for_gymnasium.metadata = RoomV1Env.metadata  # type: ignore[attr-defined]  # what make reads of an entry point

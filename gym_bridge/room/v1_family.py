@@ -30,9 +30,10 @@ def gym_ids() -> list[GymId]:
 ROOM_V1 = Family(
     tasks=ROOM_V1_TASKS,
     env="gym_bridge.room.v1_env:RoomV1Env",
+    gym_entry="gym_bridge.room.v1_env:make_for_gymnasium",
     vector_env="gym_bridge.room.v1_env:make_room_v1_vector_env",
     make_env=make_env,
-    episode_length="episode_length",
+    episode_length="max_episode_steps",
     gym_ids=gym_ids,
     compiled=CompiledRoomV1,
     load=load_room_v1,

@@ -33,6 +33,7 @@ from tasks.roommap.schema import DIRECTIONS, MOVES
 
 from ..loading import load_task_graph
 from ..params import (
+    NOT_GIVEN,
     RenderModes,
     check_bool,
     check_number,
@@ -41,6 +42,7 @@ from ..params import (
     check_render_mode,
     check_store,
     check_type,
+    episode_steps,
     named,
 )
 from .compiled import CompiledRoomMap, compile_room_map
@@ -70,9 +72,10 @@ def check_episode_bytes(c: CompiledRoomMap, s: "RoomMapSettings", episodes: int,
     size = 8 * episodes * (s.max_steps + 1) * per_step
     if size > MAX_EPISODE_BYTES:
         raise ValueError(
-            f"{name} x max_steps: {episodes:,} episodes of {s.max_steps:,} steps ({s.n_questions} questions a step) "
+            f"{name} x max_episode_steps: {episodes:,} episodes of {s.max_steps:,} steps "
+            f"({s.n_questions} questions a step) "
             f"would take {size / 2**30:,.1f} GiB; expected at most {MAX_EPISODE_BYTES / 2**30:g} GiB: "
-            f"lower {name} or max_steps"
+            f"lower {name} or max_episode_steps"
         )
 
 
@@ -94,8 +97,9 @@ class RoomMapSettings:
     """The env settings both envs share, checked once."""
 
     def __init__(self, compiled: CompiledRoomMap, max_steps: int, questions_per_step: int | None,
-                 question_prob: float, rewards: Any, make_everything_static: bool) -> None:
-        self.max_steps = check_at_most("max_steps", max_steps, MAX_STEPS)
+                 question_prob: float, rewards: Any, make_everything_static: bool,
+                 name: str = "max_episode_steps") -> None:
+        self.max_steps = check_at_most(name, max_steps, MAX_STEPS)
         if compiled.version == 3:
             if questions_per_step not in (None, 1):
                 raise ValueError("questions_per_step: a v3 map asks one question a step")
@@ -187,8 +191,10 @@ class RoomMapEnv(gym.Env):
         A Room map task ('room/v2/xl-different-prob', 'room/v3/small-01', ...).
     store : GraphStore or str, optional
         Where a task id is read (a built-in is put there first).
-    max_steps : int
-        Steps per episode (room-env's `terminates_at` + 1).
+    max_episode_steps : int
+        Steps per episode (room-env's `terminates_at` + 1; default 100): the last terminates
+        it. The one name of an episode's length in every family (docs/limits.md); `max_steps`,
+        its old name, still works with a FutureWarning.
     questions_per_step : int, optional
         v2: questions a step (room-env: num_total_questions / (terminates_at + 1), 10); v3: 1.
     question_prob : float
@@ -206,10 +212,10 @@ class RoomMapEnv(gym.Env):
     Examples
     --------
     >>> from gym_bridge.roommap.env import RoomMapEnv
-    >>> RoomMapEnv(task="room/v3/small-01", store=":memory:", max_steps=10**12)
+    >>> RoomMapEnv(task="room/v3/small-01", store=":memory:", max_episode_steps=10**12)
     Traceback (most recent call last):
     ...
-    ValueError: max_steps: expected at most 100,000, got 1,000,000,000,000
+    ValueError: max_episode_steps: expected at most 100,000, got 1,000,000,000,000
     """
 
     metadata = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
@@ -218,20 +224,22 @@ class RoomMapEnv(gym.Env):
         self,
         task: str | TaskGraph | CompiledRoomMap = DEFAULT_TASK,
         store: GraphStore | str | None = None,
-        max_steps: int = 100,
+        max_episode_steps: int = 100,
         questions_per_step: int | None = None,
         question_prob: float = 1.0,
         rewards: Any = (1, 0, 0),
         make_everything_static: bool = False,
         episodes_ahead: int = 128,
         render_mode: str | None = None,
+        max_steps: Any = NOT_GIVEN,
     ) -> None:
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self.compiled = c = load_checked(task, store)
         self.task_id = c.task_id
-        self.settings = s = RoomMapSettings(c, max_steps, questions_per_step, question_prob, rewards,
-                                            make_everything_static)
+        self.settings = s = RoomMapSettings(c, episode_steps(max_episode_steps, max_steps, "max_steps", 100),
+                                            questions_per_step, question_prob, rewards, make_everything_static,
+                                            "max_episode_steps" if max_steps is NOT_GIVEN else "max_steps")
         self.observation_space, self.action_space = room_map_spaces(c, s.n_questions)
         self.decoder = Decoder(c)
         self.episodes_ahead = check_at_most("episodes_ahead", episodes_ahead, MAX_EPISODES_AHEAD)
@@ -306,6 +314,11 @@ class RoomMapEnv(gym.Env):
     @property
     def max_steps(self) -> int:
         """Steps per episode: the env's own episode length."""
+        return self.settings.max_steps
+
+    @property
+    def max_episode_steps(self) -> int:
+        """The episode length (its last step terminates it)."""
         return self.settings.max_steps
 
     # -- the hidden state (tests, rendering) --------------------------------------------------------

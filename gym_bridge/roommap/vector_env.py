@@ -20,7 +20,8 @@ from gymnasium.vector.utils import batch_space
 
 from graphstore import GraphStore, TaskGraph
 
-from ..vector.base import BatchedVectorEnv, tighter_limit
+from ..params import NOT_GIVEN, episode_steps
+from ..vector.base import BatchedVectorEnv
 from .compiled import CompiledRoomMap
 from .env import (
     DEFAULT_TASK,
@@ -44,14 +45,14 @@ class RoomMapVectorEnv(BatchedVectorEnv):
         num_envs: int = 1,
         task: str | TaskGraph | CompiledRoomMap = DEFAULT_TASK,
         store: GraphStore | str | None = None,
-        max_steps: int = 100,
+        max_episode_steps: int = 100,
         questions_per_step: int | None = None,
         question_prob: float = 1.0,
         rewards: Any = (1, 0, 0),
         make_everything_static: bool = False,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
-        max_episode_steps: int | None = None,
         render_mode: str | None = None,
+        max_steps: Any = NOT_GIVEN,
         **ignored: Any,
     ) -> None:
         if render_mode is not None:
@@ -60,12 +61,13 @@ class RoomMapVectorEnv(BatchedVectorEnv):
         if unknown:
             raise TypeError(f"RoomMapVectorEnv: unknown setting(s) {', '.join(unknown)}")
         self.compiled = c = load_checked(task, store)
-        self.settings = s = RoomMapSettings(c, max_steps, questions_per_step, question_prob, rewards,
-                                            make_everything_static)
+        self.settings = s = RoomMapSettings(c, episode_steps(max_episode_steps, max_steps, "max_steps", 100),
+                                            questions_per_step, question_prob, rewards, make_everything_static,
+                                            "max_episode_steps" if max_steps is NOT_GIVEN else "max_steps")
         check_episode_bytes(c, s, num_envs if isinstance(num_envs, int) else 1, "num_envs")
         observation, action = room_map_spaces(c, s.n_questions)
-        length = tighter_limit(0, max_episode_steps)
-        super().__init__(num_envs, observation, spaces.Discrete(1), length, autoreset_mode)
+        # the last step terminates an episode (it is the task's): no truncation of the base's
+        super().__init__(num_envs, observation, spaces.Discrete(1), 0, autoreset_mode)
         self.single_action_space = action
         self.action_space = batch_space(action, self.num_envs)
         self._action_shape = (self.num_envs, s.n_questions + 1)  # type: ignore[assignment]

@@ -121,7 +121,7 @@ BAD = [
     ("terminate_on_reward", "no", ValueError),
     ("time_penalty", -0.1, ValueError),
     ("visible_walls", 0, ValueError),
-    ("episode_length", 0, ValueError),
+    ("max_episode_steps", 0, ValueError),
     ("resolution", 8, ValueError),
     ("store", 3.5, TypeError),
     ("task", 7, TypeError),
