@@ -17,7 +17,7 @@
     [[phases]]
     name = "learning"
     episodes = 200
-    max_steps = 100                # the episode length of this phase (or { "task id" = steps, ... })
+    max_episode_steps = 100        # the episode length of this phase (or { "task id" = steps, ... })
     [[phases]]
     name = "goal moved"
     episodes = 200
@@ -71,8 +71,8 @@ EXPERIMENT_KEYS = ("name", "description", "reference", "tasks", "seeds", "record
 RECORD = ("auto", "episodes", "steps")
 AGENT_KEYS = ("name", "label", "params", "grid", "tasks")
 PHASE_KEYS = (
-    "name", "episodes", "max_steps", "task", "learn", "greedy", "agent", "env", "start", "schedule", "changes",
-    "probe",
+    "name", "episodes", "max_episode_steps", "task", "learn", "greedy", "agent", "env", "start", "schedule",
+    "changes", "probe", "max_steps",  # max_steps: max_episode_steps's old name, taken with a warning
 )
 CONDITION_KEYS = ("name", "phases")
 PROBE_KEYS = ("options", "temperature")
@@ -229,6 +229,7 @@ class _Checker:
         self.lines = _Lines(text)
         self.source = source
         self.versions: dict[str, TaskGraph] = {}  # every task version a phase runs, by id
+        self.old_names: list[str] = []  # a deprecated name's warning line each (load_spec shows them)
 
     def where(self, field_path: str) -> str:
         line = self.lines.line(field_path)
@@ -288,12 +289,15 @@ def load_spec(path: str | Path, store: GraphStore | str | None = None) -> Experi
 
     Tasks that are not built in are read from `store` (None: the default store).
     """
-    return parse_spec(read_spec_text(path), str(spec_path(path)), store)
+    return parse_spec(read_spec_text(path), str(spec_path(path)), store, warn_old=True)
 
 
-def parse_spec(text: str, path: str = "<spec>", store: GraphStore | str | None = None) -> ExperimentSpec:
+def parse_spec(text: str, path: str = "<spec>", store: GraphStore | str | None = None,
+               warn_old: bool = False) -> ExperimentSpec:
     """Check a spec's text (see the module docstring); `path` names it in errors, `store` holds
-    the tasks that are not built in."""
+    the tasks that are not built in; with `warn_old` (a file a person writes: `load_spec`), a
+    FutureWarning line for each deprecated name (`max_steps`) it uses, read as its new name
+    (a spec stored with an experiment is read again without them)."""
     if len(text) > MAX_SPEC_BYTES:
         raise ExperimentSpecError(f"{path}: {len(text):,} characters; a spec is at most {MAX_SPEC_BYTES:,}")
     try:
@@ -326,6 +330,11 @@ def parse_spec(text: str, path: str = "<spec>", store: GraphStore | str | None =
     runs = len(conditions or (None,)) * len(seeds) * sum(a.runs_on(t) for t in tasks for a in agents)
     if runs > MAX_RUNS:
         raise ExperimentSpecError(f"{path}: {runs:,} runs; a spec makes at most {MAX_RUNS:,}")
+    if warn_old:
+        import warnings
+
+        for line in dict.fromkeys(check.old_names):
+            warnings.warn(line, FutureWarning, stacklevel=2)
     return ExperimentSpec(
         name,
         path,
@@ -515,7 +524,13 @@ def _phase(
         for agent in agents:  # every run goes through this phase on this task
             _takes(check, agent.name, task, f"{where}.task")
     runs = [task] if task else list(tasks)
-    max_steps = _max_steps(check, item.get("max_steps"), f"{where}.max_steps", runs)
+    length_key = "max_episode_steps"
+    if "max_steps" in item:  # the old name: still read, with one warning line
+        if "max_episode_steps" in item:
+            raise check.fail(f"{where}.max_steps", "give max_episode_steps only (max_steps is its old name)")
+        length_key = "max_steps"
+        check.old_names.append(f"{check.where(f'{where}.max_steps')}: max_steps is deprecated: write max_episode_steps")
+    max_steps = _max_steps(check, item.get(length_key), f"{where}.{length_key}", runs)
     for flag in ("learn", "greedy", "schedule"):
         if flag in item and not isinstance(item[flag], bool):
             raise check.fail(f"{where}.{flag}", f"expected true or false, got {item[flag]!r}")
@@ -776,7 +791,7 @@ def single_run_spec(
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise check.fail("--episodes", f"expected a positive number, got {episodes!r}")
     if max_steps is not None:
-        check.integer(max_steps, "--max-steps")
+        check.integer(max_steps, "--max-episode-steps")
     if schedule and not task.task.get("schedule"):
         raise check.fail("--schedule", f"{task_id} has no trial schedule")
     check.versions[task.task_id] = task
