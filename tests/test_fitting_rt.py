@@ -231,3 +231,21 @@ def test_the_recovery_figure_shows_each_models_truth_against_its_fit() -> None:
     assert points.tolist() == [[1.0, 1.1], [1.5, 1.4], [2.0, 2.0]]
     assert shown[0].texts[0].get_text() == "q-ddm" and shown[2].texts[0].get_text() == "q-lba"
     assert shown[0].get_xlabel() == "true lr" and shown[0].get_ylabel() == "fitted lr"
+
+
+def test_rt_and_choice_models_are_not_ranked_together() -> None:
+    """A response-time model's log-likelihood is a density of choices and times, a choice
+    model's a probability of choices: summed BIC, evidences and held-out scores across the two
+    are refused in one line, naming both sides (and models of one kind still rank)."""
+    from graphtasks.fitting.cv import cross_validate
+    from graphtasks.fitting.records import compare_models, evidence_matrix
+
+    row = {"run": 0, "log_likelihood": -10.0, "aic": 24.0, "bic": 26.0, "log_evidence": None}
+    fits = [{**row, "model": "q", "fixed": {"gamma": 0.0}}, {**row, "model": "q-ddm", "fixed": {"rt": "ddm"}}]
+    for rank in (compare_models, evidence_matrix):
+        with pytest.raises(BehaviourError, match=r"^models q and q-ddm cannot be ranked together: the likelihood "
+                                                 r"of q-ddm is of choices and their response times"):
+            rank(fits)
+    assert [r["model"] for r in compare_models([fits[0], {**fits[0], "model": "hybrid"}])] == ["hybrid", "q"]
+    with pytest.raises(BehaviourError, match=r"^models gru-4, q and q-ddm cannot be ranked together"):
+        cross_validate(["q", "q-ddm", "gru-4"], [])

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from graphstore import open_store
-from graphtasks.experiments.export import csv_text, spreadsheet_cell
+from graphtasks.experiments.spreadsheet import csv_text, spreadsheet_cell
 from tests.test_serve import (
     GRID_STUDY,
     RESEARCHER,

@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .spreadsheet import csv_text as table_text
+
 CONTEXT = "https://schema.org/"
 REQUIRED = ("@context", "@type", "name", "description", "variableMeasured")
 SCHEMA_VERSION = "Psych-DS 0.4.0"
@@ -250,8 +252,6 @@ def write_trials_dataset(name: str, csv_text: str, columns: Sequence[str], direc
     text = (f"The trials of the graphtasks experiment {name!r}, one row per step (choice) of each run, as "
             "`graphtasks experiment export --trials` writes them")
     if events:
-        from .export import csv_text as table_text
-
         (target / "data" / f"study-{keyword(name)}_table-events_data.csv").write_text(
             table_text([{k: ("" if v is None else v) for k, v in e.items()} for e in events], EVENT_COLUMNS),
             encoding="utf-8")

@@ -45,7 +45,7 @@ import numpy as np
 
 from .behaviour import BehaviourError, Choices
 from .likelihood import TaskShape, log_likelihood, task_shape
-from .models import MODELS, FitModel
+from .models import MODELS, FitModel, refuse_mixed_likelihoods
 
 BY = ("block", "session", "participant")
 SCORES = ("marginal", "mean")
@@ -472,6 +472,7 @@ def cross_validate(
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise BehaviourError(f"--models: {', '.join(twice)} given twice")
+    refuse_mixed_likelihoods({m.name: getattr(m, "fixed", None) for m in chosen})  # a GRU predicts choices only
     people = sessions_of(data)
     if not people:
         raise BehaviourError("cross-validation: no participant given")

@@ -17,16 +17,10 @@ from gym_bridge import family_of, make_env
 from gym_bridge.agents import make_agent
 
 from .behaviour import Choices
-from .shape import FLOOR, TaskShape
+from .shape import FLOOR, TaskShape, env_sizes
 from .vectorised import vectorised_log_likelihood
 
 _SHAPES: dict[tuple[str, int], TaskShape] = {}
-
-
-def env_sizes(env: Any) -> tuple[int, int]:
-    """(states, actions) of a graphtasks environment of any family."""
-    base: Any = env.unwrapped
-    return int(getattr(base, "n_states", 0) or base.compiled.n_states), int(base.action_space.n)
 
 
 def task_shape(task_id: str, store: Any = None) -> TaskShape:

@@ -13,6 +13,7 @@ settings name the response model (``rt = "ddm"`` or ``"lba"``).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,3 +194,40 @@ def parse_bounds(text: str) -> Bounds:
             raise BehaviourError(f"--free: {name.strip()}: bounds must be finite numbers, got {part!r}")
         out[name.strip()] = bounds
     return out
+
+
+def refuse_mixed_likelihoods(fixed_by_model: Mapping[str, Mapping[str, Any] | None]) -> None:
+    """Refuse, in one line, to rank models whose likelihoods are of different data.
+
+    A response-time model's likelihood (fixed setting ``rt``: `graphtasks.fitting.rt`) is a
+    density of each choice and its response time; a choice model's is a probability of the
+    choice alone. Their log-likelihoods, AIC, BIC, evidences and held-out scores are not on one
+    scale, so a ranking across the two would look right and be wrong.
+
+    Parameters
+    ----------
+    fixed_by_model : mapping of str to mapping
+        Each model's name and its fixed settings (None or {} for a choice model).
+
+    Raises
+    ------
+    BehaviourError
+        Some of the models are response-time models and others are not, naming both sides.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting.models import refuse_mixed_likelihoods
+    >>> refuse_mixed_likelihoods({"q": {"gamma": 0.0}, "hybrid": {}})  # choices only: comparable
+    >>> refuse_mixed_likelihoods({"q": {}, "q-ddm": {"rt": "ddm"}})
+    Traceback (most recent call last):
+    ...
+    graphtasks.fitting.choices.BehaviourError: models q and q-ddm cannot be ranked together: ...
+    """
+    timed = sorted(name for name, fixed in fixed_by_model.items() if (fixed or {}).get("rt"))
+    untimed = sorted(set(fixed_by_model) - set(timed))
+    if timed and untimed:
+        raise BehaviourError(
+            f"models {', '.join(untimed)} and {', '.join(timed)} cannot be ranked together: the likelihood of "
+            f"{', '.join(timed)} is of choices and their response times, that of {', '.join(untimed)} of choices "
+            "alone (rank response-time models with each other, choice models with each other)"
+        )

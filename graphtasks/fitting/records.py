@@ -29,6 +29,7 @@ from graphtasks.experiments.records import ExperimentExists, _key, _now, _versio
 from .behaviour import BehaviourError, Choices, EventsFile, first_participant, load_runs, read_participants
 from .hierarchical import GroupFit
 from .mle import FitResult
+from .models import refuse_mixed_likelihoods
 
 PHASE = "behaviour"
 
@@ -427,7 +428,7 @@ FITS_QUERY = (
     "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.task = $uid "
     "OPTIONAL MATCH (f)-[:OF_MODEL]->(m:Model) OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
     "RETURN r.index, r.label, f.model, coalesce(f.method, 'mle'), f.params, f.stderr, f.log_likelihood, f.aic, "
-    "f.bic, f.choices, f.log_evidence, f.uid, f.phases, m.bounds, r.condition, p.participant_id, p.source "
+    "f.bic, f.choices, f.log_evidence, f.uid, f.phases, m.bounds, r.condition, p.participant_id, p.source, f.fixed "
     "ORDER BY r.index, f.bic"
 )
 GROUP_COSTS = (
@@ -435,10 +436,16 @@ GROUP_COSTS = (
 )
 
 
+def _refuse_mixed(fits: Sequence[dict[str, Any]]) -> None:
+    refuse_mixed_likelihoods({row["model"]: row.get("fixed") for row in fits})
+
+
 def compare_models(fits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per model, over the runs fitted by every model: summed log-likelihood, AIC and BIC, and
     how many runs it fits best by BIC; best model (lowest summed BIC) first. The fits should be
-    of one method (`recorded_fits(..., method=)`)."""
+    of one method (`recorded_fits(..., method=)`); response-time and choice models together are
+    refused (`refuse_mixed_likelihoods`)."""
+    _refuse_mixed(fits)
     by_run: dict[int, dict[str, dict[str, Any]]] = {}
     for row in fits:
         by_run.setdefault(row["run"], {})[row["model"]] = row
@@ -459,7 +466,9 @@ def compare_models(fits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def evidence_matrix(fits: Sequence[dict[str, Any]]) -> tuple[list[str], list[int], np.ndarray]:
     """(models, runs, [run, model] log evidence) over the runs every model was fitted to: a
     hierarchical fit's Laplace evidence less the run's share of its group prior's cost
-    (`GroupFit.evidence_cost`), else -BIC/2 (the fits should be of one method)."""
+    (`GroupFit.evidence_cost`), else -BIC/2 (the fits should be of one method; response-time and
+    choice models together are refused)."""
+    _refuse_mixed(fits)
     by_run: dict[int, dict[str, float]] = {}
     for row in fits:
         if row.get("log_evidence") is not None:
@@ -536,7 +545,7 @@ def recorded_fits(
     from .selection import fitted_phases, phase_names, run_key, select_runs, source_of
 
     columns = ("run", "label", "model", "method", "params", "stderr", "log_likelihood", "aic", "bic", "choices",
-               "log_evidence", "uid", "phases", "bounds", "condition", "participant", "participant_source")
+               "log_evidence", "uid", "phases", "bounds", "condition", "participant", "participant_source", "fixed")
     uid = experiment_uid(experiment)
     taken: set[int] | None = None
     wanted_phases: tuple[str, ...] | None = None
@@ -555,7 +564,7 @@ def recorded_fits(
         if taken is not None and record["run"] not in taken:
             continue
         record["evidence_cost"] = costs.get(record.pop("uid"))
-        for key in ("params", "stderr", "phases", "bounds"):
+        for key in ("params", "stderr", "phases", "bounds", "fixed"):
             if isinstance(record[key], str):
                 record[key] = json.loads(record[key])
         record["stderr"] = record["stderr"] or {}

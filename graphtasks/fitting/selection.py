@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 from graphtasks.experiments.ids import experiment_uid
 
 from .behaviour import BehaviourError, run_phases
+from .models import refuse_mixed_likelihoods
 
 PEOPLE, AGENTS, ALL = "people", "agents", "all"
 SOURCES = (PEOPLE, AGENTS, ALL)
@@ -326,6 +327,7 @@ def cv_ranking(records: Sequence[dict[str, Any]], runs: Sequence[int], phases: S
                              (f"; stored: {stored})" if stored else ")"))
     chosen = {r["model"]: r for r in fitting[-1] if r["model"] in set(models or ())}
     order = [m for m in (models or ()) if m in chosen]
+    refuse_mixed_likelihoods({m: (chosen[m]["settings"] or {}).get("fixed") for m in order})
     # one plan: the same runs in the same order, so every model's participants line up
     rows = cv_rows(order, [chosen[m]["heldout"] for m in order], [chosen[m]["participants"] for m in order],
                    chosen[order[0]]["choices"])

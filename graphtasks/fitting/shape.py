@@ -52,3 +52,9 @@ class TaskShape:
             f"{where}: action {a} is not offered in state {s} of {self.task_id!r} "
             f"(offered: {list(self.available[s])})"
         )
+
+
+def env_sizes(env: Any) -> tuple[int, int]:
+    """(states, actions) of a graphtasks environment of any family."""
+    base: Any = env.unwrapped
+    return int(getattr(base, "n_states", 0) or base.compiled.n_states), int(base.action_space.n)

@@ -44,12 +44,12 @@ from starlette.staticfiles import StaticFiles
 
 from graphstore import GraphStore, open_store
 from graphstore.errors import GraphStoreError, GraphtasksError, StoreFullError
-from graphtasks.experiments.export import spreadsheet_cell
 from graphtasks.experiments.ids import experiment_uid, participant_uid, run_uid
 from graphtasks.experiments.observers import COMPLETED, RUNNING
 from graphtasks.experiments.records import Records, _joined, _key, record_experiment, record_tasks, run_node
 from graphtasks.experiments.runs import Cell
 from graphtasks.experiments.spec import AgentSpec
+from graphtasks.experiments.spreadsheet import spreadsheet_cell
 from graphtasks.experiments.versions import prepare_versions
 from gym_bridge import family
 from gym_bridge.screens import ScreenError
