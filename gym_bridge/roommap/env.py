@@ -96,7 +96,7 @@ def load_checked(task: Any, store: Any) -> CompiledRoomMap:
 class RoomMapSettings:
     """The env settings both envs share, checked once."""
 
-    def __init__(self, compiled: CompiledRoomMap, max_steps: int, questions_per_step: int | None,
+    def __init__(self, compiled: CompiledRoomMap, max_steps: int | None, questions_per_step: int | None,
                  question_prob: float, rewards: Any, make_everything_static: bool,
                  name: str = "max_episode_steps") -> None:
         self.max_steps = check_at_most(name, max_steps, MAX_STEPS)
