@@ -302,6 +302,7 @@ def posterior_predictive(posterior: Any, draws: int = 100, seed: int = 0, bins: 
 
     observed = np.stack([statistic(c) for c in choices])
     drawn = np.stack([statistic(c) for c in simulated]).reshape(draws, len(choices), *observed.shape[1:])
+    labels: tuple[str, ...]
     if kind == "stay":
         labels = STAY_ORDER
     else:
