@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
@@ -38,16 +39,42 @@ MIX2 = np.uint64(0x94D049BB133111EB)
 TO_UNIT = 2.0**-53
 
 
+SHIFTS = (np.uint64(30), np.uint64(27), np.uint64(31))
+
+
 def splitmix(x: np.ndarray) -> np.ndarray:
     """SplitMix64's finaliser, elementwise on uint64 (wrapping arithmetic)."""
-    x = (x ^ (x >> np.uint64(30))) * MIX1
-    x = (x ^ (x >> np.uint64(27))) * MIX2
-    return x ^ (x >> np.uint64(31))
+    return _splitmix_in_place(np.array(x, dtype=np.uint64))
+
+
+def _splitmix_in_place(x: np.ndarray) -> np.ndarray:
+    """`splitmix` written into `x` itself (an array of uint64 the caller owns): the same
+    operations without a new array for each of them (a batched step draws thousands of times)."""
+    scratch = x >> SHIFTS[0]
+    x ^= scratch
+    x *= MIX1
+    np.right_shift(x, SHIFTS[1], out=scratch)
+    x ^= scratch
+    x *= MIX2
+    np.right_shift(x, SHIFTS[2], out=scratch)
+    x ^= scratch
+    return x
 
 
 def lane_key(seed: int, stream: int = 0) -> int:
     """The 64-bit key of a lane from its seed and a stream number (env, agent, ...)."""
     return int(np.random.SeedSequence([seed, stream]).generate_state(1, np.uint64)[0])
+
+
+TO_53_BITS = np.uint64(11)
+
+
+@functools.cache
+def _counts(width: int) -> np.ndarray:
+    """1, 2, ..., width as uint64 (read only: shared by every draw of that width)."""
+    counts = np.arange(1, width + 1, dtype=np.uint64)
+    counts.flags.writeable = False
+    return counts
 
 
 class LaneStreams:
@@ -75,16 +102,22 @@ class LaneStreams:
         """(len(lanes), width) uint64 words: the next `width` of each lane's stream."""
         keys = self.keys if lanes is None else self.keys[lanes]
         start = self.counters if lanes is None else self.counters[lanes]
-        steps = start[:, None] + np.arange(1, width + 1, dtype=np.uint64)
+        steps = start[:, None] + _counts(width)
         if lanes is None:
             self.counters += np.uint64(width)
         else:
-            self.counters[lanes] += np.uint64(width)  # a lane appears once per draw
-        return splitmix(keys[:, None] + steps * GOLDEN)
+            self.counters[lanes] = start + np.uint64(width)  # a lane appears once per draw
+        steps *= GOLDEN
+        steps += keys[:, None]
+        return _splitmix_in_place(steps)
 
     def uniform(self, lanes: np.ndarray | None, width: int = 1) -> np.ndarray:
         """(len(lanes), width) floats in [0, 1), 53 random bits each."""
-        return (self.bits(lanes, width) >> np.uint64(11)).astype(np.float64) * TO_UNIT
+        words = self.bits(lanes, width)
+        words >>= TO_53_BITS
+        unit = words.astype(np.float64)
+        unit *= TO_UNIT
+        return unit
 
     def view(self, lanes: np.ndarray | None) -> "LaneView":
         """A Generator-like view that draws for these lanes (None: every lane, in order)."""
