@@ -47,8 +47,8 @@ def batch_key(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersi
     `beta` is set).
     """
     name = cell.agent.name
-    if not has_batched_form(name) or agent_observation(name) != "index":
-        return None
+    if not has_batched_form(name) or agent_observation(name) != "index" or cell.agent.response:
+        return None  # (the lanes draw no response times: an agent with a response model plays per agent)
     merged = run_settings(name, cell.agent.params)
     if not BATCHED[name].supports(merged):
         return None
@@ -78,6 +78,12 @@ def group_cells(
     Batches are split so that every worker has one (`workers`) and none is larger than the
     memory budget allows; which cells share a batch never changes their numbers.
     """
+    timed = sorted({c.agent.label for c in cells if c.agent.response and has_batched_form(c.agent.name)})
+    if timed:  # said, not silent: these runs would otherwise have been lanes
+        import warnings
+
+        warnings.warn(f"{', '.join(timed)}: an agent with a response model plays per agent (the batched lanes "
+                      "draw no response times)", UserWarning, stacklevel=2)
     groups: dict[tuple[Any, ...], list[Cell]] = {}
     units: list[Cell | tuple[Cell, ...]] = []
     keys: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}  # cells of one agent setting share their key

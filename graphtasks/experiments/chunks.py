@@ -45,6 +45,11 @@ from graphstore.errors import GraphtasksError
 
 RECORDS_SUFFIX = ".records"
 KINDS = ("episodes", "trials")
+# columns a chunk of trials holds only where its runs have them: `rt`, each step's response time in
+# milliseconds (an agent's response model, `graphtasks.responses`; the browser's Trial.rt is in ms too).
+# A chunk without one reads as nulls there (`read_chunk`).
+OPTIONAL = {"trials": (("rt", "float64"),)}
+MS = 1000.0
 
 
 class RecordChunkError(GraphtasksError, OSError):
@@ -126,9 +131,14 @@ def _schemas() -> dict[str, Any]:
     }
 
 
-def schema_of(kind: str) -> Any:
-    """The Arrow schema of a chunk kind ('episodes' or 'trials')."""
-    return _schemas()[kind]
+def schema_of(kind: str, optional: Sequence[str] = ()) -> Any:
+    """The Arrow schema of a chunk kind ('episodes' or 'trials'), with the `OPTIONAL` columns named."""
+    schema = _schemas()[kind]
+    pa = require_arrow()
+    for name, type_ in OPTIONAL.get(kind, ()):
+        if name in optional:
+            schema = schema.append(pa.field(name, getattr(pa, type_)()))
+    return schema
 
 
 def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping[str, Any]) -> Chunk:
@@ -170,7 +180,7 @@ def write_chunk(folder: str | Path, experiment: str, kind: str, columns: Mapping
 
     if kind not in KINDS:
         raise ValueError(f"chunk kind: expected one of {', '.join(KINDS)}, got {kind!r}")
-    schema = schema_of(kind)
+    schema = schema_of(kind, [name for name, _ in OPTIONAL.get(kind, ()) if name in columns])
     table = pa.Table.from_arrays([arrow_array(columns[f.name], f.type) for f in schema], schema=schema)
     runs = tuple(sorted({int(r) for r in table.column("run").to_pylist()})) if table.num_rows else ()
     sink = pa.BufferOutputStream()
@@ -229,13 +239,22 @@ def read_chunk(folder: str | Path, file: str, rows: int | None = None, columns: 
     path = chunk_path(folder, file)
     try:  # ParquetFile, not read_table: that loads pyarrow.dataset, which imports pandas (0.3 s or more)
         with pq.ParquetFile(path) as parquet:
-            table = parquet.read(columns=list(columns) if columns is not None else None)
+            present = set(parquet.schema_arrow.names)
+            absent = [] if columns is None else [c for c in columns if c not in present]
+            table = parquet.read(columns=[c for c in columns if c in present] if columns is not None else None)
     except FileNotFoundError:
         raise RecordChunkError(f"record chunk {path} is catalogued in the store but missing") from None
     except (OSError, pa.ArrowException) as exc:
         raise RecordChunkError(f"record chunk {path} is damaged: {str(exc).splitlines()[0]}") from None
     if rows is not None and table.num_rows != rows:
         raise RecordChunkError(f"record chunk {path} holds {table.num_rows} rows; the catalogue says {rows}")
+    optional = {name: type_ for kinds in OPTIONAL.values() for name, type_ in kinds}
+    for name in absent:  # an optional column this chunk's runs did not have (no response times): nulls
+        if name not in optional:
+            raise RecordChunkError(f"record chunk {path} has no column {name!r}")
+        table = table.append_column(name, pa.nulls(table.num_rows, getattr(pa, optional[name])()))
+    if columns is not None:
+        table = table.select(list(columns))
     return table
 
 
@@ -355,7 +374,7 @@ def write_played(folder: str | Path, experiment: str, played: Sequence[tuple[Any
             episodes["task_version"].append(version)
             episodes["task_hash"].append(p.version.content_hash)
             if p.records_steps and e.steps:
-                _add_steps(trials, index, p.phase_index, e.index, e.steps, e.condition, version)
+                _add_steps(trials, index, p.phase_index, e.index, e.steps, e.condition, version, p.rts)
             if p.probe is not None:
                 probes.setdefault(index, []).append({"run": index, "phase": p.phase.name,
                                                      "phase_index": p.phase_index, **p.probe})
@@ -364,13 +383,18 @@ def write_played(folder: str | Path, experiment: str, played: Sequence[tuple[Any
 
 
 def _add_steps(trials: dict[str, list[Any]], run: int, phase_index: int, episode: int, steps: Sequence[Any],
-               condition: str | None, version: str) -> None:
-    """Append one episode's steps (state, action, reward, next state, P(action)) to trial columns."""
+               condition: str | None, version: str, rts: Sequence[float] | None = None) -> None:
+    """Append one episode's steps (state, action, reward, next state, P(action)) to trial columns,
+    with each step's response time (`rts`, seconds; kept in ms) where the run has them."""
+    if rts is not None and "rt" not in trials:  # the chunk's earlier rows had none
+        trials["rt"] = [None] * len(trials["run"])
     for step, (state, action, reward, next_state, p_action) in enumerate(steps):
         for name, value in (("run", run), ("phase_index", phase_index), ("episode", episode), ("step", step),
                             ("state", state), ("action", action), ("reward", reward), ("next_state", next_state),
                             ("p_action", p_action), ("condition", condition), ("task_version", version)):
             trials[name].append(value)
+        if "rt" in trials:
+            trials["rt"].append(None if rts is None else float(rts[step]) * MS)
 
 
 def _write_both(folder: str | Path, experiment: str, episodes: Mapping[str, Any], trials: dict[str, list[Any]]
@@ -414,7 +438,7 @@ def outcome_rows(outcome: Any) -> list[dict[str, Any]]:
     for e in episodes:
         last[e["phase_index"]] = max(last.get(e["phase_index"], -1), e["episode"])
     probes = {int(p["phase_index"]): p for p in outcome.probes}
-    params = json.dumps(cell.agent.params, sort_keys=True)
+    params = json.dumps(cell.agent.recorded, sort_keys=True)
     rows = []
     for e in episodes:
         key = (e["phase_index"], e["episode"])

@@ -303,7 +303,7 @@ def run_node(spec: ExperimentSpec, cell: Cell, status: str, error: str | None, s
         "task_id": cell.task,
         "agent": cell.agent.name,
         "label": cell.agent.label,
-        "params": cell.agent.params,
+        "params": cell.agent.recorded,
         "seed": cell.seed,
         "condition": cell.condition or None,
         "error": error,
@@ -522,10 +522,25 @@ def record_sources(store: GraphStore) -> dict[str, Any]:
     for kind in KINDS:
         files = store.cypher("MATCH (c:Chunk) WHERE c.kind = $kind RETURN c.file ORDER BY c.file", {"kind": kind}).rows
         if files and folder is not None:
-            out[kind] = [str(chunk_path(folder, file)) for (file,) in files]
+            out[kind] = _uniform([str(chunk_path(folder, file)) for (file,) in files], kind)
         else:
             out[kind] = schema_of(kind).empty_table()
     return out
+
+
+def _uniform(paths: list[str], kind: str) -> Any:
+    """The chunk files themselves where they share their columns; else (some hold an optional
+    column such as `rt`, response times, and others not) one Arrow table of them all, nulls
+    where a chunk lacks the column: a scan takes files of one set of columns only."""
+    pa = require_arrow()
+    import pyarrow.parquet as pq
+
+    names = {tuple(pq.read_schema(path).names) for path in paths}
+    if len(names) == 1:
+        return paths
+    columns = list(dict.fromkeys(name for group in sorted(names, key=len) for name in group))
+    return pa.concat_tables([read_chunk(os.path.dirname(os.path.dirname(path)),
+                                        os.path.join(*path.split(os.sep)[-2:]), None, columns) for path in paths])
 
 
 def chunks_as_records(store: GraphStore, names: Sequence[str]) -> Records:

@@ -42,6 +42,7 @@ class PhaseEpisode:
     episode: Episode
     records_steps: bool
     probe: dict[str, Any] | None = None
+    rts: tuple[float, ...] | None = None  # each step's response time (seconds) where the agent has a response model
 
 
 def cells(spec: ExperimentSpec) -> list[Cell]:
@@ -83,6 +84,10 @@ def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersio
     phase is played as the run's plan says (`protocol.run_plan`: its env and settings, the
     agent settings it sets, learning, greedy, its seed and reset options) through the one loop.
 
+    An agent with a response model (`AgentSpec.response`) chooses and times each choice
+    through it (`graphtasks.responses.TimedChooser`, drawing from `response_rng(seed)`): its
+    steps are recorded, each with its response time (`PhaseEpisode.rts`, seconds).
+
     Parameters
     ----------
     spec : ExperimentSpec
@@ -106,22 +111,37 @@ def play_run(spec: ExperimentSpec, cell: Cell, versions: Mapping[str, TaskVersio
     >>> [p.episode.reward for p in play_run(spec, cells(spec)[0], prepare_versions(spec))]
     [1.0, 0.5, 1.0]
     """
-    agent = None
+    agent: Any = None
+    timed = None
     shape: tuple[int, int] | None = None
     for plan in run_plan(spec, cell, versions):
         env = plan.make_env()
         sizes = plan.view.sizes(env)
         if agent is None:
             agent = agent_for_env(cell.agent.name, env, plan.view, cell.seed, **cell.agent.params)
+            if cell.agent.response:
+                timed = timed_agent(agent, cell.agent.response, cell.seed)
+                agent = timed
             shape = sizes
         else:
             check_sizes(plan.phase, plan.version, sizes, shape)
         for key, value in plan.agent.items():
             setattr(agent, key, value)
         options = plan.options(env)
-        episodes = play(env, agent, plan.episodes, plan.env_seed, options, plan.view, plan.learn, plan.records_steps,
+        records = plan.records_steps or timed is not None  # response times are kept per step
+        episodes = play(env, agent, plan.episodes, plan.env_seed, options, plan.view, plan.learn, records,
                         plan.greedy)
         for episode in episodes:
             last = episode.index == plan.episodes - 1
             found = probe(agent, plan.phase) if last and plan.probe else None
-            yield PhaseEpisode(plan.index, plan.phase, plan.version, episode, plan.records_steps, found)
+            rts = None if timed is None else tuple(timed.take_times())
+            yield PhaseEpisode(plan.index, plan.phase, plan.version, episode, records, found, rts)
+
+
+def timed_agent(agent: Any, response: Mapping[str, Any], seed: int) -> Any:
+    """`agent` choosing through its response model (``{"rt": "ddm", ...settings}``), drawing
+    from the run's response stream (`graphtasks.responses.response_rng`)."""
+    from graphtasks.responses import RT_KEY, TimedChooser, response_rng, response_settings
+
+    family = str(response[RT_KEY])
+    return TimedChooser(agent, family, response_settings(family, response), response_rng(seed))

@@ -13,6 +13,9 @@
     params = { lr = 0.1 }
     grid = { beta = [1.0, 5.0] }   # one run per value (per combination for several)
     tasks = ["neuronav/grid/t_maze/small"]   # optional: only these of the experiment's tasks
+    response = "ddm"               # optional: "ddm" or "lba" choose and time each choice from the
+                                   # agent's values (its settings in params/grid: drift_scale, threshold,
+                                   # t0, ...; graphtasks.responses); its runs record an rt per step
 
     [[phases]]
     name = "learning"
@@ -64,12 +67,13 @@ from gym_bridge.starts import StartError
 from tasks import unpinned, variant_id
 from tasks.data import data_dir, decode_utf8, read_input
 
+from ..responses import RT_KEY, RT_SETTINGS, response_setting_error
 from .versions import TaskSource
 
 TOP_TABLES = ("experiment", "env", "agents", "phases", "conditions", "study")
 EXPERIMENT_KEYS = ("name", "description", "reference", "tasks", "seeds", "record")
 RECORD = ("auto", "episodes", "steps")
-AGENT_KEYS = ("name", "label", "params", "grid", "tasks")
+AGENT_KEYS = ("name", "label", "params", "grid", "tasks", "response")
 PHASE_KEYS = (
     "name", "episodes", "max_episode_steps", "task", "learn", "greedy", "agent", "env", "start", "schedule",
     "changes", "probe", "max_steps",  # max_steps: max_episode_steps's old name, taken with a warning
@@ -101,6 +105,12 @@ class AgentSpec:
     params: dict[str, Any]
     tasks: tuple[str, ...] = ()
     written: str = ""  # the label as written in [[agents]], before a grid's suffix ("": the label)
+    response: Mapping[str, Any] = field(default_factory=dict)  # {"rt": "ddm", its settings...}; {}: none
+
+    @property
+    def recorded(self) -> dict[str, Any]:
+        """The settings a run records: the agent's, and its response model's (``rt`` and its settings)."""
+        return {**self.params, **self.response}
 
     def answers_to(self, key: str) -> bool:
         """Whether a per-agent phase setting keyed `key` names this agent by its label (as
@@ -428,7 +438,8 @@ def _agents(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[AgentS
                 f"unknown agent {name!r}{did_you_mean(name, AGENTS)} (agents: {', '.join(sorted(AGENTS))})",
             )
         params = dict(check.keys(item.get("params", {}), tuple(item.get("params", {})), f"{at}.params"))
-        grid = check.keys(item.get("grid", {}), tuple(item.get("grid", {})), f"{at}.grid")
+        grid = dict(check.keys(item.get("grid", {}), tuple(item.get("grid", {})), f"{at}.grid"))
+        response = _response(check, name, item, at)
         for key, values in grid.items():
             if not isinstance(values, list) or not values:
                 raise check.fail(f"{at}.grid.{key}", f"expected a non-empty list of values, got {values!r}")
@@ -436,6 +447,15 @@ def _agents(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[AgentS
                 raise check.fail(f"{at}.grid.{key}", f"{key!r} is also set in {at}.params; give it in one place")
         for key, value_ in [*params.items(), *((k, v) for k, vs in grid.items() for v in vs)]:
             section = "params" if key in params else "grid"
+            if response and key in RT_SETTINGS[response]:
+                why = response_setting_error(response, key, value_)
+                if why:
+                    raise check.fail(f"{at}.{section}.{key}", f"the {response} response model: {why}")
+                continue
+            if response and key not in agent_settings(name):
+                raise check.fail(f"{at}.{section}.{key}", f"{key!r} is a setting of neither the {name} agent "
+                                 f"({', '.join(agent_settings(name))}) nor its {response} response model "
+                                 f"({', '.join(RT_SETTINGS[response])})")
             _agent_setting(check, name, key, value_, f"{at}.{section}.{key}")
         runs_on = _agent_tasks(check, item.get("tasks"), f"{at}.tasks", tasks)
         for task_id in runs_on or tasks:
@@ -450,12 +470,28 @@ def _agents(check: _Checker, value: Any, tasks: tuple[str, ...]) -> tuple[AgentS
         for combination in itertools.product(*(grid[k] for k in keys)):
             chosen = {**params, **dict(zip(keys, combination))}
             suffix = " ".join(f"{k}={v}" for k, v in zip(keys, combination))
-            out.append(AgentSpec(name, f"{label} {suffix}".strip(), chosen, runs_on, label))
+            timed: dict[str, Any] = {}
+            if response:
+                own = RT_SETTINGS[response]
+                timed = {RT_KEY: response, **{k: float(chosen.pop(k, v)) for k, v in own.items()}}
+            out.append(AgentSpec(name, f"{label} {suffix}".strip(), chosen, runs_on, label, timed))
     labels = [a.label for a in out]
     duplicate = _first_repeat(labels)
     if duplicate:
         raise ExperimentSpecError(f"{check.path}: two agents are labelled {duplicate!r}; give them distinct labels")
     return tuple(out)
+
+
+def _response(check: _Checker, name: str, item: Mapping[str, Any], at: str) -> str:
+    """The response model an agent declares ("": none); it needs an agent with values to drive it."""
+    response = item.get("response")
+    if response is None:
+        return ""
+    if response not in RT_SETTINGS:
+        raise check.fail(f"{at}.response", f"expected one of {', '.join(map(repr, RT_SETTINGS))}, got {response!r}")
+    if not can_act_greedily(AGENT_INFO[name].cls):
+        raise check.fail(f"{at}.response", f"the {name} agent has no values(state) to drive a response model")
+    return str(response)
 
 
 def _agent_tasks(check: _Checker, value: Any, field_path: str, tasks: tuple[str, ...]) -> tuple[str, ...]:
@@ -647,6 +683,10 @@ def _phase_setting(check: _Checker, agent: str, key: str, value: Any, field_path
 
 def _greedy(check: _Checker, field_path: str, agents: tuple[AgentSpec, ...]) -> None:
     """Every agent of a greedy phase must have values to take the argmax of."""
+    timed = sorted({a.label for a in agents if a.response})
+    if timed:  # its response model chooses each choice (and times it): no argmax
+        raise check.fail(field_path, f"agent {timed[0]!r} chooses through its response model; a greedy phase "
+                         "would take the argmax and draw no response time (leave greedy out)")
     unable = sorted({a.name for a in agents if not can_act_greedily(AGENT_INFO[a.name].cls)})
     if unable:
         raise check.fail(

@@ -28,7 +28,7 @@ import numpy as np
 from graphstore import TaskGraph
 
 from .batched_runs import group_cells, play_batch, play_batch_phases
-from .chunks import RecordChunkError, write_lanes, write_played
+from .chunks import MS, RecordChunkError, write_lanes, write_played
 from .observers import COMPLETED, FAILED, INTERRUPTED, RunObserver, RunOutcome, now
 from .runs import Cell, PhaseEpisode, cells, play_run
 from .spec import ExperimentSpec
@@ -99,7 +99,7 @@ def run_head(spec: ExperimentSpec, cell: Cell) -> dict[str, Any]:
         "task": cell.task,
         "agent": cell.agent.name,
         "label": cell.agent.label,
-        "params": json.dumps(cell.agent.params, sort_keys=True),
+        "params": json.dumps(cell.agent.recorded, sort_keys=True),
         "seed": cell.seed,
         "condition": cell.condition,
     }
@@ -122,6 +122,8 @@ def episode_row(head: dict[str, Any], played: PhaseEpisode) -> dict[str, Any]:
     if played.records_steps:
         row["steps"] = episode.steps
         row["trial_condition"] = episode.condition
+        if played.rts is not None:
+            row["rts"] = played.rts
     if played.probe is not None:
         row["probe"] = played.probe
     return row
@@ -140,10 +142,12 @@ def split_steps(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
     for row in rows:
         steps = row.get("steps")
         condition = row.get("trial_condition")
-        episodes.append({k: v for k, v in row.items() if k not in ("steps", "trial_condition", "probe")})
+        rts = row.get("rts")
+        episodes.append({k: v for k, v in row.items() if k not in ("steps", "trial_condition", "probe", "rts")})
         for step, (state, action, reward, next_state, p_action) in enumerate(steps or ()):
             trials.append(
                 {
+                    **({} if rts is None else {"rt": rts[step] * MS}),  # records keep milliseconds
                     "run": row["run"],
                     "phase_index": row["phase_index"],
                     "episode": row["episode"],

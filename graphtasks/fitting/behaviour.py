@@ -51,7 +51,7 @@ RUN_QUERY = "MATCH (r:Run) WHERE r.task = $uid AND r.index IN $runs RETURN r.ind
 PHASE_TABLE = (
     "MATCH (x:Experiment)-[:HAS_PHASE]->(p:Phase) WHERE x.uid = $uid RETURN p.condition, p.index, p.name, p.learn"
 )
-CHUNK_COLUMNS = ["phase_index", "episode", "step", "state", "action", "reward", "next_state", "condition"]
+CHUNK_COLUMNS = ["phase_index", "episode", "step", "state", "action", "reward", "next_state", "condition", "rt"]
 
 
 def _chunk_trials(store: Any, experiment: str, columns: Sequence[str]) -> Any:
@@ -133,14 +133,15 @@ def load_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequence
                 last = i + 1 == len(rows) or (rows[i + 1][3], rows[i + 1][4]) != key
                 steps.append((int(row[6]), int(row[7]), float(row[8]), int(row[9]), last))
                 learn.append(bool(row[10]))
-            # the browser's response times (ms) where a study session recorded them, in seconds
+            # response times (Trial.rt, ms: the browser's, or an agent's response model's), in seconds
             timed = [None if row[11] is None else float(row[11]) / 1000 for row in rows]
             rts = timed if any(r is not None for r in timed) else None
         else:
             if chunked is None:
                 chunked = _chunked_runs(store, experiment, runs, phases)
-            head, steps, learn = chunked.get(int(run), (None, [], []))
-            rts = None  # agents' runs kept in chunks record no response times
+            head, steps, learn, timed = chunked.get(int(run), (None, [], [], []))
+            # the chunk's rt column (ms, as Trial.rt) where the agent had a response model, in seconds
+            rts = [None if r is None else float(r) / 1000 for r in timed] if any(r is not None for r in timed) else None
         if not steps:
             if phases is not None:
                 raise BehaviourError(f"experiment {experiment!r}, run {run}: no recorded trials in phase(s) "
@@ -156,9 +157,9 @@ def load_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequence
 
 
 def _chunked_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequence[str] | None
-                  ) -> dict[int, tuple[Any, list[tuple[int, int, float, int, bool]], list[bool]]]:
-    """Each of `runs`' (head: task id, agent, settings; steps; learn) from the chunks (empty
-    steps for a run without trials there)."""
+                  ) -> dict[int, tuple[Any, list[tuple[int, int, float, int, bool]], list[bool], list[Any]]]:
+    """Each of `runs`' (head: task id, agent, settings; steps; learn; response times in ms or
+    None) from the chunks (empty steps for a run without trials there)."""
     table = _chunk_trials(store, experiment, CHUNK_COLUMNS)
     if table is None:
         return {}
@@ -171,17 +172,18 @@ def _chunked_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequ
     heads = {int(index): (task, agent, settings) for index, task, agent, settings in store.cypher(
         RUN_QUERY, {"uid": experiment_uid(experiment), "runs": wanted}).rows}
     columns = [table.column(c).to_pylist() for c in ("run", *CHUNK_COLUMNS)]
-    out: dict[int, tuple[Any, list[tuple[int, int, float, int, bool]], list[bool]]] = {}
+    out: dict[int, tuple[Any, list[tuple[int, int, float, int, bool]], list[bool], list[Any]]] = {}
     rows = list(zip(*columns))
-    for i, (run, phase_index, episode, _, state, action, reward, nxt, condition) in enumerate(rows):
+    for i, (run, phase_index, episode, _, state, action, reward, nxt, condition, rt) in enumerate(rows):
         name, learns = named.get((str(condition or ""), int(phase_index)), (None, True))
         if phases is not None and name not in phases:
             continue
         following = rows[i + 1] if i + 1 < len(rows) else None
         last = following is None or (following[0], following[1], following[2]) != (run, phase_index, episode)
-        entry = out.setdefault(int(run), (heads.get(int(run)), [], []))
+        entry = out.setdefault(int(run), (heads.get(int(run)), [], [], []))
         entry[1].append((int(state), int(action), float(reward), int(nxt), last))
         entry[2].append(bool(learns))
+        entry[3].append(rt)
     return out
 
 

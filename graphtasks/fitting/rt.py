@@ -34,17 +34,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from graphtasks.responses import RT_KEY, RT_SETTINGS, RT_STREAM, ResponseModelError, TimedChooser, response_rng
 from gym_bridge.agents import agent_settings, make_agent
 
 from .behaviour import BehaviourError, Choices
 from .shape import TaskShape
 
-RT_KEY = "rt"
-# the response model's settings, with their defaults (what a model does not fix or free)
-RT_SETTINGS: dict[str, dict[str, float]] = {
-    "ddm": {"drift_scale": 2.0, "threshold": 1.5, "t0": 0.2, "z": 0.5},
-    "lba": {"drift_scale": 2.0, "drift_base": 1.0, "threshold": 0.5, "start_range": 0.5, "t0": 0.2},
-}
 # settings that would compete with the response model for the same job: the choice rule
 CHOICE_RULE = ("beta", "epsilon")
 
@@ -240,76 +235,9 @@ def rt_log_likelihood(agent: str, settings: dict[str, Any], choices: Choices, sh
 
 
 # -- simulated: the agent's values drive the response model in the one episode loop ---------------
-class TimedChooser:
-    """An agent for the episode loop whose choices and response times come from a response
-    model driven by another agent's values (`inner`), which learns as it would alone; each step
-    and its response time are kept (`steps`, `rts`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from gym_bridge.agents import make_agent
-    >>> from graphtasks.fitting.rt import TimedChooser
-    >>> chooser = TimedChooser(make_agent("q", 7, 2, seed=0), "ddm", {"drift_scale": 2.0, "threshold": 1.5,
-    ...                        "t0": 0.2, "z": 0.5}, np.random.default_rng(0))
-    >>> [round(float(p), 3) for p in chooser.action_probabilities(0, [0, 1])]
-    [0.5, 0.5]
-    """
-
-    def __init__(self, inner: Any, family: str, response: dict[str, float], rng: np.random.Generator) -> None:
-        self.inner, self.family, self.response, self.rng = inner, family, response, rng
-        self.steps: list[tuple[int, int, float, int, bool]] = []
-        self.rts: list[float] = []
-        self._rt = float("nan")
-
-    def begin_episode(self) -> None:
-        self.inner.begin_episode()
-
-    def _drifts(self, state: int, available: Sequence[int]) -> np.ndarray:
-        values = np.asarray(self.inner.values(state), dtype=float)[list(available)]
-        r = self.response
-        if self.family == "ddm":
-            if len(available) != 2:
-                raise BehaviourError(f"state {state} offers {len(available)} actions; a drift-diffusion model "
-                                     "decides between two (use an lba model)")
-            return np.array([r["drift_scale"] * (values[1] - values[0])])
-        return r["drift_base"] + r["drift_scale"] * values
-
-    def act(self, state: int, available: Sequence[int]) -> int:
-        from .lba import sample_lba
-        from .wiener import sample_wiener
-
-        offered = sorted(available)
-        drifts, r = self._drifts(state, offered), self.response
-        if self.family == "ddm":
-            upper, self._rt = sample_wiener(float(drifts[0]), r["threshold"], r["t0"], r["z"], self.rng)
-            return int(offered[1] if upper else offered[0])
-        winner, self._rt = sample_lba(drifts, r["start_range"], r["start_range"] + r["threshold"], r["t0"], 1.0,
-                                      self.rng)
-        return int(offered[winner])
-
-    def action_probabilities(self, state: int, available: Sequence[int]) -> np.ndarray:
-        from .lba import choice_probabilities
-        from .wiener import upper_probability
-
-        offered = sorted(available)
-        drifts, r = self._drifts(state, offered), self.response
-        out = np.zeros(self.inner.n_actions)
-        if self.family == "ddm":
-            p = float(upper_probability(drifts[0], r["threshold"], r["z"]))
-            out[offered] = (1 - p, p)
-        else:
-            out[offered] = choice_probabilities(drifts, r["start_range"], r["start_range"] + r["threshold"])
-        return out
-
-    def learn(self, state: int, action: int, reward: float, next_state: int, terminated: bool,
-              next_available: Sequence[int]) -> None:
-        self.steps.append((state, action, reward, next_state, False))
-        self.rts.append(self._rt)
-        self.inner.learn(state, action, reward, next_state, terminated, next_available)
-
-
-RT_STREAM = 0x7274  # "rt": the response model's draws, a stream of their own
+# (`graphtasks.responses.TimedChooser`: the code experiments and pilots play too)
+__all__ = ["RT_KEY", "RT_SETTINGS", "RT_STREAM", "TimedChooser", "option_values", "rt_log_likelihood", "rt_settings",
+           "simulate_rt"]
 
 
 def simulate_rt(task_id: str, agent: str, settings: dict[str, Any], trials: int, seed: int, store: Any = None
@@ -331,7 +259,7 @@ def simulate_rt(task_id: str, agent: str, settings: dict[str, Any], trials: int,
     from gym_bridge import make_env
     from gym_bridge.episodes import SeedTree, play
 
-    from .likelihood import env_sizes
+    from .shape import env_sizes
 
     family, response, own = split(agent, settings)
     env = make_env(task_id, store=store)
@@ -339,10 +267,12 @@ def simulate_rt(task_id: str, agent: str, settings: dict[str, Any], trials: int,
     inner = make_agent(agent, n_states, n_actions, seed=seed, **own)
     if not callable(getattr(inner, "values", None)):
         raise BehaviourError(f"agent {agent!r} has no values(state) to drive a response model")
-    chooser = TimedChooser(inner, family, response,
-                           np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(RT_STREAM,))))
-    for _ in play(env, chooser, trials, SeedTree(seed).env(0)):
-        last = chooser.steps[-1]
-        chooser.steps[-1] = (*last[:4], True)
+    chooser = TimedChooser(inner, family, response, response_rng(seed))
+    try:
+        for _ in play(env, chooser, trials, SeedTree(seed).env(0)):
+            last = chooser.steps[-1]
+            chooser.steps[-1] = (*last[:4], True)
+    except ResponseModelError as exc:
+        raise BehaviourError(f"simulated {agent} seed {seed}: {exc}") from None
     return Choices.from_steps(task_id, chooser.steps, f"simulated {agent} seed {seed}",
                               truth={"agent": agent, **settings}, rts=chooser.rts)

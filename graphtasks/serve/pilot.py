@@ -3,6 +3,9 @@
 Each pilot participant is an agent of the study's spec (its first `[[agents]]` entry unless
 named) that starts a session, consents, and posts one choice per screen with a response time
 drawn from a seeded log-normal distribution, learning from the rewards the server sends back.
+An agent that declares a response model (``response = "ddm"`` or ``"lba"`` in its `[[agents]]`
+table) chooses and times each choice through it instead, as its experiment runs do
+(`graphtasks.responses`, pilot i drawing from the response stream of seed ``seed + i``).
 
 The two response times of a pilot's trial are different things. `rt` is the drawn one, posted
 as a browser posts what it measured. `server_rt` is what the server measured: from the
@@ -26,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from graphtasks.experiments.runs import Cell
+from graphtasks.experiments.runs import Cell, timed_agent
 from graphtasks.experiments.spec import AgentSpec
 from graphtasks.experiments.versions import prepare_versions
 from gym_bridge.agents import agent_for_env
@@ -73,7 +76,7 @@ def run_pilot(
     seed : int, optional
         Seeds the agents (pilot i is seeded ``seed + i``) and their response times.
     rt_ms : float, optional
-        The median simulated response time.
+        The median simulated response time (an agent with a response model draws its own).
     wait : bool, optional
         Wait out each drawn response time before posting the choice (the server's `server_rt`
         then holds it); by default the choice is posted at once.
@@ -109,6 +112,8 @@ def run_pilot(
             _call(api + "/checks", {"answers": [right for _, _, right in study.checks]})
         probe = SessionPlayer(spec, versions, Cell(0, spec.tasks[0], AgentSpec("pilot", "pilot", {}), 0))
         actor = agent_for_env(chosen.name, probe.env, probe.view, seed + i, **chosen.params)
+        if chosen.response:  # its response model chooses and times each choice
+            actor = timed_agent(actor, chosen.response, seed + i)
         view = _call(api)
         position, attended = view["position"], int(view["attention"]["done"])
         shown = time.monotonic()  # when the screen's data arrived
@@ -120,7 +125,7 @@ def run_pilot(
                 attended += 1  # a pilot reads the instructed answer
             state, available = position["state"], position["available"]
             action = int(actor.act(state, available))
-            rt = float(rng.lognormal(math.log(rt_ms), 0.35))
+            rt = actor.take_times()[-1] * 1000 if chosen.response else float(rng.lognormal(math.log(rt_ms), 0.35))
             if wait:
                 time.sleep(max(0.0, rt / 1000 - (time.monotonic() - shown)))
             answer = _call(api + "/trial", {"index": position["trial"], "action": action, "rt": round(rt, 1),

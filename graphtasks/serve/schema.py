@@ -17,7 +17,8 @@ def add_schema(s: Schema) -> None:
     s.add_node(
         "Trial",
         [
-            Property("rt", "float", False, "browser: milliseconds from the screen's display to the key press"),
+            Property("rt", "float", False, "response time in milliseconds (every reader takes ms): browser: from the "
+                     "screen's display to the key press; agent: its response model's draw (graphtasks.responses)"),
             Property("shown_ms", "float", False, "browser: performance.now() when the screen was displayed"),
             Property("pressed_ms", "float", False, "browser: performance.now() at the key press"),
             Property("key", "str", False, "browser: the key pressed"),
