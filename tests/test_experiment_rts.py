@@ -182,3 +182,11 @@ def test_a_pilot_of_an_agent_with_a_response_model_posts_its_drawn_times(tmp_pat
         rts = [r[0] for r in opened.cypher("MATCH (p:Participant)-[:PERFORMED]->(:Run)-[:HAS_EPISODE]->(:Episode)"
                                            "-[:HAS_TRIAL]->(t:Trial) RETURN t.rt").rows]
     assert len(rts) == 8 and all(rt > 2000.0 for rt in rts)  # t0 = 2 s: not the log-normal's 600 ms
+
+
+def test_an_lba_agent_races_the_four_options_of_a_bandit() -> None:
+    text = SPEC.format(episodes=5).replace("rewardgym/two-step", "decision/restless-bandit").replace(
+        'response = "ddm"', 'response = "lba"').replace("threshold = 1.5", "threshold = 0.6")
+    trials = run_experiment(parse_spec(text), workers=1).trials
+    assert len(trials) == 2 * 5 and all(t["rt"] > 300.0 for t in trials)
+    assert {t["action"] for t in trials} <= {0, 1, 2, 3}
