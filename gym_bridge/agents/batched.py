@@ -85,10 +85,12 @@ def lane_policy(values: np.ndarray, mask: Mask, beta: np.ndarray | None, epsilon
     top = masked_max(values, mask)[:, None]
     if beta is not None:
         shifted = values - top if mask is None else np.where(mask, values - top, 0.0)  # no overflow off the offer
-        z = np.exp(beta[:, None] * shifted)
+        shifted *= beta[:, None]  # a new array: each step below is written into it
+        z = np.exp(shifted, out=shifted)
         if mask is not None:
-            z = np.where(mask, z, 0.0)
-        return z / z.sum(axis=1, keepdims=True)
+            z[~mask] = 0.0
+        z /= z.sum(axis=1, keepdims=True)
+        return z
     every = offered(mask, values.shape)
     best = every & (values == top)
     count = every.sum(axis=1, keepdims=True)
