@@ -572,6 +572,10 @@ def open_store(location: str | Path | None = None, mode: str = "w", **options: A
     """
     if mode not in MODES:
         raise ValueError(f"open_store: mode must be 'r' (read) or 'w' (write), got {mode!r}")
+    if location is not None and not isinstance(location, (str, os.PathLike)):
+        # str() of an open store names no file: it would make a new store called "LadybugStore(...)"
+        raise TypeError(f"open_store: location must be a path or a URI, got {type(location).__name__} "
+                        f"{location!r} (pass an open store itself where a store is taken)")
     loc = str(location) if location is not None else default_location()
     scheme = _URI.match(loc)
     if scheme and len(scheme.group(1)) > 1:  # one letter is a Windows drive, 'C:/...'
