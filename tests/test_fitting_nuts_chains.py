@@ -151,3 +151,13 @@ def test_the_api_seeds_every_chain_from_one_seed_and_checks_predictions(tmp_path
     data = [line for line in ax.get_lines() if line.get_label().endswith(": data")]
     assert [line.get_label() for line in data] == ["action 0: data", "action 1: data"]
     assert np.allclose(data[0].get_ydata(), check.group_observed()[:, 0])
+
+
+@pytest.mark.slow  # the predictive check's example samples (JAX compiles the sampler)
+@pytest.mark.parametrize("name", ["graphtasks.fitting.diagnostics", "graphtasks.fitting.ppc"])
+def test_the_docstring_examples_run(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 2 and result.failed == 0

@@ -163,7 +163,7 @@ def psis_loo(log_likelihood: np.ndarray) -> dict[str, Any]:
     --------
     >>> import numpy as np
     >>> from graphtasks.fitting.diagnostics import psis_loo
-    >>> ll = np.random.default_rng(0).normal(-50.0, 1.0, size=(2, 200, 3))
+    >>> ll = np.random.default_rng(0).normal(-50.0, 0.2, size=(2, 200, 3))
     >>> found = psis_loo(ll)
     >>> round(found["looic"] + 2 * found["elpd"], 9), found["bad"], len(found["pareto_k"])
     (0.0, 0, 3)

@@ -156,9 +156,10 @@ def stay_probabilities(choices: Choices, moves: dict[tuple[int, int, int], float
     --------
     >>> from graphtasks.fitting import simulate
     >>> from graphtasks.fitting.ppc import stay_probabilities, transitions
-    >>> run = simulate("rewardgym/two-step", "q", {"lr": 0.5, "beta": 5.0, "gamma": 1.0}, trials=200, seed=0)
+    >>> model_based = {"lr": 0.5, "beta": 5.0, "w": 1.0, "perseveration": 0.0}
+    >>> run = simulate("rewardgym/two-step", "hybrid", model_based, trials=200, seed=0)
     >>> stay = stay_probabilities(run, transitions("rewardgym/two-step"))
-    >>> bool(stay[0] > stay[2])  # Q stays more after a reward than after none
+    >>> bool(stay[0] > stay[1])  # a reward after a rare transition credits the other first choice
     True
     """
     starts, _ = _trials(choices)
