@@ -67,6 +67,10 @@ class Reproduction:
     draw: Callable[[Any, str, str], object] | None = None  # (store, name, path); None: `plot_experiment`
     study: Study | None = None
     seeds: int = 5  # a study's default number of seeds (a spec's are in the spec)
+    # One core's seconds at the paper's size, roughly (measured, on a loaded machine): the order
+    # `reproduce --all` starts them in, the longest first, so that no core ends waiting on one
+    # long reproduction. It changes no number.
+    cost: float = 1.0
 
 
 @dataclass
@@ -302,12 +306,14 @@ REPRODUCTIONS = {
             "reward and transition revaluation",
             "Momennejad et al. 2017, Nat Hum Behav 1: 680-692",
             lambda store, name: _revaluation_checks(store, name, policy=False),
+            cost=2.7,
         ),
         Reproduction(
             "momennejad2017-design-b",
             "reward, transition and policy revaluation",
             "Momennejad et al. 2017, Nat Hum Behav 1: 680-692",
             lambda store, name: _revaluation_checks(store, name, policy=True),
+            cost=5.1,
         ),
         Reproduction(
             "daw2011-two-step",
@@ -321,6 +327,7 @@ REPRODUCTIONS = {
             "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
             _reward_transfer_checks,
             _draw_steps_per_episode(("TD-Q", "TD-SR", "Dyna-SR", "MBV")),
+            cost=11.8,
         ),
         Reproduction(
             "russek2017-structure-transfer",
@@ -328,6 +335,7 @@ REPRODUCTIONS = {
             "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
             _structure_transfer_checks,
             _draw_steps_per_episode(("TD-Q", "Dyna-Q", "Dyna-SR", "MBV", "TD-SR")),
+            cost=14.6,
         ),
         Reproduction(
             "russek2017-reward-transfer-tested",
@@ -335,6 +343,7 @@ REPRODUCTIONS = {
             "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
             _reward_transfer_tested_checks,
             _draw_phase_returns,
+            cost=8.7,
         ),
         Reproduction(
             "russek2017-structure-transfer-tested",
@@ -342,6 +351,7 @@ REPRODUCTIONS = {
             "Russek et al. 2017, PLoS Comput Biol 13(9): e1005768",
             _structure_transfer_tested_checks,
             _draw_phase_returns,
+            cost=11.6,
         ),
     )
 }
@@ -360,6 +370,7 @@ REPRODUCTIONS.update(
             "Schapiro et al. 2013, Nat Neurosci 16(4): 486-492",
             study=studies.schapiro2013,
             seeds=5,
+            cost=3.3,
         ),
         Reproduction(
             "stachenfeld2017-place-fields",
@@ -367,6 +378,7 @@ REPRODUCTIONS.update(
             "Stachenfeld et al. 2017, Nat Neurosci 20(11): 1643-1653",
             study=studies.stachenfeld2017,
             seeds=3,
+            cost=7.1,
         ),
         Reproduction(
             "dabney2020-distributional",
@@ -374,6 +386,7 @@ REPRODUCTIONS.update(
             "Dabney et al. 2020, Nature 577: 671-675",
             study=studies.dabney2020,
             seeds=5,
+            cost=2.2,
         ),
         Reproduction(
             "zorowitz2020-pessimism",
@@ -388,6 +401,7 @@ REPRODUCTIONS.update(
             "Eldar et al. 2016, Trends Cogn Sci 20(1): 15-24",
             study=studies.eldar2016,
             seeds=5,
+            cost=6.9,
         ),
     )
 )
@@ -416,6 +430,7 @@ REPRODUCTIONS.update(
             "Frank et al. 2004, Science 306(5703): 1940-1943",
             lambda store, name: decision.selection_checks(store, name, _measured),
             decision.draw_selection,
+            cost=4.1,
         ),
         Reproduction(
             "bechara1994-iowa",
@@ -444,6 +459,7 @@ REPRODUCTIONS.update(
             "Tolman & Honzik 1930, Univ Calif Publ Psychol 4: 257-275",
             lambda store, name: decision.latent_checks(store, name, _measured),
             decision.draw_latent,
+            cost=2.6,
         ),
         Reproduction(
             "bakker2002-cued-t-maze",
@@ -618,20 +634,24 @@ def _reproduce_in_processes(
     names: Sequence[str], seeds: int | None, out_dir: str | Path | None, workers: int, figure: bool, count: int,
     started: Callable[[str], object],
 ) -> Iterator[Outcome]:
-    """`reproduce_all` on `count` worker processes, one reproduction each at a time, in order
-    of `names`; outcomes come in that order as soon as they and every one before have ended."""
+    """`reproduce_all` on `count` worker processes, one reproduction each at a time, started
+    the longest first (`Reproduction.cost`); outcomes come in the order of `names` as soon as
+    they and every one before have ended."""
     context = multiprocessing.get_context()
     slots: list[tuple[Any, Any]] = []
     running: dict[int, int] = {}  # slot -> index of its reproduction
     ended: dict[int, tuple[Any, ...]] = {}
     following, shown = 0, 0
 
+    order = sorted(range(len(names)), key=lambda i: -REPRODUCTIONS[names[i]].cost)  # the longest first
+
     def assign(slot: int) -> None:
         nonlocal following
         if following < len(names):
-            started(names[following])
-            running[slot] = following
-            slots[slot][1].send((names[following], seeds, out_dir, workers, figure))
+            index = order[following]
+            started(names[index])
+            running[slot] = index
+            slots[slot][1].send((names[index], seeds, out_dir, workers, figure))
             following += 1
         else:
             running.pop(slot, None)
