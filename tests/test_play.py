@@ -187,3 +187,16 @@ def test_without_pygame_the_command_names_the_extra():
     assert (code, err) == (2, f"graphtasks: error: {EXTRA_LINE}\n")
     assert EXTRA_LINE == "play needs pygame: pip install 'graphtasks[play]'"
     assert not loaded  # refused before the task was read
+
+
+def test_without_a_screen_the_command_says_so_instead_of_drawing_nowhere():
+    """SDL falls back to a driver that shows nothing when there is no display: one line, not a
+    window nobody sees waiting for keys."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
+    done = subprocess.run([sys.executable, "-m", "graphtasks", "play", TWO_STEP], capture_output=True, text=True,
+                          timeout=120, env=env, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("graphtasks: error: play: no screen to open a window on")
+    assert done.stdout == ""  # refused before the keys were shown

@@ -22,6 +22,7 @@ from .extras import installed
 from .output import parse_params
 
 EXTRA_LINE = "play needs pygame: pip install 'graphtasks[play]'"
+HEADLESS = ("offscreen", "dummy")  # SDL's video drivers that show nothing (chosen on purpose: tests)
 
 
 class TurnByTurn(gym.Wrapper):
@@ -120,13 +121,21 @@ def play_task(
         keys = family.keys.for_env(env)
     except KeyMapError as exc:
         raise CommandError(f"play: {task}: {exc}") from None
-    legend = f"{family.keys.legend} Keys: {family.keys.describe(env)}; Esc quits."
-    print(legend, flush=True)
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     import pygame
     from gymnasium.utils.play import play
 
-    pygame.display.init()  # the window and its keys only (no sound: pygame.init would open the audio device)
+    try:
+        pygame.display.init()  # the window and its keys only (no sound: pygame.init would open the audio device)
+    except pygame.error as exc:
+        raise CommandError(f"play: no window can be opened: {exc}") from None
+    driver = pygame.display.get_driver()
+    if driver in HEADLESS and os.environ.get("SDL_VIDEODRIVER") != driver:  # SDL fell back to drawing nowhere
+        pygame.display.quit()
+        raise CommandError(f"play: no screen to open a window on (SDL's video driver is {driver!r}); "
+                           "run it in a desktop session")
+    legend = f"{family.keys.legend} Keys: {family.keys.describe(env)}; Esc quits."
+    print(legend, flush=True)
     play(TurnByTurn(env), keys_to_action=key_codes(keys), seed=seed, zoom=zoom, fps=fps, callback=callback,
          noop=None, wait_on_player=True)
     return legend
