@@ -25,6 +25,7 @@ EXTRAS: dict[str, str] = {
     "distributed": "dask",
     "pandas": "tables",
     "numba": "fast",
+    "pygame": "play",
 }
 
 
