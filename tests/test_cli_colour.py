@@ -186,3 +186,11 @@ def test_a_warning_during_a_command_is_one_yellow_line():
     before = warnings.showwarning
     assert cli.main(TABLE + ["--format", "json"]) == 0
     assert warnings.showwarning is before
+
+
+def test_a_deprecated_option_warns_in_yellow_on_a_terminal():
+    argv = ["run", "rewardgym/two-step", "--episodes", "1", "--max-steps", "2", "--json", "--no-progress"]
+    code, out, err = in_process(argv)
+    assert code == 0, err
+    assert err.strip() == f"{YELLOW}graphtasks: warning: --max-steps is deprecated: use --max-episode-steps{RESET}"
+    assert "\x1b" not in out  # JSON on a terminal: no escapes either
