@@ -120,6 +120,7 @@ def play_task(
     try:
         keys = family.keys.for_env(env)
     except KeyMapError as exc:
+        env.close()
         raise CommandError(f"play: {task}: {exc}") from None
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     import pygame
@@ -128,10 +129,12 @@ def play_task(
     try:
         pygame.display.init()  # the window and its keys only (no sound: pygame.init would open the audio device)
     except pygame.error as exc:
+        env.close()
         raise CommandError(f"play: no window can be opened: {exc}") from None
     driver = pygame.display.get_driver()
     if driver in HEADLESS and os.environ.get("SDL_VIDEODRIVER") != driver:  # SDL fell back to drawing nowhere
         pygame.display.quit()
+        env.close()
         raise CommandError(f"play: no screen to open a window on (SDL's video driver is {driver!r}); "
                            "run it in a desktop session")
     legend = f"{family.keys.legend} Keys: {family.keys.describe(env)}; Esc quits."
