@@ -8,10 +8,14 @@
    where numba is installed). Seconds of each, their ratio, and whether the checks' values are
    the same (they must be: the same numbers, sooner).
 2. `graphtasks reproduce --all --no-figure` in a fresh process, as a user runs it (the
-   reproductions side by side, one per core): seconds, and how many passed.
+   reproductions side by side, one per core, the longest first): seconds, and how many passed.
+3. With `--each`: every reproduction at its paper size in this process, one after another,
+   its figure drawn (what tests/test_reproduce.py runs): seconds and CPU seconds of each, and
+   their sum. On a machine other processes load, compare the CPU seconds.
 
     python benchmarks/reproduce_bench.py            # a few minutes on two cores
     python benchmarks/reproduce_bench.py --quick    # part 1 on 4 seeds and no --all: checks the script
+    python benchmarks/reproduce_bench.py --each     # and part 3 (about two minutes of one core more)
 """
 
 from __future__ import annotations
@@ -79,6 +83,20 @@ def timed(name: str, seeds: int | None, plan: Any) -> tuple[float, float, list[t
     return seconds, cpu, [(c.name, c.measured) for c in outcome.checks]
 
 
+def each_reproduction(seeds: int | None) -> dict[str, tuple[float, float]]:
+    """(seconds, CPU seconds) of every reproduction played in this process, its figure drawn."""
+    from graphtasks.experiments.reproduce import REPRODUCTIONS
+
+    times = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in sorted(REPRODUCTIONS):
+            start, cpu = time.perf_counter(), time.process_time()
+            reproduce(name, seeds, out_dir=folder, workers=1)
+            times[name] = (time.perf_counter() - start, time.process_time() - cpu)
+            print(f"  {name:40s} {times[name][0]:6.2f} s  ({times[name][1]:.2f} s CPU)", flush=True)
+    return times
+
+
 def reproduce_all() -> tuple[float, str]:
     """Seconds of `graphtasks reproduce --all --no-figure --no-progress` in a fresh process, and its last line."""
     with tempfile.TemporaryDirectory() as folder:
@@ -93,6 +111,7 @@ def reproduce_all() -> tuple[float, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="part 1 on 4 seeds, no --all: checks the script")
+    parser.add_argument("--each", action="store_true", help="also time every reproduction in this process")
     parser.add_argument("--reproduction", default="russek2017-structure-transfer", help="part 1's reproduction")
     args = parser.parse_args(argv)
     seeds = 4 if args.quick else None
@@ -110,6 +129,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"graphtasks reproduce --all: {seconds:.1f} s on {os.cpu_count()} cores ({said}); target < 30 s")
         passed = re.search(r"(\d+) reproductions: (\d+) passed", said)
         payload.update(all_s=seconds, all_said=said, all_passed=bool(passed and passed[1] == passed[2]))
+    if args.each:
+        print("every reproduction in this process, figures drawn:")
+        times = each_reproduction(seeds)
+        total, cpu = sum(t[0] for t in times.values()), sum(t[1] for t in times.values())
+        print(f"  {'sum':40s} {total:6.2f} s  ({cpu:.2f} s CPU)")
+        payload.update(each={name: {"s": t[0], "cpu_s": t[1]} for name, t in times.items()}, each_cpu_s=cpu)
     print(f"written: {save('reproduce', payload)}")
     return 0 if same else 1
 
