@@ -38,7 +38,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .behaviour import BehaviourError, Choices
+from .behaviour import BehaviourError, Choices, load_runs
 from .hierarchical import GroupFit, estimate, to_natural, to_transformed
 from .likelihood import FLOOR, TaskShape, log_likelihood, task_shape
 from .mle import FitResult
@@ -515,10 +515,9 @@ def sample_runs(store: Any, experiment: str, runs: Sequence[int], model: FitMode
     Posterior
         The fit with every chain's draws; `graphtasks.fitting.records.record_posterior` stores it.
     """
-    from .records import _read_runs
-
     require_numpyro()  # before the runs are read
     check_model(model)
-    choices, shapes = _read_runs(store, experiment, runs, phases)
+    choices = load_runs(store, experiment, runs, phases)
+    shapes = [task_shape(c.task_id, store) for c in choices]
     return sample_group(model, choices, samples, warmup, seed, shapes=shapes, chains=chains,
                         parameterisation=parameterisation)

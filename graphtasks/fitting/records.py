@@ -408,7 +408,7 @@ def fit_group_runs(
 ) -> GroupFit:
     """Fit `model` to the runs together (their trials of `phases` only, if given), hierarchically:
     by EM (`graphtasks.fitting.hierarchical`) or, with `method` "nuts", by sampling
-    (`graphtasks.fitting.bayes`, one chain)."""
+    (`graphtasks.fitting.bayes`: `chains` chains, 4 by default)."""
     from .hierarchical import fit_group
 
     if method == "nuts":

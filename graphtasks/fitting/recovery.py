@@ -303,8 +303,8 @@ def group_parameter_recovery(
     warmup: int = 1000,
 ) -> GroupRecovery:
     """Simulate a group, fit it by maximum likelihood (each participant alone), by EM and, when
-    `nuts` (default: when NumPyro is installed), by NUTS (`graphtasks.fitting.bayes`, one chain
-    of `warmup` + `samples`).
+    `nuts` (default: when NumPyro is installed), by NUTS (`graphtasks.fitting.bayes`, 4 chains
+    of `warmup` + `samples` each).
 
     Each participant's settings are drawn from a Gaussian in the hierarchical fit's transformed
     space (`mean`, `sd`: one per free setting; default `group_distribution(model)`), so EM's
