@@ -28,12 +28,12 @@ params = { beta = 2.0 }
 [[phases]]
 name = "learning"
 episodes = 4
-max_steps = 3
+max_episode_steps = 3
 
 [[phases]]
 name = "test"
 episodes = 2
-max_steps = 3
+max_episode_steps = 3
 learn = false
 """
 

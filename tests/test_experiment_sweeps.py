@@ -27,7 +27,7 @@ grid = { lr = [0.1, 0.3], beta = [1.0, 5.0] }
 [[phases]]
 name = "learning"
 episodes = {episodes}
-max_steps = 20
+max_episode_steps = 20
 """
 
 

@@ -35,12 +35,12 @@ name = "sr"
 [[phases]]
 name = "learning"
 episodes = 6
-max_steps = 20
+max_episode_steps = 20
 
 [[phases]]
 name = "test"
 episodes = 3
-max_steps = 20
+max_episode_steps = 20
 learn = false
 """
 
@@ -131,8 +131,8 @@ BAD = [
     ),
     ('"rewardgym/two-step"]', '"rewardgym/too-step"]', "line 4: experiment.tasks[1]:"),
     (
-        "max_steps = 20\n\n",
-        "max_steps = 20\nepisode = 4\n\n",
+        "max_episode_steps = 20\n\n",
+        "max_episode_steps = 20\nepisode = 4\n\n",
         "line 18: phases[0].episode: unknown field; did you mean 'episodes'?",
     ),
     ("episodes = 6", "episodes = -6", "line 16: phases[0].episodes: expected an integer from 1 to 10,000,000, got -6"),
@@ -279,7 +279,7 @@ def test_a_killed_sweep_completes_on_the_same_command_with_nothing_doubled(tmp_p
     from graphstore import open_store
     from graphtasks.experiments.records import recorded_episodes
 
-    text = SMALL.replace("episodes = 6", "episodes = 1500").replace("max_steps = 20", "max_steps = 60", 1)
+    text = SMALL.replace("episodes = 6", "episodes = 1500").replace("max_episode_steps = 20", "max_episode_steps = 60", 1)
     spec_path = small_spec(tmp_path, text)
     store = str(tmp_path / "store.lbug")
     command = [
@@ -535,7 +535,7 @@ def test_a_killed_worker_costs_its_batch_only_and_the_same_command_redoes_it(tmp
 
     from graphstore import open_store
 
-    text = SMALL.replace("episodes = 6", "episodes = 2000").replace("max_steps = 20", "max_steps = 60", 1)
+    text = SMALL.replace("episodes = 6", "episodes = 2000").replace("max_episode_steps = 20", "max_episode_steps = 60", 1)
     spec_path = small_spec(tmp_path, text)  # every run takes seconds: the kill lands in one
     store = str(tmp_path / "store.lbug")
     command = [sys.executable, "-m", "graphtasks", "--store", store, "experiment", "run", str(spec_path)]

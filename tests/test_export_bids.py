@@ -47,7 +47,7 @@ params = { beta = 2.0 }
 [[phases]]
 name = "learning"
 episodes = 4
-max_steps = 3
+max_episode_steps = 3
 """
 
 

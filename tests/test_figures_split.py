@@ -75,17 +75,17 @@ params = {{ lr = 0.1, gamma = 0.9, beta = 1e-4 }}
 [[phases]]
 name = "learning"
 episodes = 40
-max_steps = 3
+max_episode_steps = 3
 
 [[phases]]
 name = "relearning"
 episodes = 40
-max_steps = 3
+max_episode_steps = 3
 
 [[phases]]
 name = "test"
 episodes = 6
-max_steps = 3
+max_episode_steps = 3
 learn = false
 agent = {{ beta = 20.0 }}
 

@@ -41,7 +41,7 @@ name = "q"
 [[phases]]
 name = "learning"
 episodes = {episodes}
-max_steps = 20
+max_episode_steps = 20
 {conditions}
 """
 CONDITION = """

@@ -76,7 +76,7 @@ seeds = 1
 [[phases]]
 name = "walk"
 episodes = 2
-max_steps = 30
+max_episode_steps = 30
 
 [study]
 title = "Find the green squares"

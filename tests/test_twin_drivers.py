@@ -27,7 +27,7 @@ name = "q"
 [[phases]]
 name = "learning"
 episodes = 1500
-max_steps = 20
+max_episode_steps = 20
 """
 
 
