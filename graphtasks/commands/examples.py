@@ -140,6 +140,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "graphtasks fit compare daw2011-two-step",
     ),
     "fit models": ("graphtasks fit models",),
+    "fit cv": (
+        "graphtasks fit cv lab --models q,hybrid --folds 5 --seed 0",
+        "graphtasks fit cv lab --models q,hybrid,gru-4-shared --by participant --plot cv.png",
+    ),
     "fit simulate": (
         "graphtasks fit simulate sub-01_task-twostep_events.tsv --params lr=0.3,beta=4 --seed 1",
         "graphtasks fit simulate ts_lab.txt --layout ts --participants 4 --model hybrid --params lr=0.5,beta=5,w=0.6",
@@ -176,6 +180,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "--trials 20",
         "graphtasks participants text --task neuronav/grid/four_rooms/micro --url http://127.0.0.1:8080/v1 "
         "--model local --trials 1 --max-steps 30 --seeds 0 1 2",
+    ),
+    "participants jspsych": ("graphtasks participants jspsych study.toml jspsych-study --sessions 20",),
+    "participants jatos": ("graphtasks participants jatos study.toml study.jzip --sessions 20",),
+    "participants import-jspsych": (
+        "graphtasks participants import-jspsych study.toml sub-01.json sub-02.json --name \"two-step online\"",
     ),
     "participants export": ("graphtasks participants export \"two-step pilot\" -o prompts.jsonl",),
     "participants import": (
