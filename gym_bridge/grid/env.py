@@ -89,6 +89,8 @@ class GridEnv(gym.Env):
         Steps before truncation (default 100); None: no limit. The one name of an episode's
         length in every family (docs/limits.md); `episode_length`, its old name, still works
         with a FutureWarning.
+    episode_length : int, optional
+        Deprecated: the old name of `max_episode_steps` (a FutureWarning says so).
     resolution : int
         Pixels of a picture's side (16..4096).
     store : GraphStore or str, optional

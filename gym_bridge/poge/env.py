@@ -121,6 +121,8 @@ class PogeEnv(gym.Env):
         Truncate an episode after this many steps (default 100; None: no limit). The one name of an episode's
         length in every family (docs/limits.md); `max_ep_len`, its old name, still works with a
         FutureWarning.
+    max_ep_len : int, optional
+        Deprecated: the old name of `max_episode_steps` (a FutureWarning says so).
     goal_reward : float, optional
         Paid on a ``G`` tile (and its negative on a ``T`` tile); both end the episode.
     one_time_rewards : bool, optional

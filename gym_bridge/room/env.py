@@ -131,6 +131,8 @@ class RoomEnv(gym.Env):
         The episode's number of steps (one question each; default 1000). The one name of an
         episode's length in every family (docs/limits.md); `max_step`, its old name, still
         works with a FutureWarning.
+    max_step : int, optional
+        Deprecated: the old name of `max_episode_steps` (a FutureWarning says so).
     num_agents : int, optional
         The number of agents each observing one placement per step (at most 1,000).
     disjoint_entities : bool, optional
