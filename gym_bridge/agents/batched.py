@@ -62,19 +62,6 @@ def masked_max(values: np.ndarray, mask: Mask) -> np.ndarray:
     return values.max(axis=1) if mask is None else np.where(mask, values, NEG).max(axis=1)
 
 
-def rows_view(table: np.ndarray, width: int) -> np.ndarray:
-    """`table` seen as rows of `width` (a view, never a copy, so that writes reach the table):
-    one flat index per row is gathered and scattered sooner than a tuple of index arrays."""
-    if not table.flags.c_contiguous:
-        raise ValueError(f"a batched table must be C-contiguous to be written by rows (shape {table.shape})")
-    return table.reshape(-1, width)
-
-
-def cells(table: np.ndarray) -> np.ndarray:
-    """`table` as one flat row (a view, never a copy): its cell [i, j, k] is at one flat index."""
-    return rows_view(table, table.size)[0]
-
-
 def offered(mask: Mask, shape: tuple[int, ...]) -> np.ndarray:
     return np.ones(shape, dtype=bool) if mask is None else mask
 
@@ -85,12 +72,10 @@ def lane_policy(values: np.ndarray, mask: Mask, beta: np.ndarray | None, epsilon
     top = masked_max(values, mask)[:, None]
     if beta is not None:
         shifted = values - top if mask is None else np.where(mask, values - top, 0.0)  # no overflow off the offer
-        shifted *= beta[:, None]  # a new array: each step below is written into it
-        z = np.exp(shifted, out=shifted)
+        z = np.exp(beta[:, None] * shifted)
         if mask is not None:
-            z[~mask] = 0.0
-        z /= z.sum(axis=1, keepdims=True)
-        return z
+            z = np.where(mask, z, 0.0)
+        return z / z.sum(axis=1, keepdims=True)
     every = offered(mask, values.shape)
     best = every & (values == top)
     count = every.sum(axis=1, keepdims=True)
@@ -289,12 +274,10 @@ class BatchedQ(BatchedAgent):
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
         next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
-        n = self.n_states
-        future = self.next_values(lanes, rows_view(self.q, self.n_actions)[lanes * n + next_states], next_mask)
+        future = self.next_values(lanes, self.q[lanes, next_states], next_mask)
         future[ended] = 0.0
-        q, at = cells(self.q), (lanes * n + states) * self.n_actions + actions  # q[lanes, states, actions]
-        old = q[at]
-        q[at] = old + self.lr[lanes] * (rewards + self.gamma[lanes] * future - old)
+        old = self.q[lanes, states, actions]
+        self.q[lanes, states, actions] = old + self.lr[lanes] * (rewards + self.gamma[lanes] * future - old)
 
 
 class BatchedSarsa(BatchedAgent):
@@ -355,20 +338,13 @@ class BatchedSR(BatchedAgent):
         super().__init__(n_states, n_actions, seeds, settings)
         n = self.n_states
         self.M = np.zeros((self.size, self.n_actions, n, n))
-        self.every_action = np.arange(self.n_actions)
         if self.include_current:
             self.M[:, :, np.arange(n), np.arange(n)] = 1.0
         self.w = np.zeros((self.size, n))
 
-    def rows(self, lanes: np.ndarray, actions: np.ndarray, states: np.ndarray) -> np.ndarray:
-        """The rows M[lane, a, s] of `M` seen as (B * A * S, S) (`M.reshape(-1, S)`): one index
-        array instead of three, which numpy gathers and scatters sooner (the same numbers)."""
-        return (lanes * self.n_actions + actions) * self.n_states + states
-
     def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
-        # Q(s, a) = M[a, s] . w, per lane: M[lanes, :, states] gathered as rows of the flat view
-        maps = rows_view(self.M, self.n_states)[self.rows(lanes[:, None], self.every_action, states[:, None])]
-        return np.einsum("nas,ns->na", maps, self.w[lanes])
+        # Q(s, a) = M[a, s] . w, per lane
+        return np.einsum("nas,ns->na", self.M[lanes, :, states, :], self.w[lanes])
 
     def update(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
@@ -377,10 +353,9 @@ class BatchedSR(BatchedAgent):
         n, count = self.n_states, lanes.size
         rows = np.arange(count)
         going = ~ended
-        flat = rows_view(self.M, n)  # M[lane, a, s] is flat[self.rows(lane, a, s)]
         if self.goal_biased and next_mask is None and going.all():  # the usual step: M of s' by its best action
             best = np.argmax(self.lane_values(lanes, next_states), axis=1)  # first of the best, as np.argmax
-            after = flat[self.rows(lanes, best, next_states)]
+            after = self.M[lanes, best, next_states]
         else:
             arrived = np.zeros((count, n))
             arrived[rows, next_states] = 1.0
@@ -395,19 +370,17 @@ class BatchedSR(BatchedAgent):
                 else:
                     maps = self.M[gl, :, gs, :]  # (g, A, S)
                     after[g] = (maps * gm[:, :, None]).sum(axis=1) / gm.sum(axis=1)[:, None]
-        # target = gamma after + onehot(s) (include_current) or onehot(s'), as a sum of the same two terms;
-        # M[a, s] += lr (target - M[a, s]): each operation written into one array, in the same order
-        target = self.gamma[lanes][:, None] * after
-        target.ravel()[rows * n + (states if self.include_current else next_states)] += 1.0
-        changed = self.rows(lanes, actions, states)
-        old = flat[changed]
-        target -= old
-        target *= self.lr[lanes][:, None]
-        target += old
-        flat[changed] = target
-        w, at = rows_view(self.w, 1)[:, 0], lanes * n + next_states
-        w_old = w[at]
-        w[at] = w_old + self.w_lr[lanes] * (rewards - w_old)
+        gamma = self.gamma[lanes][:, None]
+        if self.include_current:
+            target = gamma * after
+            target[rows, states] += 1.0
+        else:
+            target = gamma * after
+            target[rows, next_states] += 1.0  # onehot(s') + gamma after, as a sum of the same two terms
+        old = self.M[lanes, actions, states]
+        self.M[lanes, actions, states] = old + self.lr[lanes][:, None] * (target - old)
+        w_old = self.w[lanes, next_states]
+        self.w[lanes, next_states] = w_old + self.w_lr[lanes] * (rewards - w_old)
 
 
 class BatchedHybrid(BatchedAgent):
@@ -580,34 +553,29 @@ class BatchedDyna(BatchedAgent):
             return
         u = self.streams.uniform(lanes, self.replays)
         count = self.tried_count[lanes]
-        last = count - 1
-        pairs_per_lane = self.n_states * self.n_actions
-        first_pair = lanes * pairs_per_lane  # lane l's pair p is entry l * S * A + p of the flat tables
-        tried_pairs, reward, following, ended_there = (
-            cells(self.tried_pairs), cells(self.model_reward), cells(self.model_next), cells(self.model_ended))
+        n_actions = self.n_actions
         for k in range(self.replays):
-            pick = np.minimum((u[:, k] * count).astype(np.int64), last)
-            pairs = tried_pairs[first_pair + pick]
-            s, a = np.divmod(pairs, self.n_actions)
-            at = first_pair + pairs  # [lanes, s, a] of the model's tables
-            offered = None if self.model_offered is None else rows_view(self.model_offered, self.n_actions)[at]
-            super().update(lanes, s, a, reward[at], following[at], ended_there[at], offered)
+            pick = np.minimum((u[:, k] * count).astype(np.int64), count - 1)
+            pairs = self.tried_pairs[lanes, pick]
+            s, a = pairs // n_actions, pairs % n_actions
+            offered = None if self.model_offered is None else self.model_offered[lanes, s, a]
+            super().update(lanes, s, a, self.model_reward[lanes, s, a], self.model_next[lanes, s, a],
+                           self.model_ended[lanes, s, a], offered)
 
     def remember(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
         next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
         """Each lane's step as its pair's last outcome; a pair tried for the first time joins the lane's list."""
-        flat = states * self.n_actions + actions
-        at = lanes * (self.n_states * self.n_actions) + flat  # [lanes, states, actions] of the flat tables
-        cells(self.model_reward)[at] = rewards
-        cells(self.model_next)[at] = next_states
-        cells(self.model_ended)[at] = ended
+        self.model_reward[lanes, states, actions] = rewards
+        self.model_next[lanes, states, actions] = next_states
+        self.model_ended[lanes, states, actions] = ended
         if next_mask is not None:
             if self.model_offered is None:
                 self.model_offered = np.ones((self.size, self.n_states, self.n_actions, self.n_actions), dtype=bool)
-            rows_view(self.model_offered, self.n_actions)[at] = next_mask
-        new = ~cells(self.tried)[at]
+            self.model_offered[lanes, states, actions] = next_mask
+        flat = states * self.n_actions + actions
+        new = ~self.tried[lanes, flat]
         if new.any():
             fresh = lanes[new]
             self.tried[fresh, flat[new]] = True
@@ -743,12 +711,10 @@ class BatchedMBV(BatchedAgent):
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
         next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
     ) -> None:
-        pair = (lanes * self.n_states + states) * self.n_actions + actions  # [lanes, states, actions], flat
-        arrived = lanes * self.n_states + next_states  # [lanes, next_states], flat
         if self.last_outcome:
             if self.incremental:
                 self.relink(lanes, states * self.n_actions + actions, next_states)
-            cells(self.model_next)[pair] = next_states
+            self.model_next[lanes, states, actions] = next_states
         else:
             assert self.transitions is not None
             outcome = np.zeros((lanes.size, self.n_states))
@@ -764,17 +730,16 @@ class BatchedMBV(BatchedAgent):
                 new = old + self.model_lr * (outcome - old)
                 new[first] = outcome[first]
                 self.transitions[lanes, states, actions] = new
-        cells(self.tried)[pair] = True
-        cells(self.ends)[arrived] = ended
+        self.tried[lanes, states, actions] = True
+        self.ends[lanes, next_states] = ended
         if self.reward_model == "state":
-            w = cells(self.w)
-            old_w = w[arrived]
-            w[arrived] = old_w + self.lr[lanes] * (rewards - old_w)
+            old_w = self.w[lanes, next_states]
+            self.w[lanes, next_states] = old_w + self.lr[lanes] * (rewards - old_w)
         else:
-            pair_rewards = cells(self.rewards)
-            old_r = pair_rewards[pair]
-            pair_rewards[pair] = old_r + self.lr[lanes] * (rewards - old_r)
+            old_r = self.rewards[lanes, states, actions]
+            self.rewards[lanes, states, actions] = old_r + self.lr[lanes] * (rewards - old_r)
         if self.incremental:  # s' may end episodes now, its reward moved, the pair tried arrives there
+            arrived = lanes * self.n_states + next_states
             self.revalue(arrived)
             self.dirty[arrived] = True
         self.plan(lanes)
