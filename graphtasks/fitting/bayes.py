@@ -38,6 +38,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from graphtasks.responses import RT_KEY, RT_SETTINGS
+
 from .behaviour import BehaviourError, Choices, load_runs
 from .hierarchical import GroupFit, estimate, to_natural, to_transformed
 from .likelihood import FLOOR, TaskShape, log_likelihood, task_shape
@@ -51,6 +53,7 @@ SETTINGS = {  # what the JAX likelihood knows of each agent: its settings and th
 MU_SD = 1.5  # prior of each group mean (transformed space)
 SIGMA_SCALE = 1.5  # half-normal prior of each group standard deviation
 DEVICES = 4  # JAX CPU devices asked for at least: the default chains run in parallel
+RT_FAMILIES = ("ddm",)  # the response models the JAX likelihood has (`graphtasks.fitting.rt`)
 
 
 def require_numpyro() -> Any:
@@ -66,23 +69,35 @@ def require_numpyro() -> Any:
 
 
 def check_model(model: FitModel) -> None:
-    """BehaviourError unless the JAX likelihood covers the model (agent q or hybrid, known settings)."""
+    """BehaviourError unless the JAX likelihood covers the model (agent q or hybrid, known settings;
+    a response-time model of the drift-diffusion family, `RT_FAMILIES`)."""
     known = SETTINGS.get(model.agent)
     if known is None:
         raise BehaviourError(f"--method nuts: model {model.name!r}: agent {model.agent!r} has no JAX likelihood "
                              f"(agents: {', '.join(SETTINGS)})")
+    family = model.fixed.get(RT_KEY)
+    if family is not None:
+        if family not in RT_FAMILIES:
+            raise BehaviourError(f"--method nuts: model {model.name!r}: rt = {family!r} has no JAX likelihood "
+                                 f"(response models: {', '.join(RT_FAMILIES)})")
+        known = {**known, **RT_SETTINGS[family], RT_KEY: family}
     settings = {**known, **model.fixed}
     other = sorted(set(model.free) - set(known)) + sorted(k for k in model.fixed if k not in known and not (
         model.agent == "q" and (k, model.fixed[k]) in (("optimism", 1.0), ("bootstrap", "max"))))
     if other:
         raise BehaviourError(f"--method nuts: model {model.name!r}: settings {', '.join(other)} are not in the JAX "
                              f"likelihood of {model.agent!r} ({', '.join(known)})")
-    if model.agent == "q" and "beta" not in model.free and settings.get("beta") is None:
+    if family is None and model.agent == "q" and "beta" not in model.free and settings.get("beta") is None:
         raise BehaviourError(f"--method nuts: model {model.name!r}: q needs a softmax (beta)")
 
 
 class Packed:
-    """Choices of P participants as (P, T) arrays, padded at the end (`valid` false)."""
+    """Choices of P participants as (P, T) arrays, padded at the end (`valid` false).
+
+    `rts` holds the response times (seconds; 1.0 where padded), or is None unless every choice
+    has one; `first`, `second` are each state's two offered actions (the lower and the upper
+    boundary of a drift-diffusion model; 0, 0 where a state offers other than two).
+    """
 
     def __init__(self, choices: Sequence[Choices], shape: TaskShape) -> None:
         length = max(len(c) for c in choices)
@@ -106,6 +121,13 @@ class Packed:
         for state, actions in enumerate(shape.available):
             self.available[state, list(actions)] = True
         self.n_states, self.n_actions = shape.n_states, shape.n_actions
+        self.rts: np.ndarray | None = None
+        if all(c.rts is not None and np.isfinite(c.rts).all() for c in choices):
+            self.rts = np.ones((len(choices), length))
+            for i, c in enumerate(choices):
+                self.rts[i, : len(c)] = c.rts
+        pairs = np.array([list(a) if len(a) == 2 else [0, 0] for a in shape.available], dtype=np.int32)
+        self.first, self.second = pairs[:, 0], pairs[:, 1]
 
 
 def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any:
@@ -117,14 +139,25 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
         "q" or "hybrid" (`SETTINGS`).
     settings
         The agent's settings, each a number or a JAX array of one value per participant
-        (missing ones take the agent's defaults).
+        (missing ones take the agent's defaults). With ``rt = "ddm"`` among them, the model's
+        choices come with response times (`graphtasks.fitting.rt`): the agent's values before
+        each choice drive a drift-diffusion model, drift ``drift_scale * (V(second) - V(first))``
+        of the state's two offered actions, with ``threshold``, ``t0`` and ``z`` (missing ones
+        take `RT_SETTINGS`' defaults), and each choice's log-likelihood is the Wiener log density
+        of its response time at its boundary (`graphtasks.fitting.wiener_jax`).
     packed
-        The participants' choices (`Packed`).
+        The participants' choices (`Packed`; with response times for an RT model).
 
     Returns
     -------
     jax.Array
-        One log-likelihood per participant, equal to `likelihood.log_likelihood` of each.
+        One log-likelihood per participant, equal to `likelihood.log_likelihood` of each
+        (`rt.rt_log_likelihood` for an RT model).
+
+    Raises
+    ------
+    BehaviourError
+        An RT model of choices without response times, or of a state offering other than two actions.
 
     Examples
     --------
@@ -139,7 +172,18 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
     import jax
     import jax.numpy as jnp
 
-    values = {**SETTINGS[agent], **settings}
+    family = settings.get(RT_KEY)
+    values = {**SETTINGS[agent], **(RT_SETTINGS[str(family)] if family is not None else {}), **settings}
+    if family is not None:
+        if family not in RT_FAMILIES:
+            raise BehaviourError(f"rt = {family!r}: the JAX likelihood has {', '.join(RT_FAMILIES)}")
+        if packed.rts is None:
+            raise BehaviourError(f"rt = {family!r}: some choices have no response time (Choices.rts); "
+                                 "a response-time model fits choices with their response times")
+        offered = packed.available[packed.states].sum(axis=2)
+        if ((offered != 2) & packed.valid).any():
+            raise BehaviourError(f"rt = {family!r}: a state offers other than two actions; a drift-diffusion model "
+                                 "decides between two")
     participants = packed.participants
     p = {k: jnp.broadcast_to(jnp.asarray(v, dtype=jnp.float64), (participants,))[:, None]
          for k, v in values.items() if not isinstance(v, str)}
@@ -191,10 +235,23 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
         else:
             delta = r + p["gamma"][:, 0] * future - current
             q = q + jnp.where(step_on, (p["lr"][:, 0] * delta)[:, None, None] * pair, 0.0)
-        return (q, counts, trace, begun, previous, total), None
+        return (q, counts, trace, begun, previous, total), (worth if family is not None else None)
 
-    final, _ = jax.lax.scan(step, carry0, xs)
-    return final[-1]
+    final, worths = jax.lax.scan(step, carry0, xs)
+    if family is None:
+        return final[-1]
+    from .wiener_jax import wiener_log_density
+
+    assert packed.rts is not None
+    steps = jnp.arange(packed.length)[:, None]
+    rows = jnp.arange(participants)[None, :]
+    first = worths[steps, rows, jnp.asarray(packed.first[packed.states.T])]  # (T, P)
+    second = worths[steps, rows, jnp.asarray(packed.second[packed.states.T])]
+    drift = p["drift_scale"][:, 0] * (second - first)
+    upper = jnp.asarray(packed.actions.T == packed.second[packed.states.T])
+    logs = wiener_log_density(jnp.asarray(packed.rts.T), upper, drift, p["threshold"][:, 0], p["t0"][:, 0],
+                              p["z"][:, 0])
+    return jnp.where(jnp.asarray(packed.valid.T), logs, 0.0).sum(axis=0)
 
 
 PARAMETERISATIONS = ("non-centred", "centred")
@@ -209,7 +266,7 @@ def _model_function(model: FitModel, packed: Packed, centred: bool = False) -> A
 
     low = jnp.asarray([model.bounds[n][0] for n in model.free])
     high = jnp.asarray([model.bounds[n][1] for n in model.free])
-    fixed = {k: v for k, v in model.fixed.items() if not isinstance(v, str)}
+    fixed = {k: v for k, v in model.fixed.items() if not isinstance(v, str) or k == RT_KEY}
     d, participants = len(model.free), packed.participants
 
     def hierarchical() -> None:

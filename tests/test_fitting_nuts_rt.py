@@ -1,0 +1,74 @@
+"""NUTS samples the response-time models (issue 38): the JAX Wiener density equals the numpy one,
+the JAX likelihood of q-ddm and hybrid-ddm equals `rt.rt_log_likelihood` (RTs below t0
+included), and a short NUTS run of q-ddm finds the simulating settings."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numpyro")
+pytest.importorskip("jax")
+
+from graphtasks.fitting import MODELS, BehaviourError, simulate, task_shape  # noqa: E402
+from graphtasks.fitting.bayes import Packed, check_model, log_likelihoods, require_numpyro  # noqa: E402
+from graphtasks.fitting.rt import rt_log_likelihood  # noqa: E402
+from graphtasks.fitting.wiener import wiener_log_density  # noqa: E402
+
+TWO_STEP = "rewardgym/two-step"
+
+
+def test_the_jax_wiener_density_equals_the_numpy_one_on_a_grid() -> None:
+    require_numpyro()
+    import jax
+    import jax.numpy as jnp
+
+    from graphtasks.fitting import wiener_jax
+
+    # through t0, the switch of series (u near 0.167) and the long tail; every combination in one call
+    grid = np.array(list(itertools.product(
+        np.linspace(0.0, 6.0, 121), (0.3, 1.0, 2.5, 5.0), (-20.0, -1.0, 0.0, 0.7, 40.0),
+        ((0.0, 0.5), (0.2, 0.2), (1.0, 0.8)), (True, False))), dtype=object)
+    rt, a, v = (grid[:, i].astype(float) for i in range(3))
+    t0, z = np.array(grid[:, 3].tolist()).T
+    upper = grid[:, 4].astype(bool)
+    want = wiener_log_density(rt, upper, v, a, t0, z)
+    got = np.asarray(wiener_jax.wiener_log_density(rt, upper, v, a, t0, z))
+    worst = float(np.max(np.abs(got - want)))
+    assert worst < 1e-6
+    gradient = jax.grad(lambda x: wiener_jax.wiener_log_density(jnp.asarray(rt), True, x[0], x[1], x[2]).sum())(
+        jnp.array([1.0, 1.5, 0.2]))
+    assert np.isfinite(np.asarray(gradient)).all()  # the branches not taken feed no NaN
+
+
+@pytest.mark.parametrize(("name", "values"), [
+    ("q-ddm", [0.5, 3.0, 1.5, 0.3]),
+    ("hybrid-ddm", [0.4, 0.6, 3.0, 1.5, 0.3]),
+])
+def test_the_jax_likelihood_of_an_rt_model_equals_rt_log_likelihood(name, values) -> None:
+    model = MODELS[name]
+    shape = task_shape(TWO_STEP, ":memory:")
+    runs = [simulate(TWO_STEP, model.agent, model.settings(values), trials=20 + 10 * i, seed=i, store=":memory:")
+            for i in range(3)]  # of several lengths: the padding counts for nothing
+    packed = Packed(runs, shape)
+    late = [*values[:-1], 0.45]  # t0 past some response times: those get rt.py's floor and slope
+    assert min(float(c.rts.min()) for c in runs) < 0.45
+    for at in (values, late):
+        settings = model.settings(at)
+        got = np.asarray(log_likelihoods(model.agent, settings, packed))
+        want = [rt_log_likelihood(model.agent, settings, c, shape) for c in runs]
+        assert np.allclose(got, want, rtol=0, atol=1e-6)
+    choice_only = np.asarray(log_likelihoods(model.agent, {k: v for k, v in settings.items() if k != "rt"}, packed))
+    assert not np.allclose(choice_only, want)  # the response times are what is fitted
+
+
+def test_rt_models_pass_the_nuts_check_and_bad_ones_are_refused_in_one_line() -> None:
+    check_model(MODELS["q-ddm"])
+    check_model(MODELS["hybrid-ddm"])
+    with pytest.raises(BehaviourError, match="rt = 'lba' has no JAX likelihood"):
+        check_model(MODELS["q-lba"])
+    untimed = [simulate(TWO_STEP, "q", {"lr": 0.5, "beta": 3.0}, trials=5, seed=i, store=":memory:") for i in (0, 1)]
+    with pytest.raises(BehaviourError, match="some choices have no response time"):
+        log_likelihoods("q", MODELS["q-ddm"].settings([0.5, 3.0, 1.5, 0.3]), Packed(untimed, task_shape(TWO_STEP)))
