@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gym_bridge.agents.batched import make_batched
+from gym_bridge.agents.batched import BatchedSR, make_batched
 from gym_bridge.agents.sr import SRAgent
 from gym_bridge.vector.lanes import LaneStreams, lane_key
 
@@ -42,6 +42,7 @@ def test_batched_sr_learns_the_per_agent_rule_bit_for_bit(settings: dict) -> Non
     n_states, n_actions, size = 6, 3, 4
     lanes_settings = [{"lr": 0.1 + 0.1 * i, "gamma": 0.9 - 0.1 * i, "w_lr": 0.3, **settings} for i in range(size)]
     batch = make_batched("sr", n_states, n_actions, seeds=list(range(size)), settings=lanes_settings)
+    assert isinstance(batch, BatchedSR)
     single = [SRAgent(n_states, n_actions, seed=i, **s) for i, s in enumerate(lanes_settings)]
     rng = np.random.default_rng(4)
     for step in range(300):
