@@ -12,7 +12,10 @@ The likelihood is the agents' own rule, written again in JAX as one scan over th
 agent (softmax, Watkins' max bootstrap, optimism 1) and the hybrid agent (Daw et al. 2011:
 TD(lambda) model-free values, transition counts with their weak prior, w, perseveration), on
 any task; so the shipped models `q`, `model-based` and `hybrid` are sampled, and any other
-model of those agents whose free settings are among theirs.
+model of those agents whose free settings are among theirs. The response-time models of those
+agents (`q-ddm`, `hybrid-ddm`, `q-lba`: `graphtasks.fitting.rt`) are sampled too: the same scan
+gives the agent's values before each choice, and the Wiener (`wiener_jax`) or LBA log density
+of each response time replaces the softmax, tested equal to `rt.rt_log_likelihood`.
 
 Several chains are run (`chains`, default 4; in parallel, one JAX CPU device each, where JAX
 has the devices, else vectorised), each seeded from the one seed; R-hat (rank-normalised,
@@ -53,7 +56,7 @@ SETTINGS = {  # what the JAX likelihood knows of each agent: its settings and th
 MU_SD = 1.5  # prior of each group mean (transformed space)
 SIGMA_SCALE = 1.5  # half-normal prior of each group standard deviation
 DEVICES = 4  # JAX CPU devices asked for at least: the default chains run in parallel
-RT_FAMILIES = ("ddm",)  # the response models the JAX likelihood has (`graphtasks.fitting.rt`)
+RT_FAMILIES = ("ddm", "lba")  # the response models the JAX likelihood has (`graphtasks.fitting.rt`)
 
 
 def require_numpyro() -> Any:
@@ -70,7 +73,7 @@ def require_numpyro() -> Any:
 
 def check_model(model: FitModel) -> None:
     """BehaviourError unless the JAX likelihood covers the model (agent q or hybrid, known settings;
-    a response-time model of the drift-diffusion family, `RT_FAMILIES`)."""
+    a response-time model's family among `RT_FAMILIES`)."""
     known = SETTINGS.get(model.agent)
     if known is None:
         raise BehaviourError(f"--method nuts: model {model.name!r}: agent {model.agent!r} has no JAX likelihood "
@@ -144,7 +147,10 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
         each choice drive a drift-diffusion model, drift ``drift_scale * (V(second) - V(first))``
         of the state's two offered actions, with ``threshold``, ``t0`` and ``z`` (missing ones
         take `RT_SETTINGS`' defaults), and each choice's log-likelihood is the Wiener log density
-        of its response time at its boundary (`graphtasks.fitting.wiener_jax`).
+        of its response time at its boundary (`graphtasks.fitting.wiener_jax`). With
+        ``rt = "lba"`` one accumulator per offered action races, mean rate
+        ``drift_base + drift_scale * V(action)``, rate sd 1, start range ``start_range``,
+        threshold ``start_range + threshold``, non-decision time ``t0`` (`lba.lba_log_density`).
     packed
         The participants' choices (`Packed`; with response times for an RT model).
 
@@ -181,7 +187,7 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
             raise BehaviourError(f"rt = {family!r}: some choices have no response time (Choices.rts); "
                                  "a response-time model fits choices with their response times")
         offered = packed.available[packed.states].sum(axis=2)
-        if ((offered != 2) & packed.valid).any():
+        if family == "ddm" and ((offered != 2) & packed.valid).any():
             raise BehaviourError(f"rt = {family!r}: a state offers other than two actions; a drift-diffusion model "
                                  "decides between two")
     participants = packed.participants
@@ -240,9 +246,16 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
     final, worths = jax.lax.scan(step, carry0, xs)
     if family is None:
         return final[-1]
+    assert packed.rts is not None
+    if family == "lba":
+        drifts = p["drift_base"][None] + p["drift_scale"][None] * worths  # (T, P, A)
+        start = p["start_range"][:, 0]
+        racing = jnp.asarray(packed.available[packed.states.T])
+        logs = _lba_log_density(jnp.asarray(packed.rts.T), jnp.asarray(eye_a[packed.actions.T]), drifts, start,
+                                start + p["threshold"][:, 0], p["t0"][:, 0], racing)
+        return jnp.where(jnp.asarray(packed.valid.T), logs, 0.0).sum(axis=0)
     from .wiener_jax import wiener_log_density
 
-    assert packed.rts is not None
     steps = jnp.arange(packed.length)[:, None]
     rows = jnp.arange(participants)[None, :]
     first = worths[steps, rows, jnp.asarray(packed.first[packed.states.T])]  # (T, P)
@@ -252,6 +265,35 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
     logs = wiener_log_density(jnp.asarray(packed.rts.T), upper, drift, p["threshold"][:, 0], p["t0"][:, 0],
                               p["z"][:, 0])
     return jnp.where(jnp.asarray(packed.valid.T), logs, 0.0).sum(axis=0)
+
+
+def _lba_log_density(rt: Any, chosen: Any, v: Any, A: Any, b: Any, t0: Any, racing: Any) -> Any:
+    """`lba.lba_log_density` in JAX (rate sd 1): rt (T, P), chosen and racing (T, P, K) masks, v (T, P, K),
+    A, b, t0 (P,)."""
+    import jax.numpy as jnp
+    from jax.scipy.special import ndtr
+
+    from .wiener import LOG_FLOOR, NEGATIVE_SLOPE
+
+    t = rt - t0
+    decided = t > 0
+    tt = jnp.where(decided, t, 1.0)[..., None]
+    A, b = A[:, None], b[:, None]
+    alpha, beta = (b - A - tt * v) / tt, (b - tt * v) / tt
+    big_a, big_b = ndtr(alpha), ndtr(beta)
+    root = math.sqrt(2 * math.pi)
+    small_a, small_b = jnp.exp(-0.5 * alpha**2) / root, jnp.exp(-0.5 * beta**2) / root
+    f = jnp.maximum((-v * big_a + small_a + v * big_b - small_b) / A, 0.0)
+    F = jnp.clip(1 + (b - A - tt * v) / A * big_a - (b - tt * v) / A * big_b + tt / A * (small_a - small_b), 0.0, 1.0)
+    log_survive = jnp.where(racing, jnp.log(jnp.maximum(1.0 - F, 1e-300)), 0.0)
+    f_chosen = (f * chosen).sum(axis=-1)
+    positive = f_chosen > 0
+    log_f = jnp.where(positive, jnp.log(jnp.where(positive, f_chosen, 1.0)), -jnp.inf)
+    some_positive = 1.0 - jnp.prod(jnp.where(racing, ndtr(-v), 1.0), axis=-1)
+    log = (log_f + log_survive.sum(axis=-1) - (log_survive * chosen).sum(axis=-1)
+           - jnp.log(jnp.maximum(some_positive, 1e-300)))
+    log = jnp.maximum(log, LOG_FLOOR)
+    return jnp.where(decided, log, LOG_FLOOR + NEGATIVE_SLOPE * jnp.minimum(t, 0.0))
 
 
 PARAMETERISATIONS = ("non-centred", "centred")
