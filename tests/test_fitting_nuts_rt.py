@@ -5,6 +5,7 @@ included), and a short NUTS run of q-ddm finds the simulating settings."""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -13,7 +14,8 @@ pytest.importorskip("numpyro")
 pytest.importorskip("jax")
 
 from graphtasks.fitting import MODELS, BehaviourError, simulate, task_shape  # noqa: E402
-from graphtasks.fitting.bayes import Packed, check_model, log_likelihoods, require_numpyro  # noqa: E402
+from graphtasks.fitting.bayes import Packed, check_model, fit_group_nuts, log_likelihoods, require_numpyro  # noqa: E402
+from graphtasks.fitting.hierarchical import to_natural  # noqa: E402
 from graphtasks.fitting.rt import rt_log_likelihood  # noqa: E402
 from graphtasks.fitting.wiener import wiener_log_density  # noqa: E402
 
@@ -72,3 +74,21 @@ def test_rt_models_pass_the_nuts_check_and_choices_without_rts_are_refused_in_on
     untimed = [simulate(TWO_STEP, "q", {"lr": 0.5, "beta": 3.0}, trials=5, seed=i, store=":memory:") for i in (0, 1)]
     with pytest.raises(BehaviourError, match="some choices have no response time"):
         log_likelihoods("q", MODELS["q-ddm"].settings([0.5, 3.0, 1.5, 0.3]), Packed(untimed, task_shape(TWO_STEP)))
+
+
+@pytest.mark.slow  # about a minute on a shared two-core machine: two chains of 200 + 100 NUTS steps
+def test_a_short_nuts_run_of_q_ddm_finds_the_simulating_settings() -> None:
+    """Three q-ddm participants x 60 two-step trials, simulated at one setting: the group means
+    (their posterior means, back in the settings' units) land near it."""
+    model = MODELS["q-ddm"]
+    truth = {"lr": 0.5, "drift_scale": 3.0, "threshold": 1.5, "t0": 0.3}
+    group = [simulate(TWO_STEP, "q", model.settings([truth[n] for n in model.free]), trials=60, seed=i,
+                      store=":memory:") for i in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 2 x 100 draws: too few for the ESS check
+        result = fit_group_nuts(model, group, samples=100, warmup=200, seed=0, chains=2)
+    assert result.method == "nuts" and result.participants == 3
+    means = dict(zip(model.free, to_natural(model, [result.mean[n] for n in model.free])))
+    assert 1.2 < means["threshold"] < 1.9 and 0.22 < means["t0"] < 0.36 and 1.5 < means["drift_scale"] < 6.0
+    for fitted in result.fits:
+        assert abs(fitted.params["t0"] - truth["t0"]) < 0.06 and abs(fitted.params["threshold"] - 1.5) < 0.4
