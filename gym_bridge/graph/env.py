@@ -393,3 +393,4 @@ def make_for_gymnasium(**kwargs: Any) -> GraphTaskEnv:
 
 
 make_for_gymnasium.metadata = GraphTaskEnv.metadata  # type: ignore[attr-defined]  # what make reads of an entry point
+make_for_gymnasium.__wrapped__ = GraphTaskEnv  # type: ignore[attr-defined]  # inspect.signature shows the env's parameters

@@ -382,3 +382,4 @@ def make_for_gymnasium(**kwargs: Any) -> GridEnv:
 
 
 make_for_gymnasium.metadata = GridEnv.metadata  # type: ignore[attr-defined]  # what make reads of an entry point
+make_for_gymnasium.__wrapped__ = GridEnv  # type: ignore[attr-defined]  # inspect.signature shows the env's parameters

@@ -296,3 +296,4 @@ def make_for_gymnasium(**kwargs: Any) -> PogeEnv:
 
 
 make_for_gymnasium.metadata = PogeEnv.metadata  # type: ignore[attr-defined]  # what make reads of an entry point
+make_for_gymnasium.__wrapped__ = PogeEnv  # type: ignore[attr-defined]  # inspect.signature shows the env's parameters

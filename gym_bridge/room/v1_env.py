@@ -390,3 +390,4 @@ def make_for_gymnasium(**kwargs: Any) -> RoomV1Env:
 
 
 make_for_gymnasium.metadata = RoomV1Env.metadata  # type: ignore[attr-defined]  # what make reads of an entry point
+make_for_gymnasium.__wrapped__ = RoomV1Env  # type: ignore[attr-defined]  # inspect.signature shows the env's parameters
