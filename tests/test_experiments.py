@@ -279,7 +279,8 @@ def test_a_killed_sweep_completes_on_the_same_command_with_nothing_doubled(tmp_p
     from graphstore import open_store
     from graphtasks.experiments.records import recorded_episodes
 
-    text = SMALL.replace("episodes = 6", "episodes = 1500").replace("max_episode_steps = 20", "max_episode_steps = 60", 1)
+    text = SMALL.replace("episodes = 6", "episodes = 1500")
+    text = text.replace("max_episode_steps = 20", "max_episode_steps = 60", 1)
     spec_path = small_spec(tmp_path, text)
     store = str(tmp_path / "store.lbug")
     command = [
@@ -535,7 +536,8 @@ def test_a_killed_worker_costs_its_batch_only_and_the_same_command_redoes_it(tmp
 
     from graphstore import open_store
 
-    text = SMALL.replace("episodes = 6", "episodes = 2000").replace("max_episode_steps = 20", "max_episode_steps = 60", 1)
+    text = SMALL.replace("episodes = 6", "episodes = 2000")
+    text = text.replace("max_episode_steps = 20", "max_episode_steps = 60", 1)
     spec_path = small_spec(tmp_path, text)  # every run takes seconds: the kill lands in one
     store = str(tmp_path / "store.lbug")
     command = [sys.executable, "-m", "graphtasks", "--store", store, "experiment", "run", str(spec_path)]

@@ -226,7 +226,8 @@ def test_absurd_room_sizes_are_refused_before_allocation(env_id: str, setting: s
 def test_room_map_episodes_past_the_memory_limit_are_refused() -> None:
     with pytest.raises(ValueError, match=r"^episodes_ahead x max_episode_steps: 128 episodes of 100,000 steps .* "
                                          r"expected at most 2 GiB: lower episodes_ahead or max_episode_steps$"):
-        gym.make("graphtasks/RoomV2-v0", max_steps=100_000)  # the old name reaches the env (make keeps max_episode_steps)
+        # the old name reaches the env (make keeps max_episode_steps for its TimeLimit)
+        gym.make("graphtasks/RoomV2-v0", max_steps=100_000)
     with pytest.raises(ValueError, match=r"^num_envs x max_episode_steps: 10,000,000 episodes"):
         gym.make_vec("graphtasks/RoomV2-v0", num_envs=10**7, vectorization_mode="vector_entry_point")
     env = gym.make("graphtasks/RoomV2-v0", max_steps=1000, episodes_ahead=2)
