@@ -322,8 +322,14 @@ def test_pickled_env_continues_identically():
 
 
 # -- gymnasium conventions --------------------------------------------------------------------------
-GRAPH_ENTRY = "gym_bridge.graph.env:GraphTaskEnv"
-VEC_IDS = sorted(i for i in gym_bridge.registered_ids() if gym.spec(i).entry_point == GRAPH_ENTRY)
+# the graph family's ids, by the vector env they make (their entry point is make's wrapper of the env)
+GRAPH_VECTOR_ENTRY = "gym_bridge.graph.vector_env:make_graph_vector_env"
+VEC_IDS = sorted(i for i in gym_bridge.registered_ids() if gym.spec(i).vector_entry_point == GRAPH_VECTOR_ENTRY)
+
+
+def test_the_graph_ids_are_found() -> None:
+    """The ids below are chosen by their vector entry point: an empty choice would test nothing."""
+    assert len(VEC_IDS) >= 10 and "graphtasks/TwoStep-v0" in VEC_IDS, VEC_IDS
 
 
 @pytest.mark.parametrize("env_id", VEC_IDS)
