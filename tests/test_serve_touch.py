@@ -179,6 +179,8 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
     first, *others = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "tbody tr")]
     assert "too_fast,failed_checks,automation" in first and len(others) == 2  # most flags first
     assert not any("failed_checks" in row for row in others)
+    wide = driver.execute_script("return document.documentElement.scrollWidth") + 40
+    driver.set_window_size(max(wide, 900), 800)  # the whole table in the picture, no column cut
     driver.save_screenshot(str(shots / "dashboard-flags.png"))
     status, sessions = get(server.url + "/researcher/sessions.csv", headers={"Authorization": f"Bearer {RESEARCHER}"})
     rows = list(csv.DictReader(io.StringIO(sessions)))
