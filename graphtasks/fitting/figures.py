@@ -429,7 +429,7 @@ def plot_predictive_check(check: Any, path: str, title: str = "", level: float =
                     label=f"posterior predictive: median, {percent} interval")
         ax.set_xticks(x, [STAY_NAMES.get(label, label) for label in check.labels])
         ax.set_ylabel("P(repeat first-stage choice)")
-        ax.set_xlabel("previous trial")
+        ax.set_xlabel("previous trial (the data's bars: blue after a common transition, red after a rare one)")
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.25, axis="y")
         fig.legend(fontsize=8, frameon=False, ncol=3, loc="outside lower center")
