@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from pathlib import Path
 
 import gymnasium as gym
@@ -30,7 +31,7 @@ def test_each_part_is_where_the_family_says(name: str) -> None:
     for gym_id in fam.gym_ids():
         assert gym.spec(gym_id.id).entry_point == (fam.gym_entry or fam.env)  # gym_entry: make's, for max_episode_steps
         assert gym.spec(gym_id.id).vector_entry_point == fam.vector_env
-    assert fam.episode_length in fam.env_class().__init__.__code__.co_varnames
+    assert fam.episode_length in inspect.signature(fam.env_class()).parameters  # as Family reads its default
     assert fam.tasks is tasks.task_family(name)
     for catalogue in fam.tasks.catalogues:
         for task_id in catalogue.ids():

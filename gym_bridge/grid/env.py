@@ -145,8 +145,7 @@ class GridEnv(gym.Env):
         self._move, self._ahead = rules.move, rules.ahead
         self._collect = rules.collect
         self._neg_penalty = rules.neg_penalty
-        max_episode_steps = self.settings.episode_length  # (a local of the family's name: tests/test_families.py)
-        self._episode_length = max_episode_steps
+        self._episode_length = self.settings.episode_length
         self._noise = self.settings.stochasticity
         # how a step observes: 0 the state index, 1 a row of the type's table, 2 the type builds it
         self._obs_kind = 0 if self.observation.is_index else 1 if self.observation.table is not None else 2
