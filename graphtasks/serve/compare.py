@@ -15,7 +15,7 @@ from typing import Any
 
 from graphstore import GraphStore
 from graphstore.errors import GraphtasksError
-from graphtasks.experiments.figures import mean_and_error, plot_bars
+from graphtasks.experiments.figures import bars_figure, mean_and_error, require_matplotlib
 from graphtasks.experiments.ids import experiment_uid
 from graphtasks.experiments.records import stay_rows
 
@@ -117,9 +117,32 @@ def _group(source: Any) -> str:
     return str(source) if isinstance(source, str) and source.startswith("pilot: ") else PEOPLE
 
 
-def plot_stay(store: GraphStore, study: str, agents: list[str], path: str) -> dict[tuple[str, str], Any]:
-    """Write the stay-probability bars of `stay_table` to `path` (PNG); the table plotted."""
+def stay_figure(store: GraphStore, study: str, agents: list[str]) -> tuple[Any, dict[tuple[str, str], Any]]:
+    """The stay-probability bars of `stay_table`: one bar per group (people, pilots, each agent
+    label) in each of the four conditions, the mean over runs with one standard error, on one
+    axis from 0 to 1.
+
+    Parameters
+    ----------
+    store, study, agents
+        As `stay_table`.
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, dict)
+        The figure (bars with gid 'bar:GROUP', the legend naming each group with its n) and the
+        table plotted: (group, after) -> (mean, standard error, runs).
+    """
     table = mean_and_error(stay_table(store, study, agents))
     title = f"{study} beside {', '.join(agents)}" if agents else study
-    plot_bars(table, path, "P(stay)", f"{title}: stay probabilities", ORDER, (0.0, 1.05), 0.5)  # room above 1
+    figure = bars_figure(table, "P(stay)", f"{title}: stay probabilities", ORDER, (0.0, 1.05), 0.5)  # room above 1
+    return figure, table
+
+
+def plot_stay(store: GraphStore, study: str, agents: list[str], path: str) -> dict[tuple[str, str], Any]:
+    """Write the stay-probability bars of `stay_figure` to `path` (PNG); the table plotted."""
+    plt = require_matplotlib()
+    figure, table = stay_figure(store, study, agents)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
     return table
