@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks.common import save  # noqa: E402
 from graphtasks.experiments.reproduce import reproduce  # noqa: E402
-from gym_bridge.agents.batched import BatchedMBV  # noqa: E402
+from gym_bridge.agents.mbv import BatchedMBV  # noqa: E402
 
 
 def old_plan(self: BatchedMBV, lanes: np.ndarray) -> None:

@@ -210,7 +210,7 @@ def play_lanes(
     --------
     >>> import numpy as np
     >>> from gym_bridge import family
-    >>> from gym_bridge.agents.batched import make_batched
+    >>> from gym_bridge.agents import make_batched
     >>> from gym_bridge.batched_episodes import play_lanes
     >>> env = family("graph").make_vector_env("neuronav/graph/two_step", 3, autoreset_mode="disabled")
     >>> agent = make_batched("q", 7, 2, seeds=[0, 1, 2], settings=[{}, {}, {}])

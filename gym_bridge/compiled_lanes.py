@@ -30,7 +30,8 @@ Q_RULE, SARSA_RULE = 0, 1
 def rule_of(agent: Any) -> int | None:
     """The compiled rule that plays this batched agent, or None: epsilon-greedy Q-learning
     bootstrapping from the max with no pessimism, or epsilon-greedy SARSA."""
-    from .agents.batched import BatchedQ, BatchedSarsa
+    from .agents.q_learning import BatchedQ
+    from .agents.td import BatchedSarsa
 
     if getattr(agent, "beta", None) is not None:
         return None

@@ -15,9 +15,9 @@ from graphtasks.experiments.spec import load_spec
 from graphtasks.experiments.sweep import run_experiment
 from graphtasks.experiments.versions import prepare_versions
 from gym_bridge import family
-from gym_bridge.agents import make_agent
+from gym_bridge.agents import BATCHED, make_agent, make_batched
 from gym_bridge.agents.base import policy
-from gym_bridge.agents.batched import BATCHED, BatchedAgent, lane_policy, make_batched
+from gym_bridge.agents.batched import BatchedAgent, lane_policy
 from gym_bridge.vector.lanes import LaneStreams
 
 N_STATES, N_ACTIONS = 6, 3

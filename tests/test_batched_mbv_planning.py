@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gym_bridge.agents.batched import BatchedMBV, make_batched
+from gym_bridge.agents import make_batched
+from gym_bridge.agents.mbv import BatchedMBV
 
 
 def reference_plan(lane: dict[str, Any], gamma: float, optimism: float, sweeps: int, ignore_ends: bool,

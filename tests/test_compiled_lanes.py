@@ -14,7 +14,7 @@ from graphtasks.experiments.records import StoreRecorder, record_experiment, rec
 from graphtasks.experiments.spec import parse_spec
 from graphtasks.experiments.sweep import run_experiment, task_versions
 from gym_bridge import family
-from gym_bridge.agents.batched import make_batched
+from gym_bridge.agents import make_batched
 from gym_bridge.batched_episodes import play_lanes
 from gym_bridge.compiled_lanes import Q_RULE, SARSA_RULE, compiled_plan
 

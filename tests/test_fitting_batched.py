@@ -10,8 +10,7 @@ from graphtasks.fitting import MODELS, Choices, FitModel, fit, replay_log_likeli
 from graphtasks.fitting.batched import batched_log_likelihood, batched_pays, deterministic
 from graphtasks.fitting.lockstep import run_lockstep
 from graphtasks.fitting.mle import fit_many
-from gym_bridge.agents import agent_settings
-from gym_bridge.agents.batched import BATCHED
+from gym_bridge.agents import BATCHED, agent_settings
 
 TWO_STEP = "rewardgym/two-step"
 

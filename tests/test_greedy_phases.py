@@ -13,8 +13,7 @@ from graphtasks.experiments.protocol import run_plan
 from graphtasks.experiments.runs import cells, play_run
 from graphtasks.experiments.versions import prepare_versions
 from gym_bridge import family
-from gym_bridge.agents import agent_for_env
-from gym_bridge.agents.batched import make_batched
+from gym_bridge.agents import agent_for_env, make_batched
 from gym_bridge.batched_episodes import play_lanes
 from gym_bridge.episodes import play
 

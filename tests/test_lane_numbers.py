@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gym_bridge.agents.batched import BatchedSR, make_batched
-from gym_bridge.agents.sr import SRAgent
+from gym_bridge.agents import make_batched
+from gym_bridge.agents.sr import BatchedSR, SRAgent
 from gym_bridge.vector.lanes import LaneStreams, lane_key
 
 MASK64 = (1 << 64) - 1

@@ -25,8 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from gym_bridge import family
-from gym_bridge.agents import agent_settings
-from gym_bridge.agents.batched import BATCHED, batched_bytes, has_batched_form, make_batched
+from gym_bridge.agents import BATCHED, agent_settings, batched_bytes, has_batched_form, make_batched
 from gym_bridge.batched_episodes import LaneEpisodes, play_lanes
 from gym_bridge.views import index_state
 

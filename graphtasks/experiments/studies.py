@@ -11,8 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gym_bridge import GraphTaskEnv, family
-from gym_bridge.agents import make_agent
-from gym_bridge.agents.batched import make_batched
+from gym_bridge.agents import make_agent, make_batched
 from gym_bridge.batched_episodes import play_lanes
 from gym_bridge.grid.env import GridEnv
 from gym_bridge.grid.vector_env import GridVectorEnv

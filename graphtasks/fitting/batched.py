@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from gym_bridge.agents.batched import BATCHED, make_batched
+from gym_bridge.agents import BATCHED, make_batched
 
 from .behaviour import Choices
 from .likelihood import FLOOR, TaskShape, replay_log_likelihood
@@ -74,7 +74,7 @@ def batched_log_likelihood(
     Parameters
     ----------
     agent : str
-        An agent with a batched form (`gym_bridge.agents.batched.BATCHED`).
+        An agent with a batched form (`gym_bridge.agents.BATCHED`: its registry row's `batched`).
     settings_list : sequence of mappings
         One agent's settings per lane (the agent's defaults fill the rest).
     choices_list : sequence of Choices

@@ -13,11 +13,15 @@ from .opal import OpALAgent
 from .q_learning import QAgent
 from .registry import (
     AGENT_INFO,
+    BATCHED,
     AgentSettingError,
     agent_for_env,
     agent_settings,
+    batched_bytes,
     check_agent_settings,
+    has_batched_form,
     make_agent,
+    make_batched,
 )
 from .sr import SRAgent
 from .sr_variants import DynaSRAgent, SRMBAgent
@@ -27,9 +31,11 @@ from .valence import MoodAgent, ValenceHybridAgent, ValenceQAgent
 AGENTS: dict[str, type] = {name: info.cls for name, info in AGENT_INFO.items()}  # every agent by name
 
 __all__ = [
-    "AGENT_INFO", "AGENTS", "ActorCriticAgent", "Agent", "AgentSettingError", "DistributionalQAgent", "DynaACAgent",
+    "AGENT_INFO", "AGENTS", "BATCHED", "ActorCriticAgent", "Agent", "AgentSettingError", "DistributionalQAgent",
+    "DynaACAgent",
     "DynaQAgent", "DynaSRAgent", "EpisodicControlAgent", "HybridAgent", "InfoBonusAgent", "MBVAgent",
     "MonteCarloQAgent", "MoodAgent", "OpALAgent", "QAgent", "QLambdaAgent", "RandomAgent", "SRAgent", "SRMBAgent",
     "SarsaAgent", "ValenceHybridAgent", "ValenceQAgent",
-    "agent_for_env", "agent_settings", "check_agent_settings", "make_agent", "softmax_choice",
+    "agent_for_env", "agent_settings", "batched_bytes", "check_agent_settings", "has_batched_form", "make_agent",
+    "make_batched", "softmax_choice",
 ]

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from .base import AgentBase, ValuePolicy, choose
+from .batched import BatchedAgent, Mask
 
 
 @dataclass(eq=False, kw_only=True)
@@ -119,3 +120,66 @@ class InfoBonusAgent(ValuePolicy, AgentBase):
             for i, s in enumerate(self._visited):
                 self._left_sum[s] += n - i
                 self._left_count[s] += 1
+
+
+class BatchedInfoBonus(BatchedAgent):
+    """The information-bonus bandit learner (`gym_bridge.agents.bandit.InfoBonusAgent`'s rule:
+    Kalman means of the arms within a game, a bonus growing with the choices left) for B lanes:
+    `means` and `variances` are B x A, the choices-left tallies B x S, and each lane's states of
+    the episode so far a row of `visited`."""
+
+    name = "infobonus"
+    per_agent = InfoBonusAgent
+    numbers = ("epsilon", "info_bonus", "prior_mean", "prior_sd", "noise")
+    info_bonus: np.ndarray
+    prior_mean: np.ndarray
+    prior_sd: np.ndarray
+    noise: np.ndarray
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        for name in ("prior_sd", "noise"):
+            values = getattr(self, name)
+            if not np.all(np.isfinite(values) & (values > 0)):
+                raise ValueError(f"{name}: expected a positive number, got {values.tolist()!r}")
+        self.means = np.empty((self.size, self.n_actions))
+        self.variances = np.empty((self.size, self.n_actions))
+        self.left_sum = np.zeros((self.size, self.n_states))
+        self.left_count = np.zeros((self.size, self.n_states))
+        self.visited = np.zeros((self.size, 8), dtype=np.int64)
+        self.visited_length = np.zeros(self.size, dtype=np.int64)
+        self.begin_episode(np.arange(self.size))
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.means[lanes] = self.prior_mean[lanes, None]
+        self.variances[lanes] = (self.prior_sd[lanes] ** 2)[:, None]
+        self.visited_length[lanes] = 0
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        count = self.left_count[lanes, states]
+        left = np.divide(self.left_sum[lanes, states], count, out=np.ones(lanes.size), where=count > 0)
+        weight = self.info_bonus[lanes] * np.log(np.maximum(left, 1.0))
+        return self.means[lanes] + weight[:, None] * np.sqrt(self.variances[lanes])
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        v = self.variances[lanes, actions]
+        k = v / (v + self.noise[lanes] ** 2)
+        means = self.means[lanes, actions]
+        self.means[lanes, actions] = means + k * (rewards - means)
+        self.variances[lanes, actions] = (1 - k) * v
+        length = self.visited_length[lanes]
+        if length.max() >= self.visited.shape[1]:  # longer games: room for twice as many states
+            self.visited = np.concatenate([self.visited, np.zeros_like(self.visited)], axis=1)
+        self.visited[lanes, length] = states
+        length = self.visited_length[lanes] = length + 1
+        if ended.any():  # each state of the game gets the number of choices made from it on
+            done, n = lanes[ended], length[ended]
+            positions = np.arange(self.visited.shape[1])
+            made = positions[None, :] < n[:, None]
+            rows = np.broadcast_to(done[:, None], made.shape)[made]
+            cells = self.visited[done][made]
+            np.add.at(self.left_sum, (rows, cells), (n[:, None] - positions[None, :])[made].astype(float))
+            np.add.at(self.left_count, (rows, cells), 1.0)

@@ -3,8 +3,8 @@ shared by the agents."""
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
-from typing import ClassVar, Protocol, Sequence
+from dataclasses import KW_ONLY, dataclass, field, fields
+from typing import Any, ClassVar, Protocol, Sequence
 
 import numpy as np
 
@@ -21,6 +21,13 @@ class Agent(Protocol):
 
 
 AGENT_STREAM = 0x6167656E74  # "agent"
+FIXED = ("n_states", "n_actions", "seed")  # given by whoever runs the agent, not settings
+
+
+def settings_of(cls: type) -> dict[str, Any]:
+    """An agent class's settings and their defaults, in the constructor's order: the fields its
+    constructor takes, but the sizes and the seed (`registry.agent_settings` by name)."""
+    return {f.name: f.default for f in fields(cls) if f.init and f.name not in FIXED}
 
 
 def agent_rng(seed: int | None) -> np.random.Generator:

@@ -15,12 +15,13 @@ neuro-nav's DistQ does (and as recorded dopamine neurons vary).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from ..params import check_positive_int
 from .base import LearningAgent, TableAgent
+from .batched import NEG, BatchedAgent, Mask
 
 
 @dataclass(eq=False, kw_only=True)
@@ -90,3 +91,62 @@ class DistributionalQAgent(TableAgent, LearningAgent):
             target = reward + self.gamma * self.cells[next_state, best]
         delta = target - self.cells[state, action]
         self.cells[state, action] += np.where(delta > 0, self.lr_pos, self.lr_neg) * delta
+
+
+class BatchedDistributional(BatchedAgent):
+    """Distributional TD (`gym_bridge.agents.distributional.DistributionalQAgent`'s rule) for B
+    lanes: the cells' values are B x S x A x C (`cells`), their rates `lr_pos`, `lr_neg` and
+    optimism `tau` B x C. With `rates = "random"` each lane's rates are drawn from its own
+    stream when it is made (uniform in [lr / 20, lr], as the per-agent form draws them from
+    its generator), so they are the lane's whatever its batch."""
+
+    name = "distq"
+    per_agent = DistributionalQAgent
+    cells: Any  # a count as a setting; once the agent is made, the cells' values
+    mirror: bool
+    rates: str
+
+    @classmethod
+    def lane_bytes(cls, n_states: int, n_actions: int, settings: Mapping[str, Any]) -> int:
+        return 8 * n_states * n_actions * (int(settings.get("cells", 16)) + 1)
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        count = check_positive_int("cells", self.cells)
+        lr = self.lr[:, None]
+        if self.rates == "random":
+            low = lr / 20
+            self.lr_pos = low + (lr - low) * self.streams.uniform(None, count)
+            self.lr_neg = self.lr_pos.copy() if self.mirror else low + (lr - low) * self.streams.uniform(None, count)
+            with np.errstate(invalid="ignore"):  # lr = 0: no rates, no optimism
+                self.tau = np.nan_to_num(self.lr_pos / (self.lr_pos + self.lr_neg), nan=0.5)
+        elif self.rates == "even":
+            tau = np.full(count, 0.5) if self.mirror else (np.arange(count) + 0.5) / count
+            self.tau = np.repeat(tau[None], self.size, axis=0)
+            self.lr_pos, self.lr_neg = 2 * lr * self.tau, 2 * lr * (1 - self.tau)
+        else:
+            raise ValueError(f"rates: expected 'even' or 'random', got {self.rates!r}")
+        self.cells = np.zeros((self.size, self.n_states, self.n_actions, count))  # Q_i(s, a) per lane
+
+    def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
+        if key == "lr":  # the cells' rates are made from it once (DistributionalQAgent.fixed)
+            raise ValueError("batched distq: setting 'lr' cannot change between phases")
+        super().set_setting(key, values)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.cells[lanes, states].mean(axis=2)
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        nxt = self.cells[lanes, next_states]  # (n, A, C)
+        means = nxt.mean(axis=2)
+        if next_mask is not None:
+            means = np.where(next_mask, means, NEG)
+        best = np.argmax(means, axis=1)  # the first of the best offered, as np.argmax per agent
+        target = rewards[:, None] + self.gamma[lanes][:, None] * nxt[np.arange(lanes.size), best]
+        target[ended] = rewards[ended][:, None]
+        old = self.cells[lanes, states, actions]
+        delta = target - old
+        self.cells[lanes, states, actions] = old + np.where(delta > 0, self.lr_pos[lanes], self.lr_neg[lanes]) * delta

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Iterator, Sequence
+from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .base import AgentBase
-from .q_learning import QAgent
-from .td import ActorCriticAgent
+from .batched import BatchedAgent, Mask
+from .q_learning import BatchedQ, QAgent
+from .td import ActorCriticAgent, BatchedActorCritic
 
 Outcome = tuple[float, int, bool, tuple[int, ...]]  # reward, next state, ended, offered actions
 Step = tuple[int, int, float, int, bool, tuple[int, ...]]  # state, action and its outcome: what `learn` takes
@@ -192,3 +193,82 @@ class DynaACAgent(Dyna, ActorCriticAgent):
     successors : int
         Outcomes kept per (state, action): 1 the last (Sutton 1990), 25 neuro-nav's model.
     """
+
+
+class BatchedDyna(BatchedAgent):
+    """Dyna (`gym_bridge.agents.dyna.Dyna`) for B lanes, before the batched agent whose rule it
+    replays for: after each real step, learnt by that rule, the step is remembered as its pair's
+    last outcome and `replays` remembered steps, pairs drawn uniformly among the pairs the lane
+    has tried, are learnt again by the same rule. The batched form keeps the last outcome only
+    (`successors = 1`, Sutton 1990); a spec with more outcomes runs per agent."""
+
+    replays: int
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        n, a, b = self.n_states, self.n_actions, self.size
+        self.replays = int(self.replays)
+        self.model_reward = np.zeros((b, n, a))
+        self.model_next = np.zeros((b, n, a), dtype=np.int64)
+        self.model_ended = np.zeros((b, n, a), dtype=bool)
+        self.model_offered: np.ndarray | None = None  # (B, S, A, A) once a task masks its actions
+        self.tried = np.zeros((b, n * a), dtype=bool)
+        self.tried_pairs = np.zeros((b, n * a), dtype=np.int64)  # each lane's tried pairs, in order
+        self.tried_count = np.zeros(b, dtype=np.int64)
+
+    @classmethod
+    def supports(cls, settings: Mapping[str, Any]) -> bool:
+        return int(settings.get("successors", 1)) == 1
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        super().update(lanes, states, actions, rewards, next_states, ended, next_mask)
+        self.remember(lanes, states, actions, rewards, next_states, ended, next_mask)
+        if not self.replays:
+            return
+        u = self.streams.uniform(lanes, self.replays)
+        count = self.tried_count[lanes]
+        n_actions = self.n_actions
+        for k in range(self.replays):
+            pick = np.minimum((u[:, k] * count).astype(np.int64), count - 1)
+            pairs = self.tried_pairs[lanes, pick]
+            s, a = pairs // n_actions, pairs % n_actions
+            offered = None if self.model_offered is None else self.model_offered[lanes, s, a]
+            super().update(lanes, s, a, self.model_reward[lanes, s, a], self.model_next[lanes, s, a],
+                           self.model_ended[lanes, s, a], offered)
+
+    def remember(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        """Each lane's step as its pair's last outcome; a pair tried for the first time joins the lane's list."""
+        self.model_reward[lanes, states, actions] = rewards
+        self.model_next[lanes, states, actions] = next_states
+        self.model_ended[lanes, states, actions] = ended
+        if next_mask is not None:
+            if self.model_offered is None:
+                self.model_offered = np.ones((self.size, self.n_states, self.n_actions, self.n_actions), dtype=bool)
+            self.model_offered[lanes, states, actions] = next_mask
+        flat = states * self.n_actions + actions
+        new = ~self.tried[lanes, flat]
+        if new.any():
+            fresh = lanes[new]
+            self.tried[fresh, flat[new]] = True
+            self.tried_pairs[fresh, self.tried_count[fresh]] = flat[new]
+            self.tried_count[fresh] += 1
+
+
+class BatchedDynaQ(BatchedDyna, BatchedQ):
+    """Dyna-Q (`gym_bridge.agents.dyna.DynaQAgent`) for B lanes."""
+
+    name = "dyna"
+    per_agent = DynaQAgent
+
+
+class BatchedDynaAC(BatchedDyna, BatchedActorCritic):
+    """Dyna-AC (`gym_bridge.agents.dyna.DynaACAgent`) for B lanes."""
+
+    name = "dynaac"
+    per_agent = DynaACAgent

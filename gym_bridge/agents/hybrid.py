@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from .base import AgentBase, policy, softmax_choice
+from .batched import BatchedAgent, Mask, masked_max
 
 
 @dataclass(eq=False, kw_only=True)
@@ -100,3 +101,82 @@ class HybridAgent(AgentBase):
         for s, a in reversed(self._trace):
             self.q_mf[s, a] += self.lr * decay * delta
             decay *= self.lam
+
+
+class BatchedHybrid(BatchedAgent):
+    """The model-based / model-free hybrid (`gym_bridge.agents.hybrid.HybridAgent`'s rule: TD(lambda)
+    model-free values, learnt transition counts, perseveration) for B lanes: `q_mf` is B x S x A,
+    `counts` B x S x A x S, and each lane's pairs of the episode so far are a row of `trace_*`."""
+
+    name = "hybrid"
+    per_agent = HybridAgent
+    numbers = ("lr", "lam", "w", "perseveration")
+    lam: np.ndarray
+    w: np.ndarray
+    perseveration: np.ndarray
+
+    @classmethod
+    def lane_bytes(cls, n_states: int, n_actions: int, settings: Mapping[str, Any]) -> int:
+        return 8 * (n_states * n_actions * n_states + 2 * n_states * n_actions)  # counts, q_mf, traces
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.epsilon = np.zeros(self.size)  # a softmax at `beta` always
+        n, a = self.n_states, self.n_actions
+        self.q_mf = np.zeros((self.size, n, a))
+        self.counts = np.full((self.size, n, a, n), 1e-3)  # transition counts (weak prior)
+        self.previous_first = np.full(self.size, -1, dtype=np.int64)  # -1: none yet
+        self.trace_state = np.zeros((self.size, 4), dtype=np.int64)
+        self.trace_action = np.zeros((self.size, 4), dtype=np.int64)
+        self.trace_length = np.zeros(self.size, dtype=np.int64)
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.trace_length[lanes] = 0
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """At a lane's first step the mix of model-based and model-free values plus the
+        perseveration bonus; later the model-free values (`HybridAgent.values`)."""
+        values = self.q_mf[lanes, states].copy()
+        first = self.trace_length[lanes] == 0
+        if first.any():
+            fl, fs = lanes[first], states[first]
+            counts = self.counts[fl, fs]  # (f, A, S)
+            transition = counts / counts.sum(axis=2, keepdims=True)
+            model_based = np.einsum("fas,fs->fa", transition, self.q_mf[fl].max(axis=2))
+            w = self.w[fl][:, None]
+            mixed = w * model_based + (1 - w) * values[first]
+            previous = self.previous_first[fl]
+            repeat = (np.arange(self.n_actions)[None, :] == previous[:, None]) & (previous >= 0)[:, None]
+            values[first] = mixed + self.perseveration[fl][:, None] * repeat
+        return values
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        first = self.trace_length[lanes] == 0
+        self.previous_first[lanes[first]] = actions[first]
+        self.counts[lanes, states, actions, next_states] += 1.0
+        length = self.trace_length[lanes]
+        if length.max() >= self.trace_state.shape[1]:  # longer episodes: room for twice as many pairs
+            grow = np.zeros((self.size, self.trace_state.shape[1]), dtype=np.int64)
+            self.trace_state = np.concatenate([self.trace_state, grow], axis=1)
+            self.trace_action = np.concatenate([self.trace_action, grow.copy()], axis=1)
+        self.trace_state[lanes, length] = states
+        self.trace_action[lanes, length] = actions
+        length = self.trace_length[lanes] = length + 1
+        with np.errstate(invalid="ignore"):
+            future = masked_max(self.q_mf[lanes, next_states], next_mask)
+        future[ended] = 0.0
+        delta = rewards + future - self.q_mf[lanes, states, actions]
+        step = self.lr[lanes] * delta
+        lam = self.lam[lanes]
+        # TD(lambda): the newest pair gets the full error, the pair k before it lam^k of it
+        for j in range(int(length.max())):
+            back = length - 1 - j  # position of the pair j steps back
+            has = back >= 0
+            if not has.any():
+                break
+            hl = lanes[has]
+            s, a = self.trace_state[hl, back[has]], self.trace_action[hl, back[has]]
+            self.q_mf[hl, s, a] += step[has] * lam[has] ** j

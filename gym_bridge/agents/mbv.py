@@ -13,12 +13,14 @@ close to planning to convergence), or neuro-nav's cheaper schedule (`planning = 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
+from ..fast import available
 from ..params import check_positive_int
 from .base import LearningAgent, TableAgent
+from .batched import BatchedAgent, Mask
 
 REWARD_MODELS = ("state", "pair")
 PLANNING = ("every_step", "on_change")
@@ -192,3 +194,292 @@ class MBVAgent(TableAgent, LearningAgent):
                     best = max(q[s])
                     v[s] = best if optimism == 1.0 else optimism * best + (1 - optimism) * min(q[s])
         self.q = np.array(q)
+
+
+class BatchedMBV(BatchedAgent):
+    """Model-based value iteration (`gym_bridge.agents.mbv.MBVAgent`'s rule, `planning =
+    "every_step"`) for B lanes: the model and `q` are B x S x A (the last-outcome model,
+    `model_lr = 1`, as the arrival state of each pair, `model_next`; any other `model_lr`, or
+    the count model, as B x S x A x S `transitions`), `w` and `ends` B x S. Each step plans
+    `sweeps` synchronous sweeps for every lane that learns. neuro-nav's in-place schedule
+    (`planning = "on_change"`) runs per agent.
+
+    With the last-outcome model a sweep recomputes only the pairs whose outcome's worth
+    changed since the pair was last computed (the others would get the same number again):
+    the pairs arriving at a state whose value moved in the sweep before, or whose reward or
+    end the step changed (`dirty`, carried to the next step when `sweeps` ran out first), the
+    pair just tried among them. Each state's list of the tried pairs that last arrived there
+    (`arrivals`) finds them. The numbers are those of every pair swept every time
+    (`plan_full`, the rule's plain form), to the bit but the sign of a zero."""
+
+    # MBVAgent keeps whether arriving *terminated* the episode (not whether s' offers nothing)
+    # and plans over every action: the offers at s' play no part
+    offers_play_no_part = True
+
+    name = "mbv"
+    per_agent = MBVAgent
+    numbers = ("lr", "gamma", "epsilon", "optimism")
+    optimism: np.ndarray
+    model_lr: float | None
+    sweeps: int
+    reward_model: str
+    planning: str
+    ignore_ends: bool
+    arrivals_limit: int = 1 << 26  # bytes of arrival lists; past it a sweep finds its pairs by a gather
+    # sweep compiled where numba is installed (the `fast` extra), the same numbers: None where the
+    # lanes hold `compiled_from` states or more (below, numpy's sweeps cost less than loading numba)
+    compiled: bool | None = None
+    compiled_from: ClassVar[int] = 2048
+    # below this many pairs in all lanes every pair is swept each time (`plan_full`): a few numpy
+    # calls on the whole table cost less than the incremental plan's many on a part of it
+    incremental_from: ClassVar[int] = 2048
+
+    @classmethod
+    def lane_bytes(cls, n_states: int, n_actions: int, settings: Mapping[str, Any]) -> int:
+        """The model and `q`; a dense transition table unless `model_lr` is 1, else the incremental
+        plan's V, worth, arrival lists and places in them."""
+        pairs = n_states * n_actions
+        dense = settings.get("model_lr", 1.0) != 1.0
+        model = 8 * (4 * pairs + 2 * n_states) + (16 * pairs * n_states if dense else 0)
+        return model if dense else model + 8 * (pairs + 9 * n_states)
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        check_positive_int("sweeps", self.sweeps)
+        check_choice("reward_model", self.reward_model, REWARD_MODELS)
+        check_choice("planning", self.planning, PLANNING)
+        if self.model_lr is not None and not 0 < self.model_lr <= 1:
+            raise ValueError(f"model_lr: expected a number in (0, 1] or None (average), got {self.model_lr!r}")
+        if self.planning != "every_step":
+            raise ValueError("batched mbv: only planning = 'every_step' has a batched form")
+        b, n, a = self.size, self.n_states, self.n_actions
+        self.sweeps = int(self.sweeps)
+        self.last_outcome = self.model_lr == 1.0
+        self.model_next = np.zeros((b, n, a), dtype=np.int64)  # the last outcome of each pair
+        self.transitions: np.ndarray | None = None if self.last_outcome else np.zeros((b, n, a, n))
+        self.counts: np.ndarray | None = np.zeros((b, n, a, n)) if self.model_lr is None else None
+        self.w = np.zeros((b, n))
+        self.rewards = np.zeros((b, n, a))
+        self.tried = np.zeros((b, n, a), dtype=bool)
+        self.ends = np.zeros((b, n), dtype=bool)
+        self.q = np.zeros((b, n, a))
+        # The incremental plan of the last-outcome model, on flat indices (state lane * S + s,
+        # pair lane * S * A + s * A + a): each state's value V as a sweep reads it (0 where
+        # arriving ended the episode) and its worth to a pair arriving there (w + gamma V with
+        # state rewards, gamma V with pair rewards), the states whose worth moved since their
+        # arriving pairs were computed, and each state's tried pairs that last arrived there
+        # (`arrivals[state, :arrival_count[state]]`; `slot`: a pair's place in its list, -1
+        # untried). `arrivals` None: the lists outgrew `arrivals_limit`.
+        self.v = np.zeros(b * n)
+        self.worth = np.zeros(b * n)
+        self.dirty = np.zeros(b * n, dtype=bool)
+        self.arrivals: np.ndarray | None = np.zeros((b * n, 4), dtype=np.int64) if self.last_outcome else None
+        self.arrival_count = np.zeros(b * n, dtype=np.int64)
+        self.slot = np.full(b * n * a, -1, dtype=np.int64)
+        self.state_lane = np.repeat(np.arange(b), n)  # the lane of each flat state
+        self.incremental = self.last_outcome and b * n * a >= self.incremental_from  # (set before the first step)
+
+    @classmethod
+    def supports(cls, settings: Mapping[str, Any]) -> bool:
+        return settings.get("planning", "every_step") == "every_step"
+
+    def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
+        super().set_setting(key, values)
+        if key in ("gamma", "optimism") and self.incremental:  # every planned value reads them: sweep every pair
+            every = np.arange(self.size * self.n_states)
+            self.revalue(every)
+            self.dirty[:] = True
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def revalue(self, states: np.ndarray) -> np.ndarray:
+        """Set V and the worth of these flat states from Q (`MBVAgent._next_values`: the best of
+        Q(s, .), optimism-weighted with the worst, 0 where arriving ended the episode) and
+        return whether each V moved."""
+        rows = self.q.reshape(-1, self.n_actions)[states]
+        best = row_extreme(rows, np.maximum)
+        lanes = self.state_lane[states]
+        optimism = self.optimism[lanes]
+        if not np.all(optimism == 1.0):
+            mixed = optimism * best + (1 - optimism) * row_extreme(rows, np.minimum)
+            best = np.where(optimism == 1.0, best, mixed)
+        if not self.ignore_ends:
+            best[self.ends.reshape(-1)[states]] = 0.0
+        moved = best != self.v[states]
+        self.v[states] = best
+        worth = self.gamma[lanes] * best
+        self.worth[states] = worth if self.reward_model == "pair" else self.w.reshape(-1)[states] + worth
+        return moved
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        if self.last_outcome:
+            if self.incremental:
+                self.relink(lanes, states * self.n_actions + actions, next_states)
+            self.model_next[lanes, states, actions] = next_states
+        else:
+            assert self.transitions is not None
+            outcome = np.zeros((lanes.size, self.n_states))
+            outcome[np.arange(lanes.size), next_states] = 1.0
+            if self.counts is not None:
+                self.counts[lanes, states, actions, next_states] += 1
+                row = self.counts[lanes, states, actions]
+                self.transitions[lanes, states, actions] = row / row.sum(axis=1, keepdims=True)
+            else:
+                old = self.transitions[lanes, states, actions]
+                first = ~self.tried[lanes, states, actions]
+                assert self.model_lr is not None
+                new = old + self.model_lr * (outcome - old)
+                new[first] = outcome[first]
+                self.transitions[lanes, states, actions] = new
+        self.tried[lanes, states, actions] = True
+        self.ends[lanes, next_states] = ended
+        if self.reward_model == "state":
+            old_w = self.w[lanes, next_states]
+            self.w[lanes, next_states] = old_w + self.lr[lanes] * (rewards - old_w)
+        else:
+            old_r = self.rewards[lanes, states, actions]
+            self.rewards[lanes, states, actions] = old_r + self.lr[lanes] * (rewards - old_r)
+        if self.incremental:  # s' may end episodes now, its reward moved, the pair tried arrives there
+            arrived = lanes * self.n_states + next_states
+            self.revalue(arrived)
+            self.dirty[arrived] = True
+        self.plan(lanes)
+
+    def relink(self, lanes: np.ndarray, pairs: np.ndarray, next_states: np.ndarray) -> None:
+        """Move each lane's pair `pairs[i]` (s * A + a) from the arrival list of its last outcome,
+        if it was tried, to that of `next_states[i]` (one pair a lane: each list is one lane's)."""
+        if self.arrivals is None:
+            return
+        n, a = self.n_states, self.n_actions
+        flat = lanes * (n * a) + pairs
+        place = self.slot[flat]
+        was = place >= 0
+        if was.any():  # out of its old list: the list's last pair takes its place
+            wf, wj = flat[was], place[was]
+            old = lanes[was] * n + self.model_next.reshape(-1)[wf]
+            last = self.arrival_count[old] - 1
+            moved = self.arrivals[old, last]
+            self.arrivals[old, wj] = moved
+            self.slot[moved] = wj
+            self.arrival_count[old] = last
+        arrived = lanes * n + next_states
+        count = self.arrival_count[arrived]
+        width = self.arrivals.shape[1]
+        if count.max() >= width:  # a longer list: room for twice as many pairs, or no lists past the limit
+            if 2 * self.arrivals.nbytes > self.arrivals_limit:
+                self.arrivals = None
+                return
+            self.arrivals = np.concatenate([self.arrivals, np.zeros_like(self.arrivals)], axis=1)
+        self.arrivals[arrived, count] = flat
+        self.slot[flat] = count
+        self.arrival_count[arrived] = count + 1
+
+    def arriving(self, states: np.ndarray) -> np.ndarray:
+        """The flat tried pairs whose last outcome is one of these flat states."""
+        if self.arrivals is not None:
+            count = self.arrival_count[states]
+            width = int(count.max())
+            return self.arrivals[states, :width][np.arange(width) < count[:, None]]
+        n, pairs = self.n_states, self.n_states * self.n_actions  # the lists outgrew their limit: a gather
+        lanes = np.unique(states // n)
+        marked = np.zeros((lanes.size, n), dtype=bool)
+        marked[np.searchsorted(lanes, states // n), states % n] = True
+        nxt = self.model_next.reshape(self.size, pairs)[lanes]
+        hit = np.take_along_axis(marked, nxt, axis=1) & self.tried.reshape(self.size, pairs)[lanes]
+        at, found = np.nonzero(hit)
+        return lanes[at] * pairs + found
+
+    def plan(self, lanes: np.ndarray) -> None:
+        """`sweeps` synchronous sweeps over each lane's tried pairs (`MBVAgent.plan`); a sweep
+        that changes no value ends the planning (the later ones would change nothing either).
+        With the last-outcome model only the pairs whose outcome's worth moved are swept."""
+        if not self.incremental:
+            self.plan_full(lanes)
+            return
+        n, a = self.n_states, self.n_actions
+        dirty = self.dirty.reshape(self.size, n)[lanes]
+        at, fs = np.nonzero(dirty)
+        frontier = lanes[at] * n + fs
+        self.dirty[frontier] = False
+        q = self.q.reshape(-1)
+        nxt = self.model_next.reshape(-1)
+        pair_rewards = self.rewards.reshape(-1) if self.reward_model == "pair" else None
+        mark = np.zeros(self.size * n, dtype=bool)
+        compiled = self.size * n >= self.compiled_from if self.compiled is None else self.compiled
+        if compiled and self.arrivals is not None and available():
+            from . import _mbv_kernel  # the same sweeps, compiled
+
+            buffer = np.empty(self.size * n, dtype=np.int64)
+            buffer[:frontier.size] = frontier
+            kernel: Any = _mbv_kernel.sweeps  # a numba dispatcher, typed by the arrays it gets
+            kernel(buffer, frontier.size, self.sweeps, q, self.worth, self.v, self.w.reshape(-1),
+                   self.ends.reshape(-1), self.gamma, self.optimism, self.state_lane, nxt, self.arrivals,
+                   self.arrival_count, q if pair_rewards is None else pair_rewards, pair_rewards is not None,
+                   self.ignore_ends, n, a, mark, self.dirty)
+            return
+        for _ in range(self.sweeps):
+            if not frontier.size:
+                break
+            pairs = self.arriving(frontier)
+            new = self.worth[nxt[pairs] + pairs // (n * a) * n]
+            if pair_rewards is not None:
+                new += pair_rewards[pairs]
+            moved = new != q[pairs]
+            pairs = pairs[moved]
+            q[pairs] = new[moved]
+            mark[pairs // a] = True  # the states whose row of Q moved, once each
+            rows = np.flatnonzero(mark)
+            mark[rows] = False
+            frontier = rows[self.revalue(rows)]
+        self.dirty[frontier] = True  # sweeps ran out: their arriving pairs are swept at the next step
+
+    def plan_full(self, lanes: np.ndarray) -> None:
+        """`plan` sweeping every tried pair of the lanes each time (the rule as written; the
+        dense models' plan)."""
+        q = self.q[lanes]
+        count, n, a = q.shape
+        tried = self.tried[lanes].astype(float)  # untried pairs keep their 0: planned * 0
+        rewards = self.rewards[lanes] if self.reward_model == "pair" else None
+        gamma = self.gamma[lanes][:, None]
+        optimism = self.optimism[lanes][:, None]
+        pessimists = not bool(np.all(optimism == 1.0))
+        ends = None if self.ignore_ends else self.ends[lanes]
+        arrival = self.w[lanes] if self.reward_model == "state" else None
+        if self.last_outcome:  # a one-hot model row: T @ worth is the worth of the pair's last outcome
+            where = (self.model_next[lanes] + (np.arange(count) * n)[:, None, None]).ravel()
+        else:
+            assert self.transitions is not None
+            transitions = self.transitions[lanes].reshape(count, n * a, n)
+        for _ in range(self.sweeps):
+            best = row_extreme(q, np.maximum)
+            if pessimists:
+                mixed = optimism * best + (1 - optimism) * row_extreme(q, np.minimum)
+                best = np.where(optimism == 1.0, best, mixed)
+            if ends is not None:
+                best[ends] = 0.0
+            worth = gamma * best if arrival is None else arrival + gamma * best  # (n, S): arriving at each state
+            if self.last_outcome:
+                planned = worth.ravel()[where].reshape(count, n, a)
+            else:
+                planned = (transitions @ worth[:, :, None]).reshape(count, n, a)
+            if rewards is not None:
+                planned += rewards
+            new = np.multiply(planned, tried, out=planned)
+            if np.array_equal(new, q):
+                break
+            q = new
+        self.q[lanes] = q
+
+
+def row_extreme(values: np.ndarray, pick: np.ufunc) -> np.ndarray:
+    """`values.max(axis=-1)` (pick `np.maximum`) or `.min(axis=-1)` (`np.minimum`), as a few
+    elementwise calls over the action columns: numpy's reduction over a short last axis loops
+    row by row (14 times slower on a 40 x 121 x 4 table)."""
+    out = values[..., 0].copy()
+    for k in range(1, values.shape[-1]):
+        pick(out, values[..., k], out=out)
+    return out

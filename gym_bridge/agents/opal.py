@@ -11,11 +11,12 @@ favours avoid B.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from .base import ValuePolicy, choose
+from .batched import BatchedAgent, Mask
 
 
 @dataclass(eq=False, kw_only=True)
@@ -80,3 +81,38 @@ class OpALAgent(ValuePolicy):
         self.v[state] += self.lr * delta
         self.go[state, action] = max(0.0, self.go[state, action] * (1.0 + self.lr_g * delta))
         self.nogo[state, action] = max(0.0, self.nogo[state, action] * (1.0 - self.lr_n * delta))
+
+
+class BatchedOpAL(BatchedAgent):
+    """OpAL (`gym_bridge.agents.opal.OpALAgent`'s rule: a critic and Go and NoGo actors learning
+    from its error with opposite signs) for B lanes: `v` is B x S, `go` and `nogo` B x S x A. The
+    softmax has temperature 1 over beta_g * G - beta_n * N."""
+
+    name = "opal"
+    per_agent = OpALAgent
+    numbers = ("lr", "lr_g", "lr_n", "beta_g", "beta_n", "gamma")
+    lr_g: np.ndarray
+    lr_n: np.ndarray
+    beta_g: np.ndarray
+    beta_n: np.ndarray
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.beta, self.epsilon = np.ones(self.size), np.zeros(self.size)  # the actors' weights are the temperatures
+        self.v = np.zeros((self.size, self.n_states))
+        self.go = np.ones((self.size, self.n_states, self.n_actions))
+        self.nogo = np.ones((self.size, self.n_states, self.n_actions))
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.beta_g[lanes, None] * self.go[lanes, states] - self.beta_n[lanes, None] * self.nogo[lanes, states]
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        future = np.where(ended, 0.0, self.v[lanes, next_states])
+        delta = rewards + self.gamma[lanes] * future - self.v[lanes, states]
+        self.v[lanes, states] += self.lr[lanes] * delta
+        go, nogo = self.go[lanes, states, actions], self.nogo[lanes, states, actions]
+        self.go[lanes, states, actions] = np.maximum(0.0, go * (1.0 + self.lr_g[lanes] * delta))
+        self.nogo[lanes, states, actions] = np.maximum(0.0, nogo * (1.0 - self.lr_n[lanes] * delta))

@@ -14,11 +14,12 @@ their softmax, by default; "policy" with `beta` set reproduces them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from .base import LearningAgent, TableAgent, policy
+from .batched import BatchedAgent, Mask, lane_policy, masked_max
 
 BOOTSTRAPS = ("max", "policy")
 
@@ -98,3 +99,54 @@ class QAgent(TableAgent, LearningAgent):
             self.q[next_state], next_available, self.bootstrap, self.optimism, self.beta, self.epsilon
         )
         self.q[state, action] += self.lr * (reward + self.gamma * future - self.q[state, action])
+
+
+class BatchedQ(BatchedAgent):
+    """Q-learning (`gym_bridge.agents.q_learning.QAgent`'s rule, `bootstrap` and `optimism`
+    included) for B lanes: `q` is B x S x A."""
+
+    name = "q"
+    per_agent: ClassVar[type] = QAgent  # `type`: the mood agent's lanes build on these
+    numbers: ClassVar[tuple[str, ...]] = ("lr", "gamma", "epsilon", "optimism")
+    optimism: np.ndarray
+    bootstrap: str
+    q_init: float
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        inits = [float(dict(s).get("q_init", 0.0)) for s in settings]
+        super().__init__(n_states, n_actions, seeds, [{k: v for k, v in s.items() if k != "q_init"} for s in settings])
+        check_bootstrap(self.bootstrap)
+        self.q = np.empty((self.size, self.n_states, self.n_actions))
+        self.q[:] = np.array(inits)[:, None, None]
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def next_values(self, lanes: np.ndarray, rows: np.ndarray, mask: Mask) -> np.ndarray:
+        """V(s') of each lane (`QAgent`'s `next_value`), given the next states' rows and offers
+        (rows that offer nothing give -inf or nan: the caller sets ended lanes to 0)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.bootstrap == "policy":
+                beta = None if self.beta is None else self.beta[lanes]
+                shown = rows if mask is None else np.where(mask, rows, 0.0)
+                best = (lane_policy(rows, mask, beta, self.epsilon[lanes]) * shown).sum(axis=1)
+            else:
+                best = masked_max(rows, mask)
+            optimism = self.optimism[lanes]
+            if self.all_optimistic:
+                return best
+            worst = rows.min(axis=1) if mask is None else np.where(mask, rows, np.inf).min(axis=1)
+            return optimism * best + (1 - optimism) * worst
+
+    @property
+    def all_optimistic(self) -> bool:
+        return bool(np.all(self.optimism == 1.0))
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        future = self.next_values(lanes, self.q[lanes, next_states], next_mask)
+        future[ended] = 0.0
+        old = self.q[lanes, states, actions]
+        self.q[lanes, states, actions] = old + self.lr[lanes] * (rewards + self.gamma[lanes] * future - old)

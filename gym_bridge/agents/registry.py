@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import Field, dataclass, fields
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from graphstore import did_you_mean
 from graphstore.errors import GraphtasksError
@@ -19,21 +19,21 @@ from graphstore.errors import GraphtasksError
 from ..room.agents import MEMORY_AGENTS, MemoryAgent
 from ..roommap.agents import ExplorerAgent
 from ..roommap.handcrafted import ANSWER, EXPLORE, FORGET, HandcraftedAgent
-from .bandit import InfoBonusAgent
-from .base import AgentBase, RandomAgent
-from .distributional import DistributionalQAgent
-from .dyna import DynaACAgent, DynaQAgent
-from .hybrid import HybridAgent
-from .mbv import MBVAgent
-from .mc import EpisodicControlAgent, MonteCarloQAgent
-from .opal import OpALAgent
-from .q_learning import QAgent
-from .sr import SRAgent
-from .sr_variants import DynaSRAgent, SRMBAgent
-from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
-from .valence import MoodAgent, ValenceHybridAgent, ValenceQAgent
+from .bandit import BatchedInfoBonus, InfoBonusAgent
+from .base import FIXED, AgentBase, RandomAgent
+from .batched import BatchedAgent
+from .distributional import BatchedDistributional, DistributionalQAgent
+from .dyna import BatchedDynaAC, BatchedDynaQ, DynaACAgent, DynaQAgent
+from .hybrid import BatchedHybrid, HybridAgent
+from .mbv import BatchedMBV, MBVAgent
+from .mc import BatchedEpisodicControl, BatchedMonteCarlo, EpisodicControlAgent, MonteCarloQAgent
+from .opal import BatchedOpAL, OpALAgent
+from .q_learning import BatchedQ, QAgent
+from .sr import BatchedSR, SRAgent
+from .sr_variants import BatchedDynaSR, BatchedSRMB, DynaSRAgent, SRMBAgent
+from .td import ActorCriticAgent, BatchedActorCritic, BatchedQLambda, BatchedSarsa, QLambdaAgent, SarsaAgent
+from .valence import BatchedMood, BatchedValence, BatchedValenceHybrid, MoodAgent, ValenceHybridAgent, ValenceQAgent
 
-FIXED = ("n_states", "n_actions", "seed")  # given by whoever runs the agent
 UNIT = ("lr", "lr_mb", "lr_pos", "lr_neg", "lr_g", "lr_n", "model_lr", "mood_lr", "w_lr", "gamma", "epsilon", "lam",
         "mix", "w", "optimism")
 # The values a setting may take, by name (declared once for every agent that has it): a
@@ -72,6 +72,7 @@ class AgentInfo:
     cls: type[AgentBase] | type[MemoryAgent] | type[ExplorerAgent] | type[HandcraftedAgent]
     summary: str
     reference: str
+    batched: type[BatchedAgent] | None = None  # its batched form (B lanes as arrays), in its own module
 
     @property
     def observation(self) -> str:
@@ -89,26 +90,44 @@ class AgentInfo:
 AGENT_INFO = {
     info.name: info
     for info in (
-        AgentInfo("q", QAgent, "TD Q-learning; optimism < 1 bootstraps pessimistically", "Watkins & Dayan 1992"),
-        AgentInfo("sarsa", SarsaAgent, "on-policy TD control", "Rummery & Niranjan 1994"),
-        AgentInfo("qlambda", QLambdaAgent, "Q-learning with accumulating traces", "Watkins 1989"),
-        AgentInfo("mc", MonteCarloQAgent, "every-visit Monte Carlo Q at episode end", "Sutton & Barto 2018, 5.3"),
-        AgentInfo("ec", EpisodicControlAgent, "episodic control: best return seen", "Lengyel & Dayan 2007"),
-        AgentInfo("ac", ActorCriticAgent, "TD actor-critic, softmax over preferences", "Sutton & Barto 2018, 13.5"),
-        AgentInfo("dynaac", DynaACAgent, "TD actor-critic plus replay of recent outcomes", "Sutton 1990"),
-        AgentInfo("sr", SRAgent, "TD successor representation, Q = M w", "Dayan 1993; Russek et al. 2017"),
-        AgentInfo("dynasr", DynaSRAgent, "TD-SR plus replay of recent outcomes", "Russek et al. 2017"),
-        AgentInfo("srmb", SRMBAgent, "mix of TD-SR and model-based values", "Momennejad et al. 2017"),
-        AgentInfo("dyna", DynaQAgent, "Q-learning plus replay of recent outcomes", "Sutton 1990"),
-        AgentInfo("mbv", MBVAgent, "model-based value iteration on a learnt model", "Sutton & Barto 2018, ch. 8"),
-        AgentInfo("distq", DistributionalQAgent, "distributional TD, asymmetric rates per cell", "Dabney et al. 2020"),
-        AgentInfo("mood", MoodAgent, "valence Q-learning biased by a running mood", "Eldar et al. 2016"),
-        AgentInfo("valence", ValenceQAgent, "Q-learning, rates for +/- errors, traces", "Lefebvre et al. 2017"),
-        AgentInfo("opal", OpALAgent, "critic plus Go and NoGo actors learning from its error", "Collins & Frank 2014"),
-        AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011"),
-        AgentInfo("vhybrid", ValenceHybridAgent, "rewardGym's hybrid: delta-rule model, valence MF", "Daw et al. 2011"),
+        AgentInfo("q", QAgent, "TD Q-learning; optimism < 1 bootstraps pessimistically", "Watkins & Dayan 1992",
+                  batched=BatchedQ),
+        AgentInfo("sarsa", SarsaAgent, "on-policy TD control", "Rummery & Niranjan 1994",
+                  batched=BatchedSarsa),
+        AgentInfo("qlambda", QLambdaAgent, "Q-learning with accumulating traces", "Watkins 1989",
+                  batched=BatchedQLambda),
+        AgentInfo("mc", MonteCarloQAgent, "every-visit Monte Carlo Q at episode end", "Sutton & Barto 2018, 5.3",
+                  batched=BatchedMonteCarlo),
+        AgentInfo("ec", EpisodicControlAgent, "episodic control: best return seen", "Lengyel & Dayan 2007",
+                  batched=BatchedEpisodicControl),
+        AgentInfo("ac", ActorCriticAgent, "TD actor-critic, softmax over preferences", "Sutton & Barto 2018, 13.5",
+                  batched=BatchedActorCritic),
+        AgentInfo("dynaac", DynaACAgent, "TD actor-critic plus replay of recent outcomes", "Sutton 1990",
+                  batched=BatchedDynaAC),
+        AgentInfo("sr", SRAgent, "TD successor representation, Q = M w", "Dayan 1993; Russek et al. 2017",
+                  batched=BatchedSR),
+        AgentInfo("dynasr", DynaSRAgent, "TD-SR plus replay of recent outcomes", "Russek et al. 2017",
+                  batched=BatchedDynaSR),
+        AgentInfo("srmb", SRMBAgent, "mix of TD-SR and model-based values", "Momennejad et al. 2017",
+                  batched=BatchedSRMB),
+        AgentInfo("dyna", DynaQAgent, "Q-learning plus replay of recent outcomes", "Sutton 1990",
+                  batched=BatchedDynaQ),
+        AgentInfo("mbv", MBVAgent, "model-based value iteration on a learnt model", "Sutton & Barto 2018, ch. 8",
+                  batched=BatchedMBV),
+        AgentInfo("distq", DistributionalQAgent, "distributional TD, asymmetric rates per cell", "Dabney et al. 2020",
+                  batched=BatchedDistributional),
+        AgentInfo("mood", MoodAgent, "valence Q-learning biased by a running mood", "Eldar et al. 2016",
+                  batched=BatchedMood),
+        AgentInfo("valence", ValenceQAgent, "Q-learning, rates for +/- errors, traces", "Lefebvre et al. 2017",
+                  batched=BatchedValence),
+        AgentInfo("opal", OpALAgent, "critic plus Go and NoGo actors learning from its error", "Collins & Frank 2014",
+                  batched=BatchedOpAL),
+        AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011",
+                  batched=BatchedHybrid),
+        AgentInfo("vhybrid", ValenceHybridAgent, "rewardGym's hybrid: delta-rule model, valence MF", "Daw et al. 2011",
+                  batched=BatchedValenceHybrid),
         AgentInfo("infobonus", InfoBonusAgent, "Kalman arm means per game, plus an information bonus",
-                  "Wilson et al. 2014"),
+                  "Wilson et al. 2014", batched=BatchedInfoBonus),
         AgentInfo("random", RandomAgent, "uniform over the offered actions (a baseline)", "-"),
         AgentInfo("explorer", ExplorerAgent, "Room maps: random moves, answers from memory", "-"),
         AgentInfo("handcrafted", HandcraftedAgent, "Room maps: explore, forget, answer by fixed rules",
@@ -281,3 +300,59 @@ def agent_for_env(name: str, env: Any, view: Any, seed: int | None = None, **set
     if hasattr(cls, "from_env"):
         return cls.from_env(env, seed=seed, **settings)
     return cls(*view.sizes(env), seed=seed, **settings)
+
+
+# The agents with a batched form, read from their rows (a view of `AGENT_INFO`, not a table to edit).
+BATCHED: dict[str, type[BatchedAgent]] = {
+    name: info.batched for name, info in AGENT_INFO.items() if info.batched is not None
+}
+
+
+def has_batched_form(name: str) -> bool:
+    """Whether the agent `name` has a batched form (`make_batched`; its row's `batched`)."""
+    return name in BATCHED
+
+
+def batched_bytes(name: str, n_states: int, n_actions: int, settings: Mapping[str, Any] | None = None) -> int:
+    """Memory of one lane's tables, in bytes (what the batch size is chosen from), with the
+    lane's `settings` where they change it (MBV's model, the distributional cells): the batched
+    form's own `lane_bytes`."""
+    return BATCHED[name].lane_bytes(n_states, n_actions, {} if settings is None else settings)
+
+
+def make_batched(
+    name: str, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]
+) -> BatchedAgent:
+    """B agents `name` as one batched agent; one lane per seed, with that lane's settings.
+
+    Parameters
+    ----------
+    name : str
+        An agent with a batched form (its `AGENT_INFO` row's `batched`: q, sarsa, qlambda, ac,
+        sr, hybrid, dyna, dynaac, dynasr, mbv, mc, ec, valence, mood, distq, srmb, opal,
+        vhybrid, infobonus).
+    n_states, n_actions : int
+        The task's sizes.
+    seeds : sequence of int
+        The lanes' seeds.
+    settings : sequence of mapping
+        The lanes' settings (defaults fill the rest).
+
+    Returns
+    -------
+    BatchedAgent
+
+    Raises
+    ------
+    ValueError
+        An agent with no batched form, named with those that have one.
+
+    Examples
+    --------
+    >>> from gym_bridge.agents import make_batched
+    >>> make_batched("sarsa", 4, 2, seeds=[0, 1, 2], settings=[{}, {}, {"lr": 0.5}]).lr.tolist()
+    [0.1, 0.1, 0.5]
+    """
+    if name not in BATCHED:
+        raise ValueError(f"agent {name!r} has no batched form (those that do: {', '.join(BATCHED)})")
+    return BATCHED[name](n_states, n_actions, seeds, settings)

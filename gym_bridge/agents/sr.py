@@ -8,11 +8,12 @@ Acts on the state index (info["state"]).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from .base import LearningAgent, ValuePolicy, choose
+from .batched import NEG, BatchedAgent, Mask, offered
 
 
 @dataclass(eq=False, kw_only=True)
@@ -100,3 +101,67 @@ class SRAgent(ValuePolicy, LearningAgent):
             target = arrived + self.gamma * after
         self.M[action, state] += self.lr * (target - self.M[action, state])
         self.w[next_state] += self.w_lr * (reward - self.w[next_state])
+
+
+class BatchedSR(BatchedAgent):
+    """The TD successor representation (`gym_bridge.agents.sr.SRAgent`'s rule, `goal_biased` and
+    `include_current` included) for B lanes: `M` is B x A x S x S, `w` is B x S."""
+
+    name = "sr"
+    per_agent = SRAgent
+    numbers = ("lr", "gamma", "epsilon", "w_lr")
+    w_lr: np.ndarray
+    goal_biased: bool
+    include_current: bool
+
+    @classmethod
+    def lane_bytes(cls, n_states: int, n_actions: int, settings: Mapping[str, Any]) -> int:
+        return 8 * (n_actions * n_states * n_states + n_states)  # M and w
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        n = self.n_states
+        self.M = np.zeros((self.size, self.n_actions, n, n))
+        if self.include_current:
+            self.M[:, :, np.arange(n), np.arange(n)] = 1.0
+        self.w = np.zeros((self.size, n))
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        # Q(s, a) = M[a, s] . w, per lane
+        return np.einsum("nas,ns->na", self.M[lanes, :, states, :], self.w[lanes])
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        n, count = self.n_states, lanes.size
+        rows = np.arange(count)
+        going = ~ended
+        if self.goal_biased and next_mask is None and going.all():  # the usual step: M of s' by its best action
+            best = np.argmax(self.lane_values(lanes, next_states), axis=1)  # first of the best, as np.argmax
+            after = self.M[lanes, best, next_states]
+        else:
+            arrived = np.zeros((count, n))
+            arrived[rows, next_states] = 1.0
+            after = np.zeros((count, n)) if not self.include_current else arrived
+            if going.any():
+                g, gl, gs = rows[going], lanes[going], next_states[going]
+                gm = offered(None if next_mask is None else next_mask[going], (g.size, self.n_actions))
+                if self.goal_biased:
+                    values = self.lane_values(gl, gs)
+                    best = np.argmax(np.where(gm, values, NEG), axis=1)  # first of the best, as np.argmax
+                    after[g] = self.M[gl, best, gs]
+                else:
+                    maps = self.M[gl, :, gs, :]  # (g, A, S)
+                    after[g] = (maps * gm[:, :, None]).sum(axis=1) / gm.sum(axis=1)[:, None]
+        gamma = self.gamma[lanes][:, None]
+        if self.include_current:
+            target = gamma * after
+            target[rows, states] += 1.0
+        else:
+            target = gamma * after
+            target[rows, next_states] += 1.0  # onehot(s') + gamma after, as a sum of the same two terms
+        old = self.M[lanes, actions, states]
+        self.M[lanes, actions, states] = old + self.lr[lanes][:, None] * (target - old)
+        w_old = self.w[lanes, next_states]
+        self.w[lanes, next_states] = w_old + self.w_lr[lanes] * (rewards - w_old)

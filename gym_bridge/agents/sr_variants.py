@@ -8,14 +8,15 @@ relearn quickly (Momennejad et al. 2017).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from .base import LearningAgent, ValuePolicy, choose
-from .dyna import Dyna
-from .mbv import MBVAgent
-from .sr import SRAgent
+from .batched import BatchedAgent, Mask
+from .dyna import BatchedDyna, Dyna
+from .mbv import BatchedMBV, MBVAgent
+from .sr import BatchedSR, SRAgent
 
 
 @dataclass(eq=False, kw_only=True)
@@ -85,3 +86,68 @@ class SRMBAgent(ValuePolicy, LearningAgent):
             return
         self.sr.learn(state, action, reward, next_state, terminated, next_available)
         self.mb.learn(state, action, reward, next_state, terminated, next_available)
+
+
+class BatchedDynaSR(BatchedDyna, BatchedSR):
+    """Dyna-SR (`gym_bridge.agents.sr_variants.DynaSRAgent`, Russek et al. 2017) for B lanes."""
+
+    name = "dynasr"
+    per_agent = DynaSRAgent
+
+    @classmethod
+    def lane_bytes(cls, n_states: int, n_actions: int, settings: Mapping[str, Any]) -> int:
+        return 8 * (n_actions * n_states * n_states + n_states + 6 * n_states * n_actions)  # the SR and the model
+
+
+class BatchedSRMB(BatchedAgent):
+    """SR + model-based (`gym_bridge.agents.sr_variants.SRMBAgent`) for B lanes: a batched SR
+    (`sr`, w learnt at `lr`) and a batched MBV (`mb`, last-outcome model) learn from the same
+    steps, and each lane chooses by mix * Q_MB + (1 - mix) * Q_SR."""
+
+    name = "srmb"
+    per_agent = SRMBAgent
+    numbers = ("lr", "gamma", "epsilon", "mix")
+    mix: np.ndarray
+    planning: str
+    ignore_ends: bool
+
+    @classmethod
+    def lane_bytes(cls, n_states: int, n_actions: int, settings: Mapping[str, Any]) -> int:
+        """The model-based half's model (no incremental plan) and the SR half's tables."""
+        return 8 * (4 * n_states * n_actions + 2 * n_states) + BatchedSR.lane_bytes(n_states, n_actions, {})
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        if not np.all((0 <= self.mix) & (self.mix <= 1)):
+            raise ValueError(f"mix: expected a number in [0, 1], got {self.mix.tolist()!r}")
+        self.sr = BatchedSR(n_states, n_actions, seeds,
+                            [{"lr": lr, "w_lr": lr, "gamma": g} for lr, g in zip(self.lr, self.gamma)])
+        self.mb = BatchedMBV(n_states, n_actions, seeds,
+                             [{"lr": lr, "gamma": g, "planning": self.planning, "ignore_ends": self.ignore_ends}
+                              for lr, g in zip(self.lr, self.gamma)])
+
+    @classmethod
+    def supports(cls, settings: Mapping[str, Any]) -> bool:
+        return settings.get("planning", "every_step") == "every_step"
+
+    def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
+        if key in ("lr", "gamma"):  # given to its learners when it is made (SRMBAgent.fixed)
+            raise ValueError(f"batched srmb: setting {key!r} cannot change between phases")
+        super().set_setting(key, values)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        mix = self.mix[lanes][:, None]
+        return mix * self.mb.lane_values(lanes, states) + (1 - mix) * self.sr.lane_values(lanes, states)
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+    ) -> None:
+        keep = self.learning[lanes]
+        if not keep.all():
+            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
+            next_states, terminated = next_states[keep], terminated[keep]
+            next_mask = None if next_mask is None else next_mask[keep]
+        if lanes.size:
+            self.sr.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)
+            self.mb.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)

@@ -4,11 +4,12 @@ Each class writes its update rule out."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from .base import LearningAgent, TableAgent, ValuePolicy, choose
+from .batched import BatchedAgent, Mask, masked_max
 
 
 @dataclass(eq=False, kw_only=True)
@@ -130,3 +131,111 @@ class ActorCriticAgent(ValuePolicy, LearningAgent):
         delta = reward + self.gamma * future - self.v[state]
         self.v[state] += self.lr * delta
         self.preferences[state, action] += self.lr * delta
+
+
+class BatchedSarsa(BatchedAgent):
+    """SARSA (`gym_bridge.agents.td.SarsaAgent`'s rule) for B lanes: the update of a step is made
+    when the lane's next step is learnt; a step cut by truncation is not learnt."""
+
+    name = "sarsa"
+    per_agent = SarsaAgent
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.q = np.zeros((self.size, self.n_states, self.n_actions))
+        # the step waiting for its next action, per lane: state, action, reward, next state (-1: none)
+        self.pending_state = np.full(self.size, -1, dtype=np.int64)
+        self.pending_action = np.zeros(self.size, dtype=np.int64)
+        self.pending_reward = np.zeros(self.size)
+        self.pending_next = np.full(self.size, -1, dtype=np.int64)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.pending_state[lanes] = -1
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        lr, gamma = self.lr[lanes], self.gamma[lanes]
+        waiting = (self.pending_state[lanes] >= 0) & (self.pending_next[lanes] == states)
+        if waiting.any():
+            w = lanes[waiting]
+            s, a, r = self.pending_state[w], self.pending_action[w], self.pending_reward[w]
+            old = self.q[w, s, a]
+            target = r + gamma[waiting] * self.q[w, states[waiting], actions[waiting]]
+            self.q[w, s, a] = old + lr[waiting] * (target - old)
+        self.pending_state[lanes] = -1
+        if ended.any():
+            e = lanes[ended]
+            old = self.q[e, states[ended], actions[ended]]
+            self.q[e, states[ended], actions[ended]] = old + lr[ended] * (rewards[ended] - old)
+        going = ~ended
+        g = lanes[going]
+        self.pending_state[g], self.pending_action[g] = states[going], actions[going]
+        self.pending_reward[g], self.pending_next[g] = rewards[going], next_states[going]
+
+
+class BatchedQLambda(BatchedAgent):
+    """Q(lambda) with accumulating traces (`gym_bridge.agents.td.QLambdaAgent`'s rule) for B
+    lanes: `q` and `traces` are B x S x A."""
+
+    name = "qlambda"
+    per_agent = QLambdaAgent
+    numbers = ("lr", "gamma", "epsilon", "lam")
+    lam: np.ndarray
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.q = np.zeros((self.size, self.n_states, self.n_actions))
+        self.traces = np.zeros_like(self.q)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.traces[lanes] = 0.0
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        self.traces[lanes, states, actions] += 1.0
+        with np.errstate(invalid="ignore"):
+            future = masked_max(self.q[lanes, next_states], next_mask)
+        future[ended] = 0.0
+        gamma = self.gamma[lanes]
+        delta = rewards + gamma * future - self.q[lanes, states, actions]
+        traces = self.traces[lanes]
+        self.q[lanes] += (self.lr[lanes] * delta)[:, None, None] * traces
+        self.traces[lanes] = traces * (gamma * self.lam[lanes])[:, None, None]
+
+
+class BatchedActorCritic(BatchedAgent):
+    """TD actor-critic (`gym_bridge.agents.td.ActorCriticAgent`'s rule) for B lanes: the critic
+    `v` is B x S, the actor's `preferences` B x S x A, chosen by a softmax at `beta`."""
+
+    name = "ac"
+    per_agent = ActorCriticAgent
+    numbers = ("lr", "gamma")
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.epsilon = np.zeros(self.size)  # preferences mean nothing outside a softmax
+        self.v = np.zeros((self.size, self.n_states))
+        self.preferences = np.zeros((self.size, self.n_states, self.n_actions))
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.preferences[lanes, states]
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        future = np.where(ended, 0.0, self.v[lanes, next_states])
+        delta = rewards + self.gamma[lanes] * future - self.v[lanes, states]
+        step = self.lr[lanes] * delta
+        self.v[lanes, states] += step
+        self.preferences[lanes, states, actions] += step

@@ -8,12 +8,13 @@ rate, so they are not `LearningAgent`s: each declares its discount and choice se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from .base import TableAgent, ValuePolicy, choose
-from .q_learning import check_bootstrap, next_value
+from .base import TableAgent, ValuePolicy, choose, settings_of
+from .batched import BatchedAgent, Mask, masked_max
+from .q_learning import BatchedQ, check_bootstrap, next_value
 
 
 @dataclass(eq=False, kw_only=True)
@@ -231,3 +232,152 @@ class ValenceHybridAgent(ValuePolicy):
         else:
             best = self.model_free.q.max(axis=1)
             self.q_mb[state, action] = row @ (reward + self.gamma * best)
+
+
+class BatchedValence(BatchedAgent):
+    """Valence Q (`gym_bridge.agents.valence.ValenceQAgent`'s rule: a rate per sign of the
+    prediction error, accumulating traces) for B lanes: `q` and `traces` are B x S x A. While
+    every lane's `lam` is 0 the traces stay zero and only the pair learnt changes."""
+
+    name = "valence"
+    per_agent = ValenceQAgent
+    numbers = ("lr_pos", "lr_neg", "gamma", "epsilon", "lam")
+    lr_pos: np.ndarray
+    lr_neg: np.ndarray
+    lam: np.ndarray
+    reset_traces: bool
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.q = np.zeros((self.size, self.n_states, self.n_actions))
+        self.traces = np.zeros_like(self.q)
+        self.traced = False  # whether a lane may hold a trace (a step learnt with lam > 0)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return self.q[lanes, states]
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        if self.reset_traces:
+            self.traces[lanes] = 0.0
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        with np.errstate(invalid="ignore"):
+            future = masked_max(self.q[lanes, next_states], next_mask)
+        future[ended] = 0.0
+        gamma = self.gamma[lanes]
+        delta = rewards + gamma * future - self.q[lanes, states, actions]
+        step = np.where(delta > 0, self.lr_pos[lanes], self.lr_neg[lanes]) * delta
+        lam = self.lam[lanes]
+        if not self.traced and not lam.any():  # no trace: e is 1 at (s, a), 0 elsewhere
+            self.q[lanes, states, actions] += step
+            return
+        self.traced = True
+        self.traces[lanes, states, actions] += 1.0
+        traces = self.traces[lanes]
+        self.q[lanes] += step[:, None, None] * traces
+        self.traces[lanes] = traces * (gamma * lam)[:, None, None]
+
+
+class BatchedMood(BatchedQ):
+    """Mood (`gym_bridge.agents.valence.MoodAgent`'s rule: valence Q-learning biased by a running
+    mood, `bootstrap` included) for B lanes: `q` is B x S x A, `mood` B."""
+
+    name = "mood"
+    per_agent = MoodAgent
+    numbers = ("lr_pos", "lr_neg", "gamma", "epsilon", "mood_lr", "mood_factor")
+    lr_pos: np.ndarray
+    lr_neg: np.ndarray
+    mood_lr: np.ndarray
+    mood_factor: np.ndarray
+    mood_reset: bool
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        BatchedAgent.__init__(self, n_states, n_actions, seeds, settings)
+        check_bootstrap(self.bootstrap)
+        self.optimism = np.ones(self.size)  # MoodAgent bootstraps with optimism 1
+        self.q = np.zeros((self.size, self.n_states, self.n_actions))
+        self.mood = np.zeros(self.size)
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        if self.mood_reset:
+            self.mood[lanes] = 0.0
+
+    def update(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, ended: np.ndarray, next_mask: Mask,
+    ) -> None:
+        future = self.next_values(lanes, self.q[lanes, next_states], next_mask)
+        future[ended] = 0.0
+        old = self.q[lanes, states, actions]
+        delta = rewards + self.gamma[lanes] * future - old
+        rate = np.where(delta > 0, self.lr_pos[lanes], self.lr_neg[lanes])
+        mood = self.mood[lanes]
+        self.q[lanes, states, actions] = old + rate * (delta + self.mood_factor[lanes] * mood)
+        self.mood[lanes] = mood + self.mood_lr[lanes] * (delta - mood)
+
+
+class BatchedValenceHybrid(BatchedAgent):
+    """The valence hybrid (`gym_bridge.agents.valence.ValenceHybridAgent`'s rule: valence Q with
+    traces as the model-free learner, a transition model learnt by a delta rule, model-based
+    values of the pair just tried) for B lanes: `model_free` is a `BatchedValence`,
+    `transitions` B x S x A x S, `q_mb` B x S x A."""
+
+    name = "vhybrid"
+    per_agent = ValenceHybridAgent
+    numbers = ("lr_mb", "w", "lr_pos", "lr_neg", "gamma", "lam")
+    lr_mb: np.ndarray
+    w: np.ndarray
+    passed_on = ("lr_pos", "lr_neg", "gamma", "lam", "reset_traces", "beta")  # the model-free learner's
+
+    def __init__(self, n_states: int, n_actions: int, seeds: Sequence[int], settings: Sequence[Mapping[str, Any]]):
+        super().__init__(n_states, n_actions, seeds, settings)
+        self.epsilon = np.zeros(self.size)  # always a softmax
+        defaults = settings_of(self.per_agent)
+        inner = [{**{k: {**defaults, **dict(s)}[k] for k in self.passed_on}, "epsilon": 0.0} for s in settings]
+        self.model_free = BatchedValence(n_states, n_actions, seeds, inner)
+        self.transitions = np.zeros((self.size, self.n_states, self.n_actions, self.n_states))
+        self.q_mb = np.zeros((self.size, self.n_states, self.n_actions))
+        self.best = np.zeros((self.size, self.n_states))  # max_a Q_MF(x, a), kept as Q_MF changes
+
+    def set_setting(self, key: str, values: np.ndarray | float | bool) -> None:
+        super().set_setting(key, values)
+        if key == "learning" or key in self.passed_on:
+            self.model_free.set_setting(key, values)
+
+    def lane_values(self, lanes: np.ndarray, states: np.ndarray) -> np.ndarray:
+        w = self.w[lanes, None]
+        return w * self.q_mb[lanes, states] + (1 - w) * self.model_free.q[lanes, states]
+
+    def begin_episode(self, lanes: np.ndarray) -> None:
+        self.model_free.begin_episode(lanes)
+
+    def learn(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+    ) -> None:
+        """The model-free learner takes an episode's end where s' offers nothing too; the
+        model-based value only where s' terminated it (`ValenceHybridAgent.learn`)."""
+        keep = self.learning[lanes]
+        if not keep.all():
+            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
+            next_states, terminated = next_states[keep], terminated[keep]
+            next_mask = None if next_mask is None else next_mask[keep]
+        if not lanes.size:
+            return
+        self.model_free.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)
+        q = self.model_free.q
+        if self.model_free.traced:  # traces move every pair they hold: every state's best again
+            self.best[lanes] = q[lanes].max(axis=2)
+        else:  # only the pair learnt moved
+            self.best[lanes, states] = q[lanes, states].max(axis=1)
+        lr_mb = self.lr_mb[lanes]
+        rows = self.transitions[lanes, states, actions] * (1 - lr_mb)[:, None]
+        rows[np.arange(lanes.size), next_states] += lr_mb
+        self.transitions[lanes, states, actions] = rows
+        gamma = self.model_free.gamma[lanes]
+        target = rewards[:, None] + gamma[:, None] * self.best[lanes]
+        model_based = np.einsum("ns,ns->n", rows, target)
+        self.q_mb[lanes, states, actions] = np.where(terminated, q[lanes, states, actions], model_based)

@@ -1,0 +1,35 @@
+"""An agent's forms live in its one module and its registry row names them: the per-agent rule
+and its batched lanes side by side, `batched.py` only the lane base (issue 37)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import gym_bridge.agents.batched as lane_base
+from gym_bridge.agents import AGENT_INFO, BATCHED
+from gym_bridge.agents.batched import BatchedAgent
+
+WITH_BATCHED = sorted(name for name, info in AGENT_INFO.items() if info.batched is not None)
+
+
+@pytest.mark.parametrize("name", WITH_BATCHED)
+def test_the_batched_form_sits_in_its_agents_module_and_follows_its_rule(name: str) -> None:
+    info = AGENT_INFO[name]
+    assert info.batched is not None
+    assert info.batched.__module__ == info.cls.__module__  # one module per agent
+    assert info.batched.name == name
+    assert info.batched.per_agent is info.cls  # the settings (and their defaults) are the per-agent class's
+
+
+def test_batched_py_keeps_only_the_lane_base() -> None:
+    classes = [obj for _, obj in inspect.getmembers(lane_base, inspect.isclass) if obj.__module__ == lane_base.__name__]
+    assert {c.__name__ for c in classes} == {"BatchedAgent", "LaneAgent"}
+    assert not hasattr(lane_base, "BATCHED")
+
+
+def test_the_batched_table_is_read_from_the_rows() -> None:
+    assert BATCHED == {name: AGENT_INFO[name].batched for name in WITH_BATCHED}
+    assert all(issubclass(cls, BatchedAgent) for cls in BATCHED.values())
+    assert len(BATCHED) == 19
