@@ -24,6 +24,7 @@ import tasks  # noqa: E402
 from graphtasks.experiments.decision import harvest_rewards, mvt_harvests  # noqa: E402
 from gym_bridge import GraphTaskEnv  # noqa: E402
 from gym_bridge.render import draw_task  # noqa: E402
+from tasks.rewards import SequenceParams  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "images" / "decision"
 DECKS = "ABCD"
@@ -49,7 +50,7 @@ def iowa() -> None:
     fig, axes = plt.subplots(4, 1, figsize=(8.0, 6.4), sharex=True)
     cards = np.arange(1, 41)
     for ax, deck, spec in zip(axes, DECKS, specs):
-        gains, losses = np.asarray(spec.values), np.asarray(spec.losses)
+        gains, losses = np.asarray(spec.values), np.asarray(SequenceParams.of(spec).losses)
         ax.bar(cards, gains, color="#4a78c8", width=0.8, label="gain")
         ax.bar(cards, losses, color="#d04a4a", width=0.8, label="loss")
         ax.plot(cards, np.cumsum(gains + losses) / 10, color="0.2", linewidth=1.4, label="net so far / 10")

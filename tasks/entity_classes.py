@@ -74,7 +74,7 @@ def reward_replaces() -> dict[str, tuple[str, ...]]:
     """`EntityClass.replaces` of reward classes: a new `kind` drops what the old kind read
     (`values` and every kind's fields: `probs`, `borders`, `sd`, ...); `value` (a fixed
     reward) drops those and the kind."""
-    spec = ("values", *sorted({name for kind in REWARD_KINDS.values() for name in kind.fields}))
+    spec = ("values", *sorted({name for kind in REWARD_KINDS.values() for name in kind.params.names()}))
     return {"kind": spec, "value": ("kind", *spec)}
 
 

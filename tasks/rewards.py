@@ -14,17 +14,18 @@ new session (gym's `reset(seed=...)`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from numbers import Real
 from typing import Any, ClassVar, Mapping, Protocol, TypeVar
 
 import numpy as np
 
 from graphstore.errors import GraphtasksError
+from graphstore.schema import GROUP_PROPERTY, KINDS, SCHEMA, Property
 
-T = TypeVar("T")
 
 class RewardSpecError(GraphtasksError, ValueError):
     """A reward specification is invalid; the message names the field."""
@@ -73,53 +74,151 @@ class RandomStream:
         return out
 
 
+P = TypeVar("P", bound="RewardParams")
+
+
+def param(store: str, doc: str, default: Any = MISSING) -> Any:
+    """A field of a kind's `RewardParams`: `store` is its Reward node property's type ("float",
+    "float[]", "int", "bool"), `doc` what it holds; no `default`: the field is required."""
+    return dataclasses.field(default=default, metadata={"store": store, "doc": doc})
+
+
+@dataclass(frozen=True)
+class RewardParams:
+    """A reward kind's own parameters, besides `values`: each kind declares a frozen dataclass of
+    them (`RewardKind.params`), one `param` per field. A field without a default is required;
+    a field defaulting to None may be left out of a Reward node. A field is stored on the node
+    under its name (a tuple as a list), so the node's properties are the kind's fields.
+
+    Examples
+    --------
+    >>> from tasks.rewards import DriftingParams
+    >>> DriftingParams.build("drifting", {"borders": [0.25, 0.75], "sd": 0.025}).props()
+    {'borders': [0.25, 0.75], 'sd': 0.025}
+    >>> DriftingParams.build("drifting", {"sd": 0.025, "probs": [1.0]})
+    Traceback (most recent call last):
+    ...
+    tasks.rewards.RewardSpecError: a drifting reward has no field 'probs' (its fields: borders, sd)
+    """
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The kind's field names, in declaration order."""
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def build(cls: type[P], kind: str, given: Mapping[str, Any]) -> P:
+        """The parameters from their values by name (lists become tuples).
+
+        Parameters
+        ----------
+        kind : str
+            The kind's name, for the messages.
+        given : Mapping
+            Field values by name; a value of None counts as absent.
+
+        Returns
+        -------
+        RewardParams
+            An instance of `cls`.
+
+        Raises
+        ------
+        RewardSpecError
+            In one line naming the kind and the field: a field the kind does not have, or a
+            required one missing.
+        """
+        names = cls.names()
+        present = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items() if v is not None}
+        for name in present:
+            if name not in names:
+                known = ", ".join(names) or "none"
+                raise RewardSpecError(f"a {kind} reward has no field {name!r} (its fields: {known})")
+        for f in fields(cls):
+            if f.name not in present and f.default is MISSING:
+                raise RewardSpecError(f"a {kind} reward needs {f.name!r}")
+        return cls(**present)
+
+    def props(self) -> dict[str, Any]:
+        """The fields a Reward node stores: every field that is not None, a tuple as a list."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def of(cls: type[P], spec: RewardSpec) -> P:
+        """`spec.params` as this kind's parameters (a spec of another kind is refused)."""
+        if not isinstance(spec.params, cls):
+            given = type(spec.params).__name__
+            raise RewardSpecError(f"a {spec.kind} reward's parameters are {given}, not {cls.__name__}")
+        return spec.params
+
+
+@dataclass(frozen=True)
+class NoParams(RewardParams):
+    """The parameters of a kind that has none besides `values` (fixed, pseudorandom)."""
+
+
 @dataclass(frozen=True)
 class RewardSpec:
-    """What a Reward node holds."""
+    """What a Reward node holds: the kind, its values and the kind's own parameters.
+
+    `params` is an instance of the kind's `RewardKind.params` (checked); `RewardSpec.of` makes
+    one from fields by name, refusing a field the kind does not have.
+
+    Examples
+    --------
+    >>> from tasks.rewards import RewardSpec
+    >>> spec = RewardSpec.of("probabilistic", (1.0, 0.0), probs=(0.8, 0.2))
+    >>> spec.node_props(), spec.expected
+    ({'kind': 'probabilistic', 'values': [1.0, 0.0], 'probs': [0.8, 0.2]}, 0.8)
+    >>> RewardSpec.of("fixed", (1.0,), sd=0.1)
+    Traceback (most recent call last):
+    ...
+    tasks.rewards.RewardSpecError: a fixed reward has no field 'sd' (its fields: none)
+    """
 
     kind: str
     values: tuple[float, ...]
-    probs: tuple[float, ...] | None = None
-    borders: tuple[float, float] | None = None
-    sd: float | None = None
-    losses: tuple[float, ...] | None = None  # sequence: the loss column beside the gains in `values`
-    decay: float | None = None  # walk: how much of its mean a walk keeps per step
-    center: float | None = None  # walk: the mean it decays towards
-    noise: float | None = None  # walk: sd of a payoff around the mean
-    rounded: bool | None = None  # walk: payoffs rounded to whole numbers
-    criterion: int | None = None  # reversal: correct choices in a row after which the better option changes
-    gaps: tuple[float, ...] | None = None  # game: the differences between an arm's mean and the base mean
-    arm: int | None = None  # game: which arm of the game pays here
-    first: bool | None = None  # game: a draw here starts a new game (new means)
+    params: RewardParams = NoParams()
+
+    def __post_init__(self) -> None:
+        declared = reward_kind(self.kind).params
+        if type(self.params) is not declared:
+            raise RewardSpecError(
+                f"a {self.kind} reward's parameters are {declared.__name__}, got {type(self.params).__name__}"
+            )
+
+    @classmethod
+    def of(cls, kind: str, values: tuple[float, ...], **given: Any) -> RewardSpec:
+        """A spec of `kind` from its fields by name (see `RewardParams.build`).
+
+        Parameters
+        ----------
+        kind : str
+            A registered reward kind.
+        values : tuple of float
+            The outcome values.
+        **given
+            The kind's fields; None counts as absent.
+
+        Returns
+        -------
+        RewardSpec
+
+        Raises
+        ------
+        RewardSpecError
+            An unknown kind, a field the kind does not have, or a required field missing.
+        """
+        return cls(kind, tuple(values), reward_kind(kind).params.build(kind, given))
 
     def node_props(self) -> dict[str, Any]:
-        props: dict[str, Any] = {"kind": self.kind, "values": list(self.values)}
-        if self.probs is not None:
-            props["probs"] = list(self.probs)
-        if self.borders is not None:
-            props["borders"] = list(self.borders)
-        if self.sd is not None:
-            props["sd"] = self.sd
-        if self.losses is not None:
-            props["losses"] = list(self.losses)
-        if self.gaps is not None:
-            props["gaps"] = list(self.gaps)
-        for name in ("decay", "center", "noise", "rounded", "criterion", "arm", "first"):
-            if getattr(self, name) is not None:
-                props[name] = getattr(self, name)
-        return props
-
-    def probabilities(self) -> tuple[float, ...]:
-        """`probs`, which a probabilistic reward has."""
-        return _present(self.probs, "probs", self.kind)
-
-    def drift_borders(self) -> tuple[float, float]:
-        """`borders`, which a drifting reward has."""
-        return _present(self.borders, "borders", self.kind)
-
-    def drift_sd(self) -> float:
-        """`sd`, which a drifting reward has."""
-        return _present(self.sd, "sd", self.kind)
+        """The Reward node's properties: kind, values and the kind's fields that are set."""
+        return {"kind": self.kind, "values": list(self.values), **self.params.props()}
 
     @property
     def expected(self) -> float:
@@ -130,12 +229,6 @@ class RewardSpec:
 def finite_number(value: Any) -> bool:
     """A real number that is not a bool, NaN or infinite (JSON's NaN/Infinity, or 1e400 read as inf)."""
     return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _present(value: T | None, field: str, kind: str) -> T:
-    if value is None:
-        raise RewardSpecError(f"a {kind} reward needs {field}")
-    return value
 
 
 def _numbers(value: Any, field: str, where: str) -> tuple[float, ...]:
@@ -161,32 +254,45 @@ def reward_spec(value: Any, where: str = "reward") -> RewardSpec:
     kind = REWARD_KINDS.get(name) if isinstance(name, str) else None
     if kind is None:
         raise RewardSpecError(f"{where}: 'kind' must be one of {', '.join(REWARD_KINDS)}, got {name!r}")
-    unknown = sorted(set(value) - {"kind", "values"} - set(kind.fields))
+    unknown = sorted(set(value) - {"kind", "values"} - set(kind.params.names()))
     if unknown:
-        raise RewardSpecError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        raise RewardSpecError(f"{where}: unknown field(s) {', '.join(unknown)}: a {name} reward has "
+                              f"{', '.join(kind.params.names()) or 'no fields'} besides values")
     if "values" not in value:
         raise RewardSpecError(f"{where}: '{name}' reward needs 'values'")
     return kind.check(_numbers(value["values"], "values", where), value, where)
 
 
+STORE_PROPERTIES = frozenset({"uid", "task", GROUP_PROPERTY})  # a stored node's bookkeeping, not the reward's
+
+
 def spec_from_props(props: Mapping[str, Any]) -> RewardSpec:
-    """A spec from a stored Reward node's properties."""
-    return RewardSpec(
-        props["kind"],
-        tuple(props["values"]),
-        tuple(props["probs"]) if props.get("probs") is not None else None,
-        tuple(props["borders"]) if props.get("borders") is not None else None,
-        props.get("sd"),
-        tuple(props["losses"]) if props.get("losses") is not None else None,
-        props.get("decay"),
-        props.get("center"),
-        props.get("noise"),
-        props.get("rounded"),
-        props.get("criterion"),
-        tuple(props["gaps"]) if props.get("gaps") is not None else None,
-        props.get("arm"),
-        props.get("first"),
-    )
+    """A spec from a stored Reward node's properties (the store's own `uid`, `task` and
+    `group` aside; a property of None is absent, as a store reads an unset column).
+
+    Parameters
+    ----------
+    props : Mapping
+        The node's properties, as `RewardSpec.node_props` wrote them.
+
+    Returns
+    -------
+    RewardSpec
+
+    Raises
+    ------
+    RewardSpecError
+        An unknown kind, a property the kind does not have or a required one missing,
+        naming the kind and the property.
+
+    Examples
+    --------
+    >>> from tasks.rewards import spec_from_props
+    >>> spec_from_props({"kind": "drifting", "values": [1.0, 0.0], "borders": [0.25, 0.75], "sd": 0.025}).params
+    DriftingParams(borders=(0.25, 0.75), sd=0.025)
+    """
+    given = {k: v for k, v in props.items() if k not in ("kind", "values") and k not in STORE_PROPERTIES}
+    return RewardSpec.of(props["kind"], tuple(props["values"]), **given)
 
 
 class RewardSource(Protocol):
@@ -207,14 +313,15 @@ class BatchSource(Protocol):
 class RewardKind(ABC):
     """One kind of reward, single and batched draws side by side.
 
-    `fields` are the data-file fields besides kind and values (stored on the Reward node,
-    whose schema declares probs, borders and sd). `constant` kinds pay their expected value
-    without drawing. `stateful` kinds move a state on every draw, so a draw happens even
-    when a condition fixes what is paid.
+    `params` is the kind's own `RewardParams` dataclass: the fields a task file and a Reward
+    node give besides kind and values (the Reward node's schema declares every registered
+    kind's fields, `reward_properties`). `constant` kinds pay their expected value without
+    drawing. `stateful` kinds move a state on every draw, so a draw happens even when a
+    condition fixes what is paid.
     """
 
     name: ClassVar[str]
-    fields: ClassVar[tuple[str, ...]] = ()
+    params: ClassVar[type[RewardParams]] = NoParams
     constant: ClassVar[bool] = False
     stateful: ClassVar[bool] = False
 
@@ -267,11 +374,77 @@ REWARD_KINDS: dict[str, RewardKind] = {}
 
 
 def register_reward_kind(kind: RewardKind, replace: bool = False) -> RewardKind:
-    """Make `kind.name` usable in task files and Reward nodes."""
+    """Make `kind.name` usable in task files and Reward nodes.
+
+    Parameters
+    ----------
+    kind : RewardKind
+        The kind; its `params` dataclass declares its fields, which become Reward node
+        properties (`reward_properties`: a field another kind also has must have its type).
+    replace : bool, optional
+        Replace a registered kind of the same name.
+
+    Returns
+    -------
+    RewardKind
+        `kind`.
+
+    Examples
+    --------
+    >>> from tasks.rewards import REWARD_KINDS, register_reward_kind
+    >>> register_reward_kind(REWARD_KINDS["fixed"])
+    Traceback (most recent call last):
+    ...
+    ValueError: reward kind 'fixed' exists; pass replace=True to replace it
+    """
     if kind.name in REWARD_KINDS and not replace:
         raise ValueError(f"reward kind {kind.name!r} exists; pass replace=True to replace it")
+    stores = {name: store for other in REWARD_KINDS.values() if other.name != kind.name
+              for name, store, _ in _declared(other)}
+    for f in fields(kind.params):
+        if f.metadata.get("store") not in KINDS:
+            raise ValueError(f"reward kind {kind.name!r}: field {f.name!r} is not declared with param(store, doc) "
+                             f"(store: one of {', '.join(KINDS)})")
+    for name, store, _ in _declared(kind):
+        if name in ("kind", "values") or name in STORE_PROPERTIES:
+            raise ValueError(f"reward kind {kind.name!r}: field {name!r} is a Reward node property of every kind")
+        if stores.get(name, store) != store:
+            raise ValueError(f"reward kind {kind.name!r}: field {name!r} is stored as {store}, another kind's as "
+                             f"{stores[name]}")
     REWARD_KINDS[kind.name] = kind
+    if SCHEMA.loaded:  # a kind registered after the schema was read: its fields join the Reward node's
+        SCHEMA.add_node("Reward", reward_properties())
     return kind
+
+
+def _declared(kind: RewardKind) -> list[tuple[str, str, str]]:
+    """(name, store type, doc) of each of the kind's fields."""
+    return [(f.name, f.metadata["store"], f.metadata["doc"]) for f in fields(kind.params)]
+
+
+def reward_properties() -> list[Property]:
+    """The Reward node's properties: kind, values and every registered kind's fields, each once
+    (its doc names the kinds that have it). The graph tasks' schema fragment declares these.
+
+    Returns
+    -------
+    list of Property
+
+    Examples
+    --------
+    >>> from tasks.rewards import reward_properties
+    >>> [p.name for p in reward_properties()][:4]
+    ['kind', 'values', 'probs', 'borders']
+    """
+    out = [Property("kind", "str", True, f"a reward kind: {', '.join(REWARD_KINDS)}"),
+           Property("values", "float[]", True, "outcome values")]
+    stores: dict[str, str] = {}
+    docs: dict[str, list[str]] = {}
+    for kind in REWARD_KINDS.values():
+        for name, store, doc in _declared(kind):
+            stores.setdefault(name, store)
+            docs.setdefault(name, []).append(f"{kind.name}: {doc}")
+    return out + [Property(name, stores[name], False, "; ".join(docs[name])) for name in stores]
 
 
 def reward_kind(name: str) -> RewardKind:
@@ -343,7 +516,7 @@ class Fixed(RewardKind):
 class ProbabilisticSource:
     def __init__(self, spec: RewardSpec) -> None:
         self.values = list(spec.values)
-        self.cumulative = np.cumsum(spec.probabilities()).tolist()
+        self.cumulative = np.cumsum(ProbabilisticParams.of(spec).probs).tolist()
         self.cumulative[-1] = 1.0
 
     def reset(self, stream: RandomStream) -> None:
@@ -367,7 +540,7 @@ class ProbabilisticBatch:
         self.values = np.zeros((len(specs), width))
         self.cumulative = np.full((len(specs), width), self.PAD)
         for k, spec in enumerate(specs):
-            cumulative = np.cumsum(spec.probabilities())
+            cumulative = np.cumsum(ProbabilisticParams.of(spec).probs)
             cumulative[-1] = 1.0  # as the single source: the last value takes the rest
             self.values[k, : len(spec.values)] = spec.values
             self.cumulative[k, : len(spec.values)] = cumulative
@@ -384,11 +557,16 @@ class ProbabilisticBatch:
         return self.values.reshape(-1).take(flat)
 
 
+@dataclass(frozen=True)
+class ProbabilisticParams(RewardParams):
+    probs: tuple[float, ...] = param("float[]", "probabilities of `values`")
+
+
 class Probabilistic(RewardKind):
     """values[i] with probability probs[i]."""
 
     name = "probabilistic"
-    fields = ("probs",)
+    params = ProbabilisticParams
 
     def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
         probs = _numbers(value.get("probs", ()), "probs", where) if "probs" in value else None
@@ -396,10 +574,10 @@ class Probabilistic(RewardKind):
             raise RewardSpecError(f"{where}: 'probs' must give one probability per value")
         if any(p < 0 for p in probs) or abs(sum(probs) - 1) > 1e-6:
             raise RewardSpecError(f"{where}: 'probs' must be non-negative and sum to 1, got {list(probs)}")
-        return RewardSpec(self.name, values, probs)
+        return RewardSpec(self.name, values, ProbabilisticParams(probs))
 
     def expected(self, spec: RewardSpec) -> float:
-        return float(np.dot(spec.values, spec.probabilities()))
+        return float(np.dot(spec.values, ProbabilisticParams.of(spec).probs))
 
     def source(self, spec: RewardSpec) -> RewardSource:
         return ProbabilisticSource(spec)
@@ -423,8 +601,9 @@ class DriftingSource:
 
     def __init__(self, spec: RewardSpec) -> None:
         self.high_value, self.low_value = spec.values
-        self.low, self.high = spec.drift_borders()
-        self.sd = spec.drift_sd()
+        params = DriftingParams.of(spec)
+        self.low, self.high = params.borders
+        self.sd = params.sd
         self.p = (self.low + self.high) / 2
 
     def reset(self, stream: RandomStream) -> None:
@@ -446,9 +625,10 @@ class DriftingBatch:
     def __init__(self, specs: list[RewardSpec], n_envs: int) -> None:
         self.high_value = np.array([spec.values[0] for spec in specs])
         self.low_value = np.array([spec.values[1] for spec in specs])
-        self.low = np.array([spec.drift_borders()[0] for spec in specs])
-        self.high = np.array([spec.drift_borders()[1] for spec in specs])
-        self.sd = np.array([spec.drift_sd() for spec in specs], dtype=float)
+        params = [DriftingParams.of(spec) for spec in specs]
+        self.low = np.array([p.borders[0] for p in params])
+        self.high = np.array([p.borders[1] for p in params])
+        self.sd = np.array([p.sd for p in params], dtype=float)
         self.p = np.tile((self.low + self.high) / 2, (n_envs, 1))
 
     def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
@@ -466,11 +646,17 @@ class DriftingBatch:
         return out
 
 
+@dataclass(frozen=True)
+class DriftingParams(RewardParams):
+    borders: tuple[float, float] = param("float[]", "bounds of the drifting probability")
+    sd: float = param("float", "step size of the drifting probability")
+
+
 class Drifting(RewardKind):
     """values[0] with a probability that drifts (Gaussian steps of `sd`) within `borders`, else values[1]."""
 
     name = "drifting"
-    fields = ("borders", "sd")
+    params = DriftingParams
     stateful = True
 
     def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
@@ -482,10 +668,10 @@ class Drifting(RewardKind):
         sd = value.get("sd", 0.025)
         if not finite_number(sd) or sd < 0:
             raise RewardSpecError(f"{where}: 'sd' must be a finite non-negative number, got {sd!r}")
-        return RewardSpec(self.name, values, None, (borders[0], borders[1]), float(sd))
+        return RewardSpec(self.name, values, DriftingParams((borders[0], borders[1]), float(sd)))
 
     def expected(self, spec: RewardSpec) -> float:
-        p = sum(spec.drift_borders()) / 2
+        p = sum(DriftingParams.of(spec).borders) / 2
         return p * spec.values[0] + (1 - p) * spec.values[1]
 
     def source(self, spec: RewardSpec) -> RewardSource:
@@ -582,7 +768,7 @@ class SequenceSource:
     in this session, modulo the deck's length (the sequence repeats)."""
 
     def __init__(self, spec: RewardSpec) -> None:
-        losses = _present(spec.losses, "losses", spec.kind)
+        losses = SequenceParams.of(spec).losses
         self.cards = [gain + loss for gain, loss in zip(spec.values, losses)]
         self.position = 0
 
@@ -603,7 +789,7 @@ class SequenceBatch:
         self.size = np.array([len(spec.values) for spec in specs], dtype=np.int64)
         self.cards = np.zeros((len(specs), width))
         for k, spec in enumerate(specs):
-            self.cards[k, : len(spec.values)] = np.add(spec.values, _present(spec.losses, "losses", spec.kind))
+            self.cards[k, : len(spec.values)] = np.add(spec.values, SequenceParams.of(spec).losses)
         self.position = np.zeros((n_envs, len(specs)), dtype=np.int64)
 
     def new_session(self, rng: np.random.Generator, copies: np.ndarray) -> None:
@@ -616,13 +802,18 @@ class SequenceBatch:
         return out
 
 
+@dataclass(frozen=True)
+class SequenceParams(RewardParams):
+    losses: tuple[float, ...] = param("float[]", "the loss (<= 0) of each card beside its gain in `values`")
+
+
 class Sequence(RewardKind):
     """A fixed sequence of cards, each with a gain (`values`) and a loss (`losses`, <= 0) that
     are paid together (gain + loss), dealt in order and repeated when the sequence ends: the
     Iowa gambling task's decks (Bechara et al. 1994)."""
 
     name = "sequence"
-    fields = ("losses",)
+    params = SequenceParams
     stateful = True
 
     def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
@@ -635,10 +826,10 @@ class Sequence(RewardKind):
             )
         if any(loss > 0 for loss in losses):
             raise RewardSpecError(f"{where}: 'losses' are amounts lost, written <= 0, got {max(losses)!r}")
-        return RewardSpec(self.name, values, losses=losses)
+        return RewardSpec(self.name, values, SequenceParams(losses))
 
     def expected(self, spec: RewardSpec) -> float:
-        return float(np.mean(np.add(spec.values, _present(spec.losses, "losses", spec.kind))))
+        return float(np.mean(np.add(spec.values, SequenceParams.of(spec).losses)))
 
     def source(self, spec: RewardSpec) -> RewardSource:
         return SequenceSource(spec)
@@ -648,6 +839,16 @@ class Sequence(RewardKind):
 
 
 # -- walk: Gaussian random walks -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class WalkParams(RewardParams):
+    decay: float = param("float", "the share of its mean a walk keeps per step")
+    center: float = param("float", "the mean it decays towards")
+    sd: float = param("float", "sd of a step of the mean")
+    noise: float = param("float", "sd of a payoff around the mean")
+    borders: tuple[float, float] | None = param("float[]", "bounds of a payoff", None)
+    rounded: bool | None = param("bool", "payoffs rounded to whole numbers", None)
+
+
 @dataclass(frozen=True)
 class WalkSettings:
     """The walks of one task's rewards of kind walk, one entry per reward, as arrays."""
@@ -663,14 +864,13 @@ class WalkSettings:
 
     @classmethod
     def of(cls, specs: list[RewardSpec]) -> WalkSettings:
-        def column(field: str) -> np.ndarray:
-            return np.array([_present(getattr(spec, field), field, spec.kind) for spec in specs], dtype=float)
-
-        borders = [spec.borders or (-math.inf, math.inf) for spec in specs]
+        params = [WalkParams.of(spec) for spec in specs]
+        borders = [p.borders or (-math.inf, math.inf) for p in params]
         return cls(
-            np.array([spec.values[0] for spec in specs]), column("decay"), column("center"), column("sd"),
-            column("noise"), np.array([b[0] for b in borders]), np.array([b[1] for b in borders]),
-            np.array([bool(spec.rounded) for spec in specs]),
+            np.array([spec.values[0] for spec in specs]), np.array([p.decay for p in params], dtype=float),
+            np.array([p.center for p in params], dtype=float), np.array([p.sd for p in params], dtype=float),
+            np.array([p.noise for p in params], dtype=float), np.array([b[0] for b in borders]),
+            np.array([b[1] for b in borders]), np.array([bool(p.rounded) for p in params]),
         )
 
     def payoff(self, mean: np.ndarray, normal: np.ndarray, slots: np.ndarray) -> np.ndarray:
@@ -736,7 +936,7 @@ class Walk(SharedStateKind):
 
     name = "walk"
     group_type, source_type, batch_type = WalkGroup, WalkSource, WalkBatch
-    fields = ("decay", "center", "sd", "noise", "borders", "rounded")
+    params = WalkParams
     stateful = True
 
     def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
@@ -762,14 +962,20 @@ class Walk(SharedStateKind):
         rounded = value.get("rounded", False)
         if not isinstance(rounded, bool):
             raise RewardSpecError(f"{where}: 'rounded' must be true or false, got {rounded!r}")
-        return RewardSpec(self.name, values, None, borders, settings["sd"], decay=settings["decay"],
-                          center=settings["center"], noise=settings["noise"], rounded=rounded)
+        return RewardSpec(self.name, values, WalkParams(settings["decay"], settings["center"], settings["sd"],
+                                                        settings["noise"], borders, rounded))
 
     def expected(self, spec: RewardSpec) -> float:
         return spec.values[0]
 
 
 # -- reversal: the better option changes after a run of correct choices --------------------------------
+@dataclass(frozen=True)
+class ReversalParams(RewardParams):
+    probs: tuple[float, float] = param("float[]", "[P(win) when better, P(win) when worse]")
+    criterion: int = param("int", "correct choices in a row before the better option changes")
+
+
 class ReversalGroup:
     """The options of one task in one env: which is better now (the first in state order at the
     start of a session) and how many times in a row it has been chosen."""
@@ -782,10 +988,11 @@ class ReversalGroup:
     def pay(self, k: int, stream: RandomStream) -> float:
         spec = self.specs[k]
         correct = k == self.better
-        p_win = spec.probabilities()[0 if correct else 1]
+        params = ReversalParams.of(spec)
+        p_win = params.probs[0 if correct else 1]
         value = spec.values[0] if stream.uniform() < p_win else spec.values[1]
         self.streak = self.streak + 1 if correct else 0
-        if self.streak >= _present(spec.criterion, "criterion", spec.kind):
+        if self.streak >= params.criterion:
             self.better = (self.better + 1) % len(self.specs)
             self.streak = 0
         return value
@@ -811,9 +1018,10 @@ class ReversalBatch:
         self.n_options = len(specs)
         self.win = np.array([spec.values[0] for spec in specs])
         self.lose = np.array([spec.values[1] for spec in specs])
-        self.p_better = np.array([spec.probabilities()[0] for spec in specs])
-        self.p_worse = np.array([spec.probabilities()[1] for spec in specs])
-        self.criterion = np.array([_present(spec.criterion, "criterion", spec.kind) for spec in specs])
+        params = [ReversalParams.of(spec) for spec in specs]
+        self.p_better = np.array([p.probs[0] for p in params])
+        self.p_worse = np.array([p.probs[1] for p in params])
+        self.criterion = np.array([p.criterion for p in params])
         self.better = np.zeros(n_envs, dtype=np.int64)
         self.streak = np.zeros(n_envs, dtype=np.int64)
 
@@ -841,7 +1049,7 @@ class Reversal(SharedStateKind):
 
     name = "reversal"
     group_type, source_type, batch_type = ReversalGroup, ReversalSource, ReversalBatch
-    fields = ("probs", "criterion")
+    params = ReversalParams
     stateful = True
 
     def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
@@ -855,14 +1063,24 @@ class Reversal(SharedStateKind):
         criterion = value.get("criterion")
         if isinstance(criterion, bool) or not isinstance(criterion, int) or criterion < 1:
             raise RewardSpecError(f"{where}: 'criterion' must be a whole number of choices >= 1, got {criterion!r}")
-        return RewardSpec(self.name, values, probs, criterion=criterion)
+        return RewardSpec(self.name, values, ReversalParams((probs[0], probs[1]), criterion))
 
     def expected(self, spec: RewardSpec) -> float:
-        p = sum(spec.probabilities()) / 2
+        p = sum(ReversalParams.of(spec).probs) / 2
         return p * spec.values[0] + (1 - p) * spec.values[1]
 
 
 # -- game: Gaussian arms whose means are drawn anew for every game (Wilson et al. 2014) -------------------
+@dataclass(frozen=True)
+class GameParams(RewardParams):
+    gaps: tuple[float, ...] = param("float[]", "differences of the other arms' means from the drawn one")
+    arm: int = param("int", "the arm that pays here")
+    first: bool | None = param("bool", "a draw here starts a new game with new means", None)
+    noise: float | None = param("float", "sd of a payoff around its arm's mean", None)
+    borders: tuple[float, float] | None = param("float[]", "bounds of a payoff", None)
+    rounded: bool | None = param("bool", "payoffs rounded to whole numbers", None)
+
+
 @dataclass(frozen=True)
 class GameSettings:
     """The arms of one task's rewards of kind game, one entry per reward, as arrays."""
@@ -879,13 +1097,14 @@ class GameSettings:
 
     @classmethod
     def of(cls, specs: list[RewardSpec]) -> GameSettings:
-        borders = [spec.borders or (-math.inf, math.inf) for spec in specs]
-        arm = np.array([_present(spec.arm, "arm", spec.kind) for spec in specs], dtype=np.int64)
+        params = [GameParams.of(spec) for spec in specs]
+        borders = [p.borders or (-math.inf, math.inf) for p in params]
+        arm = np.array([p.arm for p in params], dtype=np.int64)
         return cls(
-            np.asarray(specs[0].values, dtype=float), np.asarray(_present(specs[0].gaps, "gaps", "game"), dtype=float),
-            int(arm.max()) + 1, arm, np.array([bool(spec.first) for spec in specs]),
-            np.array([spec.noise or 0.0 for spec in specs]), np.array([b[0] for b in borders]),
-            np.array([b[1] for b in borders]), np.array([bool(spec.rounded) for spec in specs]),
+            np.asarray(specs[0].values, dtype=float), np.asarray(params[0].gaps, dtype=float),
+            int(arm.max()) + 1, arm, np.array([bool(p.first) for p in params]),
+            np.array([p.noise or 0.0 for p in params]), np.array([b[0] for b in borders]),
+            np.array([b[1] for b in borders]), np.array([bool(p.rounded) for p in params]),
         )
 
     def start(self) -> np.ndarray:
@@ -976,7 +1195,7 @@ class Game(SharedStateKind):
 
     name = "game"
     group_type, source_type, batch_type = GameGroup, GameSource, GameBatch
-    fields = ("gaps", "arm", "first", "noise", "borders", "rounded")
+    params = GameParams
     stateful = True
 
     def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
@@ -998,8 +1217,8 @@ class Game(SharedStateKind):
         for flag in ("rounded", "first"):
             if not isinstance(value.get(flag, False), bool):
                 raise RewardSpecError(f"{where}: '{flag}' must be true or false, got {value[flag]!r}")
-        return RewardSpec(self.name, values, None, borders, noise=float(noise), rounded=bool(value.get("rounded")),
-                          gaps=gaps, arm=arm, first=bool(value.get("first")))
+        return RewardSpec(self.name, values, GameParams(gaps, arm, bool(value.get("first")), float(noise), borders,
+                                                        bool(value.get("rounded"))))
 
     def expected(self, spec: RewardSpec) -> float:
         return float(np.mean(spec.values))

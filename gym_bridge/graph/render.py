@@ -326,13 +326,14 @@ def reward_text(spec: Any, value: float) -> str:
         return ""
     if spec.kind == "fixed":
         return f"r = {value:.3g}"
-    if spec.probs is not None:
-        values = "r " + " or ".join(f"{v:.3g} (p {p:.2g})" for v, p in zip(spec.values, spec.probs))
+    props = spec.params.props()  # the kind's own fields that are set
+    if "probs" in props:
+        values = "r " + " or ".join(f"{v:.3g} (p {p:.2g})" for v, p in zip(spec.values, props["probs"]))
     else:  # a sequence (pseudorandom decks): each value with how often it comes
         counted = Counter(spec.values)
         values = "r " + " or ".join(f"{v:.3g}" + (f" (x{k})" if k > 1 else "") for v, k in counted.items())
-    extra = [f"p in [{spec.borders[0]:g}, {spec.borders[1]:g}]"] if spec.borders is not None else []
-    extra += [f"sd {spec.sd:g}"] if spec.sd is not None else []
+    extra = [f"p in [{props['borders'][0]:g}, {props['borders'][1]:g}]"] if "borders" in props else []
+    extra += [f"sd {props['sd']:g}"] if "sd" in props else []
     return f"{spec.kind}: {values}" + (f"; {', '.join(extra)}" if extra else "")
 
 

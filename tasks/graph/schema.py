@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from graphstore.schema import Property, Schema
 
+from ..rewards import reward_properties
+
 
 def add_schema(s: Schema) -> None:
     """Add the graph-task types to `s` (entry point `graphtasks.schema: graph`)."""
@@ -19,26 +21,7 @@ def add_schema(s: Schema) -> None:
         ],
         "A state of a graph task.",
     )
-    s.add_node(
-        "Reward",
-        [
-            Property("kind", "str", True, "a reward kind: fixed, probabilistic, drifting, pseudorandom, sequence, ..."),
-            Property("values", "float[]", True, "outcome values"),
-            Property("probs", "float[]", False, "probabilities of `values` (probabilistic)"),
-            Property("borders", "float[]", False, "bounds of the drifting probability (walk: of a payoff)"),
-            Property("sd", "float", False, "step size of the drifting probability (walk: of the mean)"),
-            Property("losses", "float[]", False, "sequence: the loss (<= 0) of each card beside its gain in `values`"),
-            Property("decay", "float", False, "walk: the share of its mean a walk keeps per step"),
-            Property("center", "float", False, "walk: the mean it decays towards"),
-            Property("noise", "float", False, "walk: sd of a payoff around the mean"),
-            Property("rounded", "bool", False, "walk: payoffs rounded to whole numbers"),
-            Property("criterion", "int", False, "reversal: correct choices in a row before the better option changes"),
-            Property("gaps", "float[]", False, "game: differences of the other arms' means from the drawn one"),
-            Property("arm", "int", False, "game: the arm that pays here"),
-            Property("first", "bool", False, "game: a draw here starts a new game with new means"),
-        ],
-        "A reward source attached to a state.",
-    )
+    s.add_node("Reward", reward_properties(), "A reward source attached to a state.")
     s.add_node(
         "Condition",
         [
