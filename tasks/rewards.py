@@ -1,10 +1,13 @@
 """Reward kinds: typed specifications (stored as Reward nodes) and their runtime.
 
-Each kind is one `RewardKind` in `REWARD_KINDS`: how a data file writes it (checked), its
-expected value, the single env's source (`source`: one draw at a time from a
+Each kind is one `RewardKind` in `REWARD_KINDS`: its own fields (a frozen `RewardParams`
+dataclass, `RewardKind.params`: what its Reward nodes hold besides kind and values; a
+`RewardSpec` is the kind, its values and an instance of it), how a data file writes it
+(checked), its expected value, the single env's source (`source`: one draw at a time from a
 `RandomStream`) and the vector env's batched draws (`batch`: one column per reward of the
-kind, one row per copy), side by side. Adding a kind is one class registered with
-`register_reward_kind`; the graph env and the graph vector env find it there.
+kind, one row per copy), side by side. Adding a kind is its two classes registered with
+`register_reward_kind`; the graph env, the graph vector env and the Reward node's schema
+(`reward_properties`) find it there.
 
 Every draw comes from the environment's seeded generator, so the same seed gives the same
 outcomes on every store. A source keeps its state (drifting probability, pseudo-random
