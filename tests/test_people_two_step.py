@@ -90,6 +90,7 @@ def test_the_import_records_each_participant_and_answered_trial(table: Path) -> 
         rows = import_two_step_people(store, table, NAME)
         assert [(r["participant"], r["trials"], r["status"]) for r in rows] == [
             (who, n, "imported") for who, n in expected.items()]
+        assert sum(r["slow"] for r in rows) == PEOPLE * TRIALS - sum(expected.values())  # said, not silent
         runs = store.cypher("MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.agent = 'participant' "
                             "RETURN p.participant_id, r.index, r.status ORDER BY r.index").rows
         assert [(who, status) for who, _, status in runs] == [(who, "completed") for who in expected]

@@ -98,7 +98,8 @@ def packaged_table() -> Path:
     return data_dir() / FEHER_DA_SILVA_2020
 
 
-def read_two_step_people(path: str | Path, participants: int | None = None) -> dict[str, list[PersonTrial]]:
+def read_two_step_people(path: str | Path, participants: int | None = None,
+                         slow: dict[str, int] | None = None) -> dict[str, list[PersonTrial]]:
     """Each participant's answered trials, in the table's order (see the module docstring).
 
     Parameters
@@ -107,6 +108,8 @@ def read_two_step_people(path: str | Path, participants: int | None = None) -> d
         The CSV table.
     participants : int, optional
         Read only the first this many participants of the table.
+    slow : dict, optional
+        Filled with participant id -> how many of its trials were slow (left out).
 
     Returns
     -------
@@ -150,8 +153,9 @@ def read_two_step_people(path: str | Path, participants: int | None = None) -> d
                                       f"of participant {who}")
             last[who] = trial
             trials = out.setdefault(who, [])
-            slow = _integer(row, "slow", name, line, (0, 1))
-            if slow:
+            if _integer(row, "slow", name, line, (0, 1)):
+                if slow is not None:
+                    slow[who] = slow.get(who, 0) + 1
                 continue
             choice1 = _integer(row, "choice1", name, line, (1, 2))
             final_state = _integer(row, "final_state", name, line, (1, 2))
@@ -270,8 +274,8 @@ def import_two_step_people(
     Returns
     -------
     list of dict
-        Per participant: participant, run, trials (answered trials: episodes), status
-        ("imported" or "already imported").
+        Per participant: participant, run, trials (answered trials recorded: episodes), slow
+        (slow trials left out), status ("imported" or "already imported").
 
     Examples
     --------
@@ -283,7 +287,8 @@ def import_two_step_people(
     [('03187', 0, 201, 'imported'), ('04862', 1, 201, 'imported')]
     """
     table = Path(path) if path is not None else packaged_table()
-    people = read_two_step_people(table, participants)
+    slow: dict[str, int] = {}
+    people = read_two_step_people(table, participants, slow)
     base = single_run_spec(task_id, "random", 0, max(len(t) for t in people.values()), store=store)
     spec: ExperimentSpec = dataclasses.replace(
         base, name=name, description=f"people's two-step sessions from {table.name}",
@@ -303,7 +308,7 @@ def import_two_step_people(
     out = []
     for who, trials in people.items():
         if who in known:
-            out.append({"participant": who, "run": known[who], "trials": 0, "status": "already imported"})
+            out.append({"participant": who, "run": known[who], "trials": 0, "slow": 0, "status": "already imported"})
             continue
         cell = Cell(index, task_id, AgentSpec(PARTICIPANT, who, {}), 0)
         rows = [_episode_row(spec, version, moves, cell, episode, t) for episode, t in enumerate(trials)]
@@ -313,7 +318,8 @@ def import_two_step_people(
         participant = {"uid": person, "task": uid, "participant_id": who, "source": f"{table.name} ({name})"}
         store.merge_shared([*head[0], ("Participant", [participant]), *nodes],
                            [*head[1], ("PERFORMED", "Participant", "Run", [_key(person, run["uid"])]), *edges])
-        out.append({"participant": who, "run": index, "trials": len(trials), "status": "imported"})
+        out.append({"participant": who, "run": index, "trials": len(trials), "slow": slow.get(who, 0),
+                    "status": "imported"})
         known[who] = index
         index += 1
     return out
