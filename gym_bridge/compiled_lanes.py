@@ -24,22 +24,20 @@ import numpy as np
 from .fast import available
 from .vector.step_table import StepTable
 
-Q_RULE, SARSA_RULE = 0, 1
+RULES = ("q", "sarsa")  # the rules the compiled loop has, by number (`_lane_kernel.lanes_loop`'s `rule`)
+Q_RULE, SARSA_RULE = RULES.index("q"), RULES.index("sarsa")
 
 
 def rule_of(agent: Any) -> int | None:
-    """The compiled rule that plays this batched agent, or None: epsilon-greedy Q-learning
-    bootstrapping from the max with no pessimism, or epsilon-greedy SARSA."""
-    from .agents.q_learning import BatchedQ
-    from .agents.td import BatchedSarsa
+    """The compiled rule that plays this batched agent, or None: the rule its registry row names
+    (`AgentInfo.compiled`: epsilon-greedy Q-learning bootstrapping from the max with no
+    pessimism, or epsilon-greedy SARSA), where the agent's settings are that rule's (`compiles`)."""
+    from .agents.registry import AGENT_INFO
 
-    if getattr(agent, "beta", None) is not None:
+    info = AGENT_INFO.get(getattr(agent, "name", ""))
+    if info is None or info.compiled is None or type(agent) is not info.batched or not agent.compiles():
         return None
-    if type(agent) is BatchedQ and agent.bootstrap == "max" and agent.all_optimistic:
-        return Q_RULE
-    if type(agent) is BatchedSarsa:
-        return SARSA_RULE
-    return None
+    return RULES.index(info.compiled)
 
 
 def compiled_plan(env: Any, agent: Any, record_steps: bool) -> tuple[StepTable, int] | None:

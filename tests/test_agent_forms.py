@@ -33,3 +33,18 @@ def test_the_batched_table_is_read_from_the_rows() -> None:
     assert BATCHED == {name: AGENT_INFO[name].batched for name in WITH_BATCHED}
     assert all(issubclass(cls, BatchedAgent) for cls in BATCHED.values())
     assert len(BATCHED) == 19
+
+
+def test_the_compiled_forms_are_named_by_the_rows() -> None:
+    from gym_bridge.agents.mbv import BatchedMBV, MBVAgent, plan_sweeps
+    from gym_bridge.compiled_lanes import RULES, rule_of
+
+    named = {name: info.compiled for name, info in AGENT_INFO.items() if info.compiled is not None}
+    assert named == {"q": "q", "sarsa": "sarsa"}
+    assert set(named.values()) <= set(RULES)
+    # the lane loop takes an agent only through its row: the mood agent's lanes are Q's class, but not its row
+    mood = BATCHED["mood"](3, 2, [0], [{}])
+    assert isinstance(mood, BATCHED["q"]) and rule_of(mood) is None
+    assert rule_of(BATCHED["q"](3, 2, [0], [{}])) == RULES.index("q")
+    assert rule_of(BATCHED["q"](3, 2, [0], [{"beta": 2.0}])) is None  # the loop chooses epsilon-greedily
+    assert plan_sweeps.__module__ == BatchedMBV.__module__ == MBVAgent.__module__  # MBV's compiled plan: its module

@@ -40,7 +40,8 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping, Sequence
+import functools
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -51,6 +52,17 @@ NEG = -np.inf
 
 
 Mask = np.ndarray | None  # (n, A) bool: the actions each row's state offers; None: every action
+
+
+@functools.cache
+def compile_kernel(function: Callable[..., Any]) -> Any:
+    """`function`, an agent's compiled kernel written as plain Python in its module (such as
+    `mbv.plan_sweeps`), compiled by numba (the `fast` extra: call only where
+    `gym_bridge.fast.available()`). numba is imported here, at the first call, never when an
+    agent module is; the compiled code is cached on disk, so later processes load it."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(function)
 
 
 def masked_max(values: np.ndarray, mask: Mask) -> np.ndarray:
@@ -157,6 +169,11 @@ class BatchedAgent:
     def supports(cls, settings: Mapping[str, Any]) -> bool:
         """Whether the batched form has these settings' rule (else the runs go per agent)."""
         return True
+
+    def compiles(self) -> bool:
+        """Whether the compiled lane loop (`gym_bridge.compiled_lanes`) may play these lanes by the
+        rule the agent's registry row names (`AgentInfo.compiled`): it chooses epsilon-greedily."""
+        return self.beta is None
 
     @classmethod
     def lane_bytes(cls, n_states: int, n_actions: int, settings: Mapping[str, Any]) -> int:

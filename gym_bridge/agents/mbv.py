@@ -20,7 +20,7 @@ import numpy as np
 from ..fast import available
 from ..params import check_positive_int
 from .base import LearningAgent, TableAgent
-from .batched import BatchedAgent, Mask
+from .batched import BatchedAgent, Mask, compile_kernel
 
 REWARD_MODELS = ("state", "pair")
 PLANNING = ("every_step", "on_change")
@@ -411,11 +411,9 @@ class BatchedMBV(BatchedAgent):
         mark = np.zeros(self.size * n, dtype=bool)
         compiled = self.size * n >= self.compiled_from if self.compiled is None else self.compiled
         if compiled and self.arrivals is not None and available():
-            from . import _mbv_kernel  # the same sweeps, compiled
-
             buffer = np.empty(self.size * n, dtype=np.int64)
             buffer[:frontier.size] = frontier
-            kernel: Any = _mbv_kernel.sweeps  # a numba dispatcher, typed by the arrays it gets
+            kernel: Any = compile_kernel(plan_sweeps)  # the same sweeps, compiled (a numba dispatcher)
             kernel(buffer, frontier.size, self.sweeps, q, self.worth, self.v, self.w.reshape(-1),
                    self.ends.reshape(-1), self.gamma, self.optimism, self.state_lane, nxt, self.arrivals,
                    self.arrival_count, q if pair_rewards is None else pair_rewards, pair_rewards is not None,
@@ -483,3 +481,66 @@ def row_extreme(values: np.ndarray, pick: np.ufunc) -> np.ndarray:
     for k in range(1, values.shape[-1]):
         pick(out, values[..., k], out=out)
     return out
+
+
+def plan_sweeps(  # plain Python: `compiled` makes it machine code, typed by the arrays it gets
+    frontier, size, count, q, worth, v, w, ends, gamma, optimism, state_lane, model_next, arrivals, arrival_count,
+    pair_rewards, pair, ignore_ends, n_states, n_actions, mark, dirty,
+):
+    """`BatchedMBV.plan`'s sweeps as one loop, compiled by numba where the `fast` extra is installed
+    (`compile_kernel(plan_sweeps)`: numba is imported at the first compiled plan, never with this module).
+    Both do the same floating-point operations in the same order on the same pairs, so their
+    tables are equal bit for bit (`tests/test_batched_mbv_planning.py`).
+
+    Sweep `count` times from the flat states `frontier` (their worth moved): recompute the
+    pairs arriving there, then V and the worth of the states whose row of Q moved; the states
+    whose V moved are the next sweep's frontier. What is left when the sweeps run out is
+    marked in `dirty`. `frontier` (its first `size` entries the states to start from) and
+    `mark` (all False) are scratch, one entry a flat state."""
+    pairs_per_lane = n_states * n_actions
+    rows = np.empty(mark.size, dtype=np.int64)
+    for _ in range(count):
+        if size == 0:
+            break
+        moved_rows = 0
+        for i in range(size):
+            state = frontier[i]
+            for j in range(arrival_count[state]):
+                p = arrivals[state, j]
+                new = worth[model_next[p] + (p // pairs_per_lane) * n_states]
+                if pair:
+                    new = new + pair_rewards[p]
+                if new != q[p]:
+                    q[p] = new
+                    row = p // n_actions
+                    if not mark[row]:
+                        mark[row] = True
+                        rows[moved_rows] = row
+                        moved_rows += 1
+        size = 0
+        for i in range(moved_rows):
+            row = rows[i]
+            mark[row] = False
+            start = row * n_actions
+            best = q[start]
+            for k in range(1, n_actions):
+                best = max(best, q[start + k])
+            lane = state_lane[row]
+            o = optimism[lane]
+            if o != 1.0:
+                worst = q[start]
+                for k in range(1, n_actions):
+                    worst = min(worst, q[start + k])
+                best = o * best + (1 - o) * worst
+            if not ignore_ends and ends[row]:
+                best = 0.0
+            if best != v[row]:
+                frontier[size] = row
+                size += 1
+            v[row] = best
+            if pair:
+                worth[row] = gamma[lane] * best
+            else:
+                worth[row] = w[row] + gamma[lane] * best
+    for i in range(size):
+        dirty[frontier[i]] = True

@@ -138,6 +138,10 @@ class BatchedQ(BatchedAgent):
             worst = rows.min(axis=1) if mask is None else np.where(mask, rows, np.inf).min(axis=1)
             return optimism * best + (1 - optimism) * worst
 
+    def compiles(self) -> bool:
+        """The compiled loop's Q rule bootstraps from the max, with no pessimism."""
+        return super().compiles() and self.bootstrap == "max" and self.all_optimistic
+
     @property
     def all_optimistic(self) -> bool:
         return bool(np.all(self.optimism == 1.0))

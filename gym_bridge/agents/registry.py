@@ -73,6 +73,7 @@ class AgentInfo:
     summary: str
     reference: str
     batched: type[BatchedAgent] | None = None  # its batched form (B lanes as arrays), in its own module
+    compiled: str | None = None  # its rule in the compiled lane loop (`gym_bridge.compiled_lanes.RULES`), if any
 
     @property
     def observation(self) -> str:
@@ -91,9 +92,9 @@ AGENT_INFO = {
     info.name: info
     for info in (
         AgentInfo("q", QAgent, "TD Q-learning; optimism < 1 bootstraps pessimistically", "Watkins & Dayan 1992",
-                  batched=BatchedQ),
+                  batched=BatchedQ, compiled="q"),
         AgentInfo("sarsa", SarsaAgent, "on-policy TD control", "Rummery & Niranjan 1994",
-                  batched=BatchedSarsa),
+                  batched=BatchedSarsa, compiled="sarsa"),
         AgentInfo("qlambda", QLambdaAgent, "Q-learning with accumulating traces", "Watkins 1989",
                   batched=BatchedQLambda),
         AgentInfo("mc", MonteCarloQAgent, "every-visit Monte Carlo Q at episode end", "Sutton & Barto 2018, 5.3",
