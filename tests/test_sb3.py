@@ -183,6 +183,34 @@ def test_episode_statistics_of_gymnasium_and_sb3_agree(mode):
     assert len(episodes["outer"]) >= 30 and episodes["inner"] == episodes["outer"]
 
 
+def test_dict_observations_in_both_autoreset_modes():
+    """Dict observations (the room task): terminal observations are per-copy dicts, the reset rows
+    are put into each key's batch, and both modes give the same steps."""
+    runs = {}
+    for mode in ("NextStep", "SameStep"):
+        venv = to_sb3(gym.make_vec("graphtasks/RoomV1-v0", num_envs=3, autoreset_mode=mode))
+        venv.seed(0)
+        steps = [venv.reset()]
+        rng = np.random.default_rng(0)
+        for _ in range(150):
+            obs, rewards, dones, infos = venv.step(rng.integers(0, 28, 3))
+            finals = [info["terminal_observation"] for info in infos if "terminal_observation" in info]
+            assert all(set(final) == {"observation", "question"} for final in finals)
+            steps.append({**obs, "rewards": rewards, "dones": dones, "finals": finals})
+        runs[mode] = steps
+    ended = sum(int(step["dones"].sum()) for step in runs["NextStep"][1:])
+    assert ended >= 2
+    for a, b in zip(runs["NextStep"], runs["SameStep"]):
+        assert a.keys() == b.keys()
+        for key in a:
+            if key == "finals":
+                assert [{k: v.tolist() for k, v in f.items()} for f in a[key]] == [
+                    {k: v.tolist() for k, v in f.items()} for f in b[key]
+                ]
+            else:
+                assert np.array_equal(a[key], b[key])
+
+
 def test_options_and_bad_input_refuse_in_one_line():
     venv = to_sb3(gym.make_vec("graphtasks/Graph-v0", num_envs=2, task="neuronav/graph/t_graph"))
     venv.set_options({"start": 1})
