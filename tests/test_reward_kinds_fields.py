@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass, fields
+from typing import Any, Mapping
 
 import pytest
 
@@ -21,10 +22,12 @@ from graphstore.schema import SCHEMA
 from graphstore.taskgraph import TaskGraph
 from tasks.rewards import (
     REWARD_KINDS,
+    BatchSource,
     DriftingParams,
     NoParams,
     RewardKind,
     RewardParams,
+    RewardSource,
     RewardSpec,
     RewardSpecError,
     WalkParams,
@@ -245,7 +248,8 @@ def test_a_spec_holds_the_parameters_of_its_own_kind() -> None:
 def test_the_reward_node_declares_the_same_properties_made_from_the_kinds_fields() -> None:
     reward = SCHEMA.node_type("Reward")
     assert [(p.name, p.kind) for p in reward.properties] == REWARD_PROPERTIES
-    assert "walk: the share of its mean a walk keeps per step" in reward.property("decay").doc
+    decay = reward.property("decay")
+    assert decay is not None and "walk: the share of its mean a walk keeps per step" in decay.doc
 
 
 def test_every_built_in_task_has_the_content_hash_it_had_before() -> None:
@@ -254,7 +258,7 @@ def test_every_built_in_task_has_the_content_hash_it_had_before() -> None:
 
 
 def test_a_task_of_each_kind_is_stored_and_read_back_with_that_hash() -> None:
-    ids = {}
+    ids: dict[str | None, str] = {}
     for task_id, graph in built().items():  # the first built-in task with a reward of each kind
         if graph.family in GRAPH_FAMILIES:
             for node in graph.graph.nodes:
@@ -277,16 +281,16 @@ class Count(RewardKind):
     name = "count"
     params = CountParams
 
-    def check(self, values, value, where):  # type: ignore[no-untyped-def]
+    def check(self, values: tuple[float, ...], value: Mapping[str, Any], where: str) -> RewardSpec:
         return RewardSpec.of(self.name, values, sd=value.get("sd"))
 
-    def expected(self, spec):  # type: ignore[no-untyped-def]
+    def expected(self, spec: RewardSpec) -> float:
         return spec.values[0]
 
-    def source(self, spec):  # type: ignore[no-untyped-def]
+    def source(self, spec: RewardSpec) -> RewardSource:
         raise NotImplementedError
 
-    def batch(self, specs, n_envs):  # type: ignore[no-untyped-def]
+    def batch(self, specs: list[RewardSpec], n_envs: int) -> BatchSource:
         raise NotImplementedError
 
 
