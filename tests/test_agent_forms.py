@@ -48,3 +48,27 @@ def test_the_compiled_forms_are_named_by_the_rows() -> None:
     assert rule_of(BATCHED["q"](3, 2, [0], [{}])) == RULES.index("q")
     assert rule_of(BATCHED["q"](3, 2, [0], [{"beta": 2.0}])) is None  # the loop chooses epsilon-greedily
     assert plan_sweeps.__module__ == BatchedMBV.__module__ == MBVAgent.__module__  # MBV's compiled plan: its module
+
+
+def test_the_likelihood_forms_sit_in_the_agents_module_and_the_row_names_them() -> None:
+    import graphtasks.fitting.bayes as bayes
+    import graphtasks.fitting.vectorised as vectorised
+
+    with_forms = {name for name, info in AGENT_INFO.items() if info.vectorised or info.jax}
+    assert with_forms == {"q", "hybrid"}
+    for name in with_forms:
+        info = AGENT_INFO[name]
+        assert info.vectorised is not None and info.jax is not None
+        assert info.vectorised.__module__ == info.jax.learn.__module__ == info.cls.__module__
+        assert vectorised.vectorised_form(name) is info.vectorised and bayes.jax_form(name) is info.jax
+    assert vectorised.vectorised_form("sr") is None and bayes.jax_form("sr") is None
+    assert not hasattr(vectorised, "KERNELS") and not hasattr(bayes, "SETTINGS")  # no table beside the rows
+
+
+def test_importing_the_agents_imports_neither_numba_nor_jax() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, gym_bridge.agents; print(sorted(m for m in ('numba', 'jax') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -8,7 +8,8 @@ sigma ~ HalfNormal(1.5), in the transformed space) and the sampler draws from th
 posterior with every participant's settings.
 
 The likelihood is the agents' own rule, written again in JAX as one scan over the choices
-(`log_likelihoods`) and tested equal to `graphtasks.fitting.likelihood.log_likelihood`: the Q
+(`log_likelihoods`; each agent's part of it, `JaxForm`, in its own module and named by its
+registry row's `jax`) and tested equal to `graphtasks.fitting.likelihood.log_likelihood`: the Q
 agent (softmax, Watkins' max bootstrap, optimism 1) and the hybrid agent (Daw et al. 2011:
 TD(lambda) model-free values, transition counts with their weak prior, w, perseveration), on
 any task; so the shipped models `q`, `model-based` and `hybrid` are sampled, and any other
@@ -42,6 +43,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from graphtasks.responses import RT_KEY, RT_SETTINGS
+from gym_bridge.agents import AGENT_INFO
+from gym_bridge.agents.forms import Carry, JaxForm, Step
 
 from .behaviour import BehaviourError, Choices, load_runs
 from .hierarchical import GroupFit, estimate, to_natural, to_transformed
@@ -49,14 +52,17 @@ from .likelihood import FLOOR, TaskShape, log_likelihood, task_shape
 from .mle import FitResult
 from .models import FitModel
 
-SETTINGS = {  # what the JAX likelihood knows of each agent: its settings and their defaults
-    "q": {"lr": 0.1, "beta": 5.0, "gamma": 0.95, "q_init": 0.0},
-    "hybrid": {"lr": 0.5, "lam": 0.6, "beta": 5.0, "w": 0.7, "perseveration": 0.1},
-}
 MU_SD = 1.5  # prior of each group mean (transformed space)
 SIGMA_SCALE = 1.5  # half-normal prior of each group standard deviation
 DEVICES = 4  # JAX CPU devices asked for at least: the default chains run in parallel
 RT_FAMILIES = ("ddm", "lba")  # the response models the JAX likelihood has (`graphtasks.fitting.rt`)
+
+
+def jax_form(agent: str) -> JaxForm | None:
+    """The agent's JAX likelihood (its registry row's `jax`: its settings with their defaults and
+    its part of the scan), or None where it has none."""
+    info = AGENT_INFO.get(agent)
+    return None if info is None else info.jax
 
 
 def require_numpyro() -> Any:
@@ -74,10 +80,12 @@ def require_numpyro() -> Any:
 def check_model(model: FitModel) -> None:
     """BehaviourError unless the JAX likelihood covers the model (agent q or hybrid, known settings;
     a response-time model's family among `RT_FAMILIES`)."""
-    known = SETTINGS.get(model.agent)
-    if known is None:
+    form = jax_form(model.agent)
+    if form is None:
+        with_jax = [name for name, info in AGENT_INFO.items() if info.jax is not None]
         raise BehaviourError(f"--method nuts: model {model.name!r}: agent {model.agent!r} has no JAX likelihood "
-                             f"(agents: {', '.join(SETTINGS)})")
+                             f"(agents: {', '.join(with_jax)})")
+    known = form.settings
     family = model.fixed.get(RT_KEY)
     if family is not None:
         if family not in RT_FAMILIES:
@@ -85,13 +93,13 @@ def check_model(model: FitModel) -> None:
                                  f"(response models: {', '.join(RT_FAMILIES)})")
         known = {**known, **RT_SETTINGS[family], RT_KEY: family}
     settings = {**known, **model.fixed}
-    other = sorted(set(model.free) - set(known)) + sorted(k for k in model.fixed if k not in known and not (
-        model.agent == "q" and (k, model.fixed[k]) in (("optimism", 1.0), ("bootstrap", "max"))))
+    other = sorted(set(model.free) - set(known)) + sorted(
+        k for k in model.fixed if k not in known and not (k in form.takes and model.fixed[k] == form.takes[k]))
     if other:
         raise BehaviourError(f"--method nuts: model {model.name!r}: settings {', '.join(other)} are not in the JAX "
                              f"likelihood of {model.agent!r} ({', '.join(known)})")
-    if family is None and model.agent == "q" and "beta" not in model.free and settings.get("beta") is None:
-        raise BehaviourError(f"--method nuts: model {model.name!r}: q needs a softmax (beta)")
+    if family is None and form.needs_beta and "beta" not in model.free and settings.get("beta") is None:
+        raise BehaviourError(f"--method nuts: model {model.name!r}: {model.agent} needs a softmax (beta)")
 
 
 class Packed:
@@ -139,7 +147,7 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
     Parameters
     ----------
     agent
-        "q" or "hybrid" (`SETTINGS`).
+        An agent with a JAX form (its registry row's `jax`: "q" or "hybrid").
     settings
         The agent's settings, each a number or a JAX array of one value per participant
         (missing ones take the agent's defaults). With ``rt = "ddm"`` among them, the model's
@@ -179,7 +187,10 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
     import jax.numpy as jnp
 
     family = settings.get(RT_KEY)
-    values = {**SETTINGS[agent], **(RT_SETTINGS[str(family)] if family is not None else {}), **settings}
+    form = jax_form(agent)
+    if form is None:
+        raise BehaviourError(f"agent {agent!r} has no JAX likelihood")
+    values = {**form.settings, **(RT_SETTINGS[str(family)] if family is not None else {}), **settings}
     if family is not None:
         if family not in RT_FAMILIES:
             raise BehaviourError(f"rt = {family!r}: the JAX likelihood has {', '.join(RT_FAMILIES)}")
@@ -196,13 +207,12 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
     available = jnp.asarray(packed.available)
     n_states, n_actions = packed.n_states, packed.n_actions
     floor = math.log(FLOOR)
-    hybrid = agent == "hybrid"
     # Dense one-hot arithmetic on (participants, ...) arrays: no gather or scatter in the scan.
     eye_s, eye_a = jnp.eye(n_states), jnp.eye(n_actions)
     xs = (eye_s[packed.states.T], eye_a[packed.actions.T], jnp.asarray(packed.rewards.T), eye_s[packed.nexts.T],
           jnp.asarray(packed.ends.T), jnp.asarray(packed.learn.T & packed.valid.T), jnp.asarray(packed.valid.T),
           jnp.asarray(packed.new.T))
-    q0 = jnp.zeros((participants, n_states, n_actions)) + (0.0 if hybrid else p["q_init"][:, :, None])
+    q0 = jnp.zeros((participants, n_states, n_actions)) + form.q_init(p)
     carry0 = (q0, jnp.full((participants, n_states, n_actions, n_states), 1e-3),
               jnp.zeros((participants, n_states, n_actions)), jnp.zeros(participants, dtype=bool),
               jnp.zeros((participants, n_actions)), jnp.zeros(participants))
@@ -214,14 +224,7 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
         begun = begun & ~new
         row = jnp.einsum("ps,psa->pa", s, q)
         offered = s @ available  # (P, A)
-        if hybrid:
-            transition = jnp.einsum("ps,psat->pat", s, counts)
-            transition = transition / transition.sum(axis=2, keepdims=True)
-            model_based = jnp.einsum("pat,pt->pa", transition, q.max(axis=2))
-            mixed = p["w"] * model_based + (1 - p["w"]) * row + p["perseveration"] * previous
-            worth = jnp.where(begun[:, None], row, mixed)
-        else:
-            worth = row
+        worth = form.values(p, s, row, Carry(q, counts, trace, begun, previous))  # the agent's own values
         logits = jnp.where(offered, p["beta"] * worth, -jnp.inf)
         chosen = jnp.maximum((logits * a).sum(axis=1, where=a > 0) - jax.nn.logsumexp(logits, axis=1), floor)
         total = total + jnp.where(valid, chosen, 0.0)
@@ -230,17 +233,9 @@ def log_likelihoods(agent: str, settings: dict[str, Any], packed: Packed) -> Any
         future = jnp.where(end | ~ahead.any(axis=1), 0.0, best)
         pair = s[:, :, None] * a[:, None, :]  # (P, S, A)
         current = (row * a).sum(axis=1)
-        step_on = do[:, None, None]
-        if hybrid:
-            previous = jnp.where((do & ~begun)[:, None], a, previous)
-            counts = counts + jnp.where(do[:, None, None, None], pair[:, :, :, None] * n[:, None, None, :], 0.0)
-            delta = r + future - current
-            trace = jnp.where(step_on, p["lam"][:, :, None] * trace + pair, trace)
-            q = q + jnp.where(step_on, (p["lr"] * delta[:, None])[:, :, None] * trace, 0.0)
-            begun = begun | do
-        else:
-            delta = r + p["gamma"][:, 0] * future - current
-            q = q + jnp.where(step_on, (p["lr"][:, 0] * delta)[:, None, None] * pair, 0.0)
+        learnt = form.learn(p, Step(s, a, r, n, do, pair, row, future, current),  # the agent's own rule
+                            Carry(q, counts, trace, begun, previous))
+        q, counts, trace, begun, previous = learnt.q, learnt.counts, learnt.trace, learnt.begun, learnt.previous
         return (q, counts, trace, begun, previous, total), (worth if family is not None else None)
 
     final, worths = jax.lax.scan(step, carry0, xs)

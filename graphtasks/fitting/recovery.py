@@ -133,14 +133,15 @@ def _batches_pay(jobs: Sequence[Job]) -> bool:
     enough fits for the batched path (`graphtasks.fitting.batched.batched_pays`'s thresholds; Q
     and the hybrid counted as vectorised)."""
     from .batched import LANES_OVER_REPLAY, LANES_OVER_VECTORISED, has_batched_form
-    from .vectorised import KERNELS
+    from .vectorised import vectorised_form
 
     models, starts = jobs[0][2], jobs[0][6]
     if any(job[2] != models or job[6] != starts for job in jobs):
         return False
     for m in models:
         lanes = len(jobs) * starts * (len(m.free) + 1)
-        if has_batched_form(m.agent) and lanes >= (LANES_OVER_VECTORISED if m.agent in KERNELS else LANES_OVER_REPLAY):
+        over = LANES_OVER_VECTORISED if vectorised_form(m.agent) else LANES_OVER_REPLAY
+        if has_batched_form(m.agent) and lanes >= over:
             return True
     return False
 

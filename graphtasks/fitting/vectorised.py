@@ -13,6 +13,11 @@ the last, then every choice's softmax is evaluated at once. This holds for:
 
 Otherwise `vectorised_log_likelihood` returns None and the caller replays the agent. Both
 forms agree to rounding (tests/test_fitting.py); `benchmarks/fit_bench.py` measures the gain.
+
+Each agent's form is written in its own module (`gym_bridge.agents.q_learning.vectorised`,
+`gym_bridge.agents.hybrid.vectorised`) and named by its registry row (`AgentInfo.vectorised`);
+this module makes the plan every form reads (`_Plan`: the stages, the value series, the
+delta-rule filter, the softmax's sum).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from gym_bridge.agents import agent_settings
+from gym_bridge.agents import AGENT_INFO, agent_settings
+from gym_bridge.agents.forms import VectorisedForm
 
 from .behaviour import BehaviourError, Choices
 from .shape import FLOOR, TaskShape
@@ -99,6 +105,7 @@ class _Plan:
 
     def __init__(self, choices: Choices, shape: TaskShape) -> None:
         self.n = len(choices)
+        self.n_actions = shape.n_actions
         self.actions = choices.actions
         self.positions = _positions(choices.ends)
         self.stage = _stages(choices, shape, self.positions)
@@ -129,6 +136,20 @@ class _Plan:
     def transitions(self) -> np.ndarray:
         """The hybrid's transition model before each first step (made when the hybrid asks)."""
         return _transitions(*self._model_inputs, self.first_steps)
+
+    @staticmethod
+    def series(initial: float) -> _Series:
+        """Every pair's values over time, each starting at `initial` (an agent's form fills it)."""
+        return _Series(initial)
+
+    @staticmethod
+    def filter(lr: float, targets: np.ndarray, initial: float) -> np.ndarray:
+        """Values after each update V <- V + lr * (target - V), starting from `initial`."""
+        return _filter(lr, targets, initial)
+
+    def log_softmax_sum(self, values: np.ndarray, beta: float) -> float:
+        """The choices' log-likelihood under a softmax at `beta` of `values` (-inf: not offered)."""
+        return _log_softmax_sum(values, self.actions, beta)
 
     def choice_values(self, series: _Series, n_actions: int) -> np.ndarray:
         """Q(s_t, b) before each step t for the offered b; -inf for the rest."""
@@ -196,58 +217,23 @@ def _log_softmax_sum(values: np.ndarray, actions: np.ndarray, beta: float) -> fl
     return float(np.maximum(chosen, np.log(FLOOR)).sum())
 
 
-def _q(settings: dict[str, Any], plan: _Plan, shape: TaskShape) -> float | None:
-    lr, gamma, beta, q0 = settings["lr"], settings["gamma"], settings["beta"], settings["q_init"]
-    if beta is None or settings["optimism"] != 1.0 or settings["bootstrap"] != "max":
-        return None
-    series = _Series(q0)
-    for level in plan.levels:
-        targets = level.rewards + gamma * level.future(series)
-        for pair, rows in level.pairs:
-            series.set(pair, level.steps[rows], _filter(lr, targets[rows], q0))
-    return _log_softmax_sum(plan.choice_values(series, shape.n_actions), plan.actions, beta)
-
-
-def _hybrid(settings: dict[str, Any], plan: _Plan, shape: TaskShape) -> float | None:
-    lr, lam, beta, w, bonus = (settings[k] for k in ("lr", "lam", "beta", "w", "perseveration"))
-    if plan.positions.max() > 1:
-        return None
-    series = _Series(0.0)
-    delta = np.zeros(plan.n)  # each learnt step's prediction error
-    for level in plan.levels:
-        own = level.rewards + level.future(series)
-        follows = plan.follows[level.steps]
-        trace = np.where(follows, lam * delta[np.minimum(level.steps + 1, plan.n - 1)], 0.0)
-        for pair, rows in level.pairs:
-            values = _filter(lr, own[rows] + trace[rows], 0.0)
-            series.set(pair, level.steps[rows], values)
-            delta[level.steps[rows]] = own[rows] - np.concatenate(([0.0], values[:-1]))
-    values = plan.choice_values(series, shape.n_actions)
-    first = plan.first_steps
-    if len(first):
-        best = np.stack([np.max([series.before(p, first) for p in pairs], axis=0) for pairs in plan.mb_pairs], axis=1)
-        model_based = np.einsum("tan,tn->ta", plan.transitions, best)
-        shown = values[first]
-        offered = np.isfinite(shown)
-        values[first] = np.where(offered, w * model_based + (1 - w) * np.where(offered, shown, 0.0), -np.inf)
-        values[plan.repeat_rows, plan.repeat_actions] += bonus
-    return _log_softmax_sum(values, plan.actions, beta)
-
-
-KERNELS = {"q": _q, "hybrid": _hybrid}
+def vectorised_form(agent: str) -> VectorisedForm | None:
+    """The agent's vectorised form (its registry row's `vectorised`), or None where it has none."""
+    info = AGENT_INFO.get(agent)
+    return None if info is None else info.vectorised
 
 
 def vectorised_log_likelihood(
     agent: str, settings: dict[str, Any], choices: Choices, shape: TaskShape
 ) -> float | None:
     """The log-likelihood by the vectorised form, or None where it does not apply."""
-    kernel = KERNELS.get(agent)
-    if kernel is None:
+    form = vectorised_form(agent)
+    if form is None:
         return None
     plan = plan_for(choices, shape)
     if plan.stage is None:
         return None
-    return kernel({**agent_settings(agent), **settings}, plan, shape)
+    return form({**agent_settings(agent), **settings}, plan)
 
 
 _PLANS: weakref.WeakKeyDictionary[Choices, dict[TaskShape, _Plan]] = weakref.WeakKeyDictionary()

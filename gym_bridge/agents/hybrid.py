@@ -9,6 +9,7 @@ import numpy as np
 
 from .base import AgentBase, policy, softmax_choice
 from .batched import BatchedAgent, Mask, masked_max
+from .forms import Carry, JaxForm, Step
 
 
 @dataclass(eq=False, kw_only=True)
@@ -180,3 +181,68 @@ class BatchedHybrid(BatchedAgent):
             hl = lanes[has]
             s, a = self.trace_state[hl, back[has]], self.trace_action[hl, back[has]]
             self.q_mf[hl, s, a] += step[has] * lam[has] ** j
+
+
+# -- likelihood forms for fitting (graphtasks.fitting hands them the plan or the scan) -------------
+def vectorised(settings: dict[str, Any], plan: Any) -> float | None:
+    """The hybrid's log-likelihood over all trials at once, on trials of at most two steps (its
+    eligibility trace reaches one step back; `graphtasks.fitting.vectorised`); None on longer ones."""
+    lr, lam, beta, w, bonus = (settings[k] for k in ("lr", "lam", "beta", "w", "perseveration"))
+    if plan.positions.max() > 1:
+        return None
+    series = plan.series(0.0)
+    delta = np.zeros(plan.n)  # each learnt step's prediction error
+    for level in plan.levels:
+        own = level.rewards + level.future(series)
+        follows = plan.follows[level.steps]
+        trace = np.where(follows, lam * delta[np.minimum(level.steps + 1, plan.n - 1)], 0.0)
+        for pair, rows in level.pairs:
+            values = plan.filter(lr, own[rows] + trace[rows], 0.0)
+            series.set(pair, level.steps[rows], values)
+            delta[level.steps[rows]] = own[rows] - np.concatenate(([0.0], values[:-1]))
+    values = plan.choice_values(series, plan.n_actions)
+    first = plan.first_steps
+    if len(first):
+        best = np.stack([np.max([series.before(p, first) for p in pairs], axis=0) for pairs in plan.mb_pairs], axis=1)
+        model_based = np.einsum("tan,tn->ta", plan.transitions, best)
+        shown = values[first]
+        offered = np.isfinite(shown)
+        values[first] = np.where(offered, w * model_based + (1 - w) * np.where(offered, shown, 0.0), -np.inf)
+        values[plan.repeat_rows, plan.repeat_actions] += bonus
+    return plan.log_softmax_sum(values, beta)
+
+
+def _jax_q_init(p: dict[str, Any]) -> Any:
+    return 0.0
+
+
+def _jax_values(p: dict[str, Any], s: Any, row: Any, carry: Carry) -> Any:
+    """At a trial's first learnt choice the mix of model-based and model-free values plus the
+    perseveration bonus; later the model-free values (`HybridAgent.values`)."""
+    import jax.numpy as jnp
+
+    transition = jnp.einsum("ps,psat->pat", s, carry.counts)
+    transition = transition / transition.sum(axis=2, keepdims=True)
+    model_based = jnp.einsum("pat,pt->pa", transition, carry.q.max(axis=2))
+    mixed = p["w"] * model_based + (1 - p["w"]) * row + p["perseveration"] * carry.previous
+    return jnp.where(carry.begun[:, None], row, mixed)
+
+
+def _jax_learn(p: dict[str, Any], step: Step, carry: Carry) -> Carry:
+    import jax.numpy as jnp
+
+    do, pair, step_on = step.do, step.pair, step.do[:, None, None]
+    previous = jnp.where((do & ~carry.begun)[:, None], step.a, carry.previous)
+    counts = carry.counts + jnp.where(do[:, None, None, None], pair[:, :, :, None] * step.n[:, None, None, :], 0.0)
+    delta = step.r + step.future - step.current
+    trace = jnp.where(step_on, p["lam"][:, :, None] * carry.trace + pair, carry.trace)
+    q = carry.q + jnp.where(step_on, (p["lr"] * delta[:, None])[:, :, None] * trace, 0.0)
+    return Carry(q, counts, trace, carry.begun | do, previous)
+
+
+# the hybrid in the JAX scan (Daw et al. 2011: TD(lambda) model-free values, transition counts
+# with their weak prior, w, perseveration): its settings and defaults
+JAX = JaxForm(
+    settings={"lr": 0.5, "lam": 0.6, "beta": 5.0, "w": 0.7, "perseveration": 0.1}, q_init=_jax_q_init,
+    values=_jax_values, learn=_jax_learn,
+)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .base import LearningAgent, TableAgent, policy
 from .batched import BatchedAgent, Mask, lane_policy, masked_max
+from .forms import Carry, JaxForm, Step
 
 BOOTSTRAPS = ("max", "policy")
 
@@ -154,3 +155,42 @@ class BatchedQ(BatchedAgent):
         future[ended] = 0.0
         old = self.q[lanes, states, actions]
         self.q[lanes, states, actions] = old + self.lr[lanes] * (rewards + self.gamma[lanes] * future - old)
+
+
+# -- likelihood forms for fitting (graphtasks.fitting hands them the plan or the scan) -------------
+def vectorised(settings: dict[str, Any], plan: Any) -> float | None:
+    """Q's log-likelihood over all trials at once: with a softmax (`beta` set), `optimism = 1` and
+    `bootstrap = "max"` each pair's values are a delta-rule filter of its targets, stage by stage
+    from the last (`graphtasks.fitting.vectorised`); None for any other rule."""
+    lr, gamma, beta, q0 = settings["lr"], settings["gamma"], settings["beta"], settings["q_init"]
+    if beta is None or settings["optimism"] != 1.0 or settings["bootstrap"] != "max":
+        return None
+    series = plan.series(q0)
+    for level in plan.levels:
+        targets = level.rewards + gamma * level.future(series)
+        for pair, rows in level.pairs:
+            series.set(pair, level.steps[rows], plan.filter(lr, targets[rows], q0))
+    return plan.log_softmax_sum(plan.choice_values(series, plan.n_actions), beta)
+
+
+def _jax_q_init(p: dict[str, Any]) -> Any:
+    return p["q_init"][:, :, None]
+
+
+def _jax_values(p: dict[str, Any], s: Any, row: Any, carry: Carry) -> Any:
+    return row
+
+
+def _jax_learn(p: dict[str, Any], step: Step, carry: Carry) -> Carry:
+    import jax.numpy as jnp
+
+    delta = step.r + p["gamma"][:, 0] * step.future - step.current
+    q = carry.q + jnp.where(step.do[:, None, None], (p["lr"][:, 0] * delta)[:, None, None] * step.pair, 0.0)
+    return Carry(q, carry.counts, carry.trace, carry.begun, carry.previous)
+
+
+# Q in the JAX scan (softmax, Watkins' max bootstrap, optimism 1): its settings and defaults
+JAX = JaxForm(
+    settings={"lr": 0.1, "beta": 5.0, "gamma": 0.95, "q_init": 0.0}, q_init=_jax_q_init, values=_jax_values,
+    learn=_jax_learn, takes={"optimism": 1.0, "bootstrap": "max"}, needs_beta=True,
+)

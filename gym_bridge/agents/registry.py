@@ -19,11 +19,13 @@ from graphstore.errors import GraphtasksError
 from ..room.agents import MEMORY_AGENTS, MemoryAgent
 from ..roommap.agents import ExplorerAgent
 from ..roommap.handcrafted import ANSWER, EXPLORE, FORGET, HandcraftedAgent
+from . import hybrid, q_learning
 from .bandit import BatchedInfoBonus, InfoBonusAgent
 from .base import FIXED, AgentBase, RandomAgent
 from .batched import BatchedAgent
 from .distributional import BatchedDistributional, DistributionalQAgent
 from .dyna import BatchedDynaAC, BatchedDynaQ, DynaACAgent, DynaQAgent
+from .forms import JaxForm, VectorisedForm
 from .hybrid import BatchedHybrid, HybridAgent
 from .mbv import BatchedMBV, MBVAgent
 from .mc import BatchedEpisodicControl, BatchedMonteCarlo, EpisodicControlAgent, MonteCarloQAgent
@@ -74,6 +76,9 @@ class AgentInfo:
     reference: str
     batched: type[BatchedAgent] | None = None  # its batched form (B lanes as arrays), in its own module
     compiled: str | None = None  # its rule in the compiled lane loop (`gym_bridge.compiled_lanes.RULES`), if any
+    # its likelihood forms for fitting (`gym_bridge.agents.forms`), written in its own module
+    vectorised: VectorisedForm | None = None  # over all trials at once (`graphtasks.fitting.vectorised`)
+    jax: JaxForm | None = None  # in the JAX scan of NUTS fits (`graphtasks.fitting.bayes`)
 
     @property
     def observation(self) -> str:
@@ -92,7 +97,7 @@ AGENT_INFO = {
     info.name: info
     for info in (
         AgentInfo("q", QAgent, "TD Q-learning; optimism < 1 bootstraps pessimistically", "Watkins & Dayan 1992",
-                  batched=BatchedQ, compiled="q"),
+                  batched=BatchedQ, compiled="q", vectorised=q_learning.vectorised, jax=q_learning.JAX),
         AgentInfo("sarsa", SarsaAgent, "on-policy TD control", "Rummery & Niranjan 1994",
                   batched=BatchedSarsa, compiled="sarsa"),
         AgentInfo("qlambda", QLambdaAgent, "Q-learning with accumulating traces", "Watkins 1989",
@@ -124,7 +129,7 @@ AGENT_INFO = {
         AgentInfo("opal", OpALAgent, "critic plus Go and NoGo actors learning from its error", "Collins & Frank 2014",
                   batched=BatchedOpAL),
         AgentInfo("hybrid", HybridAgent, "model-based / model-free mixture, TD(lambda)", "Daw et al. 2011",
-                  batched=BatchedHybrid),
+                  batched=BatchedHybrid, vectorised=hybrid.vectorised, jax=hybrid.JAX),
         AgentInfo("vhybrid", ValenceHybridAgent, "rewardGym's hybrid: delta-rule model, valence MF", "Daw et al. 2011",
                   batched=BatchedValenceHybrid),
         AgentInfo("infobonus", InfoBonusAgent, "Kalman arm means per game, plus an information bonus",
