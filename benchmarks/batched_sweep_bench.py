@@ -9,7 +9,7 @@
     python benchmarks/batched_sweep_bench.py            # a few minutes
     python benchmarks/batched_sweep_bench.py --quick    # short, to check the script
     python benchmarks/batched_sweep_bench.py --agents mbv,mc --episodes 10 --loop-runs 400
-        # any agents with a batched form (gym_bridge.agents.batched.BATCHED); the per-agent MBV
+        # any agents with a batched form (the rows of gym_bridge.agents.registry with batched=); the per-agent MBV
         # and SRMB plan 10 sweeps a step (about 1,000 steps/s), so shorter sweeps for those
 """
 

@@ -15,6 +15,16 @@ from graphstore.ladybug_store import LadybugStore
 # Reference data the tests compare against, with its sources and licences (tests/data/README.md).
 TEST_DATA = Path(__file__).resolve().parent / "data"
 
+# JAX's persistent compilation cache, shared by every test process and the subprocesses they start
+# (documentation blocks, CLI runs): the NUTS and GRU tests compile the same programs again and again,
+# about a third of their CPU time. Compiled code is the same program, so no result changes.
+for _name, _value in {
+    "JAX_COMPILATION_CACHE_DIR": str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "jax"),
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+}.items():
+    os.environ.setdefault(_name, _value)
+
 
 @pytest.fixture(autouse=True)
 def isolated_store_location(tmp_path, monkeypatch):

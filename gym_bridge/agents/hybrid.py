@@ -196,8 +196,7 @@ def vectorised(settings: dict[str, Any], plan: Any) -> float | None:
         own = level.rewards + level.future(series)
         follows = plan.follows[level.steps]
         trace = np.where(follows, lam * delta[np.minimum(level.steps + 1, plan.n - 1)], 0.0)
-        for pair, rows in level.pairs:
-            values = plan.filter(lr, own[rows] + trace[rows], 0.0)
+        for (pair, rows), values in zip(level.pairs, plan.filter_level(lr, level, own + trace, 0.0)):
             series.set(pair, level.steps[rows], values)
             delta[level.steps[rows]] = own[rows] - np.concatenate(([0.0], values[:-1]))
     values = plan.choice_values(series, plan.n_actions)

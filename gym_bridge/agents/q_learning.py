@@ -168,8 +168,8 @@ def vectorised(settings: dict[str, Any], plan: Any) -> float | None:
     series = plan.series(q0)
     for level in plan.levels:
         targets = level.rewards + gamma * level.future(series)
-        for pair, rows in level.pairs:
-            series.set(pair, level.steps[rows], plan.filter(lr, targets[rows], q0))
+        for (pair, rows), values in zip(level.pairs, plan.filter_level(lr, level, targets, q0)):
+            series.set(pair, level.steps[rows], values)
     return plan.log_softmax_sum(plan.choice_values(series, plan.n_actions), beta)
 
 
