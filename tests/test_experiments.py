@@ -279,7 +279,7 @@ def test_a_killed_sweep_completes_on_the_same_command_with_nothing_doubled(tmp_p
     from graphstore import open_store
     from graphtasks.experiments.records import recorded_episodes
 
-    text = SMALL.replace("episodes = 6", "episodes = 1500")
+    text = SMALL.replace("episodes = 6", "episodes = 800")
     text = text.replace("max_episode_steps = 20", "max_episode_steps = 60", 1)
     spec_path = small_spec(tmp_path, text)
     store = str(tmp_path / "store.lbug")
@@ -319,7 +319,7 @@ def test_a_killed_sweep_completes_on_the_same_command_with_nothing_doubled(tmp_p
     assert "already recorded" in finished.stdout
     with open_store(store, "r") as opened:
         scanned = opened.cypher("LOAD FROM $episodes RETURN count(*)", sources=record_sources(opened)).rows
-        assert scanned == [[12 * 1503]]
+        assert scanned == [[12 * 803]]
         assert opened.cypher("MATCH (r:Run) RETURN count(r)").rows == [[12]]
         assert recorded_episodes(opened, "small") == run_experiment(load_spec(spec_path), workers=2).rows
 
