@@ -92,6 +92,41 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[QUICK_ENV_VAR] = "1"
 
 
+QUICK_CASES = 2  # the cases of each parametrized test that a quick run takes; the full run takes them all
+QUICK_SAMPLED = pytest.StashKey[int]()
+NOT_SAMPLED = ("tests/test_docs.py",)  # its cases are a page's blocks, run in order: not samples of one check
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A quick run (`-m "not slow"`) samples each parametrized test: its first QUICK_CASES cases
+    not already marked slow, in the order they are declared; the others are marked slow, so the
+    full run still takes every case. The header says how many were left out."""
+    if "not slow" not in (config.option.markexpr or ""):
+        return
+    cases: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if item.nodeid.startswith(NOT_SAMPLED):
+            continue
+        if callspec is not None and item.get_closest_marker("slow") is None:
+            cases.setdefault(item.nodeid.partition("[")[0], []).append(item)
+    sampled = 0
+    for group in cases.values():
+        group.sort(key=lambda item: tuple(item.callspec.indices.values()))  # type: ignore[attr-defined]
+        for item in group[QUICK_CASES:]:
+            item.add_marker(pytest.mark.slow)
+            sampled += 1
+    config.stash[QUICK_SAMPLED] = sampled
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
+    sampled = config.stash.get(QUICK_SAMPLED, 0)
+    if not sampled:
+        return None
+    return f"quick run: {sampled} parametrized cases past the first {QUICK_CASES} of each test are left to the full run"
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     """Say which Bolt servers the store tests run against."""
     if os.environ.get("NEO4J_URI"):

@@ -100,11 +100,13 @@ def test_mbv_and_srmb_learn_neuronavs_tables_with_its_planning() -> None:
     assert np.abs(srmb.sr.values() - np.array(TABLES["tdsr"]["q"])).max() < 1e-12
 
 
+@pytest.mark.slow
 def test_mbv_learns_neuronavs_pessimistic_table() -> None:
     agent = replay(grid_agent("mbv", optimism=0.5, planning="on_change", ignore_ends=True))
     assert np.abs(agent.values() - np.array(TABLES["mbv_w0.5"]["q"])).max() < 1e-12
 
 
+@pytest.mark.slow
 def test_mbv_default_values_an_episode_end_at_zero() -> None:
     """neuro-nav's MBV plans on past the moved goal with the values its actions had while it
     was a waypoint, and round the reward that does not end the episode as if it paid on every

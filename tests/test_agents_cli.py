@@ -43,6 +43,7 @@ def test_cli_load_all_writes_every_task_into_an_empty_store(capsys, isolated_sto
     assert len(json.loads(capsys.readouterr().out)) == n
 
 
+@pytest.mark.slow
 def test_cli_main_job(capsys, loaded_store_copy, monkeypatch, tmp_path):
     """The README's job on a store that already holds every built-in task (a copy of the shared one)."""
     monkeypatch.setenv("GRAPHTASKS_STORE", str(loaded_store_copy))

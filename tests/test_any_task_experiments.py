@@ -99,6 +99,7 @@ def users_store(tmp_path: Path, capsys) -> str:
     return store
 
 
+@pytest.mark.slow
 def test_a_spec_of_every_family_runs_and_records_every_run(users_store: str, tmp_path: Path, capsys) -> None:
     spec_path = tmp_path / "any.toml"
     spec_path.write_text(SPEC)
@@ -119,6 +120,7 @@ def test_a_spec_of_every_family_runs_and_records_every_run(users_store: str, tmp
     assert [p[1:] for p in phases if p[0] == "room/small"] == [["learning", 16], ["test", 8]]  # q and episodic, 2 seeds
 
 
+@pytest.mark.slow
 def test_the_same_spec_is_checked_and_resumed_from_the_store_alone(users_store: str, tmp_path: Path, capsys) -> None:
     """The spec file can be gone: the experiment's spec and tasks are in the store."""
     spec_path = tmp_path / "any.toml"
@@ -194,6 +196,7 @@ max_steps = 100
     assert len(set(printed["lengths"])) > 1  # a real learning run, not a degenerate one
 
 
+@pytest.mark.slow
 def test_a_pinned_version_runs_and_a_wrong_pin_is_one_line(users_store: str) -> None:
     with open_store(users_store, "r") as store:
         digest = store.content_hash("user/lever")
@@ -225,6 +228,7 @@ def test_a_pinned_version_runs_and_a_wrong_pin_is_one_line(users_store: str) -> 
         ('"user/lever"', '"user/levr"', "unknown task 'user/levr'; did you mean 'user/lever'?"),
     ],
 )
+@pytest.mark.slow
 def test_a_spec_that_does_not_fit_its_tasks_is_one_line(users_store: str, old: str, new: str, message: str) -> None:
     assert old in SPEC
     with pytest.raises(ExperimentSpecError) as info:
@@ -248,6 +252,7 @@ def test_each_family_changes_its_own_tasks(users_store: str) -> None:
         tasks.task_family("room").change(tasks.build("room/small"), {"p_commonsense": 0.5})
 
 
+@pytest.mark.slow
 def test_the_room_task_in_a_spec_takes_its_settings_per_phase(users_store: str) -> None:
     text = """
 [experiment]
@@ -286,6 +291,7 @@ def test_user_files_of_every_family_are_read_by_one_call(tmp_path: Path) -> None
         tasks.read_file(tmp_path / "notes.txt")
 
 
+@pytest.mark.slow
 def test_load_spec_reads_user_tasks_from_the_given_store(users_store: str, tmp_path: Path) -> None:
     path = tmp_path / "any.toml"
     path.write_text(SPEC)

@@ -147,6 +147,7 @@ def test_examples_run(path: str) -> None:
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples of {path} failed"
 
 
+@pytest.mark.slow
 def test_the_site_needs_no_parameter_table_from_signatures() -> None:
     """docs/griffe_parameters.py adds no "see above" table to a listed object, its constructor, or a
     public method the page shows with its class."""

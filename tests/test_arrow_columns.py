@@ -47,6 +47,7 @@ def test_refuses_what_pyarrow_refuses(values, kind):
         arrow_array(values, kind)
 
 
+@pytest.mark.slow
 def test_a_recorded_sweep_never_imports_pandas(tmp_path):
     """pyarrow.array and LadybugDB's COPY from a Python table import pandas (0.3 s or more of
     every worker's start); a sweep's chunks and catalogue are written without them."""

@@ -337,6 +337,7 @@ def test_a_cell_alone_equals_the_same_cell_in_a_batch_of_1000(tmp_path: Path, ta
 
 
 @pytest.mark.parametrize("agent", ["q", "dyna"])
+@pytest.mark.slow
 def test_batched_and_per_agent_runs_agree_in_distribution(tmp_path: Path, agent: str) -> None:
     """Learning curves of 200 seeds (t_maze micro, epsilon 0.2): per block of 5 episodes, the
     mean length of batched and per-agent runs within 3 standard errors of their difference."""

@@ -76,6 +76,7 @@ def test_a_sweep_hears_a_batchs_episodes_before_its_runs_end(tmp_path, workers: 
     assert sum(count for kind, count in heard.events if kind == "ended") == 6
 
 
+@pytest.mark.slow
 def test_experiment_run_bar_moves_within_a_batch_on_a_terminal(tmp_path) -> None:
     """One batch of 6 lanes on one worker: the bar passes through counts between 0 and the
     sweep's 264 episodes, where it used to go from 0 to all at the batch's end."""

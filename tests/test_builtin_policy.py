@@ -18,6 +18,7 @@ ONE_PER_FAMILY = ["rewardgym/two-step", "neuronav/graph/neighborhood", "neuronav
 
 
 @pytest.mark.parametrize("task_id", ONE_PER_FAMILY)
+@pytest.mark.slow
 def test_a_stale_stored_builtin_is_replaced_by_the_files_version(task_id: str, tmp_path) -> None:
     location = str(tmp_path / "store.lbug")
     stale = tasks.build(task_id)

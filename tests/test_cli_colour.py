@@ -113,6 +113,7 @@ def in_process(argv: list[str]) -> tuple[int, str, str]:
 
 
 # -- a person at a terminal, and the same command in a pipe -------------------------------------
+@pytest.mark.slow
 def test_a_terminal_shows_the_error_red_and_the_header_bold():
     code, out, err = on_terminal(*BAD_SEED)
     assert code == 2
@@ -125,6 +126,7 @@ def test_a_terminal_shows_the_error_red_and_the_header_bold():
     assert "\x1b" not in rule and "\x1b" not in "".join(out.splitlines()[2:])  # only the header
 
 
+@pytest.mark.slow
 def test_a_pipe_gets_no_escape_sequence():
     done = through_pipes(*BAD_SEED)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith("graphtasks: error: run: --seed")

@@ -69,6 +69,7 @@ def test_export_to_a_directory(two_step, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store.lbug", "store.lbug.lock"]  # no stray file but the lock
 
 
+@pytest.mark.slow
 def test_export_to_a_full_device_in_a_real_process(two_step, tmp_path):
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full on this system")
@@ -77,6 +78,7 @@ def test_export_to_a_full_device_in_a_real_process(two_step, tmp_path):
     assert Path("/dev/full").is_char_device()  # written through, never replaced by a rename
 
 
+@pytest.mark.slow
 def test_standard_output_on_a_full_device(two_step, tmp_path):
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full on this system")
@@ -210,6 +212,7 @@ def test_a_programming_error_keeps_its_traceback(monkeypatch, bug):
 
 
 # -- the parser and the benchmark suite ------------------------------------------------------------
+@pytest.mark.slow
 def test_building_the_parser_imports_no_benchmark_and_leaves_sys_path_alone(tmp_path):
     probe = (
         "import sys; before = list(sys.path)\n"
@@ -239,6 +242,7 @@ def installed_copy(site: Path) -> Path:
     return site
 
 
+@pytest.mark.slow
 def test_bench_runs_from_an_installed_copy_away_from_the_checkout(tmp_path):
     site = installed_copy(tmp_path / "site")
     elsewhere = tmp_path / "elsewhere"

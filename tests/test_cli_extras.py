@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from graphtasks.commands.extras import EXTRAS, missing_extra
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,6 +70,7 @@ NOT_DRAWING = [
 ]
 
 
+@pytest.mark.slow
 def test_every_command_that_draws_refuses_in_one_line_naming_the_extra(tmp_path: Path) -> None:
     store = str(tmp_path / "store.lbug")
     lines = [["--store", store, *argv] for argv, _ in DRAWING] + [["--store", store, *argv] for argv in NOT_DRAWING]

@@ -95,6 +95,7 @@ SAMPLE = [
 ]
 
 
+@pytest.mark.slow
 def test_a_sample_of_the_examples_runs(tmp_path: Path, monkeypatch, capsys) -> None:
     known = {line for _, line in LINES}
     monkeypatch.chdir(tmp_path)

@@ -59,6 +59,7 @@ ENVS = {
 
 @pytest.mark.parametrize("env_name", list(ENVS))
 @pytest.mark.parametrize("agent_name", ["q", "sarsa"])
+@pytest.mark.slow
 def test_compiled_loop_equals_numpy_loop(agent_name: str, env_name: str) -> None:
     """Episodes (return, length, start, first action and state), tables and the agent's stream
     counters are equal, over a learning phase and a test phase that does not learn."""

@@ -77,6 +77,7 @@ def families(names: list[str] | None = None) -> list[Any]:
 
 
 @pytest.mark.parametrize("name", families())
+@pytest.mark.slow
 def test_the_constructor_takes_max_episode_steps_and_the_old_name_with_one_warning(name):
     _, _, _, action, default, old = FAMILIES[name]
     assert gym_bridge.family_of(FAMILIES[name][0]).episode_length == "max_episode_steps"
@@ -112,6 +113,7 @@ VECTOR = sorted(f.name for f in gym_bridge.families() if f.vector_env)
 
 
 @pytest.mark.parametrize("name", families(VECTOR))
+@pytest.mark.slow
 def test_make_vec_and_the_vector_env_take_max_episode_steps(name):
     task, gym_id, fixed, action, default, old = FAMILIES[name]
     where = {TASK_ARGUMENT.get(name, "task"): task}

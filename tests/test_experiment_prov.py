@@ -66,6 +66,7 @@ def _cypher(store: str, query: str, **params: object) -> list[list]:
         return opened.cypher(query, params, record_sources(opened)).rows
 
 
+@pytest.mark.slow
 def test_prov_reads_back_with_the_stores_counts(store: str, tmp_path: Path) -> None:
     prov = _export(store, "prov", "prov", tmp_path)
     runs = set(prov.subjects(RDF.type, GT.Run))

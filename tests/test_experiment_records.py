@@ -105,6 +105,7 @@ def test_bids_events_one_tsv_per_trial_run(recorded, tmp_path: Path) -> None:
     assert float(rows[-1]["total_reward"]) == pytest.approx(sum(float(r["delta_reward"]) for r in rows))
 
 
+@pytest.mark.slow
 def test_delete_removes_every_record_and_a_rerun_starts_afresh(recorded, capsys) -> None:
     store, spec = recorded
     capsys.readouterr()
@@ -121,6 +122,7 @@ def test_delete_removes_every_record_and_a_rerun_starts_afresh(recorded, capsys)
     assert main(["--store", store, "experiment", "delete", "records"]) == 2
 
 
+@pytest.mark.slow
 def test_the_python_api_runs_and_reads_back_what_the_cli_exports(tmp_path: Path, capsys) -> None:
     spec = tmp_path / "records.toml"
     spec.write_text(SPEC, encoding="utf-8")

@@ -226,6 +226,7 @@ def recorded_small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]
     return spec_path, store
 
 
+@pytest.mark.slow
 def test_runs_are_recorded_and_a_rerun_skips_them(tmp_path: Path, capsys, recorded_small) -> None:
     from graphstore import open_store
     from graphtasks.experiments.records import recorded_episodes, recorded_experiments
@@ -382,6 +383,7 @@ def test_a_dask_cluster_gives_the_same_records(tmp_path: Path, capsys) -> None:
     assert local.failures == [] and local.rows == plain
 
 
+@pytest.mark.slow
 def test_trials_are_recorded_and_stay_probabilities_come_from_cypher(tmp_path: Path) -> None:
     """The two-step stay analysis as a Cypher query over the Trial records equals the runner's
     own computation (gym_bridge.runner.stay_probabilities) over the same trials."""
@@ -435,6 +437,7 @@ def test_trials_are_recorded_and_stay_probabilities_come_from_cypher(tmp_path: P
 DESIGN_A = (REPO / "data" / "experiments" / "momennejad2017-design-a.toml").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_conditions_run_their_own_versions_of_the_phases(tmp_path: Path) -> None:
     spec = load_spec(small_spec(tmp_path, DESIGN_A.replace("seeds = 10", "seeds = 2")))
     assert spec.condition_names() == ("control", "reward", "transition")
@@ -451,6 +454,7 @@ def test_conditions_run_their_own_versions_of_the_phases(tmp_path: Path) -> None
     assert starts[("reward", "relearning")] == {2, 3} and starts[("control", "relearning")] == {0, 1}
 
 
+@pytest.mark.slow
 def test_a_random_start_set_draws_only_from_it_and_the_same_on_every_run_of_a_seed(tmp_path: Path) -> None:
     text = DESIGN_A.replace("seeds = 10", "seeds = 2").replace("start = [2, 3]", "start = { random = [0, 2, 3] }", 1)
     result = run_experiment(load_spec(small_spec(tmp_path, text)), workers=1)
@@ -478,6 +482,7 @@ def test_bad_conditions_probes_and_start_sets_are_one_line(tmp_path: Path, old: 
     assert message in str(info.value) and ", line " in str(info.value)
 
 
+@pytest.mark.slow
 def test_revaluation_scores_come_from_the_probe_records(tmp_path: Path) -> None:
     """Design A (Momennejad et al. 2017): the revaluation query over the Probe records equals the
     probes the runner returns; the model-free agent does not revalue rewards it only sees from the

@@ -209,6 +209,7 @@ def test_a_sweep_writes_each_run_into_the_dataset_as_it_ends(tmp_path, capsys) -
     assert not Path(store).exists() and not (tmp_path / "b").exists()  # refused before the sweep
 
 
+@pytest.mark.slow
 def test_a_pilot_study_exports_people_in_seconds_beside_agents(tmp_path) -> None:
     study = tmp_path / "study.toml"
     study.write_text(TWO_STEP_STUDY.format(episodes=3, timeout=0), encoding="utf-8")

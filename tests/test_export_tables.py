@@ -54,6 +54,7 @@ def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.mark.parametrize("trials", [False, True])
+@pytest.mark.slow
 def test_csv_and_parquet_read_back_alike_with_a_column_per_setting(store, trials: bool) -> None:
     path, folder, kind = store
     name = f"{'trials' if trials else 'episodes'}"

@@ -62,6 +62,7 @@ def cpu(fn: Callable[[], Any]) -> float:
     return time.process_time() - start
 
 
+@pytest.mark.slow
 def test_the_writer_takes_a_fraction_of_the_old_writers_cpu(tmp_path: Path) -> None:
     """The same records (about 30,000 triples) written by each writer from its own graph: the
     old one from rdflib's memory store, where the export built it, the new one from Oxigraph."""

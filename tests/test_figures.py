@@ -112,6 +112,7 @@ def test_fitting_figure_has_no_empty_panels(tmp_path: Path) -> None:
     assert len(axes_in(five)) == 6 and 'id="legend_1"' in text.split('<g id="axes_6">')[1]  # the spare holds the legend
 
 
+@pytest.mark.slow
 def test_test_phase_choice_figure(tmp_path: Path, capsys) -> None:
     from graphstore import open_store
     from graphtasks.cli import main

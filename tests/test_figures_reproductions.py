@@ -381,6 +381,7 @@ def test_choice_bars_are_the_test_phases_choice_rates(saved, tmp_path, monkeypat
 
 
 # -- studies (run here with one seed: they record nothing) ---------------------------------------
+@pytest.mark.slow
 def test_dabney_lines_are_the_cells_values_the_checks_read(saved, tmp_path):
     from graphtasks.experiments import studies
 

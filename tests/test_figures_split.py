@@ -189,6 +189,7 @@ def legend_texts(figure: Figure) -> list[str]:
     return [t.get_text() for t in legends[0].get_texts()]
 
 
+@pytest.mark.slow
 def test_a_revaluation_specs_choice_figure_shows_the_result_by_condition(revaluation, tmp_path, saved, capsys):
     """Pooled over conditions MBV's first choice sat at 0.5; split, it goes from 0 (control)
     to 1 (reward), and Q's bars are its own runs' choices in each condition."""
@@ -218,6 +219,7 @@ def test_a_revaluation_specs_choice_figure_shows_the_result_by_condition(revalua
     assert list(panel_bars(figure)) == [f"{HUMAN_B}, reward"]
 
 
+@pytest.mark.slow
 def test_the_test_phase_figure_is_each_runs_mean_return_per_task_and_condition(revaluation, tmp_path, saved,
                                                                                capsys):
     figure, out = plot(revaluation, "reval", "--kind", "test", tmp_path=tmp_path, saved=saved, capsys=capsys)
@@ -249,6 +251,7 @@ def recorded_mixed_without_test(tmp_path: Path) -> str:
     return store
 
 
+@pytest.mark.slow
 def test_stay_bars_only_on_two_step_like_tasks(mixed, tmp_path, saved, capsys):
     """The bandit's trials used to enter the two-step stay bars; now its task is left out and
     named, and asking for it by name is refused."""
@@ -322,6 +325,7 @@ def legend_texts_title(figure: Figure) -> str:
     return legend.get_title().get_text().replace("\n", " ")
 
 
+@pytest.mark.slow
 def test_six_tasks_wrap_into_a_grid_with_nothing_cut():
     """Six tasks' curves were one row of 4,608 x 600 px; now three columns (or --columns)."""
     tasks = [f"family/a-rather-long-task-name-{i}" for i in range(6)]
@@ -367,6 +371,7 @@ def test_misspelt_names_get_the_nearest_one(mixed, tmp_path, capsys):
         "graphtasks: error: --columns: expected a positive number of panels side by side, got 0")
 
 
+@pytest.mark.slow
 def test_participants_stay_keeps_two_experiments_hybrids_apart(tmp_path_factory, tmp_path, saved, capsys):
     """Two experiments' `hybrid` (w 0.6 and 0.7) were one bar of their four runs."""
     spec = "[experiment]\nname = \"{name}\"\ntasks = [\"rewardgym/two-step\"]\nseeds = 2\n\n[[agents]]\n" \

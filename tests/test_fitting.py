@@ -162,6 +162,7 @@ def test_bad_events_files_name_the_line(tmp_path) -> None:
         read_events(path)
 
 
+@pytest.mark.slow
 def test_exported_trials_read_back_as_the_recorded_run(tmp_path) -> None:
     """graphtasks' own BIDS export reads back as the same choices as the store's Trial records."""
     store_path = tmp_path / "store"
@@ -243,6 +244,7 @@ def test_imported_names_with_slashes_keep_their_records_apart(tmp_path) -> None:
         assert store.cypher("MATCH (p:Participant) RETURN count(p)").rows[0][0] == 2
 
 
+@pytest.mark.slow
 def test_parameter_recovery_of_q_on_two_step(tmp_path) -> None:
     """The issue's bar: lr and beta of Q-learning on 200-trial two-step runs correlate above 0.8."""
     result = parameter_recovery("q", participants=12, trials=200, seed=0, starts=2)
@@ -263,6 +265,7 @@ def test_model_recovery_confusion_matrix() -> None:
     assert np.trace(result.confusion) >= 5  # Q and model-based choices are told apart
 
 
+@pytest.mark.slow
 def test_cli_fit(tmp_path, capsys) -> None:
     store = str(tmp_path / "store")
     path = tmp_path / "sub-C_task-twostep_events.tsv"
@@ -378,6 +381,7 @@ def test_the_cached_plan_does_not_keep_choices_alive(shape) -> None:
     assert gone() is None
 
 
+@pytest.mark.slow
 def test_fits_from_parallel_processes_all_land(tmp_path) -> None:
     """Two `fit run` processes on one store: both read at once, their writes wait for each other."""
     import subprocess
@@ -400,6 +404,7 @@ def test_fits_from_parallel_processes_all_land(tmp_path) -> None:
     assert rows == [["model-based", 2], ["q", 2]]
 
 
+@pytest.mark.slow
 def test_standard_errors_match_the_spread_of_estimates() -> None:
     """Fitted to many simulated participants with the same settings, the estimates spread as
     their standard errors say, and the errors shrink with more trials (about 1/sqrt(n))."""

@@ -100,6 +100,7 @@ def participants():
     MODELS["q"],
     FitModel.of("sarsa", {"lr": (0.01, 1.0), "beta": (0.1, 20.0)}, {"gamma": 1.0}),
 ])
+@pytest.mark.slow
 def test_lockstep_fits_reach_the_same_maxima(model, participants) -> None:
     """Every start of every participant climbing at once (a batched pass per round) ends where
     the fits one at a time end: the same log-likelihoods, settings and standard errors."""
@@ -115,6 +116,7 @@ def test_lockstep_fits_reach_the_same_maxima(model, participants) -> None:
     assert fit(model, participants[1], starts=2, seed=1, batched=False).params == alone[1].params
 
 
+@pytest.mark.slow
 def test_a_participant_fits_the_same_alone_and_among_others(participants, monkeypatch) -> None:
     """A lane's numbers do not depend on the lanes beside it: one participant's lockstep fit
     alone equals its fit among the others, and a group cut into parts (at most MAX_OPTIMISERS
@@ -164,6 +166,7 @@ def test_em_in_lockstep_equals_em_one_participant_at_a_time(participants) -> Non
     assert two.mean == together.mean and [f.params for f in two.fits] == [f.params for f in together.fits]
 
 
+@pytest.mark.slow
 def test_parameter_recovery_fits_its_simulations_at_once(monkeypatch) -> None:
     """Recovery of an agent without a vectorised form simulates everyone, then fits them all in
     lockstep: the same fits as simulating and fitting one participant at a time."""

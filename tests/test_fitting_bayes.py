@@ -40,6 +40,7 @@ def _with_a_test_phase(choices: Choices) -> Choices:
         ("q", {"lr": 0.6, "beta": 2.0, "gamma": 0.9, "q_init": 0.3}),
     ],
 )
+@pytest.mark.slow
 def test_the_jax_likelihood_equals_the_agents_own(agent, settings) -> None:
     """Participants of different lengths (padding), both agents' simulations, a test phase."""
     shape = task_shape(TWO_STEP)

@@ -234,6 +234,7 @@ def test_the_figure_reads_back():
 
 @pytest.mark.parametrize("name", ["graphtasks.fitting.cv", "graphtasks.fitting.cv_figures",
                                   "graphtasks.fitting.neural", "graphtasks.fitting.selection"])
+@pytest.mark.slow
 def test_docstring_examples_run(name):
     import doctest
     import importlib

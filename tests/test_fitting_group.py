@@ -66,6 +66,7 @@ def test_laplace_evidence_equals_the_integral_it_approximates() -> None:
     assert abs(axes[0][peak[0]] - found.x[0]) <= sd[0] / 5 and abs(axes[1][peak[1]] - found.x[1]) <= sd[1] / 5
 
 
+@pytest.mark.slow
 def test_em_reaches_its_fixed_point_and_any_workers_give_the_same_fit() -> None:
     group = _q_group((0.2, 0.35, 0.5, 0.65, 0.8))
     one = fit_group(MODELS["q"], group, starts=2, seed=4, workers=1)
@@ -179,6 +180,7 @@ def _import(tmp_path, store, name="lab", lrs=(0.3, 0.5, 0.7), trials=60):
     import_behaviour(store, name, files)
 
 
+@pytest.mark.slow
 def test_group_fits_are_stored_queried_and_deleted(tmp_path, capsys) -> None:
     import json
 
@@ -321,6 +323,7 @@ def test_the_group_fit_benchmark_runs_and_times_nuts_when_installed() -> None:
     assert "NUTS, 3 participants, 1 chain" in done.stdout and "NUTS / EM of the same participants:" in done.stdout
 
 
+@pytest.mark.slow
 def test_random_effects_charges_each_participant_its_share_of_the_group_prior(tmp_path) -> None:
     """EM's evidences go to random-effects selection less d ln(choices) / participants each, so
     that they sum to -iBIC/2: a model whose extra setting the group pins down pays for it.

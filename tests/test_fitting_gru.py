@@ -58,6 +58,7 @@ def reference_log_probs(params: dict, x: np.ndarray, offered: np.ndarray, action
     return np.array(out)
 
 
+@pytest.mark.slow
 def test_the_network_is_a_gru_over_the_offered_actions():
     import jax
 

@@ -42,6 +42,7 @@ def test_two_step_layout_reads_back_the_simulated_choices(tmp_path) -> None:
             replay_log_likelihood("hybrid", settings, simulated, shape), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_the_example_two_step_file_imports_and_fits(tmp_path, capsys) -> None:
     store_path = str(tmp_path / "store.lbug")
     assert main(["--store", store_path, "fit", "import", "hb", str(DATA / "ts_example.tsv")]) == 0
@@ -61,6 +62,7 @@ def test_the_example_two_step_file_imports_and_fits(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize("name", [n for n in LAYOUTS if n != "ts"])
+@pytest.mark.slow
 def test_other_layouts_map_onto_their_task_or_are_refused_naming_it(tmp_path, name) -> None:
     path = DATA / f"{name}_example.tsv"
     layout = LAYOUTS[name]

@@ -22,6 +22,7 @@ from graphtasks.fitting.wiener import wiener_log_density  # noqa: E402
 TWO_STEP = "rewardgym/two-step"
 
 
+@pytest.mark.slow
 def test_the_jax_wiener_density_equals_the_numpy_one_on_a_grid() -> None:
     require_numpyro()
     import jax
@@ -50,6 +51,7 @@ def test_the_jax_wiener_density_equals_the_numpy_one_on_a_grid() -> None:
     ("hybrid-ddm", [0.4, 0.6, 3.0, 1.5, 0.3]),
     ("q-lba", [0.5, 2.0, 0.5, 0.3]),
 ])
+@pytest.mark.slow
 def test_the_jax_likelihood_of_an_rt_model_equals_rt_log_likelihood(name, values) -> None:
     model = MODELS[name]
     shape = task_shape(TWO_STEP, ":memory:")

@@ -141,6 +141,7 @@ def test_a_ddm_needs_two_options_and_an_lba_races_four() -> None:
         rt_log_likelihood("q", MODELS["q-ddm"].settings([0.4, 2.0, 1.5, 0.25]), choices, shape)
 
 
+@pytest.mark.slow
 def test_simulated_rt_models_fit_back_by_mle_on_two_step_and_a_bandit() -> None:
     shape = task_shape(TWO_STEP, ":memory:")
     truth = [0.5, 3.0, 1.5, 0.3]
@@ -208,6 +209,7 @@ def test_the_browsers_response_times_are_read_from_the_store_in_seconds() -> Non
         rt_log_likelihood("q", MODELS["q-ddm"].settings([0.5, 3.0, 1.5, 0.2]), untimed, task_shape(TWO_STEP))
 
 
+@pytest.mark.slow
 def test_the_modules_examples_run() -> None:
     from graphtasks.fitting import lba, rt, rt_figures, wiener
 

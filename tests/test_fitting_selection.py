@@ -101,6 +101,7 @@ def rows_of(out: str) -> list[dict[str, Any]]:
     return json.loads(out[: out.index("\n]\n") + 3])
 
 
+@pytest.mark.slow
 def test_the_study_has_people_agents_and_a_pilot(study) -> None:
     with open_store(study, "r") as store:
         runs = select_runs(store, "mixed", Selection())
@@ -115,6 +116,7 @@ def test_the_study_has_people_agents_and_a_pilot(study) -> None:
     assert all(r.phases == ("practice", "main") for r in runs)
 
 
+@pytest.mark.slow
 def test_fit_run_takes_the_phases_runs_and_source_chosen_and_names_participants(study) -> None:
     code, out, err = cli(study, "fit", "run", "mixed", "--phase", "main", "--source", "people", "--starts", "1",
                          "--no-record", "--format", "json")
@@ -165,11 +167,19 @@ def test_a_selection_that_names_nothing_is_refused_in_one_line(study) -> None:
         assert len(err.strip().splitlines()) == 1 and message in err, (args, err)
 
 
-def test_pooling_people_with_agents_is_refused_unless_chosen(study) -> None:
-    """`fit compare --random-effects` pooled 4 simulated runs with 9 sessions as '13
-    participants'; now it refuses, names both, and takes what `--source` chooses."""
+@pytest.fixture(scope="module")
+def fitted(study) -> Path:
+    """The study with every run fitted by q and model-based (once for the module)."""
     for model in ("q", "model-based"):
         assert cli(study, "fit", "run", "mixed", "--model", model, "--starts", "1")[0] == 0
+    return study
+
+
+@pytest.mark.slow
+def test_pooling_people_with_agents_is_refused_unless_chosen(fitted) -> None:
+    """`fit compare --random-effects` pooled 4 simulated runs with 9 sessions as '13
+    participants'; now it refuses, names both, and takes what `--source` chooses."""
+    study = fitted
     for args in (["--random-effects"], []):
         code, out, err = cli(study, "fit", "compare", "mixed", *args)
         assert code == 2 and len(err.strip().splitlines()) == 1
@@ -188,7 +198,8 @@ def test_pooling_people_with_agents_is_refused_unless_chosen(study) -> None:
     assert code == 0 and "4 runs (4 of agents); phases: all" in out
 
 
-def test_the_bms_table_says_its_participants_are_expected_not_counted(study) -> None:
+def test_the_bms_table_says_its_participants_are_expected_not_counted(fitted) -> None:
+    study = fitted
     code, out, err = cli(study, "fit", "compare", "mixed", "--random-effects", "--source", "agents")
     assert code == 0, err
     header = out.splitlines()[0].split()
@@ -199,6 +210,7 @@ def test_the_bms_table_says_its_participants_are_expected_not_counted(study) -> 
     assert sum(expected) == pytest.approx(4.0, abs=1e-6)  # a posterior share of each of 4 runs
 
 
+@pytest.mark.slow
 def test_fits_of_different_phases_are_not_compared(study) -> None:
     assert cli(study, "fit", "run", "mixed", "--model", "q", "--phase", "main", "--starts", "1")[0] == 0
     assert cli(study, "fit", "run", "mixed", "--model", "model-based", "--starts", "1")[0] == 0
@@ -334,6 +346,7 @@ def test_the_model_selection_figure_keeps_its_title_and_legend(tmp_path) -> None
     assert [t.get_text() for t in ax.get_xticklabels()] == ["q", "model-based", "hybrid"]
 
 
+@pytest.mark.slow
 def test_the_study_fits_figure_from_the_store(study, tmp_path) -> None:
     """`fit show --plot`'s figure of the study: the participants by their ids, the agents' runs
     by label and index; with --phase, only the fits of those phases."""

@@ -52,6 +52,7 @@ ENV_CASES = [
 
 
 @pytest.mark.parametrize("env_id, obs_type", ENV_CASES)
+@pytest.mark.slow
 def test_check_env_passes_without_warnings(env_id, obs_type):
     kwargs = {"task": "neuronav/graph/neighborhood"} if env_id == "graphtasks/Graph-v0" else {}
     env = gym.make(env_id, obs_type=obs_type, render_mode="rgb_array", **kwargs)

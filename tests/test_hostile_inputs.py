@@ -128,6 +128,7 @@ def test_a_fifo_as_a_task_file_does_not_block(tmp_path):
     assert f"TaskFileError: {fifo}: a FIFO (named pipe), not a regular file" in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_depth_scan_agrees_with_a_scan_character_by_character():
     """json_nesting (numpy, in chunks) = the obvious loop, on JSON-like texts with strings,
     escapes and multi-byte characters, for every chunk boundary (3,000 random texts; a quick
@@ -345,6 +346,7 @@ def test_an_events_file_above_the_size_limit_is_refused_before_reading(tmp_path,
 
 
 @pytest.mark.parametrize("kind", ["/dev/zero", "fifo"])
+@pytest.mark.slow
 def test_endless_events_sources_are_refused_in_a_real_process(tmp_path, kind):
     path = Path(kind) if kind.startswith("/") else tmp_path / "pipe.tsv"
     if kind == "fifo":
@@ -377,6 +379,7 @@ def big_events_file(path: Path, trials: int) -> int:
     return path.stat().st_size
 
 
+@pytest.mark.slow
 def test_reading_an_events_file_takes_memory_a_small_multiple_of_its_size(tmp_path):
     """200,000 rows (about 10 MB): numpy columns, not a dict per row (the old reader took ~16x)."""
     import tracemalloc

@@ -116,6 +116,7 @@ def store_digest(location: Path) -> str:
 
 
 @pytest.mark.parametrize("old, new, message", [CASES[0], CASES[5], CASES[8], CASES[12]])
+@pytest.mark.slow
 def test_the_command_line_writes_nothing_for_a_bad_spec(tmp_path: Path, old: str, new: str, message: str) -> None:
     store = tmp_path / "s.lbug"
     subprocess.run([sys.executable, "-m", "graphtasks", "--store", str(store), "tasks", "load",

@@ -47,6 +47,7 @@ def test_an_old_store_is_read_and_exported_as_before(old_store: str, capsys) -> 
     assert [float(r["return"]) for r in exported] == [e["return"] for e in episodes]
 
 
+@pytest.mark.slow
 def test_an_old_store_resumes_with_chunks_and_reads_as_one_experiment(old_store: str, capsys) -> None:
     spec = load_spec(DATA / "old-release.toml")
     assert main(["--store", old_store, "experiment", "run", NAME, "--no-progress", "--workers", "1"]) == 0
@@ -71,6 +72,7 @@ def test_an_old_store_resumes_with_chunks_and_reads_as_one_experiment(old_store:
     assert "4 run(s) already recorded, 0 to go" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_an_old_store_is_fitted_before_and_after_a_resume(old_store: str, capsys) -> None:
     """Run 0 (two-step, Trial nodes) is fitted as before; after a resume, run 1 (the other
     two-step seed, a trial chunk) is fitted beside it."""

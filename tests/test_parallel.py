@@ -43,6 +43,7 @@ def shared_store(tmp_path_factory) -> Path:
 @pytest.mark.parametrize(
     "env_id", [i if i in QUICK_IDS else pytest.param(i, marks=pytest.mark.slow) for i in IDS]
 )
+@pytest.mark.slow
 def test_async_make_vec_from_one_store(env_id, shared_store, monkeypatch):
     """Every registered id: worker processes compile from the same store at once, then step.
     Four at once for one id of each family (QUICK_IDS); two for each other id, which is enough
@@ -155,6 +156,7 @@ def test_second_writer_waits_then_fails_naming_the_holder(store_with_task, monke
         assert store.put(tasks.build("rewardgym/hcp"))
 
 
+@pytest.mark.slow
 def test_reader_waits_bounded_for_a_writer_and_shares_with_readers(store_with_task, monkeypatch):
     monkeypatch.setenv("GRAPHTASKS_LOCK_TIMEOUT", "0.5")
     writer = Holder(store_with_task, "w")

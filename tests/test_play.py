@@ -189,6 +189,7 @@ def test_without_pygame_the_command_names_the_extra():
     assert not loaded  # refused before the task was read
 
 
+@pytest.mark.slow
 def test_without_a_screen_the_command_says_so_instead_of_drawing_nowhere():
     """SDL falls back to a driver that shows nothing when there is no display: one line, not a
     window nobody sees waiting for keys."""

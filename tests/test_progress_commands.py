@@ -18,6 +18,7 @@ FIVE_TASKS = ["neuronav/graph/linear", "neuronav/graph/ring", "neuronav/graph/tw
               "rewardgym/two-armed-bandit"]
 
 
+@pytest.mark.slow
 def test_tasks_load_counts_tasks_built_and_stored(tmp_path: Path) -> None:
     store = str(tmp_path / "store.lbug")
     shown = graphtasks("--store", store, "tasks", "load", *FIVE_TASKS)
@@ -47,6 +48,7 @@ def imported(tmp_path: Path, participants: int = 3, trials: int = 60) -> str:
 
 
 @pytest.mark.parametrize(("participants", "starts"), [(3, 2), (18, 10)], ids=["one by one", "lockstep"])
+@pytest.mark.slow
 def test_fit_run_counts_each_start_as_it_ends(tmp_path: Path, capsys, participants: int, starts: int) -> None:
     """3 x 2 starts: each participant's starts one after another, with a remaining time; 18 x
     10 (540 likelihoods a round, enough for batched passes to pay): every start climbing at once
@@ -68,6 +70,7 @@ def test_fit_run_counts_each_start_as_it_ends(tmp_path: Path, capsys, participan
         assert piped.code == 0 and piped.raw == "" and piped.out == shown.out
 
 
+@pytest.mark.slow
 def test_fit_em_counts_iterations_with_no_total(tmp_path: Path, capsys) -> None:
     """EM runs until its prior stops moving: the bar counts iterations, shows how far the prior
     moved, and claims no total and no remaining time."""
@@ -84,6 +87,7 @@ def test_fit_em_counts_iterations_with_no_total(tmp_path: Path, capsys) -> None:
     assert max(drawn) == iterations, (drawn, shown.out)
 
 
+@pytest.mark.slow
 def test_fit_recovery_counts_participants_simulated_and_fitted() -> None:
     command = ["fit", "parameter-recovery", "--model", "q", "--participants", "4", "--trials", "30", "--workers", "1"]
     shown = graphtasks(*command)
@@ -95,6 +99,7 @@ def test_fit_recovery_counts_participants_simulated_and_fitted() -> None:
     assert piped.code == 0 and piped.raw == "" and piped.out == shown.out
 
 
+@pytest.mark.slow
 def test_reproduce_shows_its_runs_on_a_terminal_only(tmp_path: Path) -> None:
     command = ["--store", str(tmp_path / "store.lbug"), "reproduce", "daw2011-two-step", "--seeds", "1",
                "--no-figure", "--workers", "1"]
@@ -108,6 +113,7 @@ def test_reproduce_shows_its_runs_on_a_terminal_only(tmp_path: Path) -> None:
     assert piped.code == shown.code and piped.raw == "" and "check" in piped.out
 
 
+@pytest.mark.slow
 def test_ingest_dump_counts_lines_read_with_no_total(tmp_path: Path) -> None:
     """A dump's lines are not counted before it is read: the bar counts lines as each batch is
     committed, with no total and no remaining time."""
@@ -131,6 +137,7 @@ def test_ingest_dump_counts_lines_read_with_no_total(tmp_path: Path) -> None:
     assert piped.code == 0 and piped.raw == "" and "40 lines read" in piped.out
 
 
+@pytest.mark.slow
 def test_turtle_export_counts_the_records_it_adds(tmp_path: Path) -> None:
     """The records' view holds every episode and trial: the bar counts them as they are added
     (their number known once they are read), then says it writes the Turtle; the text is the

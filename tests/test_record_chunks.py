@@ -71,6 +71,7 @@ def swept_two(tmp_path_factory: pytest.TempPathFactory) -> str:
     return swept_store(tmp_path_factory, "2")
 
 
+@pytest.mark.slow
 def test_chunks_hold_what_the_sweep_played_on_any_number_of_workers(spec_path: Path, swept_one, swept_two) -> None:
     plain = run_experiment(load_spec(spec_path), workers=1)  # in memory: rows, no chunks
     for store in (swept_one, swept_two):
@@ -129,6 +130,7 @@ def test_only_the_stores_own_chunks_can_be_scanned(tmp_path: Path, swept_one, ca
         opened.cypher(f"LOAD FROM '{secret}' RETURN *", sources=record_sources(opened))
 
 
+@pytest.mark.slow
 def test_a_chunk_no_catalogue_names_is_invisible_and_the_run_is_made_again(tmp_path: Path, spec_path: Path) -> None:
     """What a worker killed after writing its chunk (or a driver killed before cataloguing it)
     leaves: a file no reader sees; the same command completes the sweep, equal to one that was
@@ -147,6 +149,7 @@ def test_a_chunk_no_catalogue_names_is_invisible_and_the_run_is_made_again(tmp_p
     assert episodes == run_experiment(spec, workers=1).rows and 99.0 not in {e["return"] for e in episodes}
 
 
+@pytest.mark.slow
 def test_a_missing_or_damaged_chunk_is_named_in_one_line(tmp_path: Path, spec_path: Path, capsys) -> None:
     store = str(tmp_path / "s.lbug")
     sweep(store, spec_path, "--workers", "1")
@@ -166,6 +169,7 @@ def test_a_missing_or_damaged_chunk_is_named_in_one_line(tmp_path: Path, spec_pa
         recorded_episodes(opened, "chunky")
 
 
+@pytest.mark.slow
 def test_a_dask_cluster_writes_the_same_chunks(tmp_path: Path, spec_path: Path, swept_two) -> None:
     local, dask = swept_two, str(tmp_path / "d.lbug")
     sweep(dask, spec_path, "--dask", "local", "--workers", "2")

@@ -61,6 +61,7 @@ def run(name: str, store: str, **kw) -> None:
     Experiment(parse_spec(text), text).run(store=store, workers=1)
 
 
+@pytest.mark.slow
 def test_names_with_slashes_do_not_share_records(tmp_path: Path) -> None:
     """`coll/c` and condition `c` of `coll` were one Phase; `a/run/0` and run 0 of `a` one IRI."""
     store = str(tmp_path / "s.lbug")
@@ -86,6 +87,7 @@ def test_names_with_slashes_do_not_share_records(tmp_path: Path) -> None:
     assert experiment_iri != run_iri
 
 
+@pytest.mark.slow
 def test_records_of_an_earlier_version_are_migrated(tmp_path: Path, monkeypatch, capsys) -> None:
     """An experiment named with a slash, recorded with the unescaped ids of earlier versions:
     commands say what to run, `experiment migrate` rewrites the ids and nothing else."""

@@ -85,6 +85,7 @@ def test_stages_for_two_step_and_communities_for_neighborhood(store):
 
 
 @pytest.mark.parametrize("family_name", ["grid", "poge", "room"])
+@pytest.mark.slow
 def test_every_other_builtin_is_drawn_with_a_legend(family_name, store):
     for task_id in tasks.builtin_ids(family_name):
         options = {"resolution": 64} if family_name == "grid" else {}
@@ -120,6 +121,7 @@ def run(argv):
     return args.func(args)
 
 
+@pytest.mark.slow
 def test_render_command_writes_png_and_svg_of_graph_tasks(tmp_path, capsys):
     png, svg = tmp_path / "human_b.png", tmp_path / "two-step.svg"
     assert run(["render", "neuronav/graph/human_b", "-o", str(png)]) == 0

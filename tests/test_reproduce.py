@@ -19,6 +19,7 @@ QUICK = {"daw2011-two-step", "dabney2020-distributional", "wilson2014-horizon", 
 @pytest.mark.parametrize(
     "name", [n if n in QUICK else pytest.param(n, marks=pytest.mark.slow) for n in sorted(REPRODUCTIONS)]
 )
+@pytest.mark.slow
 def test_every_reproduction_passes_its_checks(name: str, tmp_path) -> None:
     outcome = reproduce(name, out_dir=tmp_path, workers=1)
     failed = [c for c in outcome.checks if not c.passed]
@@ -34,6 +35,7 @@ def test_a_reproduction_checks_what_was_measured(tmp_path) -> None:
     assert all(isinstance(c.measured, float) for c in checks.values())
 
 
+@pytest.mark.slow
 def test_cli_prints_checks_and_json(tmp_path, capsys) -> None:
     assert main(["reproduce", "daw2011-two-step", "--seeds", "3", "-o", str(tmp_path), "--json"]) in (0, 1)
     outcome = json.loads(capsys.readouterr().out)
@@ -55,6 +57,7 @@ def test_bad_seed_count_is_one_line(capsys) -> None:
     assert "seeds: expected a positive number" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_study_measures_what_its_agents_learnt() -> None:
     """The studies' checks come from the agents: one seed of the community study still separates
     the SR (positive gap) from one-hot states (none), and the Dabney cells' spread is real."""
@@ -71,6 +74,7 @@ def test_studies_are_listed_with_the_specs(capsys) -> None:
         assert name in listed
 
 
+@pytest.mark.slow
 def test_cli_runs_them_all_in_turn_and_sums_up(capsys, monkeypatch) -> None:
     """--all runs each reproduction in turn and sums up: three cheap ones here, since
     test_every_reproduction_passes_its_checks runs every one whole (one seed: checks may fail)."""
@@ -132,6 +136,7 @@ def test_fewer_steps_needs_a_gap_of_two_standard_errors() -> None:
     assert not _fewer_steps(steps, "SR", "MB", "SR first").passed  # the wrong order fails
 
 
+@pytest.mark.slow
 def test_reproductions_run_at_once_give_the_same_outcomes_in_order() -> None:
     """--all runs reproductions side by side (one process each, --jobs): the outcomes come in
     the order asked for, equal to those of one after another in this process."""

@@ -33,6 +33,7 @@ def etas(err: str) -> list[int]:
 
 
 @pytest.mark.parametrize("how", [[], ["--per-agent"]])
+@pytest.mark.slow
 def test_run_bar_shows_no_eta_longer_than_the_run(tmp_path, how) -> None:
     started = time.perf_counter()
     shown = graphtasks("--store", str(tmp_path / "s.lbug"), "run", "rewardgym/two-step", "--agent", "hybrid",

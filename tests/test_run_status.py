@@ -155,6 +155,7 @@ def test_csv_and_bids_observers_write_what_the_runs_give(tmp_path: Path) -> None
     assert lines[0].startswith("onset\tduration\ttrial_type") and len(lines) == 1 + 3 * 2  # two stages a trial
 
 
+@pytest.mark.slow
 def test_an_experiment_on_a_template_folder_grid_resumes_from_the_store_alone(
     tmp_path: Path, monkeypatch, capsys
 ) -> None:

@@ -259,6 +259,7 @@ def test_module_examples_run():
 # -- sessions ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_session_is_recorded_as_a_run_and_replays_through_the_agents_loop(serve, tmp_path):
     """Every trial is in the store as the records of a run; the recorded actions replayed by the
     episode loop agents use (gym_bridge.episodes.play) with the session's seed give the same
@@ -313,6 +314,7 @@ def test_a_session_is_recorded_as_a_run_and_replays_through_the_agents_loop(serv
         assert replayed == [r[2:8] for r in recorded]
 
 
+@pytest.mark.slow
 def test_duplicates_reload_and_a_killed_server_lose_nothing(serve):
     server = serve(TWO_STEP_STUDY.format(episodes=4, timeout=0))
     token = start_session(server)
@@ -335,6 +337,7 @@ def test_duplicates_reload_and_a_killed_server_lose_nothing(serve):
                                                   for s in (0, 1)]
 
 
+@pytest.mark.slow
 def test_one_participant_id_one_session(serve):
     server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0).replace("[[study.checks]]", "max_sessions = 2\n\n"
                                                                         "[[study.checks]]"))
@@ -352,6 +355,7 @@ def test_one_participant_id_one_session(serve):
     assert "same-person" not in values
 
 
+@pytest.mark.slow
 def test_hostile_input_is_refused_with_nothing_written(serve):
     server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0))
     mine, theirs = start_session(server), start_session(server)
@@ -401,6 +405,7 @@ def test_hostile_input_is_refused_with_nothing_written(serve):
     assert len(stored_trials(server.store, "two-step people")) == 3
 
 
+@pytest.mark.slow
 def test_the_server_binds_to_this_machine_only(serve):
     server = serve(GRID_STUDY)
     listening = []  # (address, port) of the listening TCP sockets, from the kernel's table
@@ -413,6 +418,7 @@ def test_the_server_binds_to_this_machine_only(serve):
     assert ("0.0.0.0", server.port) not in listening
 
 
+@pytest.mark.slow
 def test_simulated_participants_at_once_every_trial_stored_once(serve):
     """20 participants of 50 trials each, at once, over HTTP: every trial stored exactly once."""
     server = serve(TWO_STEP_STUDY.format(episodes=23, timeout=0))
@@ -590,6 +596,7 @@ def test_a_session_that_no_longer_replays_stops_the_server_with_one_line(serve):
     assert len(lines) == 1 and "trial 1 replays to" in lines[0] and "recorded (7.0," in lines[0], result.stderr
 
 
+@pytest.mark.slow
 def test_comprehension_checks_come_before_the_trials(serve):
     server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0))
     token = start_session(server, consent=False)
@@ -642,6 +649,7 @@ PIXEL = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAA
          "RU5ErkJggg==")
 
 
+@pytest.mark.slow
 def test_choice_screens_come_from_the_task_graph(serve, tmp_path):
     """A task of one's own needs no page code: its states' names, and the stimulus, colour,
     image and action labels of its task file's `info`, are what the page shows."""

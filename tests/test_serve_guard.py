@@ -103,6 +103,7 @@ def launched() -> Iterator[list[subprocess.Popen]]:
             process.communicate()
 
 
+@pytest.mark.slow
 def test_only_its_own_host_and_its_own_pages_posts(serve):  # noqa: F811 - the fixture
     """DNS rebinding and cross-site posts: another Host is refused (400), a post from another
     site's page is refused (403) by its Origin or Sec-Fetch-Site; nothing is written."""
@@ -142,6 +143,7 @@ def test_only_its_own_host_and_its_own_pages_posts(serve):  # noqa: F811 - the f
     assert len(researcher(server)["sessions"]) == 6
 
 
+@pytest.mark.slow
 def test_allowed_host_for_a_deployment_behind_a_proxy(tmp_path, launched):
     study = tmp_path / "study.toml"
     study.write_text(GRID_STUDY, encoding="utf-8")
@@ -167,6 +169,7 @@ def test_allowed_host_for_a_deployment_behind_a_proxy(tmp_path, launched):
         assert len(result.stderr.strip().splitlines()) == 1 and "--" in result.stderr, result.stderr
 
 
+@pytest.mark.slow
 def test_a_start_request_with_an_unknown_field_is_refused(serve):  # noqa: F811 - the fixture
     server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0))
     for body, named in (({"params": {}, "particpant": "x"}, "'particpant'"),
@@ -178,6 +181,7 @@ def test_a_start_request_with_an_unknown_field_is_refused(serve):  # noqa: F811 
     assert post(server.url + "/api/start", {"params": {"PROLIFIC_PID": "a", "STUDY_ID": "s"}})[0] == 200
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_server_with_one_line(serve):  # noqa: F811 - the fixture
     server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0))
     start_session(server)
@@ -205,6 +209,7 @@ def test_a_busy_port_is_refused_before_anything_is_printed(tmp_path):
     assert not (tmp_path / "s.lbug").exists()  # nor a store made
 
 
+@pytest.mark.slow
 def test_the_dashboard_key_stays_out_of_urls(tmp_path, launched):
     """The printed dashboard link is a one-time code: it sets an HttpOnly, SameSite=Strict
     cookie and redirects to a clean URL; the token is in no URL, and `?key=` is refused."""

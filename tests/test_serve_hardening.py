@@ -46,6 +46,7 @@ SECURITY = ("content-security-policy", "x-content-type-options", "x-frame-option
 # -- slow clients ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_stalled_clients_are_cut_off_while_a_participant_is_served(tmp_path, launched):  # noqa: F811
     """100 connections that send nothing, half a header, or half a body, and 10 that trickle a
     header byte every half second: all are closed within the request time-out (4 s here; 10 s by
@@ -123,6 +124,7 @@ def test_stalled_clients_are_cut_off_while_a_participant_is_served(tmp_path, lau
     assert "Traceback" not in out and "Exception" not in out, out[-2000:]  # a client cut off is not an error
 
 
+@pytest.mark.slow
 def test_limits_are_checked_in_one_line(tmp_path):
     study = tmp_path / "study.toml"
     study.write_text(GRID_STUDY, encoding="utf-8")
@@ -136,6 +138,7 @@ def test_limits_are_checked_in_one_line(tmp_path):
 # -- headers -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_response_carries_the_security_headers(serve):  # noqa: F811 - the fixture
     server = serve(GRID_STUDY)
     port = server.url.rsplit(":", 1)[1]
@@ -173,6 +176,7 @@ def test_cells_a_spreadsheet_would_evaluate_are_written_as_text():
         assert {r["reward"] for r in read} == {"-1.5"}  # a negative number stays a number
 
 
+@pytest.mark.slow
 def test_posted_keys_reach_the_csv_as_text_and_the_store_raw(serve, tmp_path):  # noqa: F811 - the fixture
     server = serve(TWO_STEP_STUDY.format(episodes=2, timeout=0))
     token = start_session(server, pid="=1+2")
@@ -292,6 +296,7 @@ def through(p: ReverseProxy, context: ssl.SSLContext, method: str, path: str, bo
         connection.close()
 
 
+@pytest.mark.slow
 def test_a_study_behind_a_tls_reverse_proxy(tmp_path, launched, proxy):  # noqa: F811 - launched is a fixture
     study = tmp_path / "study.toml"
     study.write_text(GRID_STUDY, encoding="utf-8")

@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from graphstore import open_store
 from tests.test_serve import GRID_STUDY, RESEARCHER
 from tests.test_serve_guard import launch, launched, stop  # noqa: F401 - launched is a fixture
@@ -102,6 +104,7 @@ def test_a_client_past_its_connections_is_refused_while_another_is_served(tmp_pa
     assert "Traceback" not in out, out[-2000:]
 
 
+@pytest.mark.slow
 def test_session_starts_past_the_rate_are_answered_429_and_write_nothing(tmp_path, launched):  # noqa: F811
     """--start-rate 3: an address starts three sessions, the fourth is answered 429 with
     Retry-After (20 s: one start every 60/3 s) and the store holds three Participants and Runs;
@@ -129,6 +132,7 @@ def test_session_starts_past_the_rate_are_answered_429_and_write_nothing(tmp_pat
     assert sessions_stored(store) == (5, 5)
 
 
+@pytest.mark.slow
 def test_behind_a_trusted_proxy_the_forwarded_client_is_limited(tmp_path, launched):  # noqa: F811
     """--trusted-proxy 127.0.0.1: every connection comes from the proxy, and each request counts
     for the client its X-Forwarded-For names (the last address in it that is not the proxy):
@@ -177,6 +181,7 @@ def test_behind_a_trusted_proxy_the_forwarded_client_is_limited(tmp_path, launch
     assert len(said) == 1 and "--trusted-proxy 127.0.0.1" in said[0], out
 
 
+@pytest.mark.slow
 def test_the_limits_settings_are_checked_in_one_line(tmp_path):
     study = tmp_path / "study.toml"
     study.write_text(GRID_STUDY, encoding="utf-8")

@@ -48,6 +48,7 @@ def room_store(tmp_path: Path) -> Path:
     return store
 
 
+@pytest.mark.slow
 def test_a_room_session_is_played_on_its_question_screens(serve, room_store):
     server = serve(ROOM_STUDY, store=room_store)
     token = start_session(server, pid="room-1")

@@ -92,6 +92,7 @@ def test_break_every_is_a_number_of_trials():
             parse_study(STUDY.format(episodes=3).replace("break_every = 5", f"break_every = {bad}"), "study.toml")
 
 
+@pytest.mark.slow
 def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
     """Sessions first, then `experiment run` of the same file: the agents' runs are 0..n-1 (the
     sessions, numbered after them, are neither skipped for them nor overwritten), on the task

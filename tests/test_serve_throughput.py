@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from graphstore import open_store
 from graphtasks.experiments.ids import experiment_uid
 from tests.test_serve import TWO_STEP_STUDY, Server, serve, start_session  # noqa: F401 - serve is a fixture
@@ -130,6 +132,7 @@ def check_complete(players: list[Participant], runs: dict[int, list[tuple[Any, .
     assert all(trials[i][4] == 250.0 + i for trials in runs.values() for i in range(TRIALS))
 
 
+@pytest.mark.slow
 def test_fifty_participants_at_once_are_written_in_batches_each_trial_once_in_order(serve):  # noqa: F811
     server = serve(TWO_STEP_STUDY.format(episodes=EPISODES, timeout=0))
     players, threads = start_players(server, 50, "load")
@@ -144,6 +147,7 @@ def test_fifty_participants_at_once_are_written_in_batches_each_trial_once_in_or
     assert transactions <= trials / 5, said
 
 
+@pytest.mark.slow
 def test_a_server_killed_under_load_had_written_every_trial_it_answered(serve):  # noqa: F811
     """kill -9 with 50 participants posting: at that moment the store holds every trial answered
     (and at most one more per session: the one being written); restarted, the sessions resume

@@ -150,6 +150,7 @@ def test_ansi_of_a_graph_task_prints_every_state_with_its_moves(capsys) -> None:
 ROOM_IDS = ("graphtasks/Room-v0", "graphtasks/RoomV1-v0", "graphtasks/RoomV2-v0", "graphtasks/RoomV3-v0")
 
 
+@pytest.mark.slow
 def test_no_warnings_filter_is_installed_at_import(tmp_path: Path) -> None:
     """In a fresh process (pytest sets its own filters around each test), under `-W always`."""
     script = (
@@ -163,6 +164,7 @@ def test_no_warnings_filter_is_installed_at_import(tmp_path: Path) -> None:
     assert done.stdout.strip() == "[]" and "out of date" not in done.stderr
 
 
+@pytest.mark.slow
 def test_the_four_room_ids_have_names_of_their_own_and_make_without_a_warning() -> None:
     names = {gym.spec(i).name for i in ROOM_IDS}
     assert len(names) == 4 and all(gym.spec(i).version == 0 for i in ROOM_IDS)

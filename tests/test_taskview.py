@@ -65,6 +65,7 @@ def browser():
     driver.quit()
 
 
+@pytest.mark.slow
 def test_chromium_shows_a_clicked_nodes_properties_and_its_cypher(tmp_path, capsys, browser) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait

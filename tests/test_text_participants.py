@@ -210,6 +210,7 @@ class ScriptedQ:
         return f"<<{names[a]}>>"
 
 
+@pytest.mark.slow
 def test_graphtasks_fit_recovers_a_scripted_rule_from_its_text_sessions(tmp_path, capsys):
     from graphtasks.cli import main
 

@@ -43,6 +43,7 @@ def episodes_to_optimal(agent, values, episodes: int = 100, episode_length: int 
     return None
 
 
+@pytest.mark.slow
 def test_q_learning_reaches_16_steps_within_100_episodes():
     from gym_bridge.agents.q_learning import QAgent
 
@@ -65,6 +66,7 @@ def test_agents_reach_16_steps_within_100_episodes(make, values):
     assert episodes_to_optimal(agent, values(agent)) is not None
 
 
+@pytest.mark.slow
 def test_replay_and_planning_learn_within_the_100_step_limit():
     for agent in (DynaQAgent(121, 4, seed=0), MBVAgent(121, 4, seed=0)):
         assert episodes_to_optimal(agent, lambda s, a=agent: a.q[s], episode_length=100) is not None

@@ -34,6 +34,7 @@ CHECKED_QUICKLY = {"four_rooms", "two_step", "s_maze"}
 @pytest.mark.parametrize(
     "template", [t if t in CHECKED_QUICKLY else pytest.param(t, marks=pytest.mark.slow) for t in template_names()]
 )
+@pytest.mark.slow
 def test_check_env_every_registered_id(template):
     env = gym.make(grid_env_id(template), render_mode="rgb_array", resolution=64)
     _check_clean(env.unwrapped)
@@ -250,6 +251,7 @@ def _trajectory(env, seed, steps=300):
 
 
 @pytest.mark.parametrize("obs_type", ["index", "symbolic", "visual"])
+@pytest.mark.slow
 def test_same_seed_same_trajectory(obs_type):
     def make():
         return GridEnv(

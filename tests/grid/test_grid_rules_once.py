@@ -36,6 +36,7 @@ def lane_row(env: GridEnv, obs: Any, reward: float, term: bool, trunc: bool, sta
     {"template": "two_rooms", "agent_start": (6, 5), "manual_collect": True, "time_penalty": 0.01},
     {"task": "neuronav/grid/four_rooms_split/small", "obs_type": "onehot", "agent_start": (3, 8)},
 ])
+@pytest.mark.slow
 def test_door_key_rule_gives_the_same_trajectories_in_the_single_env_and_every_lane(kwargs: dict[str, Any]) -> None:
     lanes = 8
     venv = GridVectorEnv(lanes, episode_length=60, **kwargs)

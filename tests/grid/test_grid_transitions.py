@@ -52,6 +52,7 @@ SIZES = ["micro", pytest.param("small", marks=pytest.mark.slow), pytest.param("l
 
 
 @pytest.mark.parametrize("size", SIZES)
+@pytest.mark.slow
 def test_fixed_orientation_every_cell_and_action(reference, size, loaded_store):
     checked = 0
     for name in sorted(reference):

@@ -29,11 +29,13 @@ UP, DOWN, LEFT, RIGHT = range(4)
         {"force_determinism": True, "render_mode": "ansi"},
     ],
 )
+@pytest.mark.slow
 def test_check_env_clean(world: str, kwargs: dict) -> None:
     env = gym.make("graphtasks/Poge-v0", world=f"poge/{world}", **kwargs)
     check_env(env.unwrapped, skip_render_check=False)
 
 
+@pytest.mark.slow
 def test_gym_make_with_builtin_id_and_file(isolated_store: str) -> None:
     env = gym.make("graphtasks/Poge-v0", world="poge/world1", is_partially_obs=False)
     check_env(env.unwrapped)

@@ -33,6 +33,7 @@ SETTINGS = fixed(80)
 
 @SETTINGS
 @given(worlds())
+@pytest.mark.slow
 def test_text_round_trip(world: PogeWorld) -> None:
     text = write_world(world)
     parsed = parse_world(text, "generated.txt")
@@ -70,6 +71,7 @@ def test_graph_round_trip_and_reachable_distributions_sum_to_one(world: PogeWorl
 
 @fixed(10)
 @given(worlds())
+@pytest.mark.slow
 def test_store_round_trip(world: PogeWorld) -> None:
     graph = world_to_graph(world, "test/poge")
     with open_store(":memory:") as store:
@@ -207,6 +209,7 @@ def _mutate(world: PogeWorld, kind: str, data: st.DataObject) -> tuple[str, int 
 
 @fixed(120)
 @given(worlds(), st.sampled_from(MUTATIONS), st.data())
+@pytest.mark.slow
 def test_mutated_worlds_fail_clearly_and_store_nothing(world: PogeWorld, kind: str, data: st.DataObject) -> None:
     import pathlib
     import tempfile

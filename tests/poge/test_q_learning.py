@@ -61,6 +61,7 @@ def test_fully_observable_world0_is_learned(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.slow
 def test_partially_observable_scaled_world0_defeats_q_learning(seed: int) -> None:
     env = PogeEnv("poge/scaled_world0", is_partially_obs=True, **SETTINGS)
     reached, _ = q_learning(env, seed)

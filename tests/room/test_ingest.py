@@ -54,6 +54,7 @@ def test_bundled_snapshot_is_the_normalised_reference():
     assert built["edges"] == shipped["edges"]
 
 
+@pytest.mark.slow
 def test_api_paging_equals_snapshot_and_dump(conceptnet_server, tmp_path, temp_store):
     with open_store(temp_store) as s:
         r = ingest_api(s, "/r/AtLocation", page_size=100, client=fast_client(conceptnet_server))
@@ -229,6 +230,7 @@ dump_mod.ingest_dump(store, sys.argv[2], batch_size=50)
 """
 
 
+@pytest.mark.slow
 def test_killed_dump_run_restarts_where_it_stopped(tmp_path, temp_store):
     dump = write_dump(tmp_path / "d.csv.gz", snapshot_edges(), filler=2000)
     proc = subprocess.run(
@@ -262,7 +264,8 @@ def test_cli_ingest_commands_print_summaries(conceptnet_server, tmp_path, capsys
     assert "missing.gz: no such file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("tick", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(7, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("tick", [1, 2, 7])
 def test_line_checkpoints_lose_no_row_at_the_boundary(tmp_path, temp_store, monkeypatch, tick):
     """A failure after a line-count checkpoint (not a full batch) resumes on the next line."""
     import ingest.conceptnet_dump as dump_mod
@@ -331,6 +334,7 @@ ingest_api(store, "/r/AtLocation", page_size=100, client=ApiClient(sys.argv[2], 
 """
 
 
+@pytest.mark.slow
 def test_killed_api_run_restarts_after_its_last_committed_page(conceptnet_server, temp_store):
     import signal
     import time

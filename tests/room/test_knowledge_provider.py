@@ -45,6 +45,7 @@ def stored(location: str) -> tuple[int, int, int]:
     return len(keys), len(set(keys)), jobs
 
 
+@pytest.mark.slow
 def test_first_make_loads_the_snapshot_and_says_so_once(temp_store, capsys):
     env = gym.make("graphtasks/Room-v0", store=temp_store)  # the store does not even exist yet
     err = capsys.readouterr().err
@@ -113,6 +114,7 @@ print(len(env.unwrapped.heads))
 """
 
 
+@pytest.mark.slow
 def test_two_processes_on_a_fresh_store_load_it_once(tmp_path):
     """Both make the env at the same moment on a store that does not exist: writers take turns,
     the second finds the knowledge there; one line, one load, no assertion twice."""

@@ -37,6 +37,7 @@ def rollout(env: RoomEnv, seed: int, steps: int = 300) -> list:
 
 
 @pytest.mark.parametrize("room_size", ["small", "big"])
+@pytest.mark.slow
 def test_check_env_on_registered_id(store, room_size):
     env = gym.make("graphtasks/Room-v0", store=store, room_size=room_size)
     check_env(env.unwrapped, skip_render_check=True)
@@ -60,6 +61,7 @@ def test_spaces_and_text(store):
     assert "answer" not in info
 
 
+@pytest.mark.slow
 def test_same_seed_same_episode_and_pickle_continues_identically(store):
     a, b = RoomEnv(store=store), RoomEnv(store=store)
     assert rollout(a, 7) == rollout(b, 7)
@@ -86,6 +88,7 @@ def test_episode_is_1000_questions_and_the_right_answer_scores_1(store):
     assert env.step(env.no_answer)[1] == 0.0 and env.step("nowhere")[1] == 0.0
 
 
+@pytest.mark.slow
 def test_locations_come_from_the_stored_triples(store, tmp_path):
     before = RoomEnv("big", store=store)
     assert "holodeck" not in before.tails
@@ -150,6 +153,7 @@ def test_two_agents_see_their_own_cycles(store):
 
 
 @pytest.mark.parametrize("reference", [False, True])
+@pytest.mark.slow
 def test_paper_table_at_capacity_32_within_10_percent(store, reference):
     env = RoomEnv(store=store, text_info=False, reference_noncommonsense=reference)
     table = baseline_table(lambda: env, capacities=(32,), seeds=range(5))

@@ -173,6 +173,7 @@ def test_rewards_count_correct_answers_and_partial_ones():
 
 
 @pytest.mark.parametrize("env_id", ["graphtasks/RoomV2-v0", "graphtasks/RoomV3-v0"])
+@pytest.mark.slow
 def test_gymnasium_rules(env_id):
     env = gym.make(env_id)
     check_env(env.unwrapped, skip_render_check=True)

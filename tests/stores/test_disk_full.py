@@ -140,6 +140,7 @@ def test_an_experiment_run_on_a_full_disk_is_one_line(small_disk):
 
 
 @pytest.mark.parametrize("leave", [0, 8 << 10])  # no room for the database file / for its tables
+@pytest.mark.slow
 def test_a_store_is_not_created_on_a_full_disk(small_disk, leave):
     disk = small_disk("1m")
     fill(disk, leave)
@@ -246,6 +247,7 @@ def test_the_store_keeps_working_after_a_full_disk(small_disk):
     "size, rows, outcome",
     [("8m", 60000, "not kept"), ("4m", 20000, "kept once finished")],  # where the checkpoint fails differs
 )
+@pytest.mark.slow
 def test_a_bulk_load_whose_checkpoint_fails_is_kept_whole_or_not_at_all(small_disk, monkeypatch, size, rows, outcome):
     """COPY FROM's rows last only through the checkpoint after its commit. With the room a
     checkpoint is thought to need set to nothing, that checkpoint fails on a small disk: the
@@ -278,6 +280,7 @@ def test_a_bulk_load_whose_checkpoint_fails_is_kept_whole_or_not_at_all(small_di
         assert [t.task_id for t in opened.list()] == ["t/small"]
 
 
+@pytest.mark.slow
 def test_chunks_on_a_full_disk_stop_the_sweep_in_one_line_and_the_same_command_goes_on(small_disk, tmp_path):
     """The store has room, its records folder (a full disk of its own) has none: the sweep stops
     with one line naming the chunk, nothing of it is catalogued, and once there is room the same

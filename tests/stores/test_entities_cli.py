@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from graphstore.entities import select
 from graphstore.ladybug_store import LadybugStore
 from gym_bridge import GraphTaskEnv
@@ -15,6 +17,7 @@ from .test_stores_cli import bolt_env
 TASK = "neuronav/graph/neighborhood"
 
 
+@pytest.mark.slow
 def test_create_then_list_on_the_embedded_store(tmp_path, capsys):
     store = str(tmp_path / "s.lbug")
     code, out, err = run_cli(
@@ -79,6 +82,7 @@ def one_error_line(code: int, err: str, *fragments: str) -> None:
         assert fragment in lines[0], lines[0]
 
 
+@pytest.mark.slow
 def test_update_and_remove_on_the_embedded_store(tmp_path, capsys):
     store = str(tmp_path / "s.lbug")
     code, out, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param",
@@ -119,6 +123,7 @@ def test_update_and_remove_on_the_embedded_store(tmp_path, capsys):
     assert {r["group"]: r["entities"] for r in json.loads(out)} == {"all": 16, "default": 16}
 
 
+@pytest.mark.slow
 def test_update_and_remove_errors_are_one_line_and_write_nothing(tmp_path, capsys):
     store = str(tmp_path / "s.lbug")
     code, _, err = run_cli(["--store", store, "entities", "create", TASK, "--type", "Reward", "--param", "state=3",

@@ -138,6 +138,7 @@ def test_eight_writers_wait_their_turn_and_all_write(stored):
             assert store.get(f"t/writer-{w}") == small_task(f"t/writer-{w}", n=w + 2)
 
 
+@pytest.mark.slow
 def test_a_waiting_writer_is_told_and_logged(stored, caplog):
     """In one process: the callback hears the wait start (naming the holder) and end; the
     `graphstore.filelock` logger says the same at INFO."""
@@ -176,6 +177,7 @@ def test_a_waiting_writer_is_told_and_logged(stored, caplog):
     assert logged[0] == str(first) and logged[-1] == str(last)
 
 
+@pytest.mark.slow
 def test_a_cli_writer_waits_for_its_turn_by_default(stored):
     holder = Holder(stored, "w")
     try:
@@ -210,6 +212,7 @@ def _wait_until_queued(location: Path, process: subprocess.Popen) -> None:
 
 
 @pytest.mark.parametrize("how", ["option", "environment"])
+@pytest.mark.slow
 def test_a_set_timeout_is_one_error_line_and_writes_nothing(stored, how):
     holder = Holder(stored, "w")
     try:
@@ -262,6 +265,7 @@ def test_a_writer_gets_its_turn_among_readers_that_never_stop(stored, monkeypatc
         assert "t/among-readers" in store
 
 
+@pytest.mark.slow
 def test_a_reader_waits_for_a_writer_too(stored):
     holder = Holder(stored, "w")
     heard: queue.Queue[LockWait] = queue.Queue()

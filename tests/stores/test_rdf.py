@@ -111,6 +111,7 @@ def test_import_explains_what_is_wrong():
 CLI_IDS = ["rewardgym/hcp", "rewardgym/mid", "rewardgym/two-step", "neuronav/grid/four_rooms/micro"]
 
 
+@pytest.mark.slow
 def test_cli_sparql_export_import(tmp_path, capsys):
     store = str(tmp_path / "rdf.lbug")
     with LadybugStore(store) as filled:

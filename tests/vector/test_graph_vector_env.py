@@ -591,6 +591,7 @@ def deterministic_graphs(draw):
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(definition=deterministic_graphs(), use_noop=st.booleans(), penalty=st.sampled_from([0.0, 0.25]),
        length=st.integers(1, 9), seed=st.integers(0, 1000))
+@pytest.mark.slow
 def test_random_deterministic_graphs_match_the_single_env(definition, use_noop, penalty, length, seed):
     c = compile_task(tasks.graph.definitions.build_graph_task("user/random", "user", definition))
     settings_ = dict(use_noop=use_noop, time_penalty=penalty, episode_length=length)

@@ -52,6 +52,7 @@ def single_stream(env: GridEnv, actions: np.ndarray) -> list[tuple]:
 
 
 @pytest.mark.parametrize("template, kwargs", CASES)
+@pytest.mark.slow
 def test_every_copy_equals_the_single_env(template, kwargs):
     venv = GridVectorEnv(8, template, "small", **kwargs)
     actions = np.random.default_rng(2).integers(0, venv.n_actions, (400, 8))
@@ -73,6 +74,7 @@ def test_every_copy_equals_the_single_env(template, kwargs):
 @pytest.mark.parametrize(
     "task", ["decision/grid/tolman/micro", "decision/grid/tolman/small", "decision/grid/cued_t_maze/left"]
 )
+@pytest.mark.slow
 def test_every_copy_equals_the_single_env_in_the_decision_mazes(task):
     """The mazes of data/decision/grids/ (Tolman's, the cued T-maze) step alike in both envs, random starts
     included."""
