@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "cypher", help="run a read-only Cypher query",
         description="Run a read-only Cypher query. Experiment records kept as chunks are scanned with "
         "LOAD FROM $episodes or LOAD FROM $trials (e.g. MATCH (r:Run) WITH r LOAD FROM $episodes "
-        "WHERE experiment = r.task ... ); no other file can be loaded.",
+        "WHERE experiment = r.owner ... ); no other file can be loaded.",
     )
     parser.add_argument("query")
     parser.add_argument("--param", action="append", metavar="KEY=VALUE", help="query parameter ($KEY); JSON values")
