@@ -372,8 +372,11 @@ class Neo4jStore(GraphStore):
                 for label, node_type in self.schema.nodes.items():
                     for old, new in node_type.renamed:
                         query = (
+                            # the value is taken first; setting null removes a property (ArcadeDB ignores a
+                            # REMOVE after SET in one statement)
                             f"MATCH (n:{_q(label)}) WHERE n.{_q(new)} IS NULL AND n.{_q(old)} IS NOT NULL "
-                            f"WITH n LIMIT $batch SET n.{_q(new)} = n.{_q(old)} REMOVE n.{_q(old)} RETURN count(n) AS c"
+                            f"WITH n, n.{_q(old)} AS v LIMIT $batch SET n.{_q(new)} = v, n.{_q(old)} = null "
+                            "RETURN count(n) AS c"
                         )
                         while True:
                             moved = session.execute_write(

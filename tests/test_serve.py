@@ -578,7 +578,7 @@ def test_a_session_that_no_longer_replays_stops_the_server_with_one_line(serve):
     with open_store(server.store, "w") as s:
         uid = s.cypher("MATCH (t:Trial) WHERE t.step = 1 RETURN t.uid").rows[0][0]
         s.merge_shared([("Trial", [{**dict(zip(
-            ["uid", "task", "experiment", "run", "phase_index", "episode", "step", "state", "action", "next_state"],
+            ["uid", "owner", "experiment", "run", "phase_index", "episode", "step", "state", "action", "next_state"],
             s.cypher("MATCH (t:Trial) WHERE t.uid = $u RETURN t.uid, t.owner, t.experiment, t.run, t.phase_index, "
                      "t.episode, t.step, t.state, t.action, t.next_state", {"u": uid}).rows[0])), "reward": 7.0}])])
     result = subprocess.run(
