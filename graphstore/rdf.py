@@ -2,7 +2,8 @@
 
 Vocabulary (namespace `https://graphtasks.dev/ns#`, prefix `gt:`), generated from the schema:
 - every node is the IRI `https://graphtasks.dev/id/<uid, percent-encoded>` with
-  `rdf:type gt:<Label>` (gt:Task, gt:State, gt:Reward, gt:Condition) and `gt:uid`, `gt:task`;
+  `rdf:type gt:<Label>` (gt:Task, gt:State, gt:Reward, gt:Condition) and `gt:uid`, `gt:task`
+  (an experiment record: `gt:owner`, its experiment's uid; a run's `gt:task` is the task it ran on);
 - every attribute is the property `gt:<attribute>` (gt:index, gt:name, gt:p, ...), typed
   xsd:string / xsd:integer / xsd:double / xsd:boolean; list attributes are RDF collections
   (`gt:values (1.0 0.0)`); JSON attributes of a task's nodes are `rdf:JSON` literals (they
