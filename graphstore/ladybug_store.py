@@ -361,11 +361,11 @@ class LadybugStore(GraphStore):
                 statements.append(f"CREATE NODE TABLE {_q(label)}({cols}, PRIMARY KEY(uid))")
             else:
                 # a property an earlier schema named otherwise (records' owner was `task`) is renamed first
-                have = self._columns(label)
-                for old, new in node_type.renames(have):
+                columns = self._columns(label)
+                for old, new in node_type.renames(columns):
                     statements.append(f"ALTER TABLE {_q(label)} RENAME {_q(old)} TO {_q(new)}")
-                    have[new] = have.pop(old)
-                self._add_missing_columns(label, node_type.properties, statements.append, have)
+                    columns[new] = columns.pop(old)
+                self._add_missing_columns(label, node_type.properties, statements.append, columns)
         for name, rel in self.schema.rels.items():
             if name not in tables:
                 pairs = ", ".join(f"FROM {_q(a)} TO {_q(b)}" for a, b in rel.endpoints)

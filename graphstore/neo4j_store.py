@@ -189,6 +189,11 @@ def _edge_batches(sources: dict[str, list[list[Any]]], size: int) -> Iterable[tu
         yield batch, count
 
 
+def _rename_batch(tx: neo4j.ManagedTransaction, query: str) -> Any:
+    """One batch of a renaming (`Neo4jStore._ensure_renamed`): the record with the count `c`."""
+    return tx.run(query, batch=RENAME_BATCH).single()
+
+
 def split_credentials(uri: str) -> tuple[str, str | None, str | None]:
     """Remove a 'user:password@' part from a Bolt URI; return (clean uri, user, password)."""
     parts = urlsplit(uri)
@@ -379,9 +384,7 @@ class Neo4jStore(GraphStore):
                             "RETURN count(n) AS c"
                         )
                         while True:
-                            moved = session.execute_write(
-                                lambda tx, q=query: tx.run(q, batch=RENAME_BATCH).single()
-                            )
+                            moved = session.execute_write(_rename_batch, query)
                             if moved is None or not moved["c"]:
                                 break
                             log.info("%s: renamed %s.%s to %s on %d nodes", self.location, label, old, new, moved["c"])

@@ -53,7 +53,7 @@ def records(store: Path) -> dict[str, list[list[object]]]:
 def counts(store: Path) -> dict[str, int]:
     """Every record of the import, and those linked to a run (episodes) or to a run's episode (trials)."""
     queries = {
-        label: f"MATCH (n:{label}) WHERE n.task = $uid RETURN count(n)"
+        label: f"MATCH (n:{label}) WHERE n.owner = $uid RETURN count(n)"
         for label in ("Experiment", "Participant", "Run", "Episode", "Trial")
     }
     queries["linked episodes"] = (

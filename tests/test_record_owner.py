@@ -29,10 +29,11 @@ def old_store(tmp_path: Path) -> str:
 def test_record_labels_name_their_owner_owner_and_a_run_its_task_task() -> None:
     for label in (*RECORD_LABELS, "StudyEvent"):
         node_type = SCHEMA.nodes[label]
-        assert node_type.owner_property == "owner" and node_type.property("owner").required, label
+        owner = node_type.property("owner")
+        assert node_type.owner_property == "owner" and owner is not None and owner.required, label
         assert f"graphtasks_{label.lower()}_owner" in {i.name for i in node_type.indexes()}
-    run = SCHEMA.nodes["Run"]
-    assert run.property("task").required and run.property("task_id") is None
+    task = SCHEMA.nodes["Run"].property("task")
+    assert task is not None and task.required and SCHEMA.nodes["Run"].property("task_id") is None
     assert SCHEMA.nodes["Episode"].property("task") is None  # its task version is `task_version`
     for label in ("Task", "State", "Reward", "Cell", "Concept"):  # a task's nodes (and ConceptNet's) keep `task`
         assert SCHEMA.nodes[label].owner_property == "task" and SCHEMA.nodes[label].property("owner") is None
@@ -45,8 +46,11 @@ def test_an_old_store_opened_to_read_answers_a_run_by_its_task(old_store: str) -
         owners = store.cypher("MATCH (e:Episode)-[:HAS_TRIAL]->(t:Trial) RETURN DISTINCT e.owner, t.owner").rows
         assert owners == [["experiment/old-release", "experiment/old-release"]]
     # renamed once: a second opening finds nothing to change, and writing keeps the new names
-    with LadybugStore(old_store, read_only=True) as store:
-        assert not store._sync_schema(apply=False)
+    reader = LadybugStore(old_store, read_only=True)
+    try:
+        assert not reader._sync_schema(apply=False)
+    finally:
+        reader.close()
     assert main(["--store", old_store, "experiment", "run", "old-release", "--no-progress", "--workers", "1"]) == 0
     with open_store(old_store, "r") as store:
         assert store.cypher(RUNS_ON, {"task": "rewardgym/two-step"}).rows == [

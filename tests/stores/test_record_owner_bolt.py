@@ -51,7 +51,7 @@ def test_an_old_bolt_store_is_renamed_in_batches_when_first_read(
         episodes = store.cypher("MATCH (e:Episode) RETURN e.owner, e.task ORDER BY e.uid").rows
         assert episodes == [[OLD, None]] * 3
         assert store.cypher(f"MATCH (m:{SCHEMA_VERSION_LABEL}) RETURN m.version").rows == [[SCHEMA_VERSION]]
-        assert store.schema_warnings == []
+        assert store.schema_warnings == []  # type: ignore[attr-defined]
     finally:
         store.close()
     writer = open_bolt(bolt_server)
