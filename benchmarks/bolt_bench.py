@@ -153,7 +153,7 @@ def bench_reads(store: GraphStore, experiment: str, seconds: float) -> dict[str,
     from gym_bridge.grid.compiled import compile_grid
 
     uid = experiment_uid(experiment)
-    query = "MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.status, r.seed, r.agent ORDER BY r.index"
+    query = "MATCH (r:Run) WHERE r.owner = $uid RETURN r.index, r.status, r.seed, r.agent ORDER BY r.index"
     runs = len(store.cypher(query, {"uid": uid}).rows)
     return {
         "get_compile_per_s": rate(lambda: compile_grid(store.get(TASK)), seconds),

@@ -210,7 +210,7 @@ async def load(port: int, tokens: list[str], limit: float) -> tuple[float, int, 
 def stored(store: Path) -> list[tuple[Any, ...]]:
     with open_store(store, "r") as s:
         return [tuple(r) for r in s.cypher(
-            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid "
+            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.owner = $uid "
             "RETURN r.index, e.index, t.step, t.uid ORDER BY r.index, e.index, t.step",
             {"uid": experiment_uid(NAME)},
         ).rows]

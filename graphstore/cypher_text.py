@@ -221,3 +221,40 @@ def quote_reserved_properties(query: str, reserved: set[str] = LADYBUG_RESERVED_
         if kind != "comment" and not (kind == "other" and text.isspace()):
             previous = text
     return "".join(out)
+
+
+_BINDING = re.compile(r"\(\s*([A-Za-z_]\w*)\s*:\s*([A-Za-z_]\w*)")
+_OWNER_LITERAL = re.compile(r"""\b([A-Za-z_]\w*)\.task\s*(?:=|IN\s*\[)\s*['"]experiment/""", re.IGNORECASE)
+
+
+def renamed_property_notes(query: str, schema: Any) -> list[str]:
+    """One line per use in `query` of a property name an earlier schema had (`NodeType.renamed`):
+    Cypher finds nothing for a name a node lacks (a Bolt server says nothing; LadybugDB refuses
+    the query), so `graphtasks cypher` says what the name is now. Also a record's `task`
+    compared with an experiment uid ('experiment/...'), the owner's old place.
+
+    Examples
+    --------
+    >>> from graphstore import SCHEMA
+    >>> renamed_property_notes("MATCH (r:Run) RETURN r.task_id", SCHEMA)
+    ['Run.task_id is now Run.task (renamed; the old name finds nothing)']
+    >>> renamed_property_notes("MATCH (r:Run) WHERE r.task = 'experiment/x' RETURN r", SCHEMA)
+    ["Run.task is the run's task id; its experiment's uid is Run.owner"]
+    >>> renamed_property_notes("MATCH (s:State) WHERE s.task = $t RETURN s", SCHEMA)
+    []
+    """
+    text = "".join(" " * len(t) if kind == "comment" else t for kind, t in _lexemes(query))
+    labels = {m.group(1): m.group(2) for m in _BINDING.finditer(text) if m.group(2) in schema.nodes}
+    notes: list[str] = []
+    for var, label in labels.items():
+        node_type = schema.nodes[label]
+        current = {p.name for p in node_type.properties}
+        for old, new in node_type.renamed:
+            if old not in current and re.search(rf"(?<![\w.]){re.escape(var)}\.{re.escape(old)}\b", text):
+                notes.append(f"{label}.{old} is now {label}.{new} (renamed; the old name finds nothing)")
+    for m in _OWNER_LITERAL.finditer(text):
+        node_type = schema.nodes.get(labels.get(m.group(1), ""))
+        if node_type is not None and node_type.owner_property != "task" and node_type.property("task") is not None:
+            notes.append(f"{node_type.label}.task is the run's task id; its experiment's uid is "
+                         f"{node_type.label}.{node_type.owner_property}")
+    return list(dict.fromkeys(notes))

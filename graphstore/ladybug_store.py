@@ -35,7 +35,7 @@ from .errors import (
     TaskNotFound,
 )
 from .filelock import StoreLock, WaitCallback
-from .schema import KINDS, SCHEMA, NodeType, Property, RelType, Schema
+from .schema import KINDS, SCHEMA, TASK_PROPERTY, NodeType, Property, RelType, Schema
 from .schema import quote_name as _q
 from .store import (
     MEMORY,
@@ -360,7 +360,12 @@ class LadybugStore(GraphStore):
                 cols = ", ".join(f"{_q(p.name)} {KINDS[p.kind]}" for p in node_type.properties)
                 statements.append(f"CREATE NODE TABLE {_q(label)}({cols}, PRIMARY KEY(uid))")
             else:
-                self._add_missing_columns(label, node_type.properties, statements.append)
+                # a property an earlier schema named otherwise (records' owner was `task`) is renamed first
+                columns = self._columns(label)
+                for old, new in node_type.renames(columns):
+                    statements.append(f"ALTER TABLE {_q(label)} RENAME {_q(old)} TO {_q(new)}")
+                    columns[new] = columns.pop(old)
+                self._add_missing_columns(label, node_type.properties, statements.append, columns)
         for name, rel in self.schema.rels.items():
             if name not in tables:
                 pairs = ", ".join(f"FROM {_q(a)} TO {_q(b)}" for a, b in rel.endpoints)
@@ -380,8 +385,18 @@ class LadybugStore(GraphStore):
                     self._raw(statement)
         return bool(statements)
 
-    def _add_missing_columns(self, table: str, properties: tuple[Property, ...], change: Callable[[str], None]) -> None:
-        have = {row[1]: row[2] for row in self._raw(f"CALL table_info('{table}') RETURN *")}
+    def _columns(self, table: str) -> dict[str, str]:
+        """The table's columns and their types."""
+        return {row[1]: row[2] for row in self._raw(f"CALL table_info('{table}') RETURN *")}
+
+    def _add_missing_columns(
+        self,
+        table: str,
+        properties: tuple[Property, ...],
+        change: Callable[[str], None],
+        have: dict[str, str] | None = None,
+    ) -> None:
+        have = self._columns(table) if have is None else have
         for p in properties:
             if p.name not in have:
                 change(f"ALTER TABLE {_q(table)} ADD {_q(p.name)} {KINDS[p.kind]}")
@@ -440,7 +455,7 @@ class LadybugStore(GraphStore):
             node_type = self.schema.nodes[label]
             row = {p.name: _to_store(p, props.get(p.name)) for p in node_type.properties}
             row["uid"] = uid_of(task_id, local_id)
-            row["task"] = task_id
+            row[node_type.owner_property] = task_id
             node_rows[label].append(row)
         edge_rows: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
         for source, target, data in graph.graph.edges(data=True):
@@ -937,10 +952,11 @@ class LadybugStore(GraphStore):
                 f"deleting the records of {owner!r} failed, nothing deleted", f"deleting the records of {owner!r}"
             ):
                 for label in chosen:
-                    found = self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $o RETURN count(n)", {"o": owner})
+                    match = f"MATCH (n:{_q(label)}) WHERE n.{_q(self.schema.nodes[label].owner_property)} = $o"
+                    found = self._raw(f"{match} RETURN count(n)", {"o": owner})
                     counts[label] = int(found[0][0])
                     if counts[label]:
-                        self._raw(f"MATCH (n:{_q(label)}) WHERE n.task = $o DETACH DELETE n", {"o": owner})
+                        self._raw(f"{match} DETACH DELETE n", {"o": owner})
         return counts
 
     def delete(self, task_id: str) -> bool:
@@ -987,6 +1003,8 @@ class LadybugStore(GraphStore):
             for rel_name, rel in self.schema.rels.items():
                 cols = "".join(f", r.{_q(p.name)}" for p in rel.properties)
                 for a, b in rel.endpoints:
+                    if self.schema.nodes[a].owner_property != TASK_PROPERTY:
+                        continue  # a record's edge (a run's `task` is the task it ran on, not its owner)
                     query = (
                         f"MATCH (a:{_q(a)})-[r:{_q(rel_name)}]->(b:{_q(b)}) WHERE a.task IN $ids "
                         f"RETURN a.task, a.uid, b.uid{cols}"

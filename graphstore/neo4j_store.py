@@ -30,7 +30,7 @@ from neo4j import exceptions as neo4j_errors
 from . import bolt_revisions
 from .cypher_text import check_read_only, named_sources
 from .errors import ConflictError, GraphStoreError, QueryError, SchemaError, StoreLocationError, TaskNotFound
-from .schema import SCHEMA, Property, Schema
+from .schema import SCHEMA, TASK_PROPERTY, Property, Schema
 from .schema import quote_name as _q
 from .store import (
     STORE_ENV_VAR,
@@ -129,6 +129,13 @@ def transient_pause(attempt: int) -> float:
 LABELS_PROPERTY = "stored_labels"
 LABELS_HASH_PROPERTY = "stored_labels_hash"
 
+# Stores written before records named their owner `owner` (it was in `task`, a run's task in
+# `task_id`) have their properties renamed (NodeType.renamed) the first time a store object
+# uses them, in batches; this node then records the schema version so later openings skip it.
+SCHEMA_VERSION_LABEL = "GraphtasksSchema"
+SCHEMA_VERSION = 2  # 2: records' owner in `owner`, a run's task in `task`
+RENAME_BATCH = 10_000
+
 RACE_RETRIES = 10  # an unchecked write that lost a race with another writer of the same task is run again
 RACE_PAUSE = 0.05  # seconds
 # how servers word a unique-key refusal (ArcadeDB, Neo4j): when a write found no task to
@@ -182,6 +189,11 @@ def _edge_batches(sources: dict[str, list[list[Any]]], size: int) -> Iterable[tu
         yield batch, count
 
 
+def _rename_batch(tx: neo4j.ManagedTransaction, query: str) -> Any:
+    """One batch of a renaming (`Neo4jStore._ensure_renamed`): the record with the count `c`."""
+    return tx.run(query, batch=RENAME_BATCH).single()
+
+
 def split_credentials(uri: str) -> tuple[str, str | None, str | None]:
     """Remove a 'user:password@' part from a Bolt URI; return (clean uri, user, password)."""
     parts = urlsplit(uri)
@@ -231,6 +243,7 @@ class Neo4jStore(GraphStore):
         self.batch_size = max(1, int(batch_size))
         self.schema_warnings: list[str] = []
         self._schema_ready = False
+        self._renames_checked = False
         self._lock = threading.RLock()
         try:
             # transient errors are retried by _write and _read with short pauses, not by the driver
@@ -301,6 +314,7 @@ class Neo4jStore(GraphStore):
         if self.read_only:
             raise GraphStoreError(f"store {self.location!r} was opened read-only; cannot {what}")
         with self._lock:
+            self._ensure_renamed()
             self._ensure_schema()
             started = time.monotonic()
             attempt = 0
@@ -325,6 +339,7 @@ class Neo4jStore(GraphStore):
     def _read(self, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
         """Run `work` in a read transaction, again after a transient error (as `_write`)."""
         with self._lock:
+            self._ensure_renamed()
             started = time.monotonic()
             attempt = 0
             while True:
@@ -340,6 +355,51 @@ class Neo4jStore(GraphStore):
                         raise
                 time.sleep(transient_pause(attempt))
                 attempt += 1
+
+    # -- schema: properties of earlier versions, constraints and indexes --------------------
+    def _ensure_renamed(self) -> None:
+        """Rename the properties an earlier schema named otherwise (`NodeType.renamed`: records'
+        owner was `task`, a run's task `task_id`), once per store object, in batches of
+        RENAME_BATCH nodes (each its own transaction: an interrupted renaming goes on where it
+        stopped), then record SCHEMA_VERSION in a `GraphtasksSchema` node so that later openings
+        read one node instead. Done for readers too (the store is read as the schema says); a
+        server that refuses the write (a read-only user) is noted in `schema_warnings`."""
+        if self._renames_checked:
+            return
+        self._renames_checked = True
+        try:
+            with self._session() as session:
+                found = session.run(
+                    f"MATCH (m:{SCHEMA_VERSION_LABEL}) RETURN max(m.version) AS v"
+                ).single()
+                if found is not None and found["v"] is not None and int(found["v"]) >= SCHEMA_VERSION:
+                    return
+                for label, node_type in self.schema.nodes.items():
+                    for old, new in node_type.renamed:
+                        query = (
+                            # the value is taken first; setting null removes a property (ArcadeDB ignores a
+                            # REMOVE after SET in one statement)
+                            f"MATCH (n:{_q(label)}) WHERE n.{_q(new)} IS NULL AND n.{_q(old)} IS NOT NULL "
+                            f"WITH n, n.{_q(old)} AS v LIMIT $batch SET n.{_q(new)} = v, n.{_q(old)} = null "
+                            "RETURN count(n) AS c"
+                        )
+                        while True:
+                            moved = session.execute_write(_rename_batch, query)
+                            if moved is None or not moved["c"]:
+                                break
+                            log.info("%s: renamed %s.%s to %s on %d nodes", self.location, label, old, new, moved["c"])
+                session.run(
+                    f"MERGE (m:{SCHEMA_VERSION_LABEL} {{key: 'graphtasks'}}) SET m.version = $v", v=SCHEMA_VERSION
+                ).consume()
+        except (neo4j_errors.AuthError, neo4j_errors.ServiceUnavailable) as exc:
+            raise self._connection_error(exc) from None
+        except neo4j_errors.Neo4jError as exc:
+            warning = (
+                f"{self.location}: could not rename the properties of an earlier schema (records' owner from "
+                f"`task` to `owner`): {self._scrub(exc.message or exc)}"
+            )
+            log.warning(warning)
+            self.schema_warnings.append(warning)
 
     # -- schema: constraints and indexes ---------------------------------------------------
     def _ensure_schema(self) -> None:
@@ -390,12 +450,13 @@ class Neo4jStore(GraphStore):
                 continue
             label = graph.label(local_id)
             node_type = self.schema.nodes[label]
+            owner = node_type.owner_property
             present = [
-                p for p in node_type.properties if p.name not in ("uid", "task") and props.get(p.name) is not None
+                p for p in node_type.properties if p.name not in ("uid", owner) and props.get(p.name) is not None
             ]
             if node_type.shared:
                 row = {p.name: _to_store(p, props[p.name]) for p in present}
-                shared[label].append({**row, "uid": uid_of(task_id, local_id), "task": task_id})
+                shared[label].append({**row, "uid": uid_of(task_id, local_id), owner: task_id})
                 continue
             key = (label, tuple(p.name for p in present))
             nodes[key].append([local_id, *(_to_store(p, props[p.name]) for p in present)])
@@ -599,10 +660,11 @@ class Neo4jStore(GraphStore):
         def work(tx: neo4j.ManagedTransaction) -> dict[str, int]:
             counts = {}
             for label in chosen:
-                found = tx.run(f"MATCH (n:{_q(label)}) WHERE n.task = $o RETURN count(n) AS n", o=owner).single()
+                match = f"MATCH (n:{_q(label)}) WHERE n.{_q(self.schema.nodes[label].owner_property)} = $o"
+                found = tx.run(f"{match} RETURN count(n) AS n", o=owner).single()
                 counts[label] = int(found["n"]) if found else 0
                 if counts[label]:
-                    tx.run(f"MATCH (n:{_q(label)}) WHERE n.task = $o DETACH DELETE n", o=owner).consume()
+                    tx.run(f"{match} DETACH DELETE n", o=owner).consume()
             return counts
 
         return self._write(f"deleting the records of {owner!r}", work)
@@ -725,6 +787,8 @@ class Neo4jStore(GraphStore):
                 for a, b in rel.endpoints:
                     if named is not None and (a not in named or b not in named and not self.schema.nodes[b].shared):
                         continue  # no node of this task has that label
+                    if self.schema.nodes[a].owner_property != TASK_PROPERTY:
+                        continue  # a record's edge (a run's `task` is the task it ran on, not its owner)
                     query = (
                         f"MATCH (a:{_q(a)})-[r:{_q(rel_name)}]->(b:{_q(b)}) WHERE a.task = $id "
                         f"RETURN a.uid, b.uid, properties(r)"

@@ -2,7 +2,8 @@
 
 Vocabulary (namespace `https://graphtasks.dev/ns#`, prefix `gt:`), generated from the schema:
 - every node is the IRI `https://graphtasks.dev/id/<uid, percent-encoded>` with
-  `rdf:type gt:<Label>` (gt:Task, gt:State, gt:Reward, gt:Condition) and `gt:uid`, `gt:task`;
+  `rdf:type gt:<Label>` (gt:Task, gt:State, gt:Reward, gt:Condition) and `gt:uid`, `gt:task`
+  (an experiment record: `gt:owner`, its experiment's uid; a run's `gt:task` is the task it ran on);
 - every attribute is the property `gt:<attribute>` (gt:index, gt:name, gt:p, ...), typed
   xsd:string / xsd:integer / xsd:double / xsd:boolean; list attributes are RDF collections
   (`gt:values (1.0 0.0)`); JSON attributes of a task's nodes are `rdf:JSON` literals (they
@@ -309,11 +310,15 @@ def shared_to_rdf(
     relationship as a direct triple plus a reified gt:Edge carrying its properties.
     """
     shared = {label for label, t in schema.nodes.items() if t.shared}
-    owned = "" if owners is None else " WHERE n.task IN $owners"
+
+    def owner(var: str, label: str) -> str:  # records' owner is `owner`, other shared nodes' `task`
+        return f"{var}.{quote_name(schema.nodes[label].owner_property)}"
+
     params = {} if owners is None else {"owners": list(owners)}
     out = _Triples(rdf)
     for label in sorted(shared):
         declared = schema.nodes[label].properties
+        owned = "" if owners is None else f" WHERE {owner('n', label)} IN $owners"
         columns = ", ".join(f"n.{quote_name(p.name)}" for p in declared)
         for row in store.cypher(f"MATCH (n:{label}){owned} RETURN {columns}", params).rows:
             _shared_node(out, schema, label, dict(zip((p.name for p in declared), row)))
@@ -322,7 +327,7 @@ def shared_to_rdf(
             if a not in shared or b not in shared:
                 continue
             columns = "".join(f", e.{quote_name(p.name)}" for p in rel.properties)
-            both = "" if owners is None else " WHERE x.task IN $owners AND y.task IN $owners"
+            both = "" if owners is None else f" WHERE {owner('x', a)} IN $owners AND {owner('y', b)} IN $owners"
             query = f"MATCH (x:{a})-[e:{rel_name}]->(y:{b}){both} RETURN x.uid, y.uid{columns}"
             for row in store.cypher(query, params).rows:
                 values = dict(zip((p.name for p in rel.properties), row[2:]))

@@ -22,6 +22,9 @@ def quote_name(name: str) -> str:
     a name such as `starts` or `order` is a Cypher keyword otherwise."""
     return f"`{name}`"
 
+TASK_PROPERTY = "task"  # a task's nodes: the id of their task
+OWNER_PROPERTY = "owner"  # shared records: the id of what owns them (an experiment's uid)
+
 # Property kinds and the store type each maps to. JSON values travel as strings.
 KINDS: dict[str, str] = {
     "str": "STRING",
@@ -64,11 +67,15 @@ class Index:
 
 @dataclass(frozen=True)
 class NodeType:
-    """A node label. Every node has `uid` (globally unique) and `task` (owning task id).
+    """A node label. Every node has `uid` (globally unique) and the id of what it belongs to,
+    in the property `owner_property` names: `task` (the task id) for a task's nodes, `owner`
+    for shared records (an experiment's uid, 'experiment/<name>'), whose own `task`, where they
+    have one, is the task they ran on.
 
     `entity` types are the registry's entity classes (everything a task holds except its
     Task node): they carry the optional `group` property and can be selected by id,
-    group and type.
+    group and type. `renamed`: (old, new) property names of stores written by an earlier
+    schema, in the order a store applies them when it opens one (see `renames`).
     """
 
     label: str
@@ -77,19 +84,44 @@ class NodeType:
     shared: bool = False  # shared nodes (e.g. ConceptNet concepts) outlive any one task
     entity: bool = True
     also: tuple[str, ...] = ()  # IRIs of published classes this label also is (the RDF view types nodes with them)
+    owner_property: str = TASK_PROPERTY  # the property holding the id of what the node belongs to
+    renamed: tuple[tuple[str, str], ...] = ()  # (old, new) names of earlier schemas, applied in order
 
     def property(self, name: str) -> Property | None:
         return _by_name(self.properties).get(name)
 
     def indexes(self) -> tuple[Index, ...]:
-        """uid unique, task; entity types also (task, group) for group selections."""
+        """uid unique; the owner (`task`) of a task's nodes, the `owner` of records; entity types
+        also (task, group) for group selections."""
         low = self.label.lower()
+        owner = self.owner_property
         out = [Index(f"graphtasks_{low}_uid", self.label, ("uid",), True)]
-        if not self.shared:
-            out.append(Index(f"graphtasks_{low}_task", self.label, ("task",)))
+        if not self.shared or owner != TASK_PROPERTY:
+            out.append(Index(f"graphtasks_{low}_{owner}", self.label, (owner,)))
         if self.entity and not self.shared:
-            out.append(Index(f"graphtasks_{low}_task_group", self.label, ("task", GROUP_PROPERTY)))
+            out.append(Index(f"graphtasks_{low}_task_group", self.label, (owner, GROUP_PROPERTY)))
         return tuple(out)
+
+    def renames(self, columns: Iterable[str]) -> list[tuple[str, str]]:
+        """The renames (old, new) that bring a stored label with these property names up to this
+        schema: each of `renamed` whose old name is there and new name is not, in order.
+
+        Examples
+        --------
+        >>> from graphstore import SCHEMA
+        >>> SCHEMA.nodes["Run"].renames(["uid", "task", "task_id", "index"])
+        [('task', 'owner'), ('task_id', 'task')]
+        >>> SCHEMA.nodes["Run"].renames(["uid", "owner", "task", "index"])
+        []
+        """
+        have = set(columns)
+        out = []
+        for old, new in self.renamed:
+            if old in have and new not in have:
+                out.append((old, new))
+                have.discard(old)
+                have.add(new)
+        return out
 
 
 @dataclass(frozen=True)
@@ -116,10 +148,19 @@ GROUP_DOC = (
     "absent for the task's own entities, which form the group 'default'"
 )
 
-BASE_PROPERTIES = (
-    Property("uid", "str", True, "globally unique id: '<task id>/<local id>' (the task id for Task nodes)"),
-    Property("task", "str", True, "id of the task the node belongs to"),
-)
+# Stores written before records named their owner `owner`: the owner was in `task` (and a
+# run's task in `task_id`); opening such a store renames them (NodeType.renamed).
+OWNER_RENAMED = ((TASK_PROPERTY, OWNER_PROPERTY),)
+UID_PROPERTY = Property("uid", "str", True, "globally unique id: '<task id>/<local id>' (the task id for Task nodes)")
+BASE_PROPERTIES = (UID_PROPERTY, Property(TASK_PROPERTY, "str", True, "id of the task the node belongs to"))
+OWNER_DOC = "id of what the record belongs to: its experiment's uid, 'experiment/<name>'"
+
+
+def base_properties(owner: str = TASK_PROPERTY) -> tuple[Property, ...]:
+    """`uid` and the owner property every node of a label has (`task` or `owner`)."""
+    if owner == TASK_PROPERTY:
+        return BASE_PROPERTIES
+    return (UID_PROPERTY, Property(owner, "str", True, OWNER_DOC))
 
 
 class Schema:
@@ -183,12 +224,26 @@ class Schema:
         shared: bool = False,
         entity: bool = True,
         also: Iterable[str] = (),
+        owner: str | None = None,
+        renamed: Iterable[tuple[str, str]] = (),
     ) -> NodeType:
+        """Declare a node type, or add properties to a declared one.
+
+        `owner`: the property holding the id of what a node belongs to: `task` (the default) for
+        a task's nodes, `owner` for shared records (then `task` is free to name the task a
+        record ran on). Every declaration of a label must agree on it. `renamed`: (old, new)
+        property names of earlier schemas, which a store renames when it opens an old store.
+        """
         entity = entity and not shared
-        props = tuple(BASE_PROPERTIES) + tuple(properties)
+        existing = self._nodes.get(label)
+        if owner is None:
+            owner = existing.owner_property if existing is not None else TASK_PROPERTY
+        elif existing is not None and existing.owner_property != owner:
+            raise ValueError(f"{label}: owner property declared as {existing.owner_property!r} and {owner!r}")
+        renames = tuple(renamed)
+        props = base_properties(owner) + tuple(properties)
         if entity:
             props += (Property(GROUP_PROPERTY, "str", False, GROUP_DOC),)
-        existing = self._nodes.get(label)
         if existing is not None:
             merged = {p.name: p for p in existing.properties}
             for p in props:
@@ -199,7 +254,8 @@ class Schema:
             doc = existing.doc or doc
             entity = existing.entity
             also = tuple(existing.also) + tuple(i for i in also if i not in existing.also)
-        node_type = NodeType(label, props, doc, shared, entity, tuple(also))
+            renames = existing.renamed + tuple(r for r in renames if r not in existing.renamed)
+        node_type = NodeType(label, props, doc, shared, entity, tuple(also), owner, renames)
         self._nodes[label] = node_type
         return node_type
 

@@ -350,7 +350,7 @@ class GraphStore(ABC):
         --------
         >>> from graphstore import open_store
         >>> store = open_store(":memory:")
-        >>> experiment = {"uid": "experiment/x", "task": "experiment/x", "name": "x", "spec_hash": "h1"}
+        >>> experiment = {"uid": "experiment/x", "owner": "experiment/x", "name": "x", "spec_hash": "h1"}
         >>> store.merge_shared([("Experiment", [experiment])]), store.merge_shared([("Experiment", [experiment])])
         ((1, 0), (0, 0))
         """
@@ -383,14 +383,17 @@ class GraphStore(ABC):
         --------
         >>> from graphstore import open_store
         >>> store = open_store(":memory:")
-        >>> experiment = {"uid": "experiment/x", "task": "experiment/x", "name": "x", "spec_hash": "h1"}
+        >>> experiment = {"uid": "experiment/x", "owner": "experiment/x", "name": "x", "spec_hash": "h1"}
         >>> store.create_shared([("Experiment", [experiment])])
         (1, 0)
         """
         return self.merge_shared(nodes, edges)
 
     def delete_shared(self, owner: str, labels: Iterable[str]) -> dict[str, int]:
-        """Delete, in one transaction, the shared nodes of these labels whose `task` is `owner`.
+        """Delete, in one transaction, the shared nodes of these labels that `owner` owns.
+
+        A record's owner is its ``owner`` property (an experiment's uid); other shared nodes
+        name theirs in ``task`` (`NodeType.owner_property`).
 
         For example every record of an experiment, with their relationships. Not abstract so
         stores written before it still open; each backend overrides it.
@@ -398,7 +401,7 @@ class GraphStore(ABC):
         Parameters
         ----------
         owner : str
-            The value of the nodes' ``task`` property, e.g. an experiment's id.
+            The value of the nodes' owner property, e.g. an experiment's uid.
         labels : iterable of str
             Shared node types to delete from.
 
@@ -416,7 +419,7 @@ class GraphStore(ABC):
         --------
         >>> from graphstore import open_store
         >>> store = open_store(":memory:")
-        >>> experiment = {"uid": "experiment/x", "task": "experiment/x", "name": "x", "spec_hash": "h1"}
+        >>> experiment = {"uid": "experiment/x", "owner": "experiment/x", "name": "x", "spec_hash": "h1"}
         >>> store.merge_shared([("Experiment", [experiment])])
         (1, 0)
         >>> store.delete_shared("experiment/x", ["Experiment", "Run"])

@@ -107,7 +107,7 @@ def test_a_spec_of_every_family_runs_and_records_every_run(users_store: str, tmp
                           "--no-progress"], capsys)
     assert code == 0, err + out
     with open_store(users_store, "r") as store:
-        runs = store.cypher("MATCH (r:Run) RETURN r.task_id, r.agent, r.status ORDER BY r.task_id, r.agent").rows
+        runs = store.cypher("MATCH (r:Run) RETURN r.task, r.agent, r.status ORDER BY r.task, r.agent").rows
         families = dict(store.cypher("MATCH (t:Task) RETURN t.uid, t.family").rows)
         phases = store.cypher(  # the episodes are chunks: scanned with LOAD FROM
             "LOAD FROM $episodes RETURN task_version, phase, count(*) ORDER BY task_version, phase",

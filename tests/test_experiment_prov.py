@@ -74,11 +74,11 @@ def test_prov_reads_back_with_the_stores_counts(store: str, tmp_path: Path) -> N
     assert len(runs) == stored_runs == 4 and runs <= set(prov.subjects(RDF.type, PROV.Activity))
     [[versions]] = _cypher(store, "LOAD FROM $episodes WHERE experiment = 'prov' RETURN count(DISTINCT task_hash)")
     assert len(set(prov.subjects(RDF.type, PROV.Entity)) - set(prov.subjects(RDF.type, PROV.Plan))) == versions == 1
-    [[labels]] = _cypher(store, "MATCH (r:Run) WHERE r.task = 'experiment/prov' RETURN count(DISTINCT r.label)")
+    [[labels]] = _cypher(store, "MATCH (r:Run) WHERE r.owner = 'experiment/prov' RETURN count(DISTINCT r.label)")
     assert len(set(prov.subjects(RDF.type, PROV.SoftwareAgent))) == labels == 2
     assert all(len(list(prov.objects(run, PROV.wasAssociatedWith))) == 1 for run in runs)
     [[timed]] = _cypher(
-        store, "MATCH (r:Run) WHERE r.task = 'experiment/prov' AND r.started_at IS NOT NULL RETURN count(r)"
+        store, "MATCH (r:Run) WHERE r.owner = 'experiment/prov' AND r.started_at IS NOT NULL RETURN count(r)"
     )
     assert len(list(prov.triples((None, PROV.startedAtTime, None)))) == timed == 4
     assert len(list(prov.triples((None, PROV.endedAtTime, None)))) == 4
@@ -91,7 +91,7 @@ def test_sparql_runs_that_used_a_task_hash_equal_the_cypher_count(store: str, tm
     [[task_hash]] = _cypher(store, "LOAD FROM $episodes WHERE experiment = 'prov' RETURN DISTINCT task_hash")
     [[by_cypher]] = _cypher(
         store,
-        "MATCH (r:Run) WHERE r.task = 'experiment/prov' WITH r "
+        "MATCH (r:Run) WHERE r.owner = 'experiment/prov' WITH r "
         "LOAD FROM $episodes WHERE experiment = 'prov' AND run = r.index AND task_hash = $hash "
         "RETURN count(DISTINCT r.index)",
         hash=task_hash,

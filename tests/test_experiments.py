@@ -243,7 +243,7 @@ def test_runs_are_recorded_and_a_rerun_skips_them(tmp_path: Path, capsys, record
             "completed": 12,
         }
         learning_curve = opened.cypher(  # the episodes are chunks: Cypher scans them joined to the runs
-            "MATCH (r:Run) WHERE r.task = 'experiment/small' WITH r "
+            "MATCH (r:Run) WHERE r.owner = 'experiment/small' WITH r "
             "LOAD FROM $episodes WHERE experiment = 'small' AND run = r.index "
             "RETURN r.label, phase, episode, avg(reward) ORDER BY r.label, phase, episode",
             sources=record_sources(opened),

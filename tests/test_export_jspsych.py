@@ -160,9 +160,9 @@ def test_the_export_runs_in_chromium_and_its_data_import_back(tmp_path: Path) ->
         uid = experiment_uid("jspsych two-step (jsPsych)")
         trials = store.cypher(
             "MATCH (p:Participant)-[:PERFORMED]->(r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
-            "WHERE r.task = $uid RETURN p.participant_id, r.seed, e.phase, e.index, t.step, t.state, t.action, "
+            "WHERE r.owner = $uid RETURN p.participant_id, r.seed, e.phase, e.index, t.step, t.state, t.action, "
             "t.reward, t.next_state, t.rt, t.key ORDER BY e.phase_index, e.index, t.step", {"uid": uid}).rows
-        screens = store.cypher("MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE r.task = $uid RETURN e.kind, "
+        screens = store.cypher("MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE r.owner = $uid RETURN e.kind, "
                                "e.page, e.trial, e.duration_ms ORDER BY e.onset_ms", {"uid": uid}).rows
     assert rows[0]["status"] == "imported" and again[0]["status"] == "already imported"
     expected = [("js-test", 4, e["phase"], e["episode"], s["step"], s["state"], s["action"], s["reward"],

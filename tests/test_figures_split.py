@@ -200,7 +200,7 @@ def test_a_revaluation_specs_choice_figure_shows_the_result_by_condition(revalua
     control, reward = bars.values()
     assert control["MBV", "test: action 0"] == 0.0 and reward["MBV", "test: action 0"] == 1.0
     with open_store(revaluation, "r") as store:  # Q's share of first choices of action 0, per condition
-        conditions = dict(store.cypher("MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.condition",
+        conditions = dict(store.cypher("MATCH (r:Run) WHERE r.owner = $uid RETURN r.index, r.condition",
                                        {"uid": experiment_uid("reval")}).rows)
         rows = [(conditions[t["run"]], t["run"], t["action"]) for t in step_rows(store, "reval", (0,))
                 if t["phase_index"] == 2 and t["label"] == "Q"]
@@ -256,7 +256,7 @@ def test_stay_bars_only_on_two_step_like_tasks(mixed, tmp_path, saved, capsys):
     """The bandit's trials used to enter the two-step stay bars; now its task is left out and
     named, and asking for it by name is refused."""
     with open_store(mixed, "r") as store:
-        task_of = dict(store.cypher("MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.task_id",
+        task_of = dict(store.cypher("MATCH (r:Run) WHERE r.owner = $uid RETURN r.index, r.task",
                                     {"uid": experiment_uid("mixed")}).rows)
         rows = stay_rows(store, "mixed")
     assert {task_of[run] for _, run, _, _ in rows} == {TWO_STEP, BANDIT}  # the query counts the bandit's trials

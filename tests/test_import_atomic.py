@@ -30,12 +30,12 @@ TRIALS = 700  # two choices each: 1,400 choices per file
 KILLS = 4
 
 RECORDS = {
-    "runs": "MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.label, r.status, r.task_id ORDER BY r.index",
-    "participants": "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid "
+    "runs": "MATCH (r:Run) WHERE r.owner = $uid RETURN r.index, r.label, r.status, r.task ORDER BY r.index",
+    "participants": "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.owner = $uid "
     "RETURN p.participant_id, r.index ORDER BY r.index",
     "episodes": "MATCH (x:Experiment)-[:HAS_RUN]->(r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE x.uid = $uid "
     "RETURN r.index, e.index, e.reward, e.length, e.start_state ORDER BY r.index, e.index",
-    "trials": "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid "
+    "trials": "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.owner = $uid "
     "RETURN r.index, e.index, t.step, t.state, t.action, t.reward, t.next_state "
     "ORDER BY r.index, e.index, t.step",
 }
@@ -53,14 +53,14 @@ def records(store: Path) -> dict[str, list[list[object]]]:
 def counts(store: Path) -> dict[str, int]:
     """Every record of the import, and those linked to a run (episodes) or to a run's episode (trials)."""
     queries = {
-        label: f"MATCH (n:{label}) WHERE n.task = $uid RETURN count(n)"
+        label: f"MATCH (n:{label}) WHERE n.owner = $uid RETURN count(n)"
         for label in ("Experiment", "Participant", "Run", "Episode", "Trial")
     }
     queries["linked episodes"] = (
-        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE e.task = $uid RETURN count(DISTINCT e)"
+        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE e.owner = $uid RETURN count(DISTINCT e)"
     )
     queries["linked trials"] = (
-        "MATCH (r:Run)-[:HAS_EPISODE]->(:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE t.task = $uid RETURN count(DISTINCT t)"
+        "MATCH (r:Run)-[:HAS_EPISODE]->(:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE t.owner = $uid RETURN count(DISTINCT t)"
     )
     if not store.exists():  # killed before it made the store
         return dict.fromkeys(queries, 0)

@@ -92,7 +92,7 @@ def test_cypher_reaches_single_episodes_and_trials_joined_to_runs_and_states(swe
     with open_store(swept_one, "r") as opened:
         sources = record_sources(opened)
         one = opened.cypher(
-            "MATCH (r:Run) WHERE r.task = 'experiment/chunky' AND r.label = 'hybrid' AND r.seed = 1 WITH r "
+            "MATCH (r:Run) WHERE r.owner = 'experiment/chunky' AND r.label = 'hybrid' AND r.seed = 1 WITH r "
             "LOAD FROM $episodes WHERE experiment = 'chunky' AND run = r.index AND phase = 'test' AND episode = 2 "
             "RETURN r.index, reward, length", sources=sources).rows
         expected = [(e["run"], e["return"], e["length"]) for e in recorded_episodes(opened, "chunky")

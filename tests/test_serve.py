@@ -215,7 +215,7 @@ def stored_trials(store: Path, experiment: str) -> list[tuple[Any, ...]]:
     with open_store(store, "r") as s:
         return [tuple(r) for r in s.cypher(
             "MATCH (p:Participant)-[:PERFORMED]->(r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
-            "WHERE r.task = $uid RETURN r.index, e.phase_index, e.index, t.step, t.state, t.action, t.reward, "
+            "WHERE r.owner = $uid RETURN r.index, e.phase_index, e.index, t.step, t.state, t.action, t.reward, "
             "t.next_state, t.rt, t.uid ORDER BY r.index, e.phase_index, e.index, t.step",
             {"uid": experiment_uid(experiment)},
         ).rows]
@@ -278,7 +278,7 @@ def test_a_session_is_recorded_as_a_run_and_replays_through_the_agents_loop(serv
     with open_store(server.store, "r") as s:
         run = s.cypher(
             "MATCH (x:Experiment)-[:HAS_RUN]->(r:Run)<-[:PERFORMED]-(p:Participant) WHERE x.name = $n "
-            "RETURN r.status, r.agent, r.seed, r.task_id, p.participant_id, p.pid_hash, r.ended_at, r.token_hash",
+            "RETURN r.status, r.agent, r.seed, r.task, p.participant_id, p.pid_hash, r.ended_at, r.token_hash",
             {"n": "two-step people"}).rows
         assert len(run) == 1
         status, agent, seed, task_id, pseudonym, pid_hash, ended, token_hash = run[0]
@@ -584,8 +584,8 @@ def test_a_session_that_no_longer_replays_stops_the_server_with_one_line(serve):
     with open_store(server.store, "w") as s:
         uid = s.cypher("MATCH (t:Trial) WHERE t.step = 1 RETURN t.uid").rows[0][0]
         s.merge_shared([("Trial", [{**dict(zip(
-            ["uid", "task", "experiment", "run", "phase_index", "episode", "step", "state", "action", "next_state"],
-            s.cypher("MATCH (t:Trial) WHERE t.uid = $u RETURN t.uid, t.task, t.experiment, t.run, t.phase_index, "
+            ["uid", "owner", "experiment", "run", "phase_index", "episode", "step", "state", "action", "next_state"],
+            s.cypher("MATCH (t:Trial) WHERE t.uid = $u RETURN t.uid, t.owner, t.experiment, t.run, t.phase_index, "
                      "t.episode, t.step, t.state, t.action, t.next_state", {"u": uid}).rows[0])), "reward": 7.0}])])
     result = subprocess.run(
         [sys.executable, "-m", "graphtasks", "--store", str(server.store), "serve", server.study, "--port",

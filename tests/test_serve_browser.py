@@ -175,7 +175,7 @@ def play_session(player: Player, answer: Any, name: str, reload_at: int | None =
 def trials_of(store: Path, name: str) -> list[tuple[Any, ...]]:
     with open_store(store, "r") as s:
         return [tuple(r) for r in s.cypher(
-            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid "
+            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.owner = $uid "
             "RETURN e.phase_index, e.index, t.step, t.state, t.action, t.reward, t.next_state, t.rt, t.key, "
             "t.timeouts, t.shown_ms, t.pressed_ms, t.server_rt ORDER BY e.phase_index, e.index, t.step",
             {"uid": experiment_uid(name)},

@@ -42,7 +42,7 @@ iti_ms = 50
 
 def events(store: Any, name: str) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in store.cypher(
-        "MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE r.task = $uid "
+        "MATCH (r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE r.owner = $uid "
         "RETURN e.kind, e.page, e.trial, e.phase_index, e.onset_ms, e.duration_ms ORDER BY e.onset_ms",
         {"uid": experiment_uid(name)}).rows]
 

@@ -112,7 +112,7 @@ def test_agents_run_under_the_study_name_beside_its_sessions(serve, tmp_path):
         episodes = recorded_episodes(s, "study with agents")
         runs = [[*row, sum(e["run"] == row[0] for e in episodes), sorted({e["task_hash"] for e in episodes
                                                                         if e["run"] == row[0]})]
-                for row in s.cypher("MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.agent, r.label, r.seed, "
+                for row in s.cypher("MATCH (r:Run) WHERE r.owner = $uid RETURN r.index, r.agent, r.label, r.seed, "
                                     "r.status ORDER BY r.index", {"uid": experiment_uid("study with agents")}).rows]
     assert [r[:5] for r in runs] == [
         [0, "hybrid", "model-based", 21, "completed"], [1, "hybrid", "model-based", 22, "completed"],

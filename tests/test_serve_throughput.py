@@ -94,7 +94,7 @@ def trials_by_run(store: Path) -> dict[int, list[tuple[Any, ...]]]:
     out: dict[int, list[tuple[Any, ...]]] = {}
     with open_store(store, "r") as s:
         for row in s.cypher(
-            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid "
+            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.owner = $uid "
             "RETURN r.index, e.phase_index, e.index, t.step, t.action, t.rt, t.uid "
             "ORDER BY r.index, e.phase_index, e.index, t.step",
             {"uid": experiment_uid(NAME)},
@@ -162,7 +162,7 @@ def test_a_server_killed_under_load_had_written_every_trial_it_answered(serve): 
     runs = trials_by_run(server.store)
     with open_store(server.store, "r") as s:
         for token_hash, index in s.cypher(
-            "MATCH (r:Run) WHERE r.task = $uid AND r.agent = 'participant' RETURN r.token_hash, r.index",
+            "MATCH (r:Run) WHERE r.owner = $uid AND r.agent = 'participant' RETURN r.token_hash, r.index",
             {"uid": experiment_uid(NAME)},
         ).rows:
             tokens_runs[token_hash] = int(index)

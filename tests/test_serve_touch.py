@@ -213,7 +213,7 @@ def test_a_person_plays_a_two_step_study_on_a_touch_screen(serve, touch_browser,
             "dashboard"} <= set(checked)
     with open_store(server.store, "r") as store:
         trials = store.cypher(
-            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid "
+            "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.owner = $uid "
             "RETURN r.index, t.input, t.timer_resolution_ms, t.isolated, t.rt, t.shown_ms, t.pressed_ms, t.blurs, "
             "t.away_ms, t.pastes, t.key_repeats, t.hidden, t.webdriver, t.key "
             "ORDER BY r.index, e.phase_index, e.index, t.step", {"uid": experiment_uid("two-step people")}).rows

@@ -81,7 +81,7 @@ def test_a_scripted_participant_plays_a_two_step_study_as_people_are_recorded(se
                                     name="two-step text")
         assert [r.status for r in runs] == ["completed", "completed"]
         rows = store.cypher("MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
-                            "WHERE r.task = $uid RETURN r.index, r.agent, r.label, r.status, e.index, t.step, "
+                            "WHERE r.owner = $uid RETURN r.index, r.agent, r.label, r.status, e.index, t.step, "
                             "t.action, t.prompt, t.answer, t.tries, t.rt ORDER BY r.index, e.index, t.step",
                             {"uid": store.cypher("MATCH (x:Experiment) WHERE x.name = 'two-step text' "
                                                  "RETURN x.uid").rows[0][0]}).rows

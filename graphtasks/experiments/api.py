@@ -130,12 +130,12 @@ def describe(store: Any, name: str) -> dict[str, Any]:
         {"uid": uid},
     ).rows
     runs = store.cypher(
-        "MATCH (r:Run) WHERE r.task = $uid RETURN r.label, r.condition, r.status, count(r) "
+        "MATCH (r:Run) WHERE r.owner = $uid RETURN r.label, r.condition, r.status, count(r) "
         "ORDER BY r.label, r.condition, r.status",
         {"uid": uid},
     ).rows
     failed = store.cypher(
-        "MATCH (r:Run) WHERE r.task = $uid AND NOT r.status IN $finished "
+        "MATCH (r:Run) WHERE r.owner = $uid AND NOT r.status IN $finished "
         "RETURN r.index, r.label, r.seed, r.status, r.error ORDER BY r.index",
         {"uid": uid, "finished": list(FINISHED)},
     ).rows
@@ -179,7 +179,7 @@ def delete_records(store: Any, name: str, force: bool = False) -> dict[str, int]
     require_recorded(store, name)
     uid = experiment_uid(name)
     running = store.cypher(
-        "MATCH (r:Run) WHERE r.task = $uid AND r.status = 'running' RETURN r.host, r.driver, count(r)", {"uid": uid}
+        "MATCH (r:Run) WHERE r.owner = $uid AND r.status = 'running' RETURN r.host, r.driver, count(r)", {"uid": uid}
     ).rows
     busy = [(host, pid, n) for host, pid, n in running if _alive(host, pid)]
     driver = driver_running(store.location, name)  # a driver holds it from its start, before any run is marked
@@ -194,7 +194,7 @@ def delete_records(store: Any, name: str, force: bool = False) -> dict[str, int]
             f"experiment {name!r} is running ({sum(n for *_, n in busy)} run(s) under way; driver {drivers}): "
             "stop it first (Ctrl-C) or let it finish; --force deletes it under the running sweep"
         )
-    chunks = store.cypher("MATCH (c:Chunk) WHERE c.task = $uid RETURN c.kind, c.file, c.rows", {"uid": uid}).rows
+    chunks = store.cypher("MATCH (c:Chunk) WHERE c.owner = $uid RETURN c.kind, c.file, c.rows", {"uid": uid}).rows
     counts = dict(store.delete_shared(uid, RECORD_LABELS))
     for kind, _, rows in chunks:  # the rows the chunks held count as the episodes and trials they are
         label = "Episode" if kind == "episodes" else "Trial"

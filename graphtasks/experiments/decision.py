@@ -111,7 +111,7 @@ def draw_reversal(store: Any, name: str, path: str) -> None:
 
 CRITERION_QUERY = (
     "MATCH (x:Experiment)-[:HAS_RUN]->(r:Run), (s:State)-[:HAS_REWARD]->(w:Reward) "
-    "WHERE x.name = $name AND s.task = r.task_id AND w.kind = 'reversal' RETURN DISTINCT w.criterion"
+    "WHERE x.name = $name AND s.task = r.task AND w.kind = 'reversal' RETURN DISTINCT w.criterion"
 )
 
 
@@ -516,7 +516,7 @@ def latent_checks(store: Any, name: str, make: Callable[..., Any]) -> list[Any]:
 
 
 TEST_LIMIT_QUERY = (
-    "MATCH (p:Phase) WHERE p.task = $uid AND p.name = 'test' AND p.max_steps IS NOT NULL RETURN DISTINCT p.max_steps"
+    "MATCH (p:Phase) WHERE p.owner = $uid AND p.name = 'test' AND p.max_steps IS NOT NULL RETURN DISTINCT p.max_steps"
 )
 
 

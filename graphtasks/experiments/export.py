@@ -46,8 +46,8 @@ TRIAL_COLUMNS = (
 )
 
 QUERY_TRIALS = (
-    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid "
-    "RETURN r.index, r.task_id, e.task_version, r.agent, r.label, r.params, r.seed, r.condition, e.phase, "
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.owner = $uid "
+    "RETURN r.index, r.task, e.task_version, r.agent, r.label, r.params, r.seed, r.condition, e.phase, "
     "e.phase_index, e.index, t.step, t.state, t.action, t.reward, t.next_state, t.p_action, t.condition, "
     "e.start_state ORDER BY r.index, e.phase_index, e.index, t.step"
 )
@@ -58,7 +58,7 @@ BROWSER_COLUMNS = ("rt", "shown_ms", "pressed_ms", "key", "timeouts", "server_rt
                    "pastes", "key_repeats", "webdriver")  # graphtasks.serve.schema's Trial properties
 QUERY_BROWSER = (
     "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
-    "WHERE r.task = $uid AND t.received_at IS NOT NULL RETURN r.index, e.phase_index, e.index, t.step, "
+    "WHERE r.owner = $uid AND t.received_at IS NOT NULL RETURN r.index, e.phase_index, e.index, t.step, "
     + ", ".join(f"t.{c}" for c in BROWSER_COLUMNS)
 )
 
@@ -704,20 +704,20 @@ QUERY_PROV_RUNS = (
     "ORDER BY r.index"
 )
 QUERY_PROV_USED = (
-    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $uid "
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.owner = $uid "
     "RETURN DISTINCT r.uid, e.task_version, e.task_hash"
 )
 QUERY_PROV_PARTICIPANTS = (
-    "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid RETURN p.uid, p.participant_id, r.uid"
+    "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.owner = $uid RETURN p.uid, p.participant_id, r.uid"
 )
 QUERY_PROV_FITS = (
-    "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.task = $uid "
+    "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.owner = $uid "
     "RETURN f.uid, f.model, f.agent, f.method, f.created_at, f.version, r.uid"
 )
 QUERY_PROV_GROUP_FITS = (
-    "MATCH (g:GroupFit)-[:HAS_FIT]->(f:Fit) WHERE g.task = $uid RETURN g.uid, g.model, g.method, g.created_at, f.uid"
+    "MATCH (g:GroupFit)-[:HAS_FIT]->(f:Fit) WHERE g.owner = $uid RETURN g.uid, g.model, g.method, g.created_at, f.uid"
 )
-QUERY_PROV_MODELS = "MATCH (f)-[:OF_MODEL]->(m:Model) WHERE m.task = $uid RETURN f.uid, m.uid, m.name"
+QUERY_PROV_MODELS = "MATCH (f)-[:OF_MODEL]->(m:Model) WHERE m.owner = $uid RETURN f.uid, m.uid, m.name"
 QUERY_PROV_EXPERIMENT = "MATCH (x:Experiment) WHERE x.uid = $uid RETURN x.name, x.spec_hash, x.created_at"
 
 

@@ -641,7 +641,7 @@ def experiment_runs(store: Any, name: str) -> dict[int, tuple[str, str, str]]:
     """Each recorded run's task, agent label and condition ('' without conditions), by run index."""
     from .ids import experiment_uid
 
-    rows = store.cypher("MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.task_id, r.label, r.condition "
+    rows = store.cypher("MATCH (r:Run) WHERE r.owner = $uid RETURN r.index, r.task, r.label, r.condition "
                         "ORDER BY r.index", {"uid": experiment_uid(name)}).rows
     return {int(run): (str(task), str(label), condition or "") for run, task, label, condition in rows}
 
@@ -650,7 +650,7 @@ def experiment_phases(store: Any, name: str) -> dict[tuple[str, int], tuple[str,
     """Each recorded phase's name and whether it learns, by (condition or '', index)."""
     from .ids import experiment_uid
 
-    rows = store.cypher("MATCH (p:Phase) WHERE p.task = $uid RETURN p.condition, p.index, p.name, p.learn",
+    rows = store.cypher("MATCH (p:Phase) WHERE p.owner = $uid RETURN p.condition, p.index, p.name, p.learn",
                         {"uid": experiment_uid(name)}).rows
     return {(condition or "", int(index)): (str(phase), learn is not False) for condition, index, phase, learn in rows}
 
@@ -774,8 +774,8 @@ def revaluation_by_panel(store: Any, name: str, tasks: Sequence[str] = (), condi
 
     chosen = selected_runs(experiment_runs(store, name), name, tasks, conditions)
     rows = store.cypher(
-        "MATCH (r:Run)-[:HAS_PROBE]->(p:Probe) WHERE r.task = $uid "
-        "RETURN r.index, r.task_id, r.label, r.condition, p.phase_index, p.preference ORDER BY r.index, p.phase_index",
+        "MATCH (r:Run)-[:HAS_PROBE]->(p:Probe) WHERE r.owner = $uid "
+        "RETURN r.index, r.task, r.label, r.condition, p.phase_index, p.preference ORDER BY r.index, p.phase_index",
         {"uid": experiment_uid(name)},
     ).rows
     runs: dict[int, tuple[str, str, str, list[float]]] = {}

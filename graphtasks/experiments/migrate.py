@@ -82,19 +82,19 @@ def migrate_record_ids(store: GraphStore) -> dict[str, int]:
         for label in RECORD_LABELS:
             declared = [p.name for p in SCHEMA.nodes[label].properties]
             columns = ", ".join(f"n.{quote_name(p)}" for p in declared)
-            rows = store.cypher(f"MATCH (n:{label}) WHERE n.task = $old RETURN {columns}", {"old": old}).rows
+            rows = store.cypher(f"MATCH (n:{label}) WHERE n.owner = $old RETURN {columns}", {"old": old}).rows
             out = []
             for row in rows:
                 props = {k: v for k, v in zip(declared, row) if v is not None}
                 mapping[props["uid"]] = uid = _new_uid(label, props["uid"], props, old, new)
-                out.append({**props, "uid": uid, "task": new})
+                out.append({**props, "uid": uid, "owner": new})
             nodes.append((label, out))
         edges = []
         for rel in RELATIONS:
             declared_rel = SCHEMA.rels[rel]
             for a, b in declared_rel.endpoints:
                 rows = store.cypher(
-                    f"MATCH (a:{a})-[e:{rel}]->(b:{b}) WHERE a.task = $old RETURN a.uid, b.uid", {"old": old}
+                    f"MATCH (a:{a})-[e:{rel}]->(b:{b}) WHERE a.owner = $old RETURN a.uid, b.uid", {"old": old}
                 ).rows
                 keyed = []
                 for s, t in rows:

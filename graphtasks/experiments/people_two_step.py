@@ -302,7 +302,7 @@ def import_two_step_people(
     record_experiment(store, spec, text)
     uid = experiment_uid(name)
     known = {str(who): int(index) for who, index in store.cypher(
-        "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid RETURN p.participant_id, r.index",
+        "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.owner = $uid RETURN p.participant_id, r.index",
         {"uid": uid}).rows}
     index = max(known.values(), default=-1) + 1
     out = []
@@ -315,7 +315,7 @@ def import_two_step_people(
         head, (nodes, edges) = run_records(spec, RunOutcome(cell, COMPLETED, rows, None, "", ""))
         run = dict(head[0][0][1][0])
         person = participant_uid(uid, who)
-        participant = {"uid": person, "task": uid, "participant_id": who, "source": f"{table.name} ({name})"}
+        participant = {"uid": person, "owner": uid, "participant_id": who, "source": f"{table.name} ({name})"}
         store.merge_shared([*head[0], ("Participant", [participant]), *nodes],
                            [*head[1], ("PERFORMED", "Participant", "Run", [_key(person, run["uid"])]), *edges])
         out.append({"participant": who, "run": index, "trials": len(trials), "slow": slow.get(who, 0),

@@ -60,7 +60,7 @@ TRIALS = (
     "WHERE x.uid = $uid RETURN r.index, e.phase_index, e.index, t.step, t.action, t.rt "
     "ORDER BY r.index, e.phase_index, e.index, t.step"
 )
-RUNS = ("MATCH (x:Experiment)-[:HAS_RUN]->(r:Run) WHERE x.uid = $uid RETURN r.index, r.task_id, r.agent, r.label, "
+RUNS = ("MATCH (x:Experiment)-[:HAS_RUN]->(r:Run) WHERE x.uid = $uid RETURN r.index, r.task, r.agent, r.label, "
         "r.seed, r.condition, r.status ORDER BY r.index")
 
 

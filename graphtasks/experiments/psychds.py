@@ -77,7 +77,7 @@ EVENT_VARIABLES: dict[str, tuple[str, str | None]] = {
 EVENT_COLUMNS = ("run", "participant", "kind", "trial", "phase_index", "page", "onset_ms", "duration_ms", "check",
                  "answer", "passed", "attempt", "rt", "input", "at")
 EVENTS_QUERY = (
-    "MATCH (p:Participant)-[:PERFORMED]->(r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE r.task = $uid "
+    "MATCH (p:Participant)-[:PERFORMED]->(r:Run)-[:HAS_EVENT]->(e:StudyEvent) WHERE r.owner = $uid "
     "RETURN r.index, p.participant_id, e.kind, e.trial, e.phase_index, e.page, e.onset_ms, e.duration_ms, e.check, "
     "e.answer, e.passed, e.attempt, e.rt, e.input, e.at ORDER BY r.index, e.at, e.onset_ms"
 )

@@ -30,8 +30,8 @@ from .spec import ExperimentSpec
 from .sweep import COLUMNS, split_probes, split_steps
 
 QUERY_EPISODES = (
-    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $experiment "
-    "RETURN e.run, r.task_id, e.task_version, e.task_hash, r.agent, r.label, r.params, r.seed, r.condition, e.phase, "
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.owner = $experiment "
+    "RETURN e.run, r.task, e.task_version, e.task_hash, r.agent, r.label, r.params, r.seed, r.condition, e.phase, "
     "e.phase_index, e.index, e.reward, e.length, e.start_state ORDER BY e.run, e.phase_index, e.index"
 )
 
@@ -97,7 +97,7 @@ def record_experiment(store: GraphStore, spec: ExperimentSpec, text: str) -> Non
         return
     experiment = {
         "uid": uid,
-        "task": uid,
+        "owner": uid,
         "name": spec.name,
         "spec_hash": digest,
         "spec": text,
@@ -108,7 +108,7 @@ def record_experiment(store: GraphStore, spec: ExperimentSpec, text: str) -> Non
     phases: list[dict[str, Any]] = [
         {
             "uid": phase_uid(uid, condition, i),
-            "task": uid,
+            "owner": uid,
             "name": p.name,
             "condition": condition or None,
             "index": i,
@@ -181,7 +181,7 @@ STAY_BY_RUN_QUERY = STAY_NODES_QUERY.replace(
 
 
 STEP_QUERY = (
-    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid AND t.step IN $steps "
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.owner = $uid AND t.step IN $steps "
     "RETURN r.index, e.phase_index, e.index, t.step, t.state, t.action, t.reward, t.next_state, t.p_action, "
     "t.condition, e.task_version, e.reward"
 )
@@ -218,8 +218,8 @@ def step_rows(store: GraphStore, name: str, steps: Sequence[int] = (0,)) -> list
 def trial_count(store: GraphStore, name: str) -> int:
     """How many trials an experiment recorded, as Trial nodes and in chunks."""
     uid = experiment_uid(name)
-    nodes = store.cypher("MATCH (t:Trial) WHERE t.task = $uid RETURN count(t)", {"uid": uid}).rows
-    chunked = store.cypher("MATCH (c:Chunk) WHERE c.task = $uid AND c.kind = 'trials' RETURN sum(c.rows)",
+    nodes = store.cypher("MATCH (t:Trial) WHERE t.owner = $uid RETURN count(t)", {"uid": uid}).rows
+    chunked = store.cypher("MATCH (c:Chunk) WHERE c.owner = $uid AND c.kind = 'trials' RETURN sum(c.rows)",
                            {"uid": uid}).rows
     return int(nodes[0][0] if nodes else 0) + int((chunked[0][0] if chunked else 0) or 0)
 
@@ -259,7 +259,7 @@ def revaluation_by_run(store: GraphStore, name: str) -> dict[tuple[str, str], li
     """Each run's revaluation score: how far its preference moved from the first probed phase
     to the last, by agent and condition."""
     rows = store.cypher(
-        "MATCH (r:Run)-[:HAS_PROBE]->(p:Probe) WHERE r.task = $uid "
+        "MATCH (r:Run)-[:HAS_PROBE]->(p:Probe) WHERE r.owner = $uid "
         "RETURN r.index, r.label, r.condition, p.phase_index, p.preference ORDER BY r.index, p.phase_index",
         {"uid": experiment_uid(name)},
     ).rows
@@ -284,7 +284,7 @@ ORDER BY agent, condition
 
 def finished_runs(store: GraphStore, spec: ExperimentSpec) -> set[int]:
     """Indices of the runs recorded as completed (a re-run skips them)."""
-    query = "MATCH (r:Run) WHERE r.task = $uid AND r.status IN $finished RETURN r.index"
+    query = "MATCH (r:Run) WHERE r.owner = $uid AND r.status IN $finished RETURN r.index"
     return {row[0] for row in store.cypher(query, {"uid": experiment_uid(spec.name), "finished": list(FINISHED)}).rows}
 
 
@@ -297,10 +297,10 @@ def run_node(spec: ExperimentSpec, cell: Cell, status: str, error: str | None, s
     uid = experiment_uid(spec.name)
     return {
         "uid": run_uid(uid, cell.index),
-        "task": uid,
+        "owner": uid,
         "index": cell.index,
         "status": status,
-        "task_id": cell.task,
+        "task": cell.task,
         "agent": cell.agent.name,
         "label": cell.agent.label,
         "params": cell.agent.recorded,
@@ -327,7 +327,7 @@ def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Rec
     trials = [
         {
             "uid": trial_uid(episode_uid(run_id, t["phase_index"], t["episode"]), t["step"]),
-            "task": uid,
+            "owner": uid,
             "experiment": spec.name,
             **{k: v for k, v in t.items() if k != "condition" or v is not None},
         }
@@ -336,7 +336,7 @@ def run_records(spec: ExperimentSpec, outcome: RunOutcome) -> tuple[Records, Rec
     episodes = [
         {
             "uid": episode_uid(run_id, row["phase_index"], row["episode"]),
-            "task": uid,
+            "owner": uid,
             "experiment": spec.name,
             "run": cell.index,
             "phase": row["phase"],
@@ -378,7 +378,7 @@ def head_of(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
 def probe_nodes(spec: ExperimentSpec, run_id: str, probes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """A run's Probe nodes, from its probe rows."""
     uid = experiment_uid(spec.name)
-    return [{"uid": probe_uid(run_id, p["phase_index"]), "task": uid, "experiment": spec.name, **p} for p in probes]
+    return [{"uid": probe_uid(run_id, p["phase_index"]), "owner": uid, "experiment": spec.name, **p} for p in probes]
 
 
 def chunk_records(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
@@ -388,7 +388,7 @@ def chunk_records(spec: ExperimentSpec, outcome: RunOutcome) -> Records:
     run_id = run_uid(uid, outcome.cell.index)
     chunks: list[dict[str, Any]] = [
         {
-            "uid": chunk_uid(uid, c.sha256), "task": uid, "experiment": spec.name, "kind": c.kind, "file": c.file,
+            "uid": chunk_uid(uid, c.sha256), "owner": uid, "experiment": spec.name, "kind": c.kind, "file": c.file,
             "sha256": c.sha256, "rows": c.rows, "runs": list(c.runs), "bytes": c.bytes, "created_at": _now(),
         }
         for c in outcome.chunks
@@ -427,7 +427,7 @@ def record_runs(
     known = {
         row[0]
         for row in store.cypher(
-            "MATCH (r:Run) WHERE r.task = $uid AND r.index IN $runs RETURN r.index",
+            "MATCH (r:Run) WHERE r.owner = $uid AND r.index IN $runs RETURN r.index",
             {"uid": uid, "runs": sorted(ending)},
         ).rows
     }
@@ -467,8 +467,8 @@ def _joined(batch: list[Records]) -> Records:
             [(rel, a, b, list(rows.values())) for (rel, a, b), rows in edges.items()])
 
 
-CHUNKS_QUERY = "MATCH (c:Chunk) WHERE c.task = $uid AND c.kind = $kind RETURN c.file, c.rows ORDER BY c.file"
-RUN_LABELS_QUERY = "MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.label"
+CHUNKS_QUERY = "MATCH (c:Chunk) WHERE c.owner = $uid AND c.kind = $kind RETURN c.file, c.rows ORDER BY c.file"
+RUN_LABELS_QUERY = "MATCH (r:Run) WHERE r.owner = $uid RETURN r.index, r.label"
 
 
 def chunk_table(store: GraphStore, name: str, kind: str, columns: Sequence[str] | None = None) -> Any:
@@ -556,12 +556,12 @@ def chunks_as_records(store: GraphStore, names: Sequence[str]) -> Records:
         if episodes is None:
             continue
         conditions = {index: condition or "" for index, condition in store.cypher(
-            "MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.condition", {"uid": uid}).rows}
+            "MATCH (r:Run) WHERE r.owner = $uid RETURN r.index, r.condition", {"uid": uid}).rows}
         for e in episodes.to_pylist():
             run_id = run_uid(uid, e["run"])
             episode_id = episode_uid(run_id, e["phase_index"], e["episode"])
             nodes["Episode"].append({
-                "uid": episode_id, "task": uid, "experiment": name, "run": e["run"], "phase": e["phase"],
+                "uid": episode_id, "owner": uid, "experiment": name, "run": e["run"], "phase": e["phase"],
                 "phase_index": e["phase_index"], "index": e["episode"], "reward": e["reward"], "length": e["length"],
                 "start_state": e["start_state"], "task_version": e["task_version"], "task_hash": e["task_hash"],
             })
@@ -572,7 +572,7 @@ def chunks_as_records(store: GraphStore, names: Sequence[str]) -> Records:
             episode_id = episode_uid(run_uid(uid, t["run"]), t["phase_index"], t["episode"])
             trial_id = trial_uid(episode_id, t["step"])
             row = {k: v for k, v in t.items() if k not in ("task_version", "condition")}
-            nodes["Trial"].append({"uid": trial_id, "task": uid, **row, "experiment": name,
+            nodes["Trial"].append({"uid": trial_id, "owner": uid, **row, "experiment": name,
                                    **({"condition": t["condition"]} if t["condition"] is not None else {})})
             edges["HAS_TRIAL"].append(_key(episode_id, trial_id))
     ends = {"HAS_EPISODE": ("Run", "Episode"), "IN_PHASE": ("Episode", "Phase"), "HAS_TRIAL": ("Episode", "Trial")}
@@ -595,7 +595,7 @@ def run_columns(store: GraphStore, name: str) -> dict[int, tuple[Any, ...]]:
     """(task_id, agent, label, params as canonical JSON, seed, condition) of each run, by index."""
     out = {}
     for index, task, agent, label, params, seed, condition in store.cypher(
-        "MATCH (r:Run) WHERE r.task = $uid RETURN r.index, r.task_id, r.agent, r.label, r.params, r.seed, r.condition",
+        "MATCH (r:Run) WHERE r.owner = $uid RETURN r.index, r.task, r.agent, r.label, r.params, r.seed, r.condition",
         {"uid": experiment_uid(name)},
     ).rows:
         loaded = json.loads(params) if isinstance(params, str) else params
@@ -625,7 +625,7 @@ def chunk_episodes(store: GraphStore, name: str) -> list[dict[str, Any]]:
 def run_task_versions(store: GraphStore, name: str) -> list[tuple[int, str]]:
     """(run index, task version) of every task version each run's episodes ran, nodes and chunks."""
     pairs = {(int(run), str(version)) for run, version in store.cypher(
-        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $uid RETURN DISTINCT r.index, e.task_version",
+        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.owner = $uid RETURN DISTINCT r.index, e.task_version",
         {"uid": experiment_uid(name)}).rows}
     table = chunk_table(store, name, "episodes", ["task_version"])
     if table is not None:
@@ -638,7 +638,7 @@ def task_version_counts(store: GraphStore, name: str) -> list[tuple[str, str, in
     """(task version, content hash, episodes) the experiment's recorded episodes ran, nodes and chunks."""
     counts: dict[tuple[str, str], int] = {}
     for version_id, digest, n in store.cypher(
-        "MATCH (e:Episode) WHERE e.task = $uid RETURN e.task_version, e.task_hash, count(e)",
+        "MATCH (e:Episode) WHERE e.owner = $uid RETURN e.task_version, e.task_hash, count(e)",
         {"uid": experiment_uid(name)},
     ).rows:
         counts[(version_id, digest)] = counts.get((version_id, digest), 0) + n
@@ -665,8 +665,8 @@ def episode_summary(store: GraphStore, name: str) -> list[dict[str, Any]]:
 
     uid = experiment_uid(name)
     for task, label, condition, index, phase, count, reward, length in store.cypher(
-        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.task = $uid "
-        "RETURN r.task_id, r.label, r.condition, e.phase_index, e.phase, count(e), sum(e.reward), sum(e.length)",
+        "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode) WHERE r.owner = $uid "
+        "RETURN r.task, r.label, r.condition, e.phase_index, e.phase, count(e), sum(e.reward), sum(e.length)",
         {"uid": uid},
     ).rows:
         add((task, label, condition or "", index, phase), int(count), float(reward), float(length))

@@ -2,17 +2,20 @@
 
 Records are shared nodes (they outlive any one version of a task): an `Experiment` with its
 `Phase`s, a `Run` per cell (task x agent setting x seed), an `Episode` per episode and, where
-steps are recorded, a `Trial` per step. Every
-record's `task` property is the uid of the experiment it belongs to (the owner, as for all
-nodes); the task a run or an episode ran on is named by `task_id` / `task_version` and its
+steps are recorded, a `Trial` per step. Every record's `owner` property is the uid of the
+experiment it belongs to ('experiment/<name>'); the task a run ran on is its `task` (the
+task's id, as a task's own nodes hold it), an episode's task version its `task_version` and
 `task_hash`, joined to the stored `Task` by uid and content hash. A stored edge to the Task
 node would be cut whenever the task is put again (a changed built-in, a new variant), so
 the records keep the ids instead.
+
+Changed in this version: the owner was in `task` and a run's task in `task_id`; a store
+written before is renamed when it is opened (`RENAMED`, graphstore's `NodeType.renamed`).
 """
 
 from __future__ import annotations
 
-from graphstore.schema import Property, Schema
+from graphstore.schema import OWNER_PROPERTY, OWNER_RENAMED, Property, Schema
 
 MLS = "http://www.w3.org/ns/mls#"  # W3C ML-Schema: the RDF view types records with it where it fits
 # what an experiment owns (deleted with it)
@@ -21,6 +24,10 @@ RECORD_LABELS = (
     "Participant", "Phase", "Experiment",
 )
 KEY = Property("key", "str", True, "'<from uid>|<to uid>': one edge per pair")
+OWNER = OWNER_PROPERTY  # the property holding a record's experiment uid
+# what a store written before the owner was `owner` renames: the owner out of `task`, then a
+# run's task into it
+RENAMED = {"Run": OWNER_RENAMED + (("task_id", "task"),)}
 
 
 def add_schema(s: Schema) -> None:
@@ -36,6 +43,8 @@ def add_schema(s: Schema) -> None:
         ],
         "An experiment: a spec of tasks, agents, seeds and phases; its runs hang off it.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Experiment", OWNER_RENAMED),
         also=(MLS + "Experiment",),
     )
     s.add_node(
@@ -55,6 +64,8 @@ def add_schema(s: Schema) -> None:
         ],
         "One phase of an experiment's protocol.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Phase", OWNER_RENAMED),
     )
     s.add_node(
         "Run",
@@ -64,7 +75,7 @@ def add_schema(s: Schema) -> None:
                 "status", "str", True,
                 "running | completed | failed (it raised) | interrupted (stopped from outside: Ctrl-C, a dead worker)",
             ),
-            Property("task_id", "str", True, "the run's task (phases may run variants of it)"),
+            Property("task", "str", True, "the run's task id (phases may run variants of it: Episode.task_version)"),
             Property("agent", "str", True, "reference agent name"),
             Property("label", "str", True, "agent label with its swept settings"),
             Property("params", "json", True, "agent settings"),
@@ -79,6 +90,8 @@ def add_schema(s: Schema) -> None:
         ],
         "One cell of an experiment: a task, an agent setting and a seed through every phase.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Run", OWNER_RENAMED),
         also=(MLS + "Run",),
     )
     s.add_node(
@@ -97,6 +110,8 @@ def add_schema(s: Schema) -> None:
         ],
         "One episode of a run.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Episode", OWNER_RENAMED),
     )
     s.add_node(
         "Trial",
@@ -115,6 +130,8 @@ def add_schema(s: Schema) -> None:
         ],
         "One step of an episode (recorded for trial tasks, and for any task with record = 'steps').",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Trial", OWNER_RENAMED),
     )
     s.add_node(
         "Chunk",
@@ -131,6 +148,8 @@ def add_schema(s: Schema) -> None:
         "A columnar file (Parquet) of a sweep's episode or trial rows, catalogued once it was durable; "
         "Cypher reads it with LOAD FROM $episodes / $trials.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Chunk", OWNER_RENAMED),
     )
     s.add_node(
         "Probe",
@@ -144,6 +163,8 @@ def add_schema(s: Schema) -> None:
         ],
         "The agent's preference among a phase's probe options at the end of the phase.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Probe", OWNER_RENAMED),
     )
     s.add_node(
         "Participant",
@@ -153,6 +174,8 @@ def add_schema(s: Schema) -> None:
         ],
         "A person whose recorded choices were imported (graphtasks fit import); their runs hang off it.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Participant", OWNER_RENAMED),
         also=("http://xmlns.com/foaf/0.1/Person",),
     )
     s.add_node(
@@ -165,6 +188,8 @@ def add_schema(s: Schema) -> None:
         ],
         "A model fitted to an experiment's runs: an agent, its free settings with bounds, its fixed ones.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Model", OWNER_RENAMED),
     )
     s.add_node(
         "Fit",
@@ -189,6 +214,8 @@ def add_schema(s: Schema) -> None:
         "A fit of a model to one run's choices (graphtasks fit): maximum likelihood, or one participant's part "
         "of a hierarchical fit.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Fit", OWNER_RENAMED),
     )
     s.add_node(
         "GroupFit",
@@ -217,6 +244,8 @@ def add_schema(s: Schema) -> None:
         ],
         "A hierarchical fit of a model to a set of runs: the group prior; its runs' fits hang off it.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("GroupFit", OWNER_RENAMED),
     )
     s.add_node(
         "Posterior",
@@ -243,6 +272,8 @@ def add_schema(s: Schema) -> None:
         ],
         "Every chain's draws of a NUTS fit (graphtasks fit run --method nuts), beside its GroupFit.",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("Posterior", OWNER_RENAMED),
     )
     s.add_node(
         "CrossValidation",
@@ -274,6 +305,8 @@ def add_schema(s: Schema) -> None:
         ],
         "A model's cross-validated (held-out) log-likelihood on seeded folds of a set of runs (graphtasks fit cv).",
         shared=True,
+        owner=OWNER,
+        renamed=RENAMED.get("CrossValidation", OWNER_RENAMED),
     )
     s.add_rel("HAS_PHASE", [("Experiment", "Phase")], [KEY], "An experiment's protocol.")
     s.add_rel("HAS_RUN", [("Experiment", "Run")], [KEY], "An experiment's runs.", also=(MLS + "hasPart",))

@@ -42,12 +42,12 @@ from .hbayesdm import is_hbayesdm, read_hbayesdm
 # imports, sessions) or rows of the experiment's catalogued chunks (a sweep into an embedded
 # store: graphtasks.experiments.chunks); every reader here takes both.
 RUN_TRIALS = (
-    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.task = $uid AND r.index = $run "
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) WHERE r.owner = $uid AND r.index = $run "
     "MATCH (e)-[:IN_PHASE]->(p:Phase) {phases}"
-    "RETURN r.task_id, r.agent, r.params, e.phase_index, e.index, t.step, t.state, t.action, t.reward, "
+    "RETURN r.task, r.agent, r.params, e.phase_index, e.index, t.step, t.state, t.action, t.reward, "
     "t.next_state, p.learn, t.rt ORDER BY e.phase_index, e.index, t.step"
 )
-RUN_QUERY = "MATCH (r:Run) WHERE r.task = $uid AND r.index IN $runs RETURN r.index, r.task_id, r.agent, r.params"
+RUN_QUERY = "MATCH (r:Run) WHERE r.owner = $uid AND r.index IN $runs RETURN r.index, r.task, r.agent, r.params"
 PHASE_TABLE = (
     "MATCH (x:Experiment)-[:HAS_PHASE]->(p:Phase) WHERE x.uid = $uid RETURN p.condition, p.index, p.name, p.learn"
 )
@@ -188,7 +188,7 @@ def _chunked_runs(store: Any, experiment: str, runs: Sequence[int], phases: Sequ
 
 
 RUN_PHASES = (
-    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(:Trial) WHERE r.task = $uid "
+    "MATCH (r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(:Trial) WHERE r.owner = $uid "
     "MATCH (e)-[:IN_PHASE]->(p:Phase) RETURN DISTINCT r.index, p.name"
 )
 

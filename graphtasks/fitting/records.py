@@ -215,7 +215,7 @@ def _import_unit(
     bounds = np.append(starts, len(choices))
     paid = np.add.reduceat(choices.rewards, starts) if len(starts) else np.zeros(0)
     episodes = [
-        {"uid": episode_uid(run, 0, e), "task": uid, "experiment": name, "run": index, "phase": PHASE,
+        {"uid": episode_uid(run, 0, e), "owner": uid, "experiment": name, "run": index, "phase": PHASE,
          "phase_index": 0, "index": e, "reward": float(paid[e]), "length": int(bounds[e + 1] - bounds[e]),
          "start_state": int(choices.states[bounds[e]]), "task_version": choices.task_id, "task_hash": task_hash}
         for e in range(len(starts))
@@ -227,13 +227,13 @@ def _import_unit(
     for episode, step, state, action, reward, nxt in zip(*columns):
         owner = episode_uid(run, 0, episode)
         trial = trial_uid(owner, step)
-        trials.append({"uid": trial, "task": uid, "experiment": name, "run": index, "phase_index": 0,
+        trials.append({"uid": trial, "owner": uid, "experiment": name, "run": index, "phase_index": 0,
                        "episode": episode, "step": step, "state": state, "action": action, "reward": reward,
                        "next_state": nxt})
         has_trial.append(_key(owner, trial))
-    people = [{"uid": person, "task": uid, "participant_id": participant, "source": path.name}]
+    people = [{"uid": person, "owner": uid, "participant_id": participant, "source": path.name}]
     runs = [{
-        "uid": run, "task": uid, "index": index, "status": COMPLETED, "task_id": choices.task_id,
+        "uid": run, "owner": uid, "index": index, "status": COMPLETED, "task": choices.task_id,
         "agent": "participant", "label": participant, "params": {}, "seed": 0, "version": _version(),
     }]
     return (
@@ -263,10 +263,10 @@ def _import_head(
     phase, and the edges to the runs and their episodes."""
     phase = phase_uid(uid, "", 0)
     experiment = {
-        "uid": uid, "task": uid, "name": name, "spec_hash": spec_hash, "created_at": _now(),
+        "uid": uid, "owner": uid, "name": name, "spec_hash": spec_hash, "created_at": _now(),
         "description": f"behaviour imported from {', '.join(dict.fromkeys(p.name for p in files))}",
     }
-    phases = [{"uid": phase, "task": uid, "name": PHASE, "index": 0, "learn": True,
+    phases = [{"uid": phase, "owner": uid, "name": PHASE, "index": 0, "learn": True,
                "episodes": max(e.choices.trials for _, e in read)}]
     has_run, in_phase = [], []
     for index, (_, events) in enumerate(read):
@@ -301,11 +301,11 @@ def _fit_records(experiment: str, fits: Sequence[FitResult], group: str = "",
     models, rows, runs, of_model = {}, [], [], []
     for f in fits:
         model = model_uid(experiment, f)
-        models[model] = {"uid": model, "task": uid, "name": f.model, "agent": f.agent, "bounds": f.bounds,
+        models[model] = {"uid": model, "owner": uid, "name": f.model, "agent": f.agent, "bounds": f.bounds,
                          "fixed": f.fixed}
         fit_id = ids.fit_uid(f.source, f.model, group or _settings_digest(f), f.method)
         rows.append({
-            "uid": fit_id, "task": uid, "model": f.model, "agent": f.agent, "params": f.params, "stderr": f.stderr,
+            "uid": fit_id, "owner": uid, "model": f.model, "agent": f.agent, "params": f.params, "stderr": f.stderr,
             "fixed": f.fixed, "log_likelihood": f.log_likelihood, "aic": f.aic, "bic": f.bic, "choices": f.choices,
             "starts": f.starts, "seed": f.seed, "method": f.method, "log_evidence": f.log_evidence,
             "phases": None if phases is None else list(phases), "created_at": _now(), "version": _version(),
@@ -345,7 +345,7 @@ def record_group_fit(store: GraphStore, experiment: str, group: GroupFit,
     group_id = ids.group_fit_uid(uid, group.model, group.method, digest)
     model = model_uid(experiment, group.fits[0])
     row = {
-        "uid": group_id, "task": uid, "model": group.model, "agent": group.agent, "method": group.method,
+        "uid": group_id, "owner": uid, "model": group.model, "agent": group.agent, "method": group.method,
         "transform": "logistic: value = low + (high - low) / (1 + exp(-x)), the model's bounds",
         "mean": group.mean, "variance": group.variance, "mean_stderr": group.mean_stderr, "median": group.median,
         "fixed": group.fixed, "participants": group.participants, "choices": group.choices,
@@ -425,14 +425,14 @@ def fit_group_runs(
 
 
 FITS_QUERY = (
-    "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.task = $uid "
+    "MATCH (f:Fit)-[:FITS]->(r:Run) WHERE f.owner = $uid "
     "OPTIONAL MATCH (f)-[:OF_MODEL]->(m:Model) OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
     "RETURN r.index, r.label, f.model, coalesce(f.method, 'mle'), f.params, f.stderr, f.log_likelihood, f.aic, "
     "f.bic, f.choices, f.log_evidence, f.uid, f.phases, m.bounds, r.condition, p.participant_id, p.source, f.fixed "
     "ORDER BY r.index, f.bic"
 )
 GROUP_COSTS = (
-    "MATCH (g:GroupFit)-[:HAS_FIT]->(f:Fit) WHERE g.task = $uid RETURN f.uid, g.mean, g.choices, g.participants"
+    "MATCH (g:GroupFit)-[:HAS_FIT]->(f:Fit) WHERE g.owner = $uid RETURN f.uid, g.mean, g.choices, g.participants"
 )
 
 
@@ -483,7 +483,7 @@ def evidence_matrix(fits: Sequence[dict[str, Any]]) -> tuple[list[str], list[int
 
 
 GROUP_QUERY = (
-    "MATCH (m:Model)<-[:OF_MODEL]-(g:GroupFit)-[:HAS_FIT]->(f:Fit)-[:FITS]->(r:Run) WHERE g.task = $uid "
+    "MATCH (m:Model)<-[:OF_MODEL]-(g:GroupFit)-[:HAS_FIT]->(f:Fit)-[:FITS]->(r:Run) WHERE g.owner = $uid "
     "RETURN g.uid, g.model, g.method, g.mean, g.variance, g.mean_stderr, g.median, g.participants, g.choices, "
     "g.log_evidence, g.integrated_bic, g.iterations, g.converged, m.bounds, g.diagnostics, g.phases, "
     "collect(r.index) ORDER BY g.integrated_bic"
@@ -617,7 +617,7 @@ def record_cross_validation(store: GraphStore, experiment: str, cv: Any, runs: S
     for score in cv.scores:
         node = f"{uid}/cv/{ids.part(score.model)}/{plan}"
         rows.append({
-            "uid": node, "task": uid, "model": score.model, "kind": score.kind, "by": cv.folds.by,
+            "uid": node, "owner": uid, "model": score.model, "kind": score.kind, "by": cv.folds.by,
             "folds": cv.folds.folds, "seed": cv.folds.seed, "plan": plan,
             "assignment": [[list(p) for p in pieces] for pieces in cv.folds.pieces], "heldout": list(score.heldout),
             "choices": choices, "runs": [int(r) for r in runs], "participants": list(score.participants),
@@ -637,7 +637,7 @@ def _jsonable(value: Any) -> Any:
 
 
 CV_QUERY = (
-    "MATCH (c:CrossValidation) WHERE c.task = $uid RETURN c.uid, c.model, c.kind, c.by, c.folds, c.seed, c.plan, "
+    "MATCH (c:CrossValidation) WHERE c.owner = $uid RETURN c.uid, c.model, c.kind, c.by, c.folds, c.seed, c.plan, "
     "c.heldout, c.choices, c.runs, c.participants, c.heldout_log_likelihood, c.settings, c.score, c.`starts`, "
     "c.seconds, c.phases, c.created_at, c.assignment, c.keys ORDER BY c.created_at, c.model"
 )
@@ -718,7 +718,7 @@ def record_posterior(store: GraphStore, experiment: str, posterior: Any, runs: S
     group_id = record_group_fit(store, experiment, group, phases)
     diagnostics = group.diagnostics
     row = {
-        "uid": f"{group_id}/posterior", "task": experiment_uid(experiment), "model": group.model,
+        "uid": f"{group_id}/posterior", "owner": experiment_uid(experiment), "model": group.model,
         "chains": posterior.chains, "samples": int(diagnostics["samples"]), "warmup": int(diagnostics["warmup"]),
         "seed": group.seed, "chain_method": diagnostics["chain_method"],
         "parameterisation": diagnostics["parameterisation"], "settings": list(posterior.names),
@@ -733,7 +733,7 @@ def record_posterior(store: GraphStore, experiment: str, posterior: Any, runs: S
 
 
 POSTERIOR_QUERY = (
-    "MATCH (g:GroupFit)-[:HAS_POSTERIOR]->(p:Posterior) WHERE g.task = $uid AND g.model = $model "
+    "MATCH (g:GroupFit)-[:HAS_POSTERIOR]->(p:Posterior) WHERE g.owner = $uid AND g.model = $model "
     "RETURN g.uid, p.chains, p.samples, p.warmup, p.seed, p.chain_method, p.parameterisation, p.settings, p.runs, "
     "p.divergences, p.mu, p.sigma, p.x, p.log_lik, p.loo, g.diagnostics, g.phases ORDER BY g.uid"
 )

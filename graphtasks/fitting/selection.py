@@ -31,7 +31,7 @@ SOURCES = (PEOPLE, AGENTS, ALL)
 PILOT = "pilot: "  # the start of a pilot session's Participant source (graphtasks.serve.app)
 
 RUNS_QUERY = (
-    "MATCH (r:Run) WHERE r.task = $uid OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
+    "MATCH (r:Run) WHERE r.owner = $uid OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
     "RETURN r.index, r.label, r.agent, r.condition, p.participant_id, p.source ORDER BY r.index"
 )
 PHASES_QUERY = "MATCH (x:Experiment)-[:HAS_PHASE]->(p:Phase) WHERE x.uid = $uid RETURN DISTINCT p.name, p.index"

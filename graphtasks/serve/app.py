@@ -206,8 +206,8 @@ class StudyServer:
     def _resume(self) -> int:
         """Read the sessions back from the store; replay each one's actions through its env."""
         rows = self.store.cypher(
-            "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid AND r.agent = $agent "
-            "RETURN r.index, r.task_id, r.label, r.seed, r.condition, r.token_hash, r.status, r.started_at, "
+            "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.owner = $uid AND r.agent = $agent "
+            "RETURN r.index, r.task, r.label, r.seed, r.condition, r.token_hash, r.status, r.started_at, "
             "r.ended_at, r.consented_at, r.completion_code, p.uid, p.participant_id, p.pid_hash, p.study_hash, "
             "p.session_hash, r.check_attempts, r.checks_passed_at, r.attention_done, r.attention_attempt, "
             "r.attention_failures, r.attention_failed_twice ORDER BY r.index",
@@ -221,7 +221,7 @@ class StudyServer:
                    "consented_at": consented, "completion_code": code, "check_attempts": attempts,
                    "checks_passed_at": passed,
                    **{k: int(v or 0) for k, v in zip(ATTENTION_RUN, attention)}}
-            participant = {"uid": p_uid, "task": self.uid, "participant_id": pid, "source": "graphtasks serve",
+            participant = {"uid": p_uid, "owner": self.uid, "participant_id": pid, "source": "graphtasks serve",
                            "pid_hash": pid_hash, "study_hash": study_hash, "session_hash": session_hash}
             session = Session(token_hash, cell, player, run, participant)
             trials = self.store.cypher(
@@ -278,7 +278,7 @@ class StudyServer:
                "check_attempts": 0, "checks_passed_at": None if self.study.checks else now_ms(),
                **dict.fromkeys(ATTENTION_RUN, 0)}
         person = participant_uid(self.uid, label)
-        participant = {"uid": person, "task": self.uid, "participant_id": label,
+        participant = {"uid": person, "owner": self.uid, "participant_id": label,
                        "source": f"pilot: {pilot}" if pilot else "graphtasks serve",
                        "pid_hash": pid_hash, "study_hash": hashed["study"],
                        "session_hash": hashed["session"]}
@@ -383,7 +383,7 @@ class StudyServer:
         events = (int(s.run.get("attention_failures") or 0) + done  # this session's answers so far: the wrong
                   - int(s.run.get("attention_failed_twice") or 0))  # ones and the checks passed
         uid = f"{s.run['uid']}/event/{events}"
-        event = {"uid": uid, "task": self.uid, "kind": "attention_check", "at": now_ms(), "trial": s.player.trial,
+        event = {"uid": uid, "owner": self.uid, "kind": "attention_check", "at": now_ms(), "trial": s.player.trial,
                  "check": number, "answer": answer, "passed": passed, "attempt": attempt, "rt": rt,
                  "input": given_input}
         self.store.merge_shared([("Run", [run]), ("StudyEvent", [event])],
@@ -564,7 +564,7 @@ class StudyServer:
     def trials_csv(self) -> str:
         rows = self.store.cypher(
             "MATCH (p:Participant)-[:PERFORMED]->(r:Run)-[:HAS_EPISODE]->(e:Episode)-[:HAS_TRIAL]->(t:Trial) "
-            "WHERE r.task = $uid RETURN r.index, p.participant_id, e.phase, e.index, t.step, t.state, t.action, "
+            "WHERE r.owner = $uid RETURN r.index, p.participant_id, e.phase, e.index, t.step, t.state, t.action, "
             "t.reward, t.next_state, " + ", ".join(f"t.{c}" for c in TRIAL_BROWSER) + " "
             "ORDER BY r.index, e.phase_index, e.index, t.step",
             {"uid": self.uid},

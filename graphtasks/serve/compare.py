@@ -77,7 +77,7 @@ def stay_table(store: GraphStore, study: str, agents: list[str]) -> dict[tuple[s
 def _runs(store: GraphStore, name: str) -> dict[int, tuple[str, Any, Any, dict[str, Any]]]:
     """An experiment's runs: index -> (label, agent, where a session came from, settings)."""
     rows = store.cypher(
-        "MATCH (r:Run) WHERE r.task = $uid OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
+        "MATCH (r:Run) WHERE r.owner = $uid OPTIONAL MATCH (p:Participant)-[:PERFORMED]->(r) "
         "RETURN r.index, r.label, r.agent, p.source, r.params",
         {"uid": experiment_uid(name)},
     ).rows

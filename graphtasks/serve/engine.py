@@ -212,7 +212,7 @@ def screen_event(run_uid: str, experiment_uid: str, player: SessionPlayer, body:
     page = body.get("page", 0)
     if isinstance(page, bool) or not isinstance(page, int) or not 0 <= page <= 10**6:
         raise ValueError(f"page: expected a number from 0, got {str(page)[:40]!r}")
-    return {"uid": f"{run_uid}/screen/{kind}/{numbers['onset']:.3f}", "task": experiment_uid, "kind": kind,
+    return {"uid": f"{run_uid}/screen/{kind}/{numbers['onset']:.3f}", "owner": experiment_uid, "kind": kind,
             "at": now_ms(), "trial": player.trial, "onset_ms": numbers["onset"], "duration_ms": numbers["duration"],
             "page": page, "phase_index": None if player.done else player.phase_index}
 

@@ -439,7 +439,7 @@ def import_jspsych(study: Study, files: Sequence[str | Path], store: Any, name: 
     record_experiment(store, spec, study.text)
     uid = experiment_uid(spec.name)
     known = {str(label): int(index) for label, index in store.cypher(
-        "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid RETURN p.participant_id, r.index",
+        "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.owner = $uid RETURN p.participant_id, r.index",
         {"uid": uid}).rows}
     index = max([study.agent_runs - 1, *known.values()]) + 1
     out = []
@@ -478,9 +478,9 @@ def import_jspsych(study: Study, files: Sequence[str | Path], store: Any, name: 
                 trials = len(node_rows)
         run = dict(head[0][0][1][0])
         person = participant_uid(uid, s.participant)
-        participant = {"uid": person, "task": uid, "participant_id": s.participant,
+        participant = {"uid": person, "owner": uid, "participant_id": s.participant,
                        "source": f"jsPsych export ({Path(s.path).name})"}
-        screens = [{"uid": f"{run['uid']}/screen/{e['graphtasks']}/{float(e['onset']):.3f}", "task": uid,
+        screens = [{"uid": f"{run['uid']}/screen/{e['graphtasks']}/{float(e['onset']):.3f}", "owner": uid,
                     "kind": e["graphtasks"], "at": now_ms(), "trial": e["trial"], "onset_ms": float(e["onset"]),
                     "duration_ms": float(e["duration"]), "page": int(e.get("page") or 0),
                     "phase_index": None if e.get("phase_index") is None else int(e["phase_index"])}

@@ -177,7 +177,7 @@ def study_quality(store: Any, study: Any, thresholds: Thresholds = Thresholds())
 
     names = ("rt", "key", "action", "input", "timer_resolution_ms", "isolated", *TELEMETRY)
     runs = store.cypher(
-        "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.task = $uid AND r.token_hash IS NOT NULL "
+        "MATCH (p:Participant)-[:PERFORMED]->(r:Run) WHERE r.owner = $uid AND r.token_hash IS NOT NULL "
         "RETURN r.uid, r.index, p.participant_id, r.status, r.attention_done, r.attention_failures, "
         "r.attention_failed_twice ORDER BY r.index", {"uid": experiment_uid(study.spec.name)}).rows
     trials: dict[str, list[dict[str, Any]]] = {row[0]: [] for row in runs}

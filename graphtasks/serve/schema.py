@@ -8,7 +8,7 @@ Runs of agents leave them empty.
 
 from __future__ import annotations
 
-from graphstore.schema import Property, Schema
+from graphstore.schema import OWNER_PROPERTY, OWNER_RENAMED, Property, Schema
 
 KEY = Property("key", "str", True, "unique edge key")
 
@@ -41,6 +41,8 @@ def add_schema(s: Schema) -> None:
             Property("webdriver", "bool", False, "browser: navigator.webdriver (the browser says it is automated)"),
         ],
         shared=True,
+        owner=OWNER_PROPERTY,
+        renamed=OWNER_RENAMED,
     )
     s.add_node(
         "Run",
@@ -59,6 +61,8 @@ def add_schema(s: Schema) -> None:
                      "twice"),
         ],
         shared=True,
+        owner=OWNER_PROPERTY,
+        renamed=OWNER_RENAMED,
     )
     s.add_node(
         "Participant",
@@ -68,6 +72,8 @@ def add_schema(s: Schema) -> None:
             Property("session_hash", "str", False, "browser session: hash of the URL's session id"),
         ],
         shared=True,
+        owner=OWNER_PROPERTY,
+        renamed=OWNER_RENAMED,
     )
     s.add_node(
         "StudyEvent",
@@ -90,5 +96,7 @@ def add_schema(s: Schema) -> None:
         ],
         "Something a browser session did besides its trials (graphtasks serve), in order.",
         shared=True,
+        owner=OWNER_PROPERTY,
+        renamed=OWNER_RENAMED,
     )
     s.add_rel("HAS_EVENT", [("Run", "StudyEvent")], [KEY], "A browser session's events.")

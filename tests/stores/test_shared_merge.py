@@ -6,12 +6,12 @@ import pytest
 
 from graphstore import GraphStore
 
-EXPERIMENT = {"uid": "experiment/x", "task": "experiment/x", "name": "x", "spec_hash": "h1"}
+EXPERIMENT = {"uid": "experiment/x", "owner": "experiment/x", "name": "x", "spec_hash": "h1"}
 
 
 def run(status: str) -> dict:
     return {
-        "uid": "experiment/x/run/0", "task": "experiment/x", "index": 0, "status": status, "task_id": "t",
+        "uid": "experiment/x/run/0", "owner": "experiment/x", "index": 0, "status": status, "task": "t",
         "agent": "q", "label": "q", "params": {}, "seed": 0,
     }
 
@@ -31,7 +31,7 @@ def test_merging_again_updates_nodes_and_keeps_key_only_edges(store: GraphStore)
 
 def test_delete_shared_removes_one_owners_records_and_their_edges(store: GraphStore) -> None:
     merge(store, "done")
-    other = dict(EXPERIMENT, uid="experiment/y", task="experiment/y", name="y")
+    other = dict(EXPERIMENT, uid="experiment/y", owner="experiment/y", name="y")
     store.merge_shared([("Experiment", [other])])
     assert store.delete_shared("experiment/x", ["Run", "Experiment"]) == {"Run": 1, "Experiment": 1}
     assert store.cypher("MATCH (x:Experiment) RETURN x.name").rows == [["y"]]
