@@ -127,11 +127,13 @@ def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
     return f"quick run: {sampled} parametrized cases past the first {QUICK_CASES} of each test are left to the full run"
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    """Say which Bolt servers the store tests run against."""
-    if os.environ.get("NEO4J_URI"):
-        return "bolt servers: ArcadeDB (local) and Neo4j (NEO4J_URI)"
-    return "bolt servers: ArcadeDB (local); set NEO4J_URI to run the store tests against Neo4j as well"
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say which Bolt servers the store tests run against, and that a quick run samples."""
+    lines = ["bolt servers: ArcadeDB (local) and Neo4j (NEO4J_URI)" if os.environ.get("NEO4J_URI") else
+             "bolt servers: ArcadeDB (local); set NEO4J_URI to run the store tests against Neo4j as well"]
+    if "not slow" in (config.option.markexpr or ""):
+        lines.append(f"quick run: the first {QUICK_CASES} cases of each parametrized test (tests/conftest.py)")
+    return lines
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-untyped-def]
