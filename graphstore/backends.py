@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
 from .errors import StoreLocationError
+from .registry import Registry
 
 ENTRY_POINT_GROUP = "graphtasks.stores"
 
@@ -34,28 +34,23 @@ class StoreBackend:
         return getattr(import_module(module), name)
 
 
-_BACKENDS: dict[str, StoreBackend] = {}
-_entry_points_loaded = False
+_BACKENDS: Registry[StoreBackend] = Registry(
+    "store backend", group=ENTRY_POINT_GROUP, load_entry=lambda entry: register_store_backend(entry.load())
+)
 
 
 def register_store_backend(backend: StoreBackend) -> StoreBackend:
     """Add (or replace) a backend; a scheme already taken by another backend is an error."""
-    for other in _BACKENDS.values():
+    for other in dict.values(_BACKENDS):  # those registered so far (registering reads no entry point)
         taken = set(other.schemes) & set(backend.schemes)
         if other.name != backend.name and (taken or (not backend.schemes and not other.schemes)):
             what = f"scheme {sorted(taken)[0]!r}" if taken else "plain paths"
             raise ValueError(f"store backend {backend.name!r}: {what} already opened by {other.name!r}")
-    _BACKENDS[backend.name] = backend
-    return backend
+    return _BACKENDS.register(backend.name, backend, replace=True)
 
 
 def store_backends() -> list[StoreBackend]:
     """Every registered backend: the built-in ones, then those of entry points."""
-    global _entry_points_loaded
-    if not _entry_points_loaded:
-        _entry_points_loaded = True
-        for entry in entry_points(group=ENTRY_POINT_GROUP):
-            register_store_backend(entry.load())
     return list(_BACKENDS.values())
 
 

@@ -26,10 +26,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING
 
 from .errors import GraphStoreError, StoreMissingError, did_you_mean
+from .registry import Registry
 
 if TYPE_CHECKING:
     from .store import GraphStore
@@ -70,46 +71,48 @@ class UnknownKnowledgeProvider(GraphStoreError, KeyError):
         return str(self.args[0])
 
 
-_PROVIDERS: dict[str, KnowledgeProvider] = {}
-_entry_points_loaded = False
+def _load_entry(entry: EntryPoint) -> None:
+    """An entry point's provider, unless one of its name was registered at run time already."""
+    if entry.name not in dict.keys(_PROVIDERS):
+        try:
+            provider = entry.load()
+        except ImportError as exc:
+            raise GraphStoreError(
+                f"knowledge provider {entry.name!r} ({entry.value}) cannot be imported: {exc}"
+            ) from exc
+        register_knowledge_provider(provider)
+
+
+def _unknown(name: str, known: list[str]) -> str:
+    known = sorted(known)
+    return (
+        f"no knowledge provider {name!r} (entry point group {ENTRY_POINT_GROUP!r}){did_you_mean(name, known)}; "
+        + (f"registered: {', '.join(known)}" if known else
+           "none is registered: install the package (`pip install .`, or `pip install -e .` in a checkout)")
+    )
+
+
+_PROVIDERS: Registry[KnowledgeProvider] = Registry(
+    "knowledge provider", group=ENTRY_POINT_GROUP, load_entry=_load_entry,
+    error=UnknownKnowledgeProvider, message=_unknown,
+)
 
 
 def register_knowledge_provider(provider: KnowledgeProvider) -> KnowledgeProvider:
     """Add (or replace) a provider under its name."""
     if not isinstance(provider, KnowledgeProvider):
         raise TypeError(f"register_knowledge_provider: expected a KnowledgeProvider, got {provider!r}")
-    _PROVIDERS[provider.name] = provider
-    return provider
+    return _PROVIDERS.register(provider.name, provider, replace=True)
 
 
 def knowledge_providers() -> list[KnowledgeProvider]:
     """Every registered provider: those of the entry points, then those registered at run time."""
-    global _entry_points_loaded
-    if not _entry_points_loaded:
-        _entry_points_loaded = True
-        for entry in entry_points(group=ENTRY_POINT_GROUP):
-            if entry.name not in _PROVIDERS:
-                try:
-                    provider = entry.load()
-                except ImportError as exc:
-                    raise GraphStoreError(
-                        f"knowledge provider {entry.name!r} ({entry.value}) cannot be imported: {exc}"
-                    ) from exc
-                register_knowledge_provider(provider)
     return list(_PROVIDERS.values())
 
 
 def knowledge_provider(name: str) -> KnowledgeProvider:
     """The provider of that name; UnknownKnowledgeProvider names the registered ones."""
-    for provider in knowledge_providers():
-        if provider.name == name:
-            return provider
-    known = sorted(_PROVIDERS)
-    raise UnknownKnowledgeProvider(
-        f"no knowledge provider {name!r} (entry point group {ENTRY_POINT_GROUP!r}){did_you_mean(name, known)}; "
-        + (f"registered: {', '.join(known)}" if known else
-           "none is registered: install the package (`pip install .`, or `pip install -e .` in a checkout)")
-    )
+    return _PROVIDERS.lookup(name)
 
 
 def say_on_stderr(line: str) -> None:
