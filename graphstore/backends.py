@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module
+from importlib.metadata import entry_points
 from typing import Any
 
 from .errors import StoreLocationError
@@ -35,7 +36,8 @@ class StoreBackend:
 
 
 _BACKENDS: Registry[StoreBackend] = Registry(
-    "store backend", group=ENTRY_POINT_GROUP, load_entry=lambda entry: register_store_backend(entry.load())
+    "store backend", entries=lambda: entry_points(group=ENTRY_POINT_GROUP),
+    load_entry=lambda entry: register_store_backend(entry.load())
 )
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint
+from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING
 
 from .errors import GraphStoreError, StoreMissingError, did_you_mean
@@ -93,7 +93,7 @@ def _unknown(name: str, known: list[str]) -> str:
 
 
 _PROVIDERS: Registry[KnowledgeProvider] = Registry(
-    "knowledge provider", group=ENTRY_POINT_GROUP, load_entry=_load_entry,
+    "knowledge provider", entries=lambda: entry_points(group=ENTRY_POINT_GROUP), load_entry=_load_entry,
     error=UnknownKnowledgeProvider, message=_unknown,
 )
 

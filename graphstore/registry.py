@@ -17,8 +17,8 @@ It lives in `graphstore`, the bottom layer, so every package may use it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, ItemsView, Iterator, KeysView, ValuesView
-from importlib.metadata import EntryPoint, entry_points
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, ValuesView
+from importlib.metadata import EntryPoint
 from typing import TypeVar
 
 from .errors import GraphtasksError, did_you_mean
@@ -40,8 +40,11 @@ class Registry(dict[str, T]):
     ----------
     kind : str
         What it holds, for messages: ``"store backend"``, ``"reward kind"``, ...
-    group : str, optional
-        An entry-point group read once, on the first read of the table (not on `register`).
+    entries : callable, optional
+        ``entries()``: the entry points of the table's group, read once, on the first read of
+        the table (not on `register`): ``lambda: entry_points(group=GROUP)``, written in the
+        table's module so that the group is read where its table is (tests/test_entry_point_groups.py
+        finds every group read that way).
     load_entry : callable, optional
         ``load_entry(entry)`` adds one entry point's plug-in (default: register
         ``entry.load()`` under the entry's name; an import error propagates).
@@ -76,7 +79,7 @@ class Registry(dict[str, T]):
         self,
         kind: str,
         *,
-        group: str | None = None,
+        entries: Callable[[], Iterable[EntryPoint]] | None = None,
         load_entry: Callable[[EntryPoint], object] | None = None,
         before_entries: Callable[[Registry[T]], object] | None = None,
         error: Callable[[str], Exception] = UnknownName,
@@ -84,12 +87,12 @@ class Registry(dict[str, T]):
     ) -> None:
         super().__init__()
         self.kind = kind
-        self.group = group
+        self._entries = entries
         self._load_entry = load_entry
         self._before_entries = before_entries
         self._error = error
         self._message = message
-        self._loaded = group is None and before_entries is None
+        self._loaded = entries is None and before_entries is None
 
     # -- filling ---------------------------------------------------------------------------------
     def register(self, name: str, item: T, *, replace: bool = False) -> T:
@@ -126,8 +129,8 @@ class Registry(dict[str, T]):
             self._loaded = True  # set first: a plug-in that fails to load is not read again
             if self._before_entries is not None:
                 self._before_entries(self)
-            if self.group is not None:
-                for entry in entry_points(group=self.group):
+            if self._entries is not None:
+                for entry in self._entries():
                     if self._load_entry is not None:
                         self._load_entry(entry)
                     else:

@@ -21,6 +21,7 @@ import gymnasium as gym
 import tasks
 from graphstore import GraphStore, StoreMissingError, TaskGraph
 from graphstore.errors import GraphtasksError, did_you_mean
+from graphstore.registry import Registry
 
 from .family import Family
 from .graph.family import GRAPH
@@ -34,17 +35,27 @@ BUILT_IN: tuple[Family, ...] = (GRAPH, GRID, POGE, ROOM, ROOM_MAP, ROOM_V1)
 
 ENTRY_POINT_GROUP = "graphtasks.families"
 
-_FAMILIES: dict[str, Family] = {}
-
-
 class UnknownFamily(GraphtasksError, KeyError):
     def __str__(self) -> str:
         return str(self.args[0])
 
 
+def _built_in(registry: Registry[Family]) -> None:
+    for family in BUILT_IN:
+        register_family(family)
+
+
+_FAMILIES: Registry[Family] = Registry(
+    "family", entries=lambda: entry_points(group=ENTRY_POINT_GROUP),
+    load_entry=lambda entry: register_family(entry.load()),
+    before_entries=_built_in, error=UnknownFamily,
+    message=lambda name, known: f"unknown family {name!r}{did_you_mean(name, known)}",
+)
+
+
 def register_family(family: Family) -> Family:
     """Add (or replace) a family, with its tasks-layer declaration, and register its gym ids."""
-    _FAMILIES[family.name] = family
+    _FAMILIES.register(family.name, family, replace=True)
     if family.tasks not in tasks.task_families():
         tasks.register_family(family.tasks)
     family.register()
@@ -52,12 +63,7 @@ def register_family(family: Family) -> Family:
 
 
 def _load() -> None:
-    if _FAMILIES:
-        return
-    for family in BUILT_IN:
-        register_family(family)
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        register_family(entry.load())
+    _FAMILIES.load()
 
 
 def families() -> list[Family]:
@@ -67,11 +73,7 @@ def families() -> list[Family]:
 
 
 def family(name: str) -> Family:
-    _load()
-    try:
-        return _FAMILIES[name]
-    except KeyError:
-        raise UnknownFamily(f"unknown family {name!r}{did_you_mean(name, _FAMILIES)}") from None
+    return _FAMILIES.lookup(name)
 
 
 def stored_kind(task_id: str, store: GraphStore | str | None) -> str | None:

@@ -12,12 +12,13 @@ so a family's own modules use them without importing the table.
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
 from graphstore import TaskGraph
 from graphstore.errors import GraphtasksError, did_you_mean
+from graphstore.registry import Registry
 from graphstore.schema import Schema
 
 from .data import TaskFileError
@@ -32,9 +33,6 @@ from .roommap.family import ROOM_MAP
 BUILT_IN: tuple[TaskFamily, ...] = (GRAPH, GRID, POGE, ROOM, ROOM_MAP, ROOM_V1)
 ENTRY_POINT_GROUP = "graphtasks.task_families"
 
-_FAMILIES: dict[str, TaskFamily] = {}
-
-
 class UnknownTask(GraphtasksError, KeyError):
     """No family knows the task id (not built in, not under a user prefix)."""
 
@@ -47,20 +45,31 @@ class UnknownFamily(GraphtasksError, KeyError):
         return str(self.args[0])
 
 
-def _load() -> dict[str, TaskFamily]:
-    if not _FAMILIES:
-        for family in BUILT_IN:
-            _FAMILIES[family.name] = family
-        for entry in entry_points(group=ENTRY_POINT_GROUP):
-            family = entry.load()
-            _FAMILIES[family.name] = family
-    return _FAMILIES
+def _built_in(registry: Registry[TaskFamily]) -> None:
+    for family in BUILT_IN:
+        registry.register(family.name, family, replace=True)
+
+
+def _load_entry(entry: EntryPoint) -> None:
+    family = entry.load()
+    _FAMILIES.register(family.name, family, replace=True)
+
+
+_FAMILIES: Registry[TaskFamily] = Registry(
+    "task family", entries=lambda: entry_points(group=ENTRY_POINT_GROUP), load_entry=_load_entry,
+    before_entries=_built_in, error=UnknownFamily,
+    message=lambda name, known: (f"unknown task family {name!r}{did_you_mean(name, known)} "
+                                 f"(families: {', '.join(known)})"),
+)
+
+
+def _load() -> Registry[TaskFamily]:
+    return _FAMILIES.load()
 
 
 def register_family(family: TaskFamily) -> TaskFamily:
     """Add (or replace) a family at run time (a package adds one with an entry point instead)."""
-    _load()[family.name] = family
-    return family
+    return _load().register(family.name, family, replace=True)
 
 
 def task_families() -> list[TaskFamily]:
@@ -70,11 +79,7 @@ def task_families() -> list[TaskFamily]:
 
 def task_family(name: str) -> TaskFamily:
     """The family called `name` ('graph', 'grid', 'poge', 'room', ...)."""
-    families = _load()
-    if name not in families:
-        raise UnknownFamily(f"unknown task family {name!r}{did_you_mean(name, families)} "
-                            f"(families: {', '.join(families)})")
-    return families[name]
+    return _FAMILIES.lookup(name)
 
 
 def family_of_kind(kind: str) -> TaskFamily | None:
