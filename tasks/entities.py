@@ -46,6 +46,7 @@ from graphstore.entities import (  # noqa: F401 (re-export)
     graph_entities,
     select,
 )
+from graphstore.registry import Registry
 from graphstore.schema import GROUP_PROPERTY, validate_properties
 from graphstore.taskgraph import TASK_LOCAL_ID, uid_of
 
@@ -64,14 +65,17 @@ from .families import build, family_of_kind, is_builtin, source_file, task_famil
 MAX_COUNT = 10_000
 OPTION_KEYS = ("params", "count", "group")
 
-_USER_CLASSES: dict[str, dict[str, EntityClass]] = {}  # kind -> classes users added
+# kind -> the classes users added to its entity space (one registry of classes per task kind)
+_USER_CLASSES: Registry[Registry[EntityClass]] = Registry("task kind with users' entity classes")
 
 
 def register_entity_class(kind: str, entity_class: EntityClass) -> None:
     """Add (or replace) a class in the entity space of tasks of `kind` (a Task node's `family`,
     e.g. 'rewardgym'); its label must be an entity type of the schema."""
     entity_type(SCHEMA, entity_class.label, f"entity class {entity_class.name!r}")
-    _USER_CLASSES.setdefault(kind, {})[entity_class.name] = entity_class
+    if kind not in _USER_CLASSES:
+        _USER_CLASSES.register(kind, Registry(f"{kind} entity class"))
+    _USER_CLASSES[kind].register(entity_class.name, entity_class, replace=True)
 
 
 def entity_space(kind: str, graph: TaskGraph | None = None) -> dict[str, EntityClass]:

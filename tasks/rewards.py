@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Mapping, Protocol, TypeVar
 import numpy as np
 
 from graphstore.errors import GraphtasksError
+from graphstore.registry import Registry
 from graphstore.schema import GROUP_PROPERTY, KINDS, SCHEMA, Property
 
 
@@ -373,7 +374,10 @@ class SharedStateKind(RewardKind):
         return self.batch_type(specs, n_envs)
 
 
-REWARD_KINDS: dict[str, RewardKind] = {}
+REWARD_KINDS: Registry[RewardKind] = Registry(
+    "reward kind", error=RewardSpecError,
+    message=lambda name, known: f"unknown reward kind {name!r}; known: {', '.join(known)}",
+)
 
 
 def register_reward_kind(kind: RewardKind, replace: bool = False) -> RewardKind:
@@ -414,7 +418,7 @@ def register_reward_kind(kind: RewardKind, replace: bool = False) -> RewardKind:
         if stores.get(name, store) != store:
             raise ValueError(f"reward kind {kind.name!r}: field {name!r} is stored as {store}, another kind's as "
                              f"{stores[name]}")
-    REWARD_KINDS[kind.name] = kind
+    REWARD_KINDS.register(kind.name, kind, replace=True)  # a duplicate was refused above, before the checks
     if SCHEMA.loaded:  # a kind registered after the schema was read: its fields join the Reward node's
         SCHEMA.add_node("Reward", reward_properties())
     return kind
@@ -451,10 +455,7 @@ def reward_properties() -> list[Property]:
 
 
 def reward_kind(name: str) -> RewardKind:
-    try:
-        return REWARD_KINDS[name]
-    except KeyError:
-        raise RewardSpecError(f"unknown reward kind {name!r}; known: {', '.join(REWARD_KINDS)}") from None
+    return REWARD_KINDS.lookup(name)
 
 
 def make_source(spec: RewardSpec) -> RewardSource:
