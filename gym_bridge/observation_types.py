@@ -21,6 +21,7 @@ from gymnasium import spaces
 
 from graphstore import GraphStore
 from graphstore.errors import GraphtasksError, did_you_mean
+from graphstore.registry import Registry
 
 CompiledT = TypeVar("CompiledT")
 IMAGE_SHAPE = (32, 32, 3)
@@ -111,8 +112,8 @@ class TableObservation(ObservationType[CompiledT]):
 T = TypeVar("T", bound=type[ObservationType])
 
 
-class ObservationRegistry:
-    """The observation types of one family, by name.
+class ObservationRegistry(Registry[type[ObservationType]]):
+    """The observation types of one family, by name (a `graphstore.registry.Registry`).
 
     Each family holds one (graph tasks: `gym_bridge.graph.GRAPH_OBSERVATIONS`); an env's
     ``obs_type`` is looked up here, so a type a user registers is available to the single and
@@ -138,10 +139,14 @@ class ObservationRegistry:
     """
 
     def __init__(self, family: str) -> None:
+        super().__init__(
+            f"{family} observation type", error=UnknownObservationType,
+            message=lambda name, known: (f"obs_type: unknown {family} observation type {name!r}"
+                                         f"{did_you_mean(str(name), known)}; choose from {', '.join(known)}"),
+        )
         self.family = family
-        self._types: dict[str, type[ObservationType]] = {}
 
-    def register(self, cls: T, *, replace: bool = False) -> T:
+    def register(self, cls: T, *, replace: bool = False) -> T:  # type: ignore[override]
         """Make `obs_type=cls.name` available (usable as a class decorator).
 
         Parameters
@@ -159,22 +164,14 @@ class ObservationRegistry:
         name = getattr(cls, "name", None)
         if not isinstance(name, str) or not name:
             raise ValueError(f"{cls.__name__}: an observation type needs a non-empty `name`")
-        if name in self._types and not replace and self._types[name] is not cls:
-            raise ValueError(f"{self.family} observation type {name!r} exists; pass replace=True to replace it")
-        self._types[name] = cls
+        Registry.register(self, name, cls, replace=replace or dict.get(self, name) is cls)
         return cls
 
     def unregister(self, name: str) -> None:
-        self._types.pop(name, None)
+        self.pop(name, None)
 
-    def get(self, name: str) -> type[ObservationType]:
-        try:
-            return self._types[name]
-        except KeyError:
-            hint = did_you_mean(str(name), self._types)
-            raise UnknownObservationType(
-                f"obs_type: unknown {self.family} observation type {name!r}{hint}; choose from {', '.join(self)}"
-            ) from None
+    def get(self, name: str) -> type[ObservationType]:  # type: ignore[override]
+        return self.lookup(name)
 
     def make(self, name: str, compiled: Any, store: GraphStore | str | None = None) -> ObservationType:
         """An instance of type `name` for one env's compiled task.
@@ -193,19 +190,10 @@ class ObservationRegistry:
         ObservationType
             The observation type, made for the task.
         """
-        return self.get(name)(compiled, store)
+        return self.lookup(name)(compiled, store)
 
-    def names(self) -> list[str]:
-        return list(self._types)
-
-    def __iter__(self):
-        return iter(self._types)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._types
-
-    def __len__(self) -> int:
-        return len(self._types)
+    def __bool__(self) -> bool:
+        return True  # a family's registry, even empty (it was an object, always true)
 
 
 def state_images(n_states: int, seed: int = 0) -> np.ndarray:
