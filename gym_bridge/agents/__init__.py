@@ -13,6 +13,7 @@ from .opal import OpALAgent
 from .q_learning import QAgent
 from .registry import (
     AGENT_INFO,
+    AGENTS,
     BATCHED,
     AgentSettingError,
     agent_for_env,
@@ -22,13 +23,12 @@ from .registry import (
     has_batched_form,
     make_agent,
     make_batched,
+    register_agent,
 )
 from .sr import SRAgent
 from .sr_variants import DynaSRAgent, SRMBAgent
 from .td import ActorCriticAgent, QLambdaAgent, SarsaAgent
 from .valence import MoodAgent, ValenceHybridAgent, ValenceQAgent
-
-AGENTS: dict[str, type] = {name: info.cls for name, info in AGENT_INFO.items()}  # every agent by name
 
 __all__ = [
     "AGENT_INFO", "AGENTS", "BATCHED", "ActorCriticAgent", "Agent", "AgentSettingError", "DistributionalQAgent",
@@ -37,5 +37,5 @@ __all__ = [
     "MonteCarloQAgent", "MoodAgent", "OpALAgent", "QAgent", "QLambdaAgent", "RandomAgent", "SRAgent", "SRMBAgent",
     "SarsaAgent", "ValenceHybridAgent", "ValenceQAgent",
     "agent_for_env", "agent_settings", "batched_bytes", "check_agent_settings", "has_batched_form", "make_agent",
-    "make_batched", "softmax_choice",
+    "make_batched", "register_agent", "softmax_choice",
 ]

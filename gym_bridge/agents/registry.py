@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from graphstore import did_you_mean
 from graphstore.errors import GraphtasksError
+from graphstore.registry import Registry
 
 from ..room.agents import MEMORY_AGENTS, MemoryAgent
 from ..roommap.agents import ExplorerAgent
@@ -93,9 +94,55 @@ class AgentInfo:
         return [f.name for f in families() if f.view(self.observation) is not None]
 
 
-AGENT_INFO = {
-    info.name: info
-    for info in (
+AGENT_INFO: Registry[AgentInfo] = Registry(
+    "agent", error=AgentSettingError,
+    message=lambda name, known: (f"unknown agent {name!r}{did_you_mean(name, known)} "
+                                 f"(agents: {', '.join(sorted(known))})"),
+)
+AGENTS: dict[str, type] = {}  # every agent's class by name (a view of `AGENT_INFO`, kept by `register_agent`)
+# The agents with a batched form, read from their rows (a view of `AGENT_INFO`, kept by `register_agent`).
+BATCHED: dict[str, type[BatchedAgent]] = {}
+
+
+def register_agent(info: AgentInfo, *, replace: bool = False) -> AgentInfo:
+    """Make an agent usable by name (`make_agent`, experiments, `graphtasks agents`).
+
+    Parameters
+    ----------
+    info : AgentInfo
+        Its row: name, class (a dataclass whose fields but the sizes and the seed are its
+        settings), summary, reference, and its batched and likelihood forms if it has them.
+    replace : bool, optional
+        Replace an agent of the same name (otherwise a ValueError).
+
+    Returns
+    -------
+    AgentInfo
+        `info`.
+
+    Examples
+    --------
+    >>> from gym_bridge.agents import AGENT_INFO, AGENTS, QAgent, make_agent
+    >>> from gym_bridge.agents.registry import AgentInfo, register_agent
+    >>> _ = register_agent(AgentInfo("q-demo", QAgent, "Q-learning, for a demo", "-"))
+    >>> make_agent("q-demo", 3, 2, lr=0.5).lr
+    0.5
+    >>> for table in (AGENT_INFO, AGENTS):  # leave the tables as they were
+    ...     _ = table.pop("q-demo")
+    >>> register_agent(AGENT_INFO["q"])
+    Traceback (most recent call last):
+    ...
+    ValueError: agent 'q' exists; pass replace=True to replace it
+    """
+    AGENT_INFO.register(info.name, info, replace=replace)
+    AGENTS[info.name] = info.cls
+    BATCHED.pop(info.name, None)
+    if info.batched is not None:
+        BATCHED[info.name] = info.batched
+    return info
+
+
+for _row in (
         AgentInfo("q", QAgent, "TD Q-learning; optimism < 1 bootstraps pessimistically", "Watkins & Dayan 1992",
                   batched=BatchedQ, compiled="q", vectorised=q_learning.vectorised, jax=q_learning.JAX),
         AgentInfo("sarsa", SarsaAgent, "on-policy TD control", "Rummery & Niranjan 1994",
@@ -147,8 +194,8 @@ AGENT_INFO = {
                 ("episodic_semantic_pretrain", "Room: both, semantic memory pre-filled from ConceptNet"),
             )
         ),
-    )
-}
+):
+    register_agent(_row)
 
 
 def _settings(name: str) -> list[Field]:
@@ -167,11 +214,7 @@ def _optional(name: str) -> set[str]:
 
 
 def _info(name: str) -> AgentInfo:
-    if name not in AGENT_INFO:
-        raise AgentSettingError(
-            f"unknown agent {name!r}{did_you_mean(name, AGENT_INFO)} (agents: {', '.join(sorted(AGENT_INFO))})"
-        )
-    return AGENT_INFO[name]
+    return AGENT_INFO.lookup(name)
 
 
 def describe_settings(name: str) -> str:
@@ -308,10 +351,6 @@ def agent_for_env(name: str, env: Any, view: Any, seed: int | None = None, **set
     return cls(*view.sizes(env), seed=seed, **settings)
 
 
-# The agents with a batched form, read from their rows (a view of `AGENT_INFO`, not a table to edit).
-BATCHED: dict[str, type[BatchedAgent]] = {
-    name: info.batched for name, info in AGENT_INFO.items() if info.batched is not None
-}
 
 
 def has_batched_form(name: str) -> bool:
