@@ -46,6 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
+from graphstore.registry import Registry
+
 from .choices import MAX_REWARD, MISSING, BehaviourError, Choices, EventsFile, _real, _Table, _where
 
 SUBJECT = "subjid"
@@ -65,20 +67,51 @@ class Layout:
     scale: float = 1.0  # the reward is the outcome times this
 
 
-LAYOUTS: dict[str, Layout] = {
-    layout.name: layout
-    for layout in (
-        Layout("ts", "two-step", ("level1_choice", "level2_choice", "reward"), "rewardgym/two-step", 4, "reward"),
-        Layout("prl", "probabilistic reversal", ("choice", "outcome"), "decision/reversal-learning", 2, "outcome"),
-        Layout("pst", "probabilistic selection", ("type", "choice", "reward"), "decision/probabilistic-selection", 6,
-               "reward"),
-        Layout("igt", "Iowa gambling", ("choice", "gain", "loss"), "decision/iowa-gambling", 4, ""),
-        Layout("bandit4arm", "4-armed bandit, gains and losses", ("choice", "gain", "loss"),
-               "decision/four-armed-bandit", 4, ""),
-        Layout("bandit4arm2", "4-armed restless bandit", ("choice", "outcome"), "decision/restless-bandit", 4,
-               "outcome"),
-    )
-}
+LAYOUTS: Registry[Layout] = Registry(
+    "hBayesDM layout", error=BehaviourError,
+    message=lambda name, known: f"--layout: no hBayesDM layout {name!r} (layouts: {', '.join(known)})",
+)
+
+
+def register_layout(layout: Layout, *, replace: bool = False) -> Layout:
+    """Make an hBayesDM data layout readable (``graphtasks fit --layout NAME``, and recognised by its columns).
+
+    Parameters
+    ----------
+    layout : Layout
+        Its name, title, columns (besides `subjID`), the task it maps onto, the number of
+        options and the reward column.
+    replace : bool, optional
+        Replace a layout of the same name (otherwise a ValueError).
+
+    Returns
+    -------
+    Layout
+        `layout`.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting.hbayesdm import LAYOUTS, register_layout
+    >>> register_layout(LAYOUTS["prl"])
+    Traceback (most recent call last):
+    ...
+    ValueError: hBayesDM layout 'prl' exists; pass replace=True to replace it
+    """
+    return LAYOUTS.register(layout.name, layout, replace=replace)
+
+
+for _layout in (
+    Layout("ts", "two-step", ("level1_choice", "level2_choice", "reward"), "rewardgym/two-step", 4, "reward"),
+    Layout("prl", "probabilistic reversal", ("choice", "outcome"), "decision/reversal-learning", 2, "outcome"),
+    Layout("pst", "probabilistic selection", ("type", "choice", "reward"), "decision/probabilistic-selection", 6,
+           "reward"),
+    Layout("igt", "Iowa gambling", ("choice", "gain", "loss"), "decision/iowa-gambling", 4, ""),
+    Layout("bandit4arm", "4-armed bandit, gains and losses", ("choice", "gain", "loss"),
+           "decision/four-armed-bandit", 4, ""),
+    Layout("bandit4arm2", "4-armed restless bandit", ("choice", "outcome"), "decision/restless-bandit", 4,
+           "outcome"),
+):
+    register_layout(_layout)
 
 
 def is_hbayesdm(columns: dict[str, int]) -> bool:
@@ -89,9 +122,7 @@ def is_hbayesdm(columns: dict[str, int]) -> bool:
 def _layout_of(table: _Table, name: str | None) -> Layout:
     have = {c.strip().lower() for c in table.columns}
     if name is not None:
-        if name not in LAYOUTS:
-            raise BehaviourError(f"--layout: no hBayesDM layout {name!r} (layouts: {', '.join(LAYOUTS)})")
-        layout = LAYOUTS[name]
+        layout = LAYOUTS.lookup(name)
         missing = [c for c in layout.columns if c not in have]
         if missing:
             raise BehaviourError(f"{table.path}: hBayesDM's {name} layout needs column(s) {', '.join(missing)}")

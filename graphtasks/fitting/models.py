@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphstore import did_you_mean
+from graphstore.registry import Registry
 from gym_bridge.agents import agent_settings
 
 from .behaviour import BehaviourError
@@ -119,65 +121,96 @@ class FitModel:
         return cls(name or agent, agent, dict(free), dict(fixed or {}))
 
 
-MODELS: dict[str, FitModel] = {
-    m.name: m
-    for m in (
-        FitModel(
-            "q",
-            "q",
-            {"lr": (0.01, 1.0), "beta": (0.1, 20.0)},
-            {"gamma": 1.0},
-            {"lr": (0.1, 0.9), "beta": (1.0, 10.0)},
-        ),
-        FitModel(
-            "model-based",
-            "hybrid",
-            {"lr": (0.01, 1.0), "beta": (0.1, 20.0)},
-            {"w": 1.0, "perseveration": 0.0},
-            {"lr": (0.1, 0.9), "beta": (1.0, 10.0)},
-        ),
-        FitModel(
-            "hybrid",
-            "hybrid",
-            {"lr": (0.01, 1.0), "beta": (0.1, 20.0), "w": (0.0, 1.0)},
-            {"perseveration": 0.0},
-            {"lr": (0.1, 0.9), "beta": (1.0, 10.0), "w": (0.1, 0.9)},
-        ),
-        # choices with response times (graphtasks.fitting.rt): drift_scale x value difference -> a Wiener process
-        FitModel(
-            "q-ddm",
-            "q",
-            {"lr": (0.01, 1.0), "drift_scale": (0.1, 20.0), "threshold": (0.3, 5.0), "t0": (0.0, 1.0)},
-            {"gamma": 1.0, "rt": "ddm", "z": 0.5},
-            {"lr": (0.1, 0.9), "drift_scale": (1.0, 6.0), "threshold": (1.0, 2.5), "t0": (0.15, 0.4)},
-        ),
-        FitModel(
-            "hybrid-ddm",
-            "hybrid",
-            {"lr": (0.01, 1.0), "w": (0.0, 1.0), "drift_scale": (0.1, 20.0), "threshold": (0.3, 5.0),
-             "t0": (0.0, 1.0)},
-            {"perseveration": 0.0, "rt": "ddm", "z": 0.5},
-            {"lr": (0.1, 0.9), "w": (0.1, 0.9), "drift_scale": (1.0, 6.0), "threshold": (1.0, 2.5),
-             "t0": (0.15, 0.4)},
-        ),
-        # drift_base + drift_scale x each option's value -> one linear ballistic accumulator per option
-        FitModel(
-            "q-lba",
-            "q",
-            {"lr": (0.01, 1.0), "drift_scale": (0.0, 10.0), "threshold": (0.05, 3.0), "t0": (0.0, 1.0)},
-            {"gamma": 1.0, "rt": "lba", "drift_base": 1.0, "start_range": 0.5},
-            {"lr": (0.1, 0.9), "drift_scale": (1.0, 4.0), "threshold": (0.3, 1.0), "t0": (0.15, 0.4)},
-        ),
-    )
-}
+MODELS: Registry[FitModel] = Registry(
+    "model", error=BehaviourError,
+    message=lambda name, known: f"no model {name!r}{did_you_mean(name, known)} (models: {', '.join(known)})",
+)
+
+
+def register_model(model: FitModel, *, replace: bool = False) -> FitModel:
+    """Make a model usable by name (`fit_model`, ``graphtasks fit --model``).
+
+    Parameters
+    ----------
+    model : FitModel
+        The model: an agent, its free settings with their bounds, its fixed ones.
+    replace : bool, optional
+        Replace a model of the same name (otherwise a ValueError).
+
+    Returns
+    -------
+    FitModel
+        `model`.
+
+    Examples
+    --------
+    >>> from graphtasks.fitting import MODELS, FitModel, fit_model
+    >>> from graphtasks.fitting.models import register_model
+    >>> _ = register_model(FitModel.of("sarsa", free={"lr": (0.01, 1.0), "beta": (0.1, 20.0)}, name="sarsa-demo"))
+    >>> fit_model("sarsa-demo").agent
+    'sarsa'
+    >>> _ = MODELS.pop("sarsa-demo")  # leave the table as it was
+    >>> register_model(MODELS["q"])
+    Traceback (most recent call last):
+    ...
+    ValueError: model 'q' exists; pass replace=True to replace it
+    """
+    return MODELS.register(model.name, model, replace=replace)
+
+
+for _model in (
+    FitModel(
+        "q",
+        "q",
+        {"lr": (0.01, 1.0), "beta": (0.1, 20.0)},
+        {"gamma": 1.0},
+        {"lr": (0.1, 0.9), "beta": (1.0, 10.0)},
+    ),
+    FitModel(
+        "model-based",
+        "hybrid",
+        {"lr": (0.01, 1.0), "beta": (0.1, 20.0)},
+        {"w": 1.0, "perseveration": 0.0},
+        {"lr": (0.1, 0.9), "beta": (1.0, 10.0)},
+    ),
+    FitModel(
+        "hybrid",
+        "hybrid",
+        {"lr": (0.01, 1.0), "beta": (0.1, 20.0), "w": (0.0, 1.0)},
+        {"perseveration": 0.0},
+        {"lr": (0.1, 0.9), "beta": (1.0, 10.0), "w": (0.1, 0.9)},
+    ),
+    # choices with response times (graphtasks.fitting.rt): drift_scale x value difference -> a Wiener process
+    FitModel(
+        "q-ddm",
+        "q",
+        {"lr": (0.01, 1.0), "drift_scale": (0.1, 20.0), "threshold": (0.3, 5.0), "t0": (0.0, 1.0)},
+        {"gamma": 1.0, "rt": "ddm", "z": 0.5},
+        {"lr": (0.1, 0.9), "drift_scale": (1.0, 6.0), "threshold": (1.0, 2.5), "t0": (0.15, 0.4)},
+    ),
+    FitModel(
+        "hybrid-ddm",
+        "hybrid",
+        {"lr": (0.01, 1.0), "w": (0.0, 1.0), "drift_scale": (0.1, 20.0), "threshold": (0.3, 5.0),
+         "t0": (0.0, 1.0)},
+        {"perseveration": 0.0, "rt": "ddm", "z": 0.5},
+        {"lr": (0.1, 0.9), "w": (0.1, 0.9), "drift_scale": (1.0, 6.0), "threshold": (1.0, 2.5),
+         "t0": (0.15, 0.4)},
+    ),
+    # drift_base + drift_scale x each option's value -> one linear ballistic accumulator per option
+    FitModel(
+        "q-lba",
+        "q",
+        {"lr": (0.01, 1.0), "drift_scale": (0.0, 10.0), "threshold": (0.05, 3.0), "t0": (0.0, 1.0)},
+        {"gamma": 1.0, "rt": "lba", "drift_base": 1.0, "start_range": 0.5},
+        {"lr": (0.1, 0.9), "drift_scale": (1.0, 4.0), "threshold": (0.3, 1.0), "t0": (0.15, 0.4)},
+    ),
+):
+    register_model(_model)
 
 
 def fit_model(name: str) -> FitModel:
-    if name not in MODELS:
-        from graphstore import did_you_mean
-
-        raise BehaviourError(f"no model {name!r}{did_you_mean(name, MODELS)} (models: {', '.join(MODELS)})")
-    return MODELS[name]
+    return MODELS.lookup(name)
 
 
 def parse_bounds(text: str) -> Bounds:
