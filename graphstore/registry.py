@@ -17,11 +17,14 @@ It lives in `graphstore`, the bottom layer, so every package may use it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, ValuesView
+from collections.abc import Callable, Iterable, Iterator
 from importlib.metadata import EntryPoint
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .errors import GraphtasksError, did_you_mean
+
+if TYPE_CHECKING:
+    from _collections_abc import dict_items, dict_keys, dict_values
 
 T = TypeVar("T")
 
@@ -208,15 +211,15 @@ class Registry(dict[str, T]):
         self.load()
         return dict.__len__(self)
 
-    def keys(self) -> KeysView[str]:
+    def keys(self) -> dict_keys[str, T]:
         self.load()
         return dict.keys(self)
 
-    def values(self) -> ValuesView[T]:
+    def values(self) -> dict_values[str, T]:
         self.load()
         return dict.values(self)
 
-    def items(self) -> ItemsView[str, T]:
+    def items(self) -> dict_items[str, T]:
         self.load()
         return dict.items(self)
 

@@ -164,7 +164,7 @@ class ObservationRegistry(Registry[type[ObservationType]]):
         name = getattr(cls, "name", None)
         if not isinstance(name, str) or not name:
             raise ValueError(f"{cls.__name__}: an observation type needs a non-empty `name`")
-        Registry.register(self, name, cls, replace=replace or dict.get(self, name) is cls)
+        super().register(name, cls, replace=replace or dict.get(self, name) is cls)
         return cls
 
     def unregister(self, name: str) -> None:
