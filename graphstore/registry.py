@@ -114,6 +114,17 @@ class Registry(dict[str, T]):
         -------
         object
             `item`.
+
+        Examples
+        --------
+        >>> from graphstore.registry import Registry
+        >>> sizes = Registry("size")
+        >>> sizes.register("small", 1), sizes.register("small", 2, replace=True)
+        (1, 2)
+        >>> sizes.register("small", 3)
+        Traceback (most recent call last):
+        ...
+        ValueError: size 'small' exists; pass replace=True to replace it
         """
         if dict.__contains__(self, name) and not replace:
             raise ValueError(f"{self.kind} {name!r} exists; pass replace=True to replace it")
@@ -176,6 +187,16 @@ class Registry(dict[str, T]):
         -------
         object
             The item (the error class given to the registry otherwise).
+
+        Examples
+        --------
+        >>> from graphstore.backends import _BACKENDS
+        >>> _BACKENDS.lookup("bolt").schemes[:2]
+        ('bolt', 'bolt+s')
+        >>> _BACKENDS.lookup("neo")
+        Traceback (most recent call last):
+        ...
+        graphstore.registry.UnknownName: unknown store backend 'neo'; known: ladybug, bolt
         """
         self.load()
         if not dict.__contains__(self, name):
