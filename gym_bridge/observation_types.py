@@ -139,12 +139,13 @@ class ObservationRegistry(Registry[type[ObservationType]]):
     """
 
     def __init__(self, family: str) -> None:
-        super().__init__(
-            f"{family} observation type", error=UnknownObservationType,
-            message=lambda name, known: (f"obs_type: unknown {family} observation type {name!r}"
-                                         f"{did_you_mean(str(name), known)}; choose from {', '.join(known)}"),
-        )
+        super().__init__(f"{family} observation type", error=UnknownObservationType)
         self.family = family
+
+    def unknown(self, name: str) -> str:  # a method, not a lambda: a family (and its registry) pickles
+        known = list(dict.keys(self))
+        return (f"obs_type: unknown {self.family} observation type {name!r}{did_you_mean(str(name), known)}; "
+                f"choose from {', '.join(known)}")
 
     def register(self, cls: T, *, replace: bool = False) -> T:  # type: ignore[override]
         """Make `obs_type=cls.name` available (usable as a class decorator).
