@@ -176,10 +176,12 @@
   // a hint of how to answer: keys on a computer, taps on a touch screen
   const hint = (keys, taps) => el("p", "hint", coarse ? taps : keys);
   // a screen besides the trials (consent, instructions, a banner, a break): its onset (the frame that
-  // showed it) and duration, recorded as a StudyEvent of the session (not awaited: the page goes on)
-  function reportScreen(kind, at, page) {
+  // showed it) and duration, recorded as a StudyEvent of the session. Awaited: the server places the
+  // screen after the trials posted before it, so the next trial's post must not overtake it (a
+  // refused post is let go: the page goes on)
+  async function reportScreen(kind, at, page) {
     if (!kind) return;
-    request("POST", api + "/screen", {kind, onset: at, duration: performance.now() - at, page: page || 0})
+    await request("POST", api + "/screen", {kind, onset: at, duration: performance.now() - at, page: page || 0})
       .catch(() => {});
   }
   async function space(text, kind, page) {
@@ -189,7 +191,7 @@
     screen.querySelector("p.buttons").append(go);
     const at = await onset();
     await press([" "], 0, [[go, " "]]);
-    reportScreen(kind, at, page);
+    await reportScreen(kind, at, page);
   }
 
   async function consent() {
@@ -508,7 +510,7 @@
         screen.querySelector("p.buttons").append(go);
         const at = await onset();
         await press([" "], 0, [[go, " "]]);
-        reportScreen("break", at, block);
+        await reportScreen("break", at, block);
       }
       if (ended && !next.done) {
         show("fixation", el("p", "cross", "+"));
