@@ -209,6 +209,17 @@ class BatchedAgent:
     def begin_episode(self, lanes: np.ndarray) -> None:
         """Called before these lanes' episodes begin; nothing unless the rule keeps a trace."""
 
+    def learning_lanes(
+        self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+        next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Mask]:
+        """A step's arrays kept to the lanes that learn now (`learning`); the same arrays where all do."""
+        keep = self.learning[lanes]
+        if keep.all():
+            return lanes, states, actions, rewards, next_states, terminated, next_mask
+        return (lanes[keep], states[keep], actions[keep], rewards[keep], next_states[keep], terminated[keep],
+                None if next_mask is None else next_mask[keep])
+
     def learn(
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
         next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
@@ -217,11 +228,8 @@ class BatchedAgent:
         now (`learning`); the episode ended there if s' terminated it or offers no action."""
         if self.offers_play_no_part:
             next_mask = None
-        keep = self.learning[lanes]
-        if not keep.all():
-            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
-            next_states, terminated = next_states[keep], terminated[keep]
-            next_mask = None if next_mask is None else next_mask[keep]
+        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learning_lanes(
+            lanes, states, actions, rewards, next_states, terminated, next_mask)
         if lanes.size:
             ended = terminated if next_mask is None else terminated | ~next_mask.any(axis=1)
             self.update(lanes, states, actions, rewards, next_states, ended, next_mask)

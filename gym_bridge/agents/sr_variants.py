@@ -143,11 +143,8 @@ class BatchedSRMB(BatchedAgent):
         self, lanes: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
         next_states: np.ndarray, terminated: np.ndarray, next_mask: Mask,
     ) -> None:
-        keep = self.learning[lanes]
-        if not keep.all():
-            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
-            next_states, terminated = next_states[keep], terminated[keep]
-            next_mask = None if next_mask is None else next_mask[keep]
+        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learning_lanes(
+            lanes, states, actions, rewards, next_states, terminated, next_mask)
         if lanes.size:
             self.sr.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)
             self.mb.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)

@@ -360,11 +360,8 @@ class BatchedValenceHybrid(BatchedAgent):
     ) -> None:
         """The model-free learner takes an episode's end where s' offers nothing too; the
         model-based value only where s' terminated it (`ValenceHybridAgent.learn`)."""
-        keep = self.learning[lanes]
-        if not keep.all():
-            lanes, states, actions, rewards = lanes[keep], states[keep], actions[keep], rewards[keep]
-            next_states, terminated = next_states[keep], terminated[keep]
-            next_mask = None if next_mask is None else next_mask[keep]
+        lanes, states, actions, rewards, next_states, terminated, next_mask = self.learning_lanes(
+            lanes, states, actions, rewards, next_states, terminated, next_mask)
         if not lanes.size:
             return
         self.model_free.learn(lanes, states, actions, rewards, next_states, terminated, next_mask)
