@@ -4,6 +4,7 @@ tells observers what happens; a recorded experiment resumes from its store alone
 from __future__ import annotations
 
 import csv
+import os
 import signal
 import subprocess
 import sys
@@ -202,3 +203,26 @@ def test_a_ctrl_c_during_a_store_write_is_raised_when_the_write_is_done() -> Non
     assert finished and signal.getsignal(signal.SIGINT) is before
     with interrupts_held():  # no Ctrl-C: nothing is raised
         pass
+
+
+def test_a_ctrl_c_swallowed_while_the_driver_forks_still_stops_the_sweep() -> None:
+    """A KeyboardInterrupt raised in an at-fork callback is printed and dropped by Python; the
+    sweep's handler notes the signal, so the driver raises it again at its next check."""
+    from graphtasks.experiments.sweep import _CtrlC
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    ctrl_c = _CtrlC()
+    try:
+        ctrl_c.watch()
+        ctrl_c.check()  # nothing noted yet
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        except KeyboardInterrupt:
+            pass  # as an at-fork callback drops it
+        with pytest.raises(KeyboardInterrupt):
+            ctrl_c.check()
+    finally:
+        ctrl_c.restore()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        signal.signal(signal.SIGINT, before)

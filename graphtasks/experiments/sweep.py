@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import wait
@@ -517,7 +518,9 @@ def run_experiment(
 
     status = FAILED
     outcomes: Iterator[list[RunOutcome]] = iter(())
+    ctrl_c = _CtrlC()
     try:
+        ctrl_c.watch()
         if units:
             if dask is not None:
                 if dask == "local":  # its workers fork from this process too
@@ -530,6 +533,8 @@ def run_experiment(
                 outcomes = _process_outcomes(count, spec, versions, units, started, folder, tick, played)
             for outcome in outcomes:
                 finished(outcome)
+                ctrl_c.check()
+        ctrl_c.check()
         status = COMPLETED
     except KeyboardInterrupt:
         status = INTERRUPTED
@@ -543,12 +548,43 @@ def run_experiment(
                                                "be written", at, now()) for cell, at in list(under_way.values())])
         raise
     finally:
+        ctrl_c.restore()
         close = getattr(outcomes, "close", None)
         if close is not None:
             close()  # a pool's generator stops its workers
         for observer in observers:
             observer.experiment_finished(status)
     return SweepResult([done[index] for index in sorted(done)], sorted(failures, key=lambda f: f[0].index), in_batches)
+
+
+class _CtrlC:
+    """Remembers a Ctrl-C for the sweep's driver. A KeyboardInterrupt raised while the driver forks
+    its workers lands in an at-fork callback (logging's), where Python prints it and goes on: the
+    sweep would finish as if never stopped. The handler notes the signal, so `check` raises it again."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.previous: Any = None
+
+    def watch(self) -> None:
+        """Note SIGINT from now on, where Python's own handler would take it (the main thread)."""
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.previous = signal.signal(signal.SIGINT, self._noted)
+
+    def _noted(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def check(self) -> None:
+        """Raise the Ctrl-C that was swallowed, if one was."""
+        if self.seen:
+            raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+            self.previous = None
 
 
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
